@@ -1,0 +1,48 @@
+/*
+ * main.c - msc-edge: the stdio MCP edge alone, talking to a session
+ * service at --session-url (see scripts/run-split).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_log.h"
+#include "msc_main.h"
+#include "msc_rpc.h"
+#include "mcp_stdio.h"
+#include "tools.h"
+
+int
+main(int argc, char **argv)
+{
+	struct msc_cfg cfg;
+	struct msc_client *session = NULL;
+	char *description = NULL;
+	int status;
+
+	msc_log_init("msc-edge");
+	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
+		goto out;
+	status = 1;
+	if (cfg.session_url == NULL) {
+		msc_cfg_error("msc-edge needs --session-url");
+		goto out;
+	}
+	if (strcmp(cfg.transport, "stdio") != 0) {
+		msc_cfg_error("--transport %s is not available in this build; "
+		    "use --transport stdio", cfg.transport);
+		goto out;
+	}
+	if ((description = tools_description(&cfg)) == NULL)
+		goto out;
+	if (msc_client_open(cfg.session_url, &session) != 0) {
+		msc_cfg_error("invalid --session-url '%s'", cfg.session_url);
+		goto out;
+	}
+	status = edge_stdio_run(&cfg, session, description);
+	msc_client_close(session);
+out:
+	free(description);
+	msc_cfg_fini(&cfg);
+	return status;
+}

@@ -1,0 +1,75 @@
+/*
+ * main_allinone.c - mcp-sandbox-computer: every service in one process
+ * over inproc://, with the stdio MCP edge in front (the launch an MCP
+ * client such as Claude Code or Claude Desktop uses).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "docker_driver.h"
+#include "inventory.h"
+#include "msc_log.h"
+#include "msc_main.h"
+#include "msc_rpc.h"
+#include "session.h"
+#include "mcp_stdio.h"
+#include "tools.h"
+
+#define URL_DRIVER "inproc://msc-driver"
+#define URL_INVENTORY "inproc://msc-inventory"
+#define URL_SESSION "inproc://msc-session"
+
+int
+main(int argc, char **argv)
+{
+	struct msc_cfg cfg;
+	struct dock_driver *driver = NULL;
+	struct inv_service *inv = NULL;
+	struct sess_service *sess = NULL;
+	struct msc_client *session = NULL;
+	char *description = NULL;
+	int status;
+
+	msc_log_init("mcp-sandbox-computer");
+	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
+		goto out;
+	status = 1;
+	if (strcmp(cfg.backend, "docker") != 0) {
+		msc_cfg_error("the %s backend is not available in this build; "
+		    "use --backend docker", cfg.backend);
+		goto out;
+	}
+	if (strcmp(cfg.transport, "stdio") != 0) {
+		msc_cfg_error("--transport %s is not available in this build; "
+		    "use --transport stdio", cfg.transport);
+		goto out;
+	}
+	if ((description = tools_description(&cfg)) == NULL)
+		goto out;
+	/* Signals go to the stdio loop's handler, not to NNG's threads. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (dock_driver_start(&cfg, URL_DRIVER, &driver) != 0 ||
+	    inv_start(URL_INVENTORY, URL_DRIVER, &inv) != 0 ||
+	    sess_start(&cfg, URL_SESSION, URL_INVENTORY, URL_DRIVER,
+		&sess) != 0 ||
+	    msc_client_open(URL_SESSION, &session) != 0)
+		goto stop;
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	status = edge_stdio_run(&cfg, session, description);
+stop:
+	msc_client_close(session);
+	sess_stop(sess);
+	inv_stop(inv);
+	dock_driver_stop(driver);
+out:
+	free(description);
+	msc_cfg_fini(&cfg);
+	return status;
+}

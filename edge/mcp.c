@@ -1,0 +1,304 @@
+/*
+ * mcp.c - JSON-RPC 2.0 framing rules and MCP methods for one connection.
+ */
+#include "mcp.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "msc_log.h"
+#include "session.pb-c.h"
+#include "tools.h"
+
+#define LATEST_PROTOCOL "2025-11-25"
+
+static const char *const protocols[] = { "2025-11-25", "2025-06-18",
+	"2025-03-26", "2024-11-05", NULL };
+
+void
+mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,
+    struct msc_client *session, const char *description, mcp_send_fn send,
+    void *send_ctx)
+{
+	memset(c, 0, sizeof(*c));
+	c->cfg = cfg;
+	c->session = session;
+	c->description = description;
+	c->send = send;
+	c->send_ctx = send_ctx;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->idle_cv, NULL);
+}
+
+static void
+send_error(struct mcp_conn *c, json_t *id, int code, const char *message)
+{
+	json_t *msg = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0",
+	    "id", id ? id : json_null(), "error", "code", code, "message",
+	    message);
+
+	if (msg != NULL)
+		c->send(c->send_ctx, msg);
+	json_decref(msg);
+}
+
+/* Takes `result`. */
+static void
+send_result(struct mcp_conn *c, json_t *id, json_t *result)
+{
+	json_t *msg;
+
+	if (result == NULL) {
+		send_error(c, id, -32603, "Internal error");
+		return;
+	}
+	msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id,
+	    "result", result);
+	if (msg != NULL)
+		c->send(c->send_ctx, msg);
+	json_decref(msg);
+}
+
+static json_t *
+initialize_result(json_t *params)
+{
+	const char *asked = json_string_value(json_object_get(params,
+	    "protocolVersion"));
+	const char *version = LATEST_PROTOCOL;
+
+	for (int i = 0; asked != NULL && protocols[i] != NULL; i++)
+		if (strcmp(asked, protocols[i]) == 0)
+			version = protocols[i];
+	return json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}}, "
+			 "s:{s:s, s:s}, s:s}",
+	    "protocolVersion", version, "capabilities", "tools", "listChanged",
+	    0, "resources", "subscribe", 0, "listChanged", 0, "prompts",
+	    "listChanged", 0, "serverInfo", "name", "Kilntainers", "version",
+	    MSC_VERSION, "instructions",
+	    "Use terminal_execute to run commands in your own isolated Linux "
+	    "sandbox computer.");
+}
+
+/* Opens this connection's session once (blocking, bounded). */
+static int
+ensure_session(struct mcp_conn *c, char *err, size_t errlen)
+{
+	Msc__V1__OpenRequest req = MSC__V1__OPEN_REQUEST__INIT;
+	ProtobufCMessage *resp = NULL;
+	Msc__V1__Code code;
+
+	if (c->session_id[0] != '\0')
+		return 0;
+	code = msc_client_call_sync(c->session, &msc__v1__session__descriptor,
+	    "Open", &req.base, 10000, &resp, err, errlen);
+	if (code != MSC__V1__CODE__OK)
+		return -EIO;
+	snprintf(c->session_id, sizeof(c->session_id), "%s",
+	    ((Msc__V1__SessionRef *)resp)->session_id);
+	protobuf_c_message_free_unpacked(resp, NULL);
+	return 0;
+}
+
+struct exec_call {
+	struct mcp_conn *c;
+	json_t *id;
+};
+
+static void
+call_done(struct mcp_conn *c)
+{
+	pthread_mutex_lock(&c->mu);
+	if (--c->inflight == 0)
+		pthread_cond_broadcast(&c->idle_cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void
+exec_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct exec_call *ec = arg;
+
+	if (resp != NULL) {
+		send_result(ec->c, ec->id, tools_exec_result(
+		    (Msc__V1__TerminalExecReply *)resp));
+		protobuf_c_message_free_unpacked(resp, NULL);
+	} else
+		send_result(ec->c, ec->id, tools_error_result(st->message));
+	call_done(ec->c);
+	json_decref(ec->id);
+	free(ec);
+}
+
+static void
+tools_call(struct mcp_conn *c, json_t *id, json_t *params)
+{
+	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *keep = json_array();
+	struct exec_call *ec = NULL;
+	char err[512], *msg;
+	int timeout_ms;
+
+	if (name == NULL) {
+		send_error(c, id, -32602, "Invalid params: missing tool name");
+		goto done;
+	}
+	if (strcmp(name, "terminal_execute") != 0) {
+		char text[300];
+
+		snprintf(text, sizeof(text), "Unknown tool: %.200s", name);
+		send_result(c, id, tools_error_result(text));
+		goto done;
+	}
+	msg = tools_exec_request(json_object_get(params, "arguments"), &req,
+	    keep);
+	if (msg != NULL) {
+		send_result(c, id, tools_error_result(msg));
+		free(msg);
+		goto done;
+	}
+	if (ensure_session(c, err, sizeof(err)) != 0) {
+		char text[600];
+
+		snprintf(text, sizeof(text), "The session service is not "
+		    "available: %s", err);
+		send_result(c, id, tools_error_result(text));
+		goto done;
+	}
+	req.session_id = c->session_id;
+	if ((ec = malloc(sizeof(*ec))) == NULL) {
+		send_error(c, id, -32603, "Internal error: out of memory");
+		goto done;
+	}
+	ec->c = c;
+	ec->id = json_incref(id);
+	timeout_ms = (int)((req.has_timeout && req.timeout > 0 &&
+				req.timeout < 604800
+			       ? req.timeout
+			       : c->cfg->timeout) * 1000) + 1260000;
+	pthread_mutex_lock(&c->mu);
+	c->inflight++;
+	pthread_mutex_unlock(&c->mu);
+	if (msc_client_call(c->session, &msc__v1__session__descriptor,
+		"TerminalExec", &req.base, timeout_ms, exec_done, ec) != 0) {
+		send_result(c, id, tools_error_result(
+		    "The server is overloaded; retry later."));
+		json_decref(ec->id);
+		free(ec);
+		call_done(c);
+	}
+done:
+	tools_exec_request_fini(&req);
+	json_decref(keep);
+}
+
+static void
+dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
+{
+	if (strcmp(method, "initialize") == 0)
+		send_result(c, id, initialize_result(params));
+	else if (strcmp(method, "ping") == 0)
+		send_result(c, id, json_object());
+	else if (strcmp(method, "tools/list") == 0)
+		send_result(c, id, tools_list(c->description));
+	else if (strcmp(method, "tools/call") == 0)
+		tools_call(c, id, params);
+	else if (strcmp(method, "resources/list") == 0)
+		send_result(c, id, json_pack("{s:[]}", "resources"));
+	else if (strcmp(method, "resources/templates/list") == 0)
+		send_result(c, id, json_pack("{s:[]}", "resourceTemplates"));
+	else if (strcmp(method, "prompts/list") == 0)
+		send_result(c, id, json_pack("{s:[]}", "prompts"));
+	else if (strcmp(method, "logging/setLevel") == 0)
+		send_result(c, id, json_object());
+	else
+		send_error(c, id, -32601, "Method not found");
+}
+
+void
+mcp_conn_handle(struct mcp_conn *c, const char *buf, size_t len)
+{
+	json_error_t jerr;
+	json_t *msg, *id, *params;
+	const char *method, *version;
+
+	msg = json_loadb(buf, len, JSON_ALLOW_NUL, &jerr);
+	if (msg == NULL) {
+		char text[256];
+
+		snprintf(text, sizeof(text), "Parse error: %s", jerr.text);
+		send_error(c, NULL, -32700, text);
+		return;
+	}
+	if (json_is_array(msg)) {
+		send_error(c, NULL, -32600,
+		    "Invalid Request: batches are not supported");
+		goto done;
+	}
+	id = json_object_get(msg, "id");
+	if (id != NULL && !json_is_string(id) && !json_is_integer(id)) {
+		send_error(c, NULL, -32600, "Invalid Request: bad id");
+		goto done;
+	}
+	version = json_string_value(json_object_get(msg, "jsonrpc"));
+	method = json_string_value(json_object_get(msg, "method"));
+	if (!json_is_object(msg) || version == NULL ||
+	    strcmp(version, "2.0") != 0) {
+		send_error(c, id, -32600, "Invalid Request");
+		goto done;
+	}
+	if (method == NULL) {
+		/* A response from the client (we send no requests) or junk. */
+		if (json_object_get(msg, "result") == NULL &&
+		    json_object_get(msg, "error") == NULL)
+			send_error(c, id, -32600, "Invalid Request: no method");
+		goto done;
+	}
+	if (id == NULL)
+		goto done;      /* notifications need no answer */
+	params = json_object_get(msg, "params");
+	if (params != NULL && !json_is_object(params)) {
+		send_error(c, id, -32602, "Invalid params: must be an object");
+		goto done;
+	}
+	dispatch(c, method, id, params);
+done:
+	json_decref(msg);
+}
+
+void
+mcp_conn_reject_oversized(struct mcp_conn *c, size_t limit)
+{
+	char text[128];
+
+	snprintf(text, sizeof(text), "Invalid Request: message longer than "
+	    "%zu bytes", limit);
+	send_error(c, NULL, -32600, text);
+}
+
+void
+mcp_conn_fini(struct mcp_conn *c, int wait_ms)
+{
+	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
+	char err[256];
+	struct timespec until;
+
+	if (c->session_id[0] != '\0') {
+		ref.session_id = c->session_id;
+		if (msc_client_call_sync(c->session,
+			&msc__v1__session__descriptor, "Close", &ref.base,
+			wait_ms, NULL, err, sizeof(err)) != MSC__V1__CODE__OK)
+			msc_log_warn("closing the session failed: %s", err);
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	pthread_mutex_lock(&c->mu);
+	while (c->inflight > 0)
+		if (pthread_cond_timedwait(&c->idle_cv, &c->mu, &until) != 0)
+			break;
+	pthread_mutex_unlock(&c->mu);
+	/* The mutex stays valid: a late reply may still take it. */
+}

@@ -1,0 +1,61 @@
+/*
+ * mcp.h - MCP over JSON-RPC for one client connection: message
+ * validation, initialize/ping/tools/resources, and tools/call handed
+ * asynchronously to the session service. The transport gives lines in
+ * and takes replies out through `send`.
+ */
+#ifndef EDGE_MCP_H
+#define EDGE_MCP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "msc_cfg.h"
+#include "msc_rpc.h"
+
+struct mcp_conn;
+
+/*
+ * Sends one JSON-RPC message (borrowed) to the client; may run on any
+ * thread. `ctx` is the transport's.
+ */
+typedef void (*mcp_send_fn)(void *ctx, json_t *msg);
+
+struct mcp_conn {
+	const struct msc_cfg *cfg;
+	struct msc_client *session;     /* borrowed */
+	const char *description;        /* borrowed */
+	mcp_send_fn send;
+	void *send_ctx;
+	pthread_mutex_t mu;
+	pthread_cond_t idle_cv;
+	int inflight;                   /* tools/call awaiting replies */
+	char session_id[64];            /* empty until the first call */
+	bool closing;
+};
+
+void mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,
+    struct msc_client *session, const char *description, mcp_send_fn send,
+    void *send_ctx);
+
+/*
+ * Handles one JSON-RPC message of `len` bytes (borrowed). Answers errors
+ * itself; answers tools/call later, from another thread. Never blocks
+ * beyond opening the session on the first tools/call.
+ */
+void mcp_conn_handle(struct mcp_conn *c, const char *buf, size_t len);
+
+/* Answers a message the transport refused (too long): -32600. */
+void mcp_conn_reject_oversized(struct mcp_conn *c, size_t limit);
+
+/*
+ * Ends the connection: closes its session (its temporary computers are
+ * removed) and waits up to `wait_ms`, then 2 s for open calls. Blocks.
+ * `c` must stay allocated until the session client is closed.
+ */
+void mcp_conn_fini(struct mcp_conn *c, int wait_ms);
+
+#endif /* EDGE_MCP_H */

@@ -1,0 +1,266 @@
+/*
+ * tools.c - terminal_execute's schema, description and argument rules:
+ * types are checked here (the reference's pydantic coercions included:
+ * "5" for an integer, a JSON string for an array); meaning is checked by
+ * the session service, so every edge agrees.
+ */
+#include "tools.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_cfg.h"
+
+#define DEFAULT_IMAGE "debian:bookworm-slim"
+
+char *
+tools_description(const struct msc_cfg *cfg)
+{
+	char *shell, *base = NULL, *out = NULL;
+	const char *name;
+	int n;
+
+	if (cfg->tool_instruction_override != NULL)
+		return strdup(cfg->tool_instruction_override);
+	if ((shell = strdup(cfg->shell)) == NULL)
+		return NULL;
+	name = basename(shell);
+	if (strcmp(cfg->image, DEFAULT_IMAGE) == 0)
+		n = asprintf(&base,
+		    "Run a command in an isolated Debian Linux sandbox computer "
+		    "(the agent's own). Commands run in %s. Each call is "
+		    "independent (environment variables and the current "
+		    "directory do not persist), but the filesystem persists "
+		    "between calls. Use working_directory, or chain commands "
+		    "with &&, to run in a specific directory. Use stdin to pass "
+		    "file contents or input (for example command=\"cat > "
+		    "file.txt\" with stdin). The default timeout is %ld "
+		    "seconds; pass timeout to change it. Omit computer_id to "
+		    "use this session's own computer, or pass one to attach a "
+		    "named computer; temporary=false keeps it after the "
+		    "session ends.", name, cfg->timeout);
+	else
+		n = asprintf(&base,
+		    "Run a command in an isolated Linux sandbox computer built "
+		    "from the container image %s. Commands run in %s (use args "
+		    "to run a program without a shell). Each call is "
+		    "independent, but the filesystem persists between calls. "
+		    "Use working_directory to run in a specific directory and "
+		    "stdin to pass input. The default timeout is %ld seconds; "
+		    "pass timeout to change it. Omit computer_id to use this "
+		    "session's own computer, or pass one to attach a named "
+		    "computer; temporary=false keeps it after the session "
+		    "ends.", cfg->image, name, cfg->timeout);
+	free(shell);
+	if (n < 0)
+		return NULL;
+	if (cfg->extended_tool_instruction == NULL)
+		return base;
+	n = asprintf(&out, "%s\n\n%s", base, cfg->extended_tool_instruction);
+	free(base);
+	return n < 0 ? NULL : out;
+}
+
+static json_t *
+prop(const char *title, const char *type, const char *description,
+    json_t *def)
+{
+	return json_pack("{s:s, s:s, s:s, s:o}", "title", title, "type", type,
+	    "description", description, "default", def ? def : json_null());
+}
+
+json_t *
+tools_list(const char *description)
+{
+	json_t *props, *args_prop, *tool;
+
+	args_prop = prop("Args", "array",
+	    "Program and arguments to run directly, without a shell "
+	    "(exclusive with command).", NULL);
+	json_object_set_new(args_prop, "items", json_pack("{s:s}", "type",
+	    "string"));
+	props = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	    "command", prop("Command", "string",
+		"Shell command to run (exclusive with args).", NULL),
+	    "args", args_prop,
+	    "stdin", prop("Stdin", "string",
+		"Text passed to the command's standard input (at most 2 MiB).",
+		NULL),
+	    "working_directory", prop("Working Directory", "string",
+		"Absolute directory to run the command in.", NULL),
+	    "timeout", prop("Timeout", "integer",
+		"Timeout in seconds (default: the server's --timeout).", NULL),
+	    "computer_id", prop("Computer Id", "string",
+		"Computer to run on: 1-63 lowercase letters, numbers or "
+		"hyphens. Omit to use this session's default computer, "
+		"created with a random id on first use.", NULL),
+	    "temporary", prop("Temporary", "boolean",
+		"true (default): removed when the session ends; false: kept "
+		"by the provider and reattached by computer_id later.",
+		json_true()));
+	tool = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:{s:[ss]}}}",
+	    "name", "terminal_execute", "description", description,
+	    "inputSchema", "type", "object", "title",
+	    "terminal_executeArguments", "properties", props,
+	    "_meta", "ui", "visibility", "model", "app");
+	return json_pack("{s:[o]}", "tools", tool);
+}
+
+static char *
+type_error(const char *field, const char *what)
+{
+	char *msg;
+
+	if (asprintf(&msg, "Error executing tool terminal_execute: %s: Input "
+			   "should be %s", field, what) < 0)
+		return NULL;
+	return msg;
+}
+
+/* Accepts a string; NULL/absent = not given. */
+static char *
+get_string(json_t *args, const char *key, char **out, bool *has)
+{
+	json_t *v = json_object_get(args, key);
+
+	*has = false;
+	if (v == NULL)
+		return NULL;
+	if (!json_is_string(v))
+		return type_error(key, "a valid string");
+	*out = (char *)json_string_value(v);
+	*has = true;
+	return NULL;
+}
+
+char *
+tools_exec_request(json_t *args, Msc__V1__TerminalExecRequest *req,
+    json_t *keep)
+{
+	json_t *v;
+	char *err;
+	bool has;
+
+	if (args != NULL && !json_is_object(args))
+		return type_error("arguments", "a valid dictionary");
+	char *stdin_text = NULL;
+	bool has_stdin, has_id;
+
+	if ((err = get_string(args, "command", &req->command, &has)) ||
+	    (err = get_string(args, "stdin", &stdin_text, &has_stdin)) ||
+	    (err = get_string(args, "working_directory",
+		 &req->working_directory, &has)) ||
+	    (err = get_string(args, "computer_id", &req->computer_id,
+		 &has_id)))
+		return err;
+	req->has_stdin = has_stdin;
+	req->has_computer_id = has_id;
+	if ((v = json_object_get(args, "args")) != NULL) {
+		json_t *arr = v;
+		size_t i;
+		json_t *item;
+
+		if (json_is_string(v)) {
+			arr = json_loads(json_string_value(v), 0, NULL);
+			if (arr == NULL)
+				return type_error("args", "a valid list");
+			json_array_append_new(keep, arr);
+		}
+		if (!json_is_array(arr))
+			return type_error("args", "a valid list");
+		req->args = calloc(json_array_size(arr) + 1, sizeof(char *));
+		if (req->args == NULL)
+			return strdup("out of memory");
+		json_array_foreach (arr, i, item) {
+			if (!json_is_string(item))
+				return type_error("args", "a list of strings");
+			req->args[req->n_args++] = (char *)json_string_value(item);
+		}
+	}
+	if ((v = json_object_get(args, "timeout")) != NULL) {
+		json_int_t t;
+
+		if (json_is_integer(v))
+			t = json_integer_value(v);
+		else if (json_is_real(v) &&
+		    json_real_value(v) == (double)(json_int_t)json_real_value(v))
+			t = (json_int_t)json_real_value(v);
+		else if (json_is_string(v)) {
+			char *end;
+			long long x = strtoll(json_string_value(v), &end, 10);
+
+			if (end == json_string_value(v) || *end != '\0')
+				return type_error("timeout", "a valid integer");
+			t = x;
+		} else
+			return type_error("timeout", "a valid integer");
+		req->has_timeout = true;
+		req->timeout = t;
+	}
+	if ((v = json_object_get(args, "temporary")) != NULL) {
+		const char *s = json_string_value(v);
+
+		if (json_is_boolean(v))
+			req->temporary = json_is_true(v);
+		else if (s != NULL && (strcmp(s, "true") == 0 ||
+					  strcmp(s, "false") == 0))
+			req->temporary = s[0] == 't';
+		else
+			return type_error("temporary", "a valid boolean");
+		req->has_temporary = true;
+	}
+	/* The reference treats empty values as absent. */
+	if (req->has_stdin) {
+		req->stdin.data = (uint8_t *)stdin_text;
+		req->stdin.len = json_string_length(json_object_get(args,
+		    "stdin"));
+		req->has_stdin = req->stdin.len > 0;
+	}
+	return NULL;
+}
+
+void
+tools_exec_request_fini(Msc__V1__TerminalExecRequest *req)
+{
+	free(req->args);
+	req->args = NULL;
+	req->n_args = 0;
+}
+
+json_t *
+tools_exec_result(const Msc__V1__TerminalExecReply *rep)
+{
+	json_t *sc, *res;
+	char *text;
+
+	sc = json_pack("{s:s, s:b, s:s%, s:s%, s:i, s:I}", "computer_id",
+	    rep->computer_id, "temporary", rep->temporary, "stdout",
+	    rep->stdout.len ? (const char *)rep->stdout.data : "",
+	    rep->stdout.len, "stderr",
+	    rep->stderr.len ? (const char *)rep->stderr.data : "",
+	    rep->stderr.len, "exit_code",
+	    rep->exit_code,
+	    "exec_duration_ms", (json_int_t)rep->exec_duration_ms);
+	if (sc == NULL)
+		return tools_error_result("cannot encode the result");
+	/* Python's json.dumps: ", " and ": " separators, ASCII escapes. */
+	text = json_dumps(sc, JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
+	if (text == NULL) {
+		json_decref(sc);
+		return tools_error_result("cannot encode the result");
+	}
+	res = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type",
+	    "text", "text", text, "structuredContent", sc, "isError", 0);
+	free(text);
+	return res;
+}
+
+json_t *
+tools_error_result(const char *text)
+{
+	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
+	    "text", text, "isError", 1);
+}

@@ -1,0 +1,24 @@
+/*
+ * msc_main.h - what every program's main() does the same way: parse and
+ * validate the shared command line, block SIGTERM/SIGINT before threads
+ * start, and wait for one of them.
+ */
+#ifndef MSC_MAIN_H
+#define MSC_MAIN_H
+
+#include "msc_cfg.h"
+
+/*
+ * Parses and validates argv into cfg. Returns -1 to go on, or the exit
+ * status to exit with (0 after --help, 2 on a parse error, 1 on a
+ * validation error).
+ */
+int msc_main_config(struct msc_cfg *cfg, int argc, char **argv);
+
+/* Blocks SIGTERM, SIGINT and SIGPIPE in this thread and its children. */
+void msc_main_block_signals(void);
+
+/* Waits for SIGTERM or SIGINT (blocked beforehand); returns the signal. */
+int msc_main_wait_signal(void);
+
+#endif /* MSC_MAIN_H */

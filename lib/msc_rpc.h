@@ -1,0 +1,111 @@
+/*
+ * msc_rpc.h - gRPC-style calls between services: protobuf-c messages in an
+ * msc.v1.Envelope over NNG REQ/REP, asynchronous on both sides.
+ *
+ * A server serves one protobuf service (its ProtobufCServiceDescriptor)
+ * on one URL (inproc://, ipc://, tcp://). Each request is received on its
+ * own NNG context; the handler runs in an NNG callback and must not
+ * block: it answers now or later, from any thread, with msc_call_reply()
+ * or msc_call_fail(), exactly once. At most `max_inflight` calls are open
+ * at once; later requests wait in NNG's queues (backpressure).
+ *
+ * A client issues calls on one REQ socket, each on its own context, with
+ * a deadline; the callback runs exactly once, on an NNG thread, unless
+ * msc_client_call() itself returned an error.
+ */
+#ifndef MSC_RPC_H
+#define MSC_RPC_H
+
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "envelope.pb-c.h"
+
+struct msc_server;
+struct msc_call;
+struct msc_client;
+
+typedef void (*msc_handler_fn)(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+
+/* One row of a service's dispatch table; the table ends with {NULL}. */
+struct msc_method {
+	const char *name;   /* method name as in the .proto, e.g. "Exec" */
+	msc_handler_fn fn;
+};
+
+/*
+ * Listens on `url` and serves `svc` with `methods` (borrowed, must outlive
+ * the server; every method of svc needs a row). `state` is passed to the
+ * handlers. Returns 0 or a negative errno.
+ */
+int msc_server_start(const char *url, const ProtobufCServiceDescriptor *svc,
+    const struct msc_method *methods, void *state, int max_inflight,
+    struct msc_server **sp);
+
+/*
+ * Closes the socket and frees the server. Calls still open get up to
+ * 2 s to answer first. Blocks. Accepts NULL.
+ */
+void msc_server_stop(struct msc_server *s);
+
+/* Milliseconds left before the caller's deadline (at least 0). */
+int msc_call_remaining_ms(const struct msc_call *call);
+
+/* The caller's method name, e.g. "Exec" (borrowed). */
+const char *msc_call_method(const struct msc_call *call);
+
+/*
+ * Answers the call with `resp` (borrowed: packed before returning) and
+ * ends it; the request message is freed and `call` must not be used again.
+ */
+void msc_call_reply(struct msc_call *call, const ProtobufCMessage *resp);
+
+/* Answers the call with a non-OK status and ends it, like msc_call_reply. */
+void msc_call_fail(struct msc_call *call, Msc__V1__Code code,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The outcome of a client call; `message` is borrowed for the callback. */
+struct msc_status {
+	Msc__V1__Code code;
+	const char *message;
+};
+
+/*
+ * `resp` is the unpacked reply (the caller of the callback gives it away:
+ * free it with protobuf_c_message_free_unpacked(resp, NULL)), or NULL when
+ * st->code is not OK.
+ */
+typedef void (*msc_reply_fn)(void *arg, const struct msc_status *st,
+    ProtobufCMessage *resp);
+
+/* Dials `url` (in the background; the peer may come later). */
+int msc_client_open(const char *url, struct msc_client **cp);
+
+/* Closes the socket; open calls complete with UNAVAILABLE. Accepts NULL. */
+void msc_client_close(struct msc_client *c);
+
+/*
+ * Sends `req` (borrowed, packed before returning) to `svc`'s method
+ * `method`. `cb(arg, ...)` runs once when the reply arrives or the
+ * deadline `timeout_ms` passes (DEADLINE_EXCEEDED), or the peer is gone
+ * (UNAVAILABLE). Returns 0, -ENOENT for an unknown method, -EAGAIN when
+ * too many calls are open, or -ENOMEM; then cb never runs.
+ */
+int msc_client_call(struct msc_client *c,
+    const ProtobufCServiceDescriptor *svc, const char *method,
+    const ProtobufCMessage *req, int timeout_ms, msc_reply_fn cb,
+    void *arg);
+
+/*
+ * The blocking form, for command-line tools and tests. On OK, *respp is
+ * the reply (caller frees). `msgbuf` receives the status message.
+ * Returns the status code.
+ */
+Msc__V1__Code msc_client_call_sync(struct msc_client *c,
+    const ProtobufCServiceDescriptor *svc, const char *method,
+    const ProtobufCMessage *req, int timeout_ms, ProtobufCMessage **respp,
+    char *msgbuf, size_t msglen);
+
+#endif /* MSC_RPC_H */

@@ -1,0 +1,300 @@
+#include "msc_rpc.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/util/platform.h>
+
+#include "msc_rpc_int.h"
+
+#define CLIENT_MAX_OPEN 8192
+
+struct msc_client {
+	nng_socket sock;
+	atomic_int open;
+	atomic_uint_fast64_t next_id;
+};
+
+enum call_state { CALL_SEND, CALL_RECV };
+
+struct client_call {
+	struct msc_client *cli;
+	nng_ctx ctx;
+	nng_aio *aio;
+	enum call_state state;
+	const ProtobufCMessageDescriptor *output;
+	msc_reply_fn cb;
+	void *arg;
+};
+
+int
+msc_rpc_pack(Msc__V1__Envelope *env, const ProtobufCMessage *body,
+    nng_msg **msgp)
+{
+	uint8_t *payload = NULL;
+	nng_msg *msg;
+	size_t len;
+
+	if (body != NULL) {
+		len = protobuf_c_message_get_packed_size(body);
+		if (len > MSC_RPC_MAX_MSG - 4096)
+			return -E2BIG;
+		if ((payload = malloc(len ? len : 1)) == NULL)
+			return -ENOMEM;
+		protobuf_c_message_pack(body, payload);
+		env->payload.data = payload;
+		env->payload.len = len;
+	}
+	len = msc__v1__envelope__get_packed_size(env);
+	if (nng_msg_alloc(&msg, len) != 0) {
+		free(payload);
+		return -ENOMEM;
+	}
+	msc__v1__envelope__pack(env, nng_msg_body(msg));
+	env->payload.data = NULL;
+	env->payload.len = 0;
+	free(payload);
+	*msgp = msg;
+	return 0;
+}
+
+Msc__V1__Code
+msc_rpc_code_from_nng(int rv)
+{
+	switch (rv) {
+	case NNG_ETIMEDOUT:
+		return MSC__V1__CODE__DEADLINE_EXCEEDED;
+	case NNG_ENOMEM:
+		return MSC__V1__CODE__RESOURCE_EXHAUSTED;
+	default:
+		return MSC__V1__CODE__UNAVAILABLE;
+	}
+}
+
+static void
+call_finish(struct client_call *cc, Msc__V1__Code code, const char *message,
+    ProtobufCMessage *resp)
+{
+	struct msc_status st = { code, message };
+
+	cc->cb(cc->arg, &st, resp);
+	atomic_fetch_sub(&cc->cli->open, 1);
+	nng_ctx_close(cc->ctx);
+	/* Freeing an aio from its own callback would wait for itself. */
+	nng_aio_reap(cc->aio);
+	free(cc);
+}
+
+static void
+call_recv_done(struct client_call *cc, nng_msg *msg)
+{
+	Msc__V1__Envelope *env;
+	ProtobufCMessage *resp;
+
+	env = msc__v1__envelope__unpack(NULL, nng_msg_len(msg),
+	    nng_msg_body(msg));
+	nng_msg_free(msg);
+	if (env == NULL) {
+		call_finish(cc, MSC__V1__CODE__INTERNAL,
+		    "malformed reply envelope", NULL);
+		return;
+	}
+	if (env->status != NULL && env->status->code != MSC__V1__CODE__OK) {
+		call_finish(cc, env->status->code, env->status->message, NULL);
+		msc__v1__envelope__free_unpacked(env, NULL);
+		return;
+	}
+	resp = protobuf_c_message_unpack(cc->output, NULL, env->payload.len,
+	    env->payload.data);
+	msc__v1__envelope__free_unpacked(env, NULL);
+	if (resp == NULL) {
+		call_finish(cc, MSC__V1__CODE__INTERNAL,
+		    "malformed reply payload", NULL);
+		return;
+	}
+	call_finish(cc, MSC__V1__CODE__OK, "", resp);
+}
+
+static void
+call_cb(void *arg)
+{
+	struct client_call *cc = arg;
+	int rv = nng_aio_result(cc->aio);
+	char msg[128];
+
+	if (rv != 0) {
+		if (cc->state == CALL_SEND)
+			nng_msg_free(nng_aio_get_msg(cc->aio));
+		snprintf(msg, sizeof(msg), "service call failed: %s",
+		    rv == NNG_ETIMEDOUT ? "deadline exceeded" : nng_strerror(rv));
+		call_finish(cc, msc_rpc_code_from_nng(rv), msg, NULL);
+		return;
+	}
+	if (cc->state == CALL_SEND) {
+		cc->state = CALL_RECV;
+		nng_ctx_recv(cc->ctx, cc->aio);
+		return;
+	}
+	call_recv_done(cc, nng_aio_get_msg(cc->aio));
+}
+
+int
+msc_client_open(const char *url, struct msc_client **cp)
+{
+	struct msc_client *c;
+	int rv;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return -ENOMEM;
+	if ((rv = nng_req0_open(&c->sock)) != 0) {
+		free(c);
+		return -EIO;
+	}
+	/* Never resend on our own: a command must not run twice. */
+	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
+	    NNG_DURATION_INFINITE);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 50);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
+	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, MSC_RPC_MAX_MSG);
+	if ((rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+		nng_close(c->sock);
+		free(c);
+		return -EINVAL;
+	}
+	atomic_init(&c->open, 0);
+	atomic_init(&c->next_id, 1);
+	*cp = c;
+	return 0;
+}
+
+void
+msc_client_close(struct msc_client *c)
+{
+	if (c == NULL)
+		return;
+	nng_close(c->sock);
+	/* Open calls complete with NNG_ECLOSED; wait for their callbacks. */
+	for (int i = 0; i < 500 && atomic_load(&c->open) > 0; i++)
+		nng_msleep(10);
+	free(c);
+}
+
+int
+msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
+    const char *method, const ProtobufCMessage *req, int timeout_ms,
+    msc_reply_fn cb, void *arg)
+{
+	const ProtobufCMethodDescriptor *m;
+	Msc__V1__Envelope env = MSC__V1__ENVELOPE__INIT;
+	struct client_call *cc;
+	char name[256];
+	nng_msg *msg;
+	int rv;
+
+	m = protobuf_c_service_descriptor_get_method_by_name(svc, method);
+	if (m == NULL)
+		return -ENOENT;
+	if (atomic_fetch_add(&c->open, 1) >= CLIENT_MAX_OPEN) {
+		atomic_fetch_sub(&c->open, 1);
+		return -EAGAIN;
+	}
+	if ((cc = calloc(1, sizeof(*cc))) == NULL) {
+		rv = -ENOMEM;
+		goto fail;
+	}
+	cc->cli = c;
+	cc->output = m->output;
+	cc->cb = cb;
+	cc->arg = arg;
+	cc->state = CALL_SEND;
+	snprintf(name, sizeof(name), "%s/%s", svc->name, method);
+	env.request_id = atomic_fetch_add(&c->next_id, 1);
+	env.method = name;
+	env.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
+	if ((rv = msc_rpc_pack(&env, req, &msg)) != 0)
+		goto fail;
+	if (nng_aio_alloc(&cc->aio, call_cb, cc) != 0) {
+		nng_msg_free(msg);
+		rv = -ENOMEM;
+		goto fail;
+	}
+	if (nng_ctx_open(&cc->ctx, c->sock) != 0) {
+		nng_msg_free(msg);
+		nng_aio_free(cc->aio);
+		rv = -EIO;
+		goto fail;
+	}
+	nng_aio_set_timeout(cc->aio, timeout_ms > 0 ? timeout_ms
+						     : NNG_DURATION_INFINITE);
+	nng_aio_set_msg(cc->aio, msg);
+	nng_ctx_send(cc->ctx, cc->aio);
+	return 0;
+fail:
+	free(cc);
+	atomic_fetch_sub(&c->open, 1);
+	return rv;
+}
+
+struct sync_wait {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+	Msc__V1__Code code;
+	ProtobufCMessage *resp;
+	char *msgbuf;
+	size_t msglen;
+};
+
+static void
+sync_cb(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct sync_wait *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	w->code = st->code;
+	w->resp = resp;
+	if (w->msgbuf != NULL && w->msglen > 0)
+		snprintf(w->msgbuf, w->msglen, "%s", st->message);
+	w->done = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+Msc__V1__Code
+msc_client_call_sync(struct msc_client *c,
+    const ProtobufCServiceDescriptor *svc, const char *method,
+    const ProtobufCMessage *req, int timeout_ms, ProtobufCMessage **respp,
+    char *msgbuf, size_t msglen)
+{
+	struct sync_wait w = { .msgbuf = msgbuf, .msglen = msglen };
+	int rv;
+
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	rv = msc_client_call(c, svc, method, req, timeout_ms, sync_cb, &w);
+	if (rv != 0) {
+		if (msgbuf != NULL && msglen > 0)
+			snprintf(msgbuf, msglen, "cannot call %s: %s", method,
+			    strerror(-rv));
+		w.code = rv == -EAGAIN ? MSC__V1__CODE__RESOURCE_EXHAUSTED
+				       : MSC__V1__CODE__INTERNAL;
+	} else {
+		pthread_mutex_lock(&w.mu);
+		while (!w.done)
+			pthread_cond_wait(&w.cv, &w.mu);
+		pthread_mutex_unlock(&w.mu);
+	}
+	pthread_mutex_destroy(&w.mu);
+	pthread_cond_destroy(&w.cv);
+	if (respp != NULL)
+		*respp = w.resp;
+	else if (w.resp != NULL)
+		protobuf_c_message_free_unpacked(w.resp, NULL);
+	return w.code;
+}

@@ -1,0 +1,358 @@
+#include "msc_rpc.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+
+#include "msc_log.h"
+#include "msc_rpc_int.h"
+
+/*
+ * A server context is both an NNG receive context and, between receiving
+ * a request and sending its reply, the open call (struct msc_call).
+ */
+enum ctx_state { CTX_RECV, CTX_CALL, CTX_SEND };
+
+struct msc_call {
+	struct msc_server *srv;
+	nng_ctx ctx;
+	nng_aio *aio;
+	enum ctx_state state;
+	uint64_t request_id;
+	uint64_t deadline_ms;   /* monotonic */
+	const ProtobufCMethodDescriptor *method;
+	ProtobufCMessage *req;  /* owned; freed when the call ends */
+	struct msc_call *next;
+};
+
+struct msc_server {
+	nng_socket sock;
+	const ProtobufCServiceDescriptor *svc;
+	msc_handler_fn *handlers;   /* indexed like svc->methods */
+	void *state;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int nctx;
+	int max_inflight;
+	int idle;       /* contexts waiting to receive */
+	int open_calls;
+	int closing;
+	struct msc_call *all;
+};
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void ctx_cb(void *arg);
+
+static int
+ctx_add(struct msc_server *s)
+{
+	struct msc_call *c;
+	int rv;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return -ENOMEM;
+	c->srv = s;
+	if ((rv = nng_aio_alloc(&c->aio, ctx_cb, c)) != 0) {
+		free(c);
+		return -ENOMEM;
+	}
+	if ((rv = nng_ctx_open(&c->ctx, s->sock)) != 0) {
+		nng_aio_free(c->aio);
+		free(c);
+		return -EIO;
+	}
+	c->next = s->all;
+	s->all = c;
+	s->nctx++;
+	s->idle++;
+	c->state = CTX_RECV;
+	nng_ctx_recv(c->ctx, c->aio);
+	return 0;
+}
+
+static void
+send_status(struct msc_call *c, Msc__V1__Code code, const char *message,
+    const ProtobufCMessage *body)
+{
+	Msc__V1__Envelope env = MSC__V1__ENVELOPE__INIT;
+	Msc__V1__Status st = MSC__V1__STATUS__INIT;
+	nng_msg *msg = NULL;
+	int rv;
+
+	env.request_id = c->request_id;
+	env.method = (char *)(c->method ? c->method->name : "");
+	if (code != MSC__V1__CODE__OK) {
+		st.code = code;
+		st.message = (char *)message;
+		env.status = &st;
+		body = NULL;
+	}
+	rv = msc_rpc_pack(&env, body, &msg);
+	if (rv != 0 && code == MSC__V1__CODE__OK) {
+		st.code = MSC__V1__CODE__INTERNAL;
+		st.message = "reply too large or out of memory";
+		env.status = &st;
+		rv = msc_rpc_pack(&env, NULL, &msg);
+	}
+	if (c->req != NULL) {
+		protobuf_c_message_free_unpacked(c->req, NULL);
+		c->req = NULL;
+	}
+	pthread_mutex_lock(&c->srv->mu);
+	c->srv->open_calls--;
+	c->state = CTX_SEND;
+	pthread_cond_broadcast(&c->srv->cv);
+	pthread_mutex_unlock(&c->srv->mu);
+	if (rv != 0) {
+		/* Cannot even build an error: let the caller's deadline run. */
+		msc_log_err("rpc: cannot pack a reply: %s", strerror(-rv));
+		c->state = CTX_RECV;
+		nng_ctx_recv(c->ctx, c->aio);
+		return;
+	}
+	nng_aio_set_msg(c->aio, msg);
+	nng_ctx_send(c->ctx, c->aio);
+}
+
+static void
+dispatch(struct msc_call *c, nng_msg *msg)
+{
+	struct msc_server *s = c->srv;
+	Msc__V1__Envelope *env;
+	const char *slash;
+	const ProtobufCMethodDescriptor *m = NULL;
+
+	env = msc__v1__envelope__unpack(NULL, nng_msg_len(msg),
+	    nng_msg_body(msg));
+	nng_msg_free(msg);
+	c->method = NULL;
+	c->request_id = 0;
+	c->deadline_ms = now_ms() + 30000;
+	if (env == NULL) {
+		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT,
+		    "malformed envelope", NULL);
+		return;
+	}
+	c->request_id = env->request_id;
+	if (env->timeout_ms > 0)
+		c->deadline_ms = now_ms() + env->timeout_ms;
+	slash = strrchr(env->method, '/');
+	if (slash != NULL &&
+	    strncmp(env->method, s->svc->name, (size_t)(slash - env->method)) == 0 &&
+	    strlen(s->svc->name) == (size_t)(slash - env->method))
+		m = protobuf_c_service_descriptor_get_method_by_name(s->svc,
+		    slash + 1);
+	if (m == NULL) {
+		send_status(c, MSC__V1__CODE__UNIMPLEMENTED, "unknown method",
+		    NULL);
+		msc__v1__envelope__free_unpacked(env, NULL);
+		return;
+	}
+	c->method = m;
+	c->req = protobuf_c_message_unpack(m->input, NULL, env->payload.len,
+	    env->payload.data);
+	msc__v1__envelope__free_unpacked(env, NULL);
+	if (c->req == NULL) {
+		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT,
+		    "malformed request payload", NULL);
+		return;
+	}
+	s->handlers[m - s->svc->methods](s->state, c, c->req);
+}
+
+static void
+ctx_cb(void *arg)
+{
+	struct msc_call *c = arg;
+	struct msc_server *s = c->srv;
+	int rv = nng_aio_result(c->aio);
+
+	if (c->state == CTX_SEND) {
+		if (rv != 0) {
+			nng_msg_free(nng_aio_get_msg(c->aio));
+			if (rv == NNG_ECLOSED)
+				return;
+		}
+		pthread_mutex_lock(&s->mu);
+		s->idle++;
+		pthread_mutex_unlock(&s->mu);
+		c->state = CTX_RECV;
+		nng_ctx_recv(c->ctx, c->aio);
+		return;
+	}
+	/* CTX_RECV */
+	if (rv != 0) {
+		if (rv == NNG_ECLOSED)
+			return;
+		nng_ctx_recv(c->ctx, c->aio);
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->idle--;
+	s->open_calls++;
+	c->state = CTX_CALL;
+	if (s->idle == 0 && s->nctx < s->max_inflight && !s->closing)
+		(void)ctx_add(s);
+	pthread_mutex_unlock(&s->mu);
+	dispatch(c, nng_aio_get_msg(c->aio));
+}
+
+int
+msc_server_start(const char *url, const ProtobufCServiceDescriptor *svc,
+    const struct msc_method *methods, void *state, int max_inflight,
+    struct msc_server **sp)
+{
+	struct msc_server *s;
+	int rv;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -ENOMEM;
+	s->svc = svc;
+	s->state = state;
+	s->max_inflight = max_inflight > 0 ? max_inflight : 1024;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->handlers = calloc(svc->n_methods, sizeof(*s->handlers));
+	if (s->handlers == NULL)
+		goto fail_nomem;
+	for (const struct msc_method *m = methods; m->name != NULL; m++) {
+		const ProtobufCMethodDescriptor *md =
+		    protobuf_c_service_descriptor_get_method_by_name(svc,
+			m->name);
+		if (md == NULL) {
+			msc_log_err("rpc: %s has no method %s", svc->name,
+			    m->name);
+			rv = -EINVAL;
+			goto fail;
+		}
+		s->handlers[md - svc->methods] = m->fn;
+	}
+	for (unsigned i = 0; i < svc->n_methods; i++) {
+		if (s->handlers[i] == NULL) {
+			msc_log_err("rpc: no handler for %s/%s", svc->name,
+			    svc->methods[i].name);
+			rv = -EINVAL;
+			goto fail;
+		}
+	}
+	if ((rv = nng_rep0_open(&s->sock)) != 0) {
+		rv = -EIO;
+		goto fail;
+	}
+	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, MSC_RPC_MAX_MSG);
+	if ((rv = nng_listen(s->sock, url, NULL, 0)) != 0) {
+		msc_log_err("rpc: cannot listen on %s: %s", url,
+		    nng_strerror(rv));
+		nng_close(s->sock);
+		rv = rv == NNG_EADDRINUSE ? -EADDRINUSE : -EIO;
+		goto fail;
+	}
+	pthread_mutex_lock(&s->mu);
+	for (int i = 0; i < 4 && i < s->max_inflight; i++)
+		if ((rv = ctx_add(s)) != 0)
+			break;
+	pthread_mutex_unlock(&s->mu);
+	if (rv != 0) {
+		msc_server_stop(s);
+		return rv;
+	}
+	*sp = s;
+	return 0;
+fail_nomem:
+	rv = -ENOMEM;
+fail:
+	free(s->handlers);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+	return rv;
+}
+
+void
+msc_server_stop(struct msc_server *s)
+{
+	struct timespec until;
+	struct msc_call *c, *next;
+
+	if (s == NULL)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	pthread_mutex_lock(&s->mu);
+	s->closing = 1;
+	while (s->open_calls > 0)
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) != 0)
+			break;
+	int leaked = s->open_calls;
+	pthread_mutex_unlock(&s->mu);
+	nng_close(s->sock);
+	for (c = s->all; c != NULL; c = c->next)
+		nng_aio_stop(c->aio);
+	if (leaked > 0) {
+		/* A handler still holds calls: their memory must stay valid. */
+		msc_log_warn("rpc: %s stopped with %d calls open", s->svc->name,
+		    leaked);
+		return;
+	}
+	for (c = s->all; c != NULL; c = next) {
+		next = c->next;
+		nng_aio_free(c->aio);
+		if (c->req != NULL)
+			protobuf_c_message_free_unpacked(c->req, NULL);
+		free(c);
+	}
+	free(s->handlers);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+}
+
+int
+msc_call_remaining_ms(const struct msc_call *call)
+{
+	uint64_t now = now_ms();
+
+	if (now >= call->deadline_ms)
+		return 0;
+	return (int)(call->deadline_ms - now);
+}
+
+const char *
+msc_call_method(const struct msc_call *call)
+{
+	return call->method != NULL ? call->method->name : "";
+}
+
+void
+msc_call_reply(struct msc_call *call, const ProtobufCMessage *resp)
+{
+	send_status(call, MSC__V1__CODE__OK, NULL, resp);
+}
+
+void
+msc_call_fail(struct msc_call *call, Msc__V1__Code code, const char *fmt, ...)
+{
+	char msg[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	send_status(call, code == MSC__V1__CODE__OK ? MSC__V1__CODE__INTERNAL
+						      : code, msg, NULL);
+}

@@ -1,0 +1,119 @@
+/*
+ * docker_api_int.h - private helpers shared by the docker_*.c files that
+ * implement docker_api.h: the engine handle, one-shot HTTP requests over
+ * libcurl, the hijacked exec stream, and small utilities.
+ */
+#ifndef DOCK_API_INT_H
+#define DOCK_API_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "docker_api.h"
+
+#define DOCK_API_MIN_MINOR	41	/* oldest API we accept: 1.41 */
+#define DOCK_API_MAX_MINOR	47	/* newest API we speak: 1.47 */
+#define DOCK_CTL_TIMEOUT_MS	30000	/* exec create/inspect and the like */
+#define DOCK_PATH_MAX		2048	/* request path incl. query */
+#define DOCK_BODY_MAX		(32u << 20) /* largest buffered reply body */
+
+struct dock_engine {
+	char		*name;		/* "docker" or "podman" */
+	char		*sock_path;	/* unix socket, or NULL for tcp */
+	char		*base_url;	/* "http://docker" or "http://h:p" */
+	pthread_mutex_t	 lock;		/* guards api_minor */
+	int		 api_minor;	/* 0 until negotiated */
+};
+
+/* A growable byte buffer that refuses to pass `max` bytes. */
+struct dock_buf {
+	char	*p;
+	size_t	 len;
+	size_t	 cap;
+	size_t	 max;
+};
+
+int	dock_buf_append(struct dock_buf *b, const void *data, size_t n);
+/* Makes b->p a NUL-terminated string (allocating when empty). */
+int	dock_buf_finish(struct dock_buf *b);
+void	dock_buf_fini(struct dock_buf *b);
+
+/*
+ * One request. `path` starts with '/' and carries the query; it is
+ * prefixed with /v1.NN unless `unversioned`. With a `sink`, the reply body
+ * of a 2xx answer is streamed to it (a non-zero return aborts the transfer
+ * and becomes the call's result); otherwise it is buffered in res->body.
+ */
+struct dock_http_req {
+	const char		*method;
+	const char		*path;
+	bool			 unversioned;
+	const char		*body;		/* JSON text or NULL */
+	int			 timeout_ms;	/* <= 0: no limit */
+	int			(*sink)(const char *, size_t, void *);
+	void			*sink_arg;
+	const volatile bool	*cancel;	/* polled every 100 ms */
+	char			 api_version[16]; /* out: Api-Version header */
+};
+
+struct dock_http_res {
+	long		status;
+	struct dock_buf	body;
+};
+
+/*
+ * Performs the request. Returns 0 when an HTTP answer arrived (whatever
+ * its status) or a negative errno for transport failures, with a message.
+ */
+int	dock_http(struct dock_engine *e, struct dock_http_req *req,
+	    struct dock_http_res *res, char *err, size_t errlen);
+void	dock_http_res_fini(struct dock_http_res *res);
+
+/*
+ * Maps a non-2xx status to a negative errno (404 -ENOENT, 409
+ * `conflict`, else -EIO) and writes the engine's message to err.
+ */
+int	dock_http_status_err(const struct dock_http_res *res, int conflict,
+	    const char *what, char *err, size_t errlen);
+
+/* Extracts {"message"} from a JSON error body into buf. */
+void	dock_json_message(const char *body, size_t len, char *buf,
+	    size_t buflen);
+
+/* Negotiates the API version when not done yet; returns the minor. */
+int	dock_negotiate(struct dock_engine *e, int timeout_ms, char *err,
+	    size_t errlen);
+
+/* Percent-encodes s into out; -ENAMETOOLONG when it does not fit. */
+int	dock_escape(const char *s, char *out, size_t outlen);
+
+void	dock_seterr(char *err, size_t errlen, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+int64_t	dock_now_ms(void);
+void	dock_sleep_ms(int ms);
+
+/* The hijacked exec stream (docker_stream.c). */
+struct dock_stream {
+	const void		*in;
+	size_t			 in_len;
+	bool			 has_stdin;
+	int64_t			 deadline;	/* dock_now_ms() clock */
+	size_t			 limit;		/* stdout+stderr bytes */
+	struct dock_buf		 out;
+	struct dock_buf		 err;
+	struct dock_buf		 syserr;	/* stream type 3 text */
+	enum dock_exec_outcome	 outcome;	/* EXITED means EOF seen */
+};
+
+/*
+ * POST /exec/{id}/start on a raw connection: writes stdin after the reply
+ * headers, half-closes, and demultiplexes frames into s->out/err until EOF,
+ * the deadline or the output limit. Returns 0 (see s->outcome) or a
+ * negative errno (-ENOENT, -EBUSY, -ECONNREFUSED, -EIO, -EPROTO).
+ */
+int	dock_stream_run(struct dock_engine *e, const char *exec_id,
+	    struct dock_stream *s, char *err, size_t errlen);
+
+#endif /* DOCK_API_INT_H */

@@ -1,0 +1,511 @@
+/*
+ * docker_computers.c - computers as containers: create, find again by
+ * name and labels, restart, stop, list, and exec, all blocking (run on the
+ * driver's worker pool).
+ */
+#include "docker_driver_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "docker_runflags.h"
+#include "msc_log.h"
+
+#define T_PING 10000
+#define T_PULL 600000
+#define T_CREATE 60000
+#define T_READY 15000
+#define T_OP 30000
+#define T_STOP 20000
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Parses "512m", "1g", "1048576" (bytes) like docker does. */
+static int
+parse_bytes(const char *s, int64_t *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mul = 1;
+
+	if (end == s || v < 0)
+		return -EINVAL;
+	switch (*end) {
+	case 'b': case 'B': mul = 1; end++; break;
+	case 'k': case 'K': mul = 1024.0; end++; break;
+	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+	default: break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end != '\0')
+		return -EINVAL;
+	*out = (int64_t)(v * mul);
+	return 0;
+}
+
+int
+dock_build_template(const struct msc_cfg *cfg, json_t **outp)
+{
+	char err[DOCK_ERRLEN];
+	json_t *body, *hc;
+	bool podman = strcmp(cfg->engine, "podman") == 0;
+
+	body = json_pack("{s:s, s:[sss], s:[s], s:b, s:b, s:b, s:b}",
+	    "Image", cfg->image, "Cmd", "tail", "-f", "/dev/null",
+	    "Entrypoint", "", "Tty", 0, "OpenStdin", 0, "AttachStdout", 0,
+	    "AttachStderr", 0);
+	/*
+	 * Least privilege by default: no new privileges, a pid limit, no raw
+	 * sockets or device nodes, and an init that reaps zombies and makes
+	 * stop fast. --docker-run-flag can loosen each of these.
+	 */
+	hc = json_pack("{s:s, s:[s], s:[sss], s:i}", "NetworkMode",
+	    cfg->network ? "bridge" : "none", "SecurityOpt",
+	    "no-new-privileges", "CapDrop", "NET_RAW", "MKNOD", "AUDIT_WRITE",
+	    "PidsLimit", 1024);
+	if (body == NULL || hc == NULL)
+		goto nomem;
+	if (!podman)
+		json_object_set_new(hc, "Init", json_true());
+	if (cfg->cpu != NULL) {
+		char *end;
+		double cpus = strtod(cfg->cpu, &end);
+
+		if (end == cfg->cpu || *end != '\0' || !(cpus > 0)) {
+			msc_cfg_error("--cpu must be a positive number, got: %s",
+			    cfg->cpu);
+			goto invalid;
+		}
+		json_object_set_new(hc, "NanoCpus",
+		    json_integer((json_int_t)llround(cpus * 1e9)));
+	}
+	if (cfg->memory != NULL) {
+		int64_t bytes;
+
+		if (parse_bytes(cfg->memory, &bytes) != 0 || bytes < 6 << 20) {
+			msc_cfg_error("--memory must be a size of at least 6m "
+				      "such as 512m or 2g, got: %s", cfg->memory);
+			goto invalid;
+		}
+		json_object_set_new(hc, "Memory", json_integer(bytes));
+	}
+	json_object_set_new(body, "HostConfig", hc);
+	hc = NULL;
+	if (dock_runflags_apply(cfg->run_flags, cfg->n_run_flags, body, err,
+		sizeof(err)) != 0) {
+		msc_cfg_error("%s", err);
+		goto invalid;
+	}
+	*outp = body;
+	return 0;
+nomem:
+	json_decref(body);
+	json_decref(hc);
+	return -ENOMEM;
+invalid:
+	json_decref(body);
+	json_decref(hc);
+	return -EINVAL;
+}
+
+int
+dock_validate(struct dock_driver *d, char *err, size_t errlen)
+{
+	int rv;
+
+	pthread_mutex_lock(&d->mu);
+	bool ok = d->validated;
+	pthread_mutex_unlock(&d->mu);
+	if (ok)
+		return 0;
+	if ((rv = dock_engine_ping(d->engine, T_PING, err, errlen)) != 0)
+		return rv == -ETIMEDOUT ? -ECONNREFUSED : rv;
+	if ((rv = dock_image_ensure(d->engine, d->cfg->image, T_PULL, err,
+		 errlen)) != 0)
+		return rv == -ENOENT ? -EINVAL : rv;
+	pthread_mutex_lock(&d->mu);
+	d->validated = true;
+	pthread_mutex_unlock(&d->mu);
+	return 0;
+}
+
+static char *
+dup_or_empty(const char *s)
+{
+	return strdup(s != NULL ? s : "");
+}
+
+/* Fills `out` from a container inspect or list row. */
+static int
+fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
+    const char *fallback_image)
+{
+	json_t *labels = json_object_get(ctr, "Labels");
+	const char *cid = json_string_value(json_object_get(ctr, "Id"));
+	const char *state, *tmp, *image, *created = NULL;
+	char sandbox[13] = "", createdbuf[32];
+	json_t *cr;
+
+	if (labels == NULL) {
+		json_t *config = json_object_get(ctr, "Config");
+		labels = json_object_get(config, "Labels");
+	}
+	state = json_string_value(json_object_get(ctr, "State"));
+	if (state == NULL)
+		state = json_string_value(json_object_get(
+		    json_object_get(ctr, "State"), "Status"));
+	tmp = json_string_value(json_object_get(labels, "kilntainers.temporary"));
+	image = json_string_value(json_object_get(labels, "kilntainers.image"));
+	cr = json_object_get(ctr, "Created");
+	if (json_is_string(cr))
+		created = json_string_value(cr);
+	else if (json_is_integer(cr)) {
+		time_t t = (time_t)json_integer_value(cr);
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(createdbuf, sizeof(createdbuf), "%Y-%m-%dT%H:%M:%SZ",
+		    &tm);
+		created = createdbuf;
+	}
+	if (cid != NULL)
+		snprintf(sandbox, sizeof(sandbox), "%.12s", cid);
+	out->computer_id = dup_or_empty(id);
+	out->sandbox_id = dup_or_empty(sandbox);
+	out->temporary = tmp == NULL || strcmp(tmp, "false") != 0;
+	out->image = dup_or_empty(image != NULL ? image : fallback_image);
+	out->state = dup_or_empty(state);
+	out->created_at = dup_or_empty(created);
+	out->backend = dup_or_empty("docker");
+	if (!out->computer_id || !out->sandbox_id || !out->image ||
+	    !out->state || !out->created_at || !out->backend)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Frees a string field unless it is protobuf-c's shared empty string. */
+static void
+free_field(char *s)
+{
+	if (s != protobuf_c_empty_string)
+		free(s);
+}
+
+void
+dock_computer_fini(Msc__V1__Computer *c)
+{
+	free_field(c->computer_id);
+	free_field(c->sandbox_id);
+	free_field(c->image);
+	free_field(c->state);
+	free_field(c->created_at);
+	free_field(c->backend);
+	free_field(c->driver);
+	*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
+}
+
+void
+dock_list_fini(Msc__V1__ComputerList *l)
+{
+	for (size_t i = 0; i < l->n_computers; i++) {
+		dock_computer_fini(l->computers[i]);
+		free(l->computers[i]);
+	}
+	free(l->computers);
+	l->computers = NULL;
+	l->n_computers = 0;
+}
+
+static int
+readiness(struct dock_driver *d, const char *name, char *err, size_t errlen)
+{
+	const char *argv[] = { d->cfg->shell, "-c", "echo kilntainers-ready",
+		NULL };
+	struct dock_exec_req req = { .container = name, .argv = argv,
+		.timeout_ms = T_READY, .output_limit = 4096 };
+	struct dock_exec_res res = { 0 };
+	int rv;
+
+	rv = dock_exec_run(d->engine, &req, &res, err, errlen);
+	if (rv == 0 && (res.outcome != DOCK_EXEC_EXITED ||
+			   strstr(res.out, "kilntainers-ready") == NULL))
+		rv = -EIO;
+	dock_exec_res_fini(&res);
+	return rv;
+}
+
+int
+dock_create(struct dock_driver *d, const char *id, bool temporary,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	char name[128], cid[65];
+	json_t *body = NULL, *labels, *hc, *ctr = NULL;
+	int rv;
+
+	if ((rv = dock_validate(d, err, errlen)) != 0)
+		return rv;
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+	if ((body = json_deep_copy(d->create_template)) == NULL)
+		return -ENOMEM;
+	labels = json_object_get(body, "Labels");
+	if (labels == NULL) {
+		labels = json_object();
+		json_object_set_new(body, "Labels", labels);
+	}
+	json_object_set_new(labels, "kilntainers", json_string("true"));
+	json_object_set_new(labels, "kilntainers.computer-id", json_string(id));
+	json_object_set_new(labels, "kilntainers.temporary",
+	    json_string(temporary ? "true" : "false"));
+	json_object_set_new(labels, "kilntainers.image",
+	    json_string(d->cfg->image));
+	hc = json_object_get(body, "HostConfig");
+	json_object_set_new(hc, "AutoRemove", json_boolean(temporary));
+	rv = dock_container_create(d->engine, name, body, T_CREATE, cid, err,
+	    errlen);
+	json_decref(body);
+	if (rv == -EEXIST)
+		snprintf(err, errlen, "Computer '%s' already exists.", id);
+	if (rv != 0)
+		return rv;
+	if (readiness(d, cid, err, errlen) != 0) {
+		char ignore[DOCK_ERRLEN];
+
+		(void)dock_container_remove(d->engine, cid, T_STOP, ignore,
+		    sizeof(ignore));
+		snprintf(err, errlen, "Container %.12s started but readiness "
+				      "check failed (unexpected output)", cid);
+		return -EIO;
+	}
+	if ((rv = dock_container_inspect(d->engine, cid, T_OP, &ctr, err,
+		 errlen)) != 0)
+		return rv;
+	rv = fill_computer(ctr, id, out, d->cfg->image);
+	json_decref(ctr);
+	msc_log_info("created %s computer %s (container %.12s)",
+	    temporary ? "temporary" : "permanent", id, cid);
+	return rv;
+}
+
+/* Inspects kilntainer-<id> and checks it is ours. */
+static int
+find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
+    size_t errlen)
+{
+	char name[128];
+	const char *label;
+	json_t *ctr;
+	int rv;
+
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+	if ((rv = dock_container_inspect(d->engine, name, T_OP, &ctr, err,
+		 errlen)) != 0) {
+		if (rv == -ENOENT)
+			snprintf(err, errlen, "Computer '%s' was not found.", id);
+		return rv;
+	}
+	label = json_string_value(json_object_get(
+	    json_object_get(json_object_get(ctr, "Config"), "Labels"),
+	    "kilntainers.computer-id"));
+	if (label == NULL || strcmp(label, id) != 0) {
+		json_decref(ctr);
+		snprintf(err, errlen, "Docker name '%s' is already in use by a "
+				      "container not owned by this server.", name);
+		return -EPERM;
+	}
+	*ctrp = ctr;
+	return 0;
+}
+
+int
+dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	json_t *ctr = NULL;
+	const char *cid;
+	int rv;
+
+	if ((rv = dock_engine_ping(d->engine, T_PING, err, errlen)) != 0)
+		return rv == -ETIMEDOUT ? -ECONNREFUSED : rv;
+	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
+		return rv;
+	cid = json_string_value(json_object_get(ctr, "Id"));
+	if (!json_is_true(json_object_get(json_object_get(ctr, "State"),
+		"Running"))) {
+		if ((rv = dock_container_start(d->engine, cid, T_OP, err,
+			 errlen)) != 0)
+			goto done;
+		msc_log_info("started stopped computer %s", id);
+	}
+	if ((rv = readiness(d, cid, err, errlen)) != 0) {
+		snprintf(err, errlen, "Container %.12s started but readiness "
+				      "check failed (unexpected output)", cid);
+		rv = -EIO;
+		goto done;
+	}
+	json_object_set_new(json_object_get(ctr, "State"), "Status",
+	    json_string("running"));
+	rv = fill_computer(ctr, id, out, d->cfg->image);
+done:
+	json_decref(ctr);
+	return rv;
+}
+
+int
+dock_restart(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	json_t *ctr = NULL;
+	int rv;
+
+	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
+		return rv;
+	rv = dock_container_restart(d->engine,
+	    json_string_value(json_object_get(ctr, "Id")), 5, T_OP, err, errlen);
+	json_decref(ctr);
+	if (rv != 0)
+		return rv;
+	return dock_attach(d, id, out, err, errlen);
+}
+
+int
+dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
+    size_t errlen)
+{
+	json_t *ctr = NULL;
+	const char *tmp;
+	int rv;
+
+	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
+		return rv == -ENOENT ? 0 : rv;
+	tmp = json_string_value(json_object_get(json_object_get(
+	    json_object_get(ctr, "Config"), "Labels"), "kilntainers.temporary"));
+	if (remove || tmp == NULL || strcmp(tmp, "false") != 0) {
+		rv = dock_container_remove(d->engine,
+		    json_string_value(json_object_get(ctr, "Id")), T_STOP, err,
+		    errlen);
+		if (rv == 0)
+			msc_log_info("removed computer %s", id);
+	}
+	json_decref(ctr);
+	return rv;
+}
+
+int
+dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
+    size_t errlen)
+{
+	json_t *arr = NULL, *row;
+	size_t i;
+	int rv;
+
+	if ((rv = dock_container_list(d->engine, "kilntainers.computer-id",
+		 T_OP, &arr, err, errlen)) != 0)
+		return rv;
+	out->computers = calloc(json_array_size(arr) + 1,
+	    sizeof(*out->computers));
+	if (out->computers == NULL) {
+		json_decref(arr);
+		return -ENOMEM;
+	}
+	json_array_foreach (arr, i, row) {
+		const char *id = json_string_value(json_object_get(
+		    json_object_get(row, "Labels"), "kilntainers.computer-id"));
+		Msc__V1__Computer *c;
+
+		if (id == NULL || (c = malloc(sizeof(*c))) == NULL)
+			continue;
+		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
+		out->computers[out->n_computers++] = c;
+		if ((rv = fill_computer(row, id, c, d->cfg->image)) != 0)
+			break;
+	}
+	json_decref(arr);
+	return rv;
+}
+
+/* Whether the container of `id` still runs (an error counts as no). */
+static bool
+still_running(struct dock_driver *d, const char *id)
+{
+	char err[DOCK_ERRLEN];
+	json_t *ctr = NULL;
+	bool running;
+
+	if (find(d, id, &ctr, err, sizeof(err)) != 0)
+		return false;
+	running = json_is_true(json_object_get(json_object_get(ctr, "State"),
+	    "Running"));
+	json_decref(ctr);
+	return running;
+}
+
+int
+dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
+    Msc__V1__ExecResult *out, char *err, size_t errlen)
+{
+	char name[128];
+	const char **argv;
+	struct dock_exec_req req = { 0 };
+	struct dock_exec_res res = { 0 };
+	uint64_t start = now_ms();
+	size_t n = 0;
+	int rv;
+
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", r->computer_id);
+	if ((argv = calloc(r->n_args + 4, sizeof(*argv))) == NULL)
+		return -ENOMEM;
+	if (r->n_args > 0)
+		for (; n < r->n_args; n++)
+			argv[n] = r->args[n];
+	else {
+		argv[n++] = d->cfg->shell;
+		argv[n++] = "-c";
+		argv[n++] = r->command;
+	}
+	req.container = name;
+	req.argv = argv;
+	req.workdir = r->working_directory[0] ? r->working_directory : NULL;
+	req.has_stdin = r->has_stdin;
+	req.stdin_data = r->stdin.data;
+	req.stdin_len = r->stdin.len;
+	req.timeout_ms = (int)(r->timeout_s > 0 ? r->timeout_s : 120) * 1000;
+	req.output_limit = r->output_limit > 0 ? r->output_limit : 2097152;
+	rv = dock_exec_run(d->engine, &req, &res, err, errlen);
+	free(argv);
+	if (rv == -EBUSY || rv == -ENOENT ||
+	    (rv == 0 && res.outcome == DOCK_EXEC_EXITED && res.exit_code != 0 &&
+		!still_running(d, r->computer_id))) {
+		dock_exec_res_fini(&res);
+		snprintf(err, errlen, "Computer '%s' died during command "
+				      "execution: its container stopped or was "
+				      "removed. The next call starts it again.",
+		    r->computer_id);
+		return -ECONNABORTED;
+	}
+	if (rv != 0)
+		return rv;
+	out->stdout.data = (uint8_t *)res.out;
+	out->stdout.len = res.out_len;
+	out->stderr.data = (uint8_t *)res.err;
+	out->stderr.len = res.err_len;
+	out->exit_code = res.exit_code;
+	out->duration_ms = now_ms() - start;
+	out->outcome = res.outcome == DOCK_EXEC_TIMEOUT
+	    ? MSC__V1__EXEC_OUTCOME__TIMED_OUT
+	    : res.outcome == DOCK_EXEC_LIMIT ? MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT
+					     : MSC__V1__EXEC_OUTCOME__EXITED;
+	return 0;
+}

@@ -1,0 +1,312 @@
+/*
+ * docker_driver.c - the msc.v1.Driver service for Docker: the dispatch
+ * table, the worker-pool jobs, and the per-computer exec lanes.
+ */
+#include "docker_driver_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_log.h"
+
+#define DOCK_MAX_QUEUED 4096
+
+enum job_kind { JOB_CREATE, JOB_ATTACH, JOB_EXEC, JOB_STOP, JOB_DELETE,
+	JOB_RESTART, JOB_LIST };
+
+struct dock_job {
+	struct dock_driver *d;
+	struct msc_call *call;
+	const ProtobufCMessage *req;   /* borrowed from the call */
+	enum job_kind kind;
+	char lane_id[64];              /* JOB_EXEC */
+	struct dock_job *next;
+};
+
+static Msc__V1__Code
+code_for(int rv)
+{
+	switch (rv) {
+	case -ENOENT:
+		return MSC__V1__CODE__NOT_FOUND;
+	case -EEXIST:
+		return MSC__V1__CODE__ALREADY_EXISTS;
+	case -ECONNREFUSED:
+	case -EAGAIN:
+		return MSC__V1__CODE__UNAVAILABLE;
+	case -ETIMEDOUT:
+		return MSC__V1__CODE__DEADLINE_EXCEEDED;
+	case -EINVAL:
+		return MSC__V1__CODE__INVALID_ARGUMENT;
+	case -EPERM:
+		return MSC__V1__CODE__FAILED_PRECONDITION;
+	case -ECONNABORTED:
+		return MSC__V1__CODE__ABORTED;
+	default:
+		return MSC__V1__CODE__INTERNAL;
+	}
+}
+
+static void
+reply_computer(struct msc_call *call, int rv, Msc__V1__Computer *c,
+    const char *err)
+{
+	if (rv == 0)
+		msc_call_reply(call, &c->base);
+	else
+		msc_call_fail(call, code_for(rv), "%s", err);
+	dock_computer_fini(c);
+}
+
+static void lane_next(struct dock_driver *d, const char *id);
+
+static void
+run_exec(struct dock_job *j, char *err)
+{
+	Msc__V1__ExecResult res = MSC__V1__EXEC_RESULT__INIT;
+	int rv;
+
+	rv = dock_exec(j->d, (const Msc__V1__ExecRequest *)j->req, &res, err,
+	    DOCK_ERRLEN);
+	if (rv == 0)
+		msc_call_reply(j->call, &res.base);
+	else
+		msc_call_fail(j->call, code_for(rv), "%s", err);
+	free(res.stdout.data);
+	free(res.stderr.data);
+}
+
+static void
+job_run(void *arg)
+{
+	struct dock_job *j = arg;
+	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
+	char err[DOCK_ERRLEN] = "";
+	int rv;
+
+	switch (j->kind) {
+	case JOB_CREATE: {
+		const Msc__V1__CreateRequest *r = (const void *)j->req;
+
+		rv = dock_create(j->d, r->computer_id, r->temporary, &c, err,
+		    sizeof(err));
+		reply_computer(j->call, rv, &c, err);
+		break;
+	}
+	case JOB_ATTACH:
+		rv = dock_attach(j->d,
+		    ((const Msc__V1__ComputerRef *)j->req)->computer_id, &c, err,
+		    sizeof(err));
+		reply_computer(j->call, rv, &c, err);
+		break;
+	case JOB_RESTART:
+		rv = dock_restart(j->d,
+		    ((const Msc__V1__ComputerRef *)j->req)->computer_id, &c, err,
+		    sizeof(err));
+		reply_computer(j->call, rv, &c, err);
+		break;
+	case JOB_STOP:
+	case JOB_DELETE: {
+		Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+
+		rv = dock_stop(j->d,
+		    ((const Msc__V1__ComputerRef *)j->req)->computer_id,
+		    j->kind == JOB_DELETE, err, sizeof(err));
+		if (rv == 0)
+			msc_call_reply(j->call, &e.base);
+		else
+			msc_call_fail(j->call, code_for(rv), "%s", err);
+		break;
+	}
+	case JOB_LIST: {
+		Msc__V1__ComputerList l = MSC__V1__COMPUTER_LIST__INIT;
+
+		rv = dock_list(j->d, &l, err, sizeof(err));
+		if (rv == 0)
+			msc_call_reply(j->call, &l.base);
+		else
+			msc_call_fail(j->call, code_for(rv), "%s", err);
+		dock_list_fini(&l);
+		break;
+	}
+	case JOB_EXEC:
+		run_exec(j, err);
+		lane_next(j->d, j->lane_id);
+		break;
+	}
+	free(j);
+}
+
+static void
+submit(struct dock_job *j)
+{
+	int rv = msc_pool_submit(j->d->pool, job_run, j);
+
+	if (rv == 0)
+		return;
+	msc_call_fail(j->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+	    "docker-driver is overloaded (%s); retry later", strerror(-rv));
+	if (j->kind == JOB_EXEC)
+		lane_next(j->d, j->lane_id);
+	free(j);
+}
+
+/* Called when an exec of lane `id` ends: starts the next one, if any. */
+static void
+lane_next(struct dock_driver *d, const char *id)
+{
+	struct dock_lane *lane;
+	struct dock_job *next = NULL;
+
+	pthread_mutex_lock(&d->mu);
+	lane = msc_map_get(d->lanes, id);
+	if (lane != NULL && lane->head != NULL) {
+		next = lane->head;
+		lane->head = next->next;
+		if (lane->head == NULL)
+			lane->tail = NULL;
+	} else if (lane != NULL) {
+		msc_map_del(d->lanes, id);
+		free(lane);
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (next != NULL)
+		submit(next);
+}
+
+static struct dock_job *
+job_new(void *state, struct msc_call *call, const ProtobufCMessage *req,
+    enum job_kind kind)
+{
+	struct dock_job *j = calloc(1, sizeof(*j));
+
+	if (j == NULL) {
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "out of memory");
+		return NULL;
+	}
+	j->d = state;
+	j->call = call;
+	j->req = req;
+	j->kind = kind;
+	return j;
+}
+
+static void
+h_exec(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	const Msc__V1__ExecRequest *r = (const void *)req;
+	struct dock_driver *d = state;
+	struct dock_lane *lane;
+	struct dock_job *j;
+	bool run_now = false;
+
+	if (strlen(r->computer_id) >= sizeof(j->lane_id)) {
+		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
+		    "computer_id too long");
+		return;
+	}
+	if ((j = job_new(state, call, req, JOB_EXEC)) == NULL)
+		return;
+	strcpy(j->lane_id, r->computer_id);
+	pthread_mutex_lock(&d->mu);
+	lane = msc_map_get(d->lanes, r->computer_id);
+	if (lane == NULL) {
+		lane = calloc(1, sizeof(*lane));
+		if (lane == NULL ||
+		    msc_map_put(d->lanes, r->computer_id, lane) != 0) {
+			pthread_mutex_unlock(&d->mu);
+			free(lane);
+			free(j);
+			msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    "out of memory");
+			return;
+		}
+	}
+	if (!lane->busy) {
+		lane->busy = true;
+		run_now = true;
+	} else if (lane->tail != NULL) {
+		lane->tail->next = j;
+		lane->tail = j;
+	} else
+		lane->head = lane->tail = j;
+	pthread_mutex_unlock(&d->mu);
+	if (run_now)
+		submit(j);
+}
+
+#define SIMPLE_HANDLER(name, kind)                                            \
+	static void name(void *state, struct msc_call *call,                 \
+	    const ProtobufCMessage *req)                                      \
+	{                                                                     \
+		struct dock_job *j = job_new(state, call, req, kind);         \
+		if (j != NULL)                                                \
+			submit(j);                                            \
+	}
+SIMPLE_HANDLER(h_create, JOB_CREATE)
+SIMPLE_HANDLER(h_attach, JOB_ATTACH)
+SIMPLE_HANDLER(h_stop, JOB_STOP)
+SIMPLE_HANDLER(h_delete, JOB_DELETE)
+SIMPLE_HANDLER(h_restart, JOB_RESTART)
+SIMPLE_HANDLER(h_list, JOB_LIST)
+
+static const struct msc_method driver_methods[] = {
+	{ "Create", h_create },
+	{ "Attach", h_attach },
+	{ "Exec", h_exec },
+	{ "Stop", h_stop },
+	{ "Delete", h_delete },
+	{ "Restart", h_restart },
+	{ "List", h_list },
+	{ NULL, NULL },
+};
+
+int
+dock_driver_start(const struct msc_cfg *cfg, const char *url,
+    struct dock_driver **dp)
+{
+	struct dock_driver *d;
+	int rv;
+
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return -ENOMEM;
+	d->cfg = cfg;
+	pthread_mutex_init(&d->mu, NULL);
+	if ((rv = dock_build_template(cfg, &d->create_template)) != 0)
+		goto fail;
+	if ((rv = dock_engine_new(cfg->docker_host, cfg->engine,
+		 &d->engine)) != 0) {
+		msc_cfg_error("invalid --docker-host '%s'", cfg->docker_host);
+		goto fail;
+	}
+	if ((rv = msc_map_new(&d->lanes)) != 0)
+		goto fail;
+	if ((rv = msc_pool_new((int)cfg->driver_workers, DOCK_MAX_QUEUED,
+		 &d->pool)) != 0)
+		goto fail;
+	/* Lanes bound concurrent execs per computer; the pool bounds all. */
+	if ((rv = msc_server_start(url, &msc__v1__driver__descriptor,
+		 driver_methods, d, DOCK_MAX_QUEUED, &d->srv)) != 0)
+		goto fail;
+	*dp = d;
+	return 0;
+fail:
+	dock_driver_stop(d);
+	return rv;
+}
+
+void
+dock_driver_stop(struct dock_driver *d)
+{
+	if (d == NULL)
+		return;
+	msc_server_stop(d->srv);
+	msc_pool_free(d->pool);
+	msc_map_free(d->lanes);
+	dock_engine_free(d->engine);
+	json_decref(d->create_template);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+}

@@ -1,0 +1,26 @@
+/*
+ * docker_driver.h - the docker-driver service: msc.v1.Driver on top of the
+ * Docker Engine API (docker_api.h). Engine calls block, so handlers queue
+ * them on a bounded worker pool; execs are serialized per computer and
+ * run in parallel across computers.
+ */
+#ifndef DOCK_DRIVER_H
+#define DOCK_DRIVER_H
+
+#include "msc_cfg.h"
+
+struct dock_driver;
+
+/*
+ * Starts the service on `url` with the docker options of `cfg` (borrowed;
+ * must outlive the driver). Checks the --docker-run-flag list; a bad flag
+ * prints "kilntainers: error: ..." and returns -EINVAL. Does not contact
+ * the engine (a dead engine is reported on the first call).
+ */
+int dock_driver_start(const struct msc_cfg *cfg, const char *url,
+    struct dock_driver **dp);
+
+/* Stops serving, finishes queued jobs and frees. Accepts NULL. */
+void dock_driver_stop(struct dock_driver *d);
+
+#endif /* DOCK_DRIVER_H */

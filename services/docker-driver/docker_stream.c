@@ -1,0 +1,392 @@
+/*
+ * docker_stream.c - POST /exec/{id}/start on a hijacked connection.
+ *
+ * libcurl only connects (CURLOPT_CONNECT_ONLY); we write the request with
+ * curl_easy_send(), read the reply headers with curl_easy_recv(), then send
+ * stdin (only now: bytes sent before the headers are lost by the daemon),
+ * half-close, and demultiplex the 8-byte-header frames until EOF.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include <curl/curl.h>
+
+#include "docker_api.h"
+#include "docker_api_int.h"
+
+#define DOCK_HDR_MAX		16384
+#define DOCK_READ_CHUNK		32768
+#define DOCK_SEND_CHUNK		65536
+#define DOCK_SYSERR_MAX		4096
+#define DOCK_ERRBODY_MAX	65536
+
+struct dock_conn {
+	CURL		*h;
+	curl_socket_t	 fd;
+	int64_t		 deadline;
+};
+
+/* The demultiplexer: the header being read, then a payload's remainder. */
+struct dock_demux {
+	unsigned char	hdr[8];
+	size_t		hdr_have;
+	int		type;
+	uint32_t	left;
+};
+
+/* Waits for `events` on the connection; 0, -ETIMEDOUT or -EIO. */
+static int
+dock_conn_wait(struct dock_conn *c, short events, short *revents)
+{
+	struct pollfd	pfd;
+	int64_t		left;
+	int		n;
+
+	for (;;) {
+		left = c->deadline - dock_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		pfd.fd = c->fd;
+		pfd.events = events;
+		pfd.revents = 0;
+		n = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -EIO;
+		if (n == 0)
+			continue;
+		*revents = pfd.revents;
+		return 0;
+	}
+}
+
+static int
+dock_conn_send_all(struct dock_conn *c, const char *p, size_t n)
+{
+	CURLcode	cc;
+	size_t		sent;
+	short		rev;
+	int		rc;
+
+	while (n > 0) {
+		cc = curl_easy_send(c->h, p, n, &sent);
+		if (cc == CURLE_AGAIN) {
+			if ((rc = dock_conn_wait(c, POLLOUT, &rev)) < 0)
+				return rc;
+			continue;
+		}
+		if (cc != CURLE_OK)
+			return -EIO;
+		p += sent;
+		n -= sent;
+	}
+	return 0;
+}
+
+/* Reads what is available: >0 bytes, 0 on EOF, -EAGAIN, -EIO. */
+static ssize_t
+dock_conn_recv(struct dock_conn *c, char *buf, size_t len)
+{
+	CURLcode	cc;
+	size_t		n = 0;
+
+	cc = curl_easy_recv(c->h, buf, len, &n);
+	if (cc == CURLE_AGAIN)
+		return -EAGAIN;
+	if (cc != CURLE_OK)
+		return -EIO;
+	return (ssize_t)n;
+}
+
+static int
+dock_conn_open(struct dock_engine *e, struct dock_conn *c, char *err,
+    size_t errlen)
+{
+	CURLcode	cc;
+	int64_t		left;
+
+	if ((c->h = curl_easy_init()) == NULL)
+		return -ENOMEM;
+	curl_easy_setopt(c->h, CURLOPT_URL, e->base_url);
+	if (e->sock_path != NULL)
+		curl_easy_setopt(c->h, CURLOPT_UNIX_SOCKET_PATH, e->sock_path);
+	curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->h, CURLOPT_CONNECT_ONLY, 1L);
+	left = c->deadline - dock_now_ms();
+	if (left < 1000)
+		left = 1000;
+	if (left > DOCK_CTL_TIMEOUT_MS)
+		left = DOCK_CTL_TIMEOUT_MS;
+	curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
+	if ((cc = curl_easy_perform(c->h)) != CURLE_OK) {
+		dock_seterr(err, errlen, "exec start: %s",
+		    curl_easy_strerror(cc));
+		return cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT :
+		    -ECONNREFUSED;
+	}
+	if (curl_easy_getinfo(c->h, CURLINFO_ACTIVESOCKET, &c->fd) !=
+	    CURLE_OK || c->fd == CURL_SOCKET_BAD) {
+		dock_seterr(err, errlen, "exec start: no socket");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Feeds raw stream bytes to the demultiplexer. */
+static int
+dock_demux_feed(struct dock_demux *d, struct dock_stream *s,
+    const unsigned char *p, size_t n)
+{
+	struct dock_buf	*dst;
+	size_t		 k;
+	int		 rc;
+
+	while (n > 0) {
+		if (d->hdr_have < 8) {
+			k = 8 - d->hdr_have;
+			if (k > n)
+				k = n;
+			memcpy(d->hdr + d->hdr_have, p, k);
+			d->hdr_have += k;
+			p += k;
+			n -= k;
+			if (d->hdr_have < 8)
+				break;
+			if (d->hdr[0] > 3)
+				return -EPROTO;
+			d->type = d->hdr[0];
+			d->left = (uint32_t)d->hdr[4] << 24 |
+			    (uint32_t)d->hdr[5] << 16 |
+			    (uint32_t)d->hdr[6] << 8 | (uint32_t)d->hdr[7];
+			if (d->left == 0)
+				d->hdr_have = 0;
+			continue;
+		}
+		k = d->left < n ? d->left : n;
+		if (d->type == 3) {
+			dst = &s->syserr;
+			if (dst->len + k > DOCK_SYSERR_MAX)
+				k = dst->len < DOCK_SYSERR_MAX ?
+				    DOCK_SYSERR_MAX - dst->len : 0;
+			rc = dock_buf_append(dst, p, k);
+			k = d->left < n ? d->left : n;
+		} else {
+			dst = d->type == 2 ? &s->err : &s->out;
+			rc = dock_buf_append(dst, p, k);
+		}
+		if (rc < 0)
+			return rc;
+		p += k;
+		n -= k;
+		d->left -= (uint32_t)k;
+		if (d->left == 0)
+			d->hdr_have = 0;
+	}
+	return 0;
+}
+
+/* Reads the error body of a refused start (bounded) for its message. */
+static int
+dock_start_refused(struct dock_conn *c, long status, const char *hdrs,
+    const char *rest, size_t restlen, char *err, size_t errlen)
+{
+	struct dock_http_res	 res;
+	const char		*cl;
+	char			 buf[4096];
+	size_t			 want = DOCK_ERRBODY_MAX;
+	ssize_t			 n;
+	short			 rev;
+	int			 rc;
+
+	memset(&res, 0, sizeof(res));
+	res.status = status;
+	res.body.max = DOCK_ERRBODY_MAX;
+	if ((cl = strcasestr(hdrs, "\r\nContent-Length:")) != NULL)
+		want = strtoul(cl + 17, NULL, 10);
+	if (want > DOCK_ERRBODY_MAX)
+		want = DOCK_ERRBODY_MAX;
+	if (restlen > want)
+		restlen = want;
+	dock_buf_append(&res.body, rest, restlen);
+	c->deadline = dock_now_ms() + 2000;
+	while (res.body.len < want) {
+		n = dock_conn_recv(c, buf, sizeof(buf));
+		if (n == -EAGAIN) {
+			if (dock_conn_wait(c, POLLIN, &rev) < 0)
+				break;
+			continue;
+		}
+		if (n <= 0 || dock_buf_append(&res.body, buf, (size_t)n) < 0)
+			break;
+	}
+	rc = dock_http_status_err(&res, -EBUSY, "exec start", err, errlen);
+	dock_http_res_fini(&res);
+	return rc;
+}
+
+/* Sends the request and reads the reply headers; leftover bytes demuxed. */
+static int
+dock_start_handshake(struct dock_engine *e, struct dock_conn *c,
+    const char *exec_id, struct dock_demux *d, struct dock_stream *s,
+    char *err, size_t errlen)
+{
+	static const char	 body[] = "{\"Detach\":false,\"Tty\":false}";
+	char			 req[DOCK_PATH_MAX], hdr[DOCK_HDR_MAX + 1];
+	char			*end;
+	size_t			 have = 0, hlen;
+	ssize_t			 n;
+	long			 status;
+	short			 rev;
+	int			 rc, minor, len;
+
+	if ((minor = dock_negotiate(e, DOCK_CTL_TIMEOUT_MS, err, errlen)) < 0)
+		return minor;
+	len = snprintf(req, sizeof(req),
+	    "POST /v1.%d/exec/%s/start HTTP/1.1\r\n"
+	    "Host: docker\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Connection: Upgrade\r\n"
+	    "Upgrade: tcp\r\n"
+	    "\r\n%s", minor, exec_id, sizeof(body) - 1, body);
+	if (len < 0 || (size_t)len >= sizeof(req))
+		return -ENAMETOOLONG;
+	if ((rc = dock_conn_send_all(c, req, (size_t)len)) < 0)
+		goto io;
+	for (;;) {
+		if (have >= DOCK_HDR_MAX) {
+			dock_seterr(err, errlen, "exec start: headers too long");
+			return -EPROTO;
+		}
+		n = dock_conn_recv(c, hdr + have, DOCK_HDR_MAX - have);
+		if (n == -EAGAIN) {
+			if ((rc = dock_conn_wait(c, POLLIN, &rev)) < 0)
+				goto io;
+			continue;
+		}
+		if (n <= 0) {
+			rc = -EIO;
+			goto io;
+		}
+		have += (size_t)n;
+		hdr[have] = '\0';
+		if ((end = strstr(hdr, "\r\n\r\n")) != NULL)
+			break;
+	}
+	hlen = (size_t)(end - hdr) + 4;
+	if (sscanf(hdr, "HTTP/%*d.%*d %ld", &status) != 1) {
+		dock_seterr(err, errlen, "exec start: malformed reply");
+		return -EPROTO;
+	}
+	if (status != 101 && status != 200) {
+		end[2] = '\0';
+		return dock_start_refused(c, status, hdr, hdr + hlen,
+		    have - hlen, err, errlen);
+	}
+	return dock_demux_feed(d, s, (unsigned char *)hdr + hlen, have - hlen);
+io:
+	if (rc == -ETIMEDOUT)
+		return rc;
+	dock_seterr(err, errlen, "exec start: connection to %s failed",
+	    e->name);
+	return rc;
+}
+
+int
+dock_stream_run(struct dock_engine *e, const char *exec_id,
+    struct dock_stream *s, char *err, size_t errlen)
+{
+	struct dock_conn	 c;
+	struct dock_demux	 d;
+	const char		*in = s->in;
+	size_t			 in_off = 0, sent;
+	unsigned char		*buf = NULL;
+	bool			 sending = s->has_stdin;
+	ssize_t			 n;
+	CURLcode		 cc;
+	short			 rev;
+	int			 rc;
+
+	memset(&c, 0, sizeof(c));
+	memset(&d, 0, sizeof(d));
+	c.fd = CURL_SOCKET_BAD;
+	c.deadline = s->deadline;
+	s->outcome = DOCK_EXEC_EXITED;
+	if ((rc = dock_conn_open(e, &c, err, errlen)) < 0)
+		goto fail;
+	rc = dock_start_handshake(e, &c, exec_id, &d, s, err, errlen);
+	if (rc == -ETIMEDOUT)
+		goto timeout;
+	if (rc < 0)
+		goto fail;
+	if ((buf = malloc(DOCK_READ_CHUNK)) == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	if (sending && s->in_len == 0) {
+		shutdown(c.fd, SHUT_WR);
+		sending = false;
+	}
+	for (;;) {
+		if (s->out.len + s->err.len > s->limit) {
+			s->outcome = DOCK_EXEC_LIMIT;
+			break;
+		}
+		rc = dock_conn_wait(&c, POLLIN | (sending ? POLLOUT : 0), &rev);
+		if (rc == -ETIMEDOUT)
+			goto timeout;
+		if (rc < 0)
+			goto fail;
+		if (sending && (rev & (POLLOUT | POLLERR | POLLHUP))) {
+			sent = 0;
+			cc = curl_easy_send(c.h, in + in_off,
+			    s->in_len - in_off > DOCK_SEND_CHUNK ?
+			    DOCK_SEND_CHUNK : s->in_len - in_off, &sent);
+			if (cc == CURLE_OK)
+				in_off += sent;
+			/* A process that stops reading just loses the rest. */
+			if ((cc != CURLE_OK && cc != CURLE_AGAIN) ||
+			    in_off == s->in_len) {
+				shutdown(c.fd, SHUT_WR);
+				sending = false;
+			}
+		}
+		if (!(rev & (POLLIN | POLLERR | POLLHUP)))
+			continue;
+		n = dock_conn_recv(&c, (char *)buf, DOCK_READ_CHUNK);
+		if (n == -EAGAIN)
+			continue;
+		if (n == 0)
+			break;
+		if (n < 0) {
+			dock_seterr(err, errlen, "exec stream: read failed");
+			rc = -EIO;
+			goto fail;
+		}
+		if ((rc = dock_demux_feed(&d, s, buf, (size_t)n)) < 0) {
+			dock_seterr(err, errlen, "exec stream: %s",
+			    rc == -EPROTO ? "bad frame header" : "no memory");
+			goto fail;
+		}
+	}
+	rc = 0;
+	goto fail;
+timeout:
+	s->outcome = DOCK_EXEC_TIMEOUT;
+	rc = 0;
+fail:
+	free(buf);
+	if (c.h != NULL)
+		curl_easy_cleanup(c.h);
+	return rc;
+}

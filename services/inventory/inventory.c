@@ -1,0 +1,391 @@
+/*
+ * inventory.c - records of computers in use and their owners; Acquire
+ * finds (driver Attach) or makes (driver Create) a computer once, however
+ * many sessions ask at the same moment.
+ */
+#include "inventory.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.pb-c.h"
+#include "inventory.pb-c.h"
+#include "msc_log.h"
+#include "msc_map.h"
+#include "msc_rpc.h"
+#include "msc_slug.h"
+
+#define INV_DRIVER_TIMEOUT_MS 660000   /* an image pull may be slow */
+#define INV_MAX_WAITERS 4096
+
+struct waiter {
+	struct msc_call *call;
+	bool temporary;
+	char owner[64];
+	struct waiter *next;
+};
+
+struct record {
+	char id[MSC_SLUG_MAX + 1];
+	bool ready;              /* false while the driver works on it */
+	bool temporary;
+	Msc__V1__Computer *computer;   /* the driver's answer (owned) */
+	char **owners;
+	size_t n_owners;
+	struct waiter *waiters;  /* Acquire calls waiting for the driver */
+	size_t n_waiters;
+};
+
+struct inv_service {
+	pthread_mutex_t mu;
+	struct msc_map *records;  /* id -> struct record */
+	struct msc_client *driver;
+	struct msc_server *srv;
+};
+
+static bool
+has_owner(const struct record *r, const char *owner)
+{
+	for (size_t i = 0; i < r->n_owners; i++)
+		if (strcmp(r->owners[i], owner) == 0)
+			return true;
+	return false;
+}
+
+static int
+add_owner(struct record *r, const char *owner)
+{
+	char **grown, *dup;
+
+	if (has_owner(r, owner))
+		return 0;
+	if ((dup = strdup(owner)) == NULL)
+		return -ENOMEM;
+	grown = realloc(r->owners, (r->n_owners + 1) * sizeof(*grown));
+	if (grown == NULL) {
+		free(dup);
+		return -ENOMEM;
+	}
+	grown[r->n_owners++] = dup;
+	r->owners = grown;
+	return 0;
+}
+
+static void
+del_owner(struct record *r, const char *owner)
+{
+	for (size_t i = 0; i < r->n_owners; i++) {
+		if (strcmp(r->owners[i], owner) == 0) {
+			free(r->owners[i]);
+			r->owners[i] = r->owners[--r->n_owners];
+			return;
+		}
+	}
+}
+
+static void
+record_free(struct record *r)
+{
+	for (size_t i = 0; i < r->n_owners; i++)
+		free(r->owners[i]);
+	free(r->owners);
+	if (r->computer != NULL)
+		protobuf_c_message_free_unpacked(&r->computer->base, NULL);
+	free(r);
+}
+
+/* Answers an Acquire for record r (locked by the caller's caller). */
+static void
+answer(struct record *r, struct waiter *w)
+{
+	if (w->temporary != r->temporary) {
+		msc_call_fail(w->call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    "Computer '%s' already exists with temporary=%s; requested "
+		    "temporary=%s.", r->id, r->temporary ? "true" : "false",
+		    w->temporary ? "true" : "false");
+		return;
+	}
+	if (add_owner(r, w->owner) != 0) {
+		msc_call_fail(w->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "out of memory");
+		return;
+	}
+	msc_call_reply(w->call, &r->computer->base);
+}
+
+/* Ends the driver work on r: answers every waiter, drops r if unowned. */
+static void
+settle(struct inv_service *s, struct record *r, const struct msc_status *st)
+{
+	struct waiter *w, *next;
+
+	pthread_mutex_lock(&s->mu);
+	w = r->waiters;
+	r->waiters = NULL;
+	r->n_waiters = 0;
+	r->ready = true;
+	for (; w != NULL; w = next) {
+		next = w->next;
+		if (st->code != MSC__V1__CODE__OK)
+			msc_call_fail(w->call, st->code, "%s", st->message);
+		else
+			answer(r, w);
+		free(w);
+	}
+	if (r->n_owners == 0) {
+		msc_map_del(s->records, r->id);
+		record_free(r);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+struct op {
+	struct inv_service *s;
+	struct record *r;
+};
+
+static void
+created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct op *op = arg;
+
+	if (resp != NULL) {
+		op->r->computer = (Msc__V1__Computer *)resp;
+		op->r->temporary = op->r->computer->temporary;
+	}
+	settle(op->s, op->r, st);
+	free(op);
+}
+
+static void
+attached(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct op *op = arg;
+	Msc__V1__CreateRequest cr = MSC__V1__CREATE_REQUEST__INIT;
+	int rv;
+
+	if (st->code != MSC__V1__CODE__NOT_FOUND) {
+		created(arg, st, resp);
+		return;
+	}
+	/* Not found: make it, in the mode of the first caller. */
+	cr.computer_id = op->r->id;
+	cr.temporary = op->r->waiters->temporary;
+	rv = msc_client_call(op->s->driver, &msc__v1__driver__descriptor,
+	    "Create", &cr.base, INV_DRIVER_TIMEOUT_MS, created, op);
+	if (rv != 0) {
+		struct msc_status fail = { MSC__V1__CODE__UNAVAILABLE,
+			"cannot reach the driver" };
+		settle(op->s, op->r, &fail);
+		free(op);
+	}
+}
+
+static void
+h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	const Msc__V1__AcquireRequest *a = (const void *)req;
+	struct inv_service *s = state;
+	Msc__V1__ComputerRef ref = MSC__V1__COMPUTER_REF__INIT;
+	char id[MSC_SLUG_MAX + 1];
+	struct record *r;
+	struct waiter *w;
+	struct op *op;
+
+	if (a->computer_id[0] == '\0')
+		msc_slug_random(id);
+	else if (msc_slug_normalize(a->computer_id, id) != 0) {
+		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
+		    MSC_SLUG_ERROR);
+		return;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		return;
+	}
+	w->call = call;
+	w->temporary = a->temporary;
+	snprintf(w->owner, sizeof(w->owner), "%s", a->owner);
+	pthread_mutex_lock(&s->mu);
+	r = msc_map_get(s->records, id);
+	if (r != NULL && r->ready) {
+		if (w->temporary != r->temporary)
+			msc_call_fail(call, MSC__V1__CODE__FAILED_PRECONDITION,
+			    "Computer '%s' already exists with temporary=%s; "
+			    "lifecycle mode cannot be changed without a factory "
+			    "reset or delete.", id,
+			    r->temporary ? "true" : "false");
+		else
+			answer(r, w);
+		pthread_mutex_unlock(&s->mu);
+		free(w);
+		return;
+	}
+	if (r != NULL) {
+		if (r->n_waiters >= INV_MAX_WAITERS) {
+			pthread_mutex_unlock(&s->mu);
+			free(w);
+			msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    "too many callers wait for computer '%s'", id);
+			return;
+		}
+		w->next = r->waiters;
+		r->waiters = w;
+		r->n_waiters++;
+		pthread_mutex_unlock(&s->mu);
+		return;
+	}
+	r = calloc(1, sizeof(*r));
+	op = malloc(sizeof(*op));
+	if (r == NULL || op == NULL || msc_map_put(s->records, id, r) != 0) {
+		pthread_mutex_unlock(&s->mu);
+		free(r);
+		free(op);
+		free(w);
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		return;
+	}
+	strcpy(r->id, id);
+	r->waiters = w;
+	r->n_waiters = 1;
+	op->s = s;
+	op->r = r;
+	pthread_mutex_unlock(&s->mu);
+	ref.computer_id = r->id;
+	if (msc_client_call(s->driver, &msc__v1__driver__descriptor, "Attach",
+		&ref.base, INV_DRIVER_TIMEOUT_MS, attached, op) != 0) {
+		struct msc_status fail = { MSC__V1__CODE__UNAVAILABLE,
+			"cannot reach the driver" };
+		settle(s, r, &fail);
+		free(op);
+	}
+}
+
+static void
+stopped(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct msc_call *call = arg;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	if (st->code != MSC__V1__CODE__OK) {
+		msc_log_warn("inventory: stopping a computer failed: %s",
+		    st->message);
+		msc_call_fail(call, st->code, "%s", st->message);
+		return;
+	}
+	msc_call_reply(call, &e.base);
+}
+
+static void
+h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	const Msc__V1__ReleaseRequest *rr = (const void *)req;
+	struct inv_service *s = state;
+	Msc__V1__ComputerRef ref = MSC__V1__COMPUTER_REF__INIT;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	struct record *r;
+	bool stop = false;
+
+	pthread_mutex_lock(&s->mu);
+	r = msc_map_get(s->records, rr->computer_id);
+	if (r != NULL && r->ready) {
+		del_owner(r, rr->owner);
+		if (r->n_owners == 0 || rr->dead) {
+			stop = r->temporary && r->n_owners == 0;
+			if (r->n_owners == 0) {
+				msc_map_del(s->records, r->id);
+				record_free(r);
+			}
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (!stop) {
+		msc_call_reply(call, &e.base);
+		return;
+	}
+	ref.computer_id = rr->computer_id;
+	if (msc_client_call(s->driver, &msc__v1__driver__descriptor, "Stop",
+		&ref.base, msc_call_remaining_ms(call), stopped, call) != 0)
+		msc_call_fail(call, MSC__V1__CODE__UNAVAILABLE,
+		    "cannot reach the driver");
+}
+
+static void
+listed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct msc_call *call = arg;
+
+	if (resp == NULL) {
+		msc_call_fail(call, st->code, "%s", st->message);
+		return;
+	}
+	msc_call_reply(call, resp);
+	protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void
+h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	struct inv_service *s = state;
+
+	if (msc_client_call(s->driver, &msc__v1__driver__descriptor, "List",
+		req, msc_call_remaining_ms(call), listed, call) != 0)
+		msc_call_fail(call, MSC__V1__CODE__UNAVAILABLE,
+		    "cannot reach the driver");
+}
+
+static const struct msc_method inventory_methods[] = {
+	{ "Acquire", h_acquire },
+	{ "Release", h_release },
+	{ "List", h_list },
+	{ NULL, NULL },
+};
+
+int
+inv_start(const char *url, const char *driver_url, struct inv_service **sp)
+{
+	struct inv_service *s = calloc(1, sizeof(*s));
+	int rv;
+
+	if (s == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&s->mu, NULL);
+	if ((rv = msc_map_new(&s->records)) != 0 ||
+	    (rv = msc_client_open(driver_url, &s->driver)) != 0 ||
+	    (rv = msc_server_start(url, &msc__v1__inventory__descriptor,
+		 inventory_methods, s, 4096, &s->srv)) != 0) {
+		inv_stop(s);
+		return rv;
+	}
+	*sp = s;
+	return 0;
+}
+
+static void
+free_record(void *arg, const char *key, void *value)
+{
+	(void)arg;
+	(void)key;
+	record_free(value);
+}
+
+void
+inv_stop(struct inv_service *s)
+{
+	if (s == NULL)
+		return;
+	msc_server_stop(s->srv);
+	msc_client_close(s->driver);
+	if (s->records != NULL) {
+		msc_map_each(s->records, free_record, NULL);
+		msc_map_free(s->records);
+	}
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}

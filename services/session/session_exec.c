@@ -1,0 +1,355 @@
+/*
+ * session_exec.c - terminal_execute: validate, resolve the computer
+ * (one Acquire at a time per session, so concurrent first calls share
+ * one default computer), run it on the driver, shape the result.
+ */
+#include "session_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.pb-c.h"
+#include "inventory.pb-c.h"
+#include "msc_log.h"
+#include "msc_utf8.h"
+
+#define STDIN_LIMIT 2097152
+#define MODE_TEMP ((void *)1)
+#define MODE_PERM ((void *)2)
+
+struct pending {
+	struct sess_service *s;
+	struct sess *ss;
+	struct msc_call *call;
+	const Msc__V1__TerminalExecRequest *req;   /* borrowed from call */
+	char id[MSC_SLUG_MAX + 1];   /* explicit id, then the resolved one */
+	bool explicit_id;
+	bool temporary;              /* requested, then resolved */
+	struct pending *next;
+};
+
+const char *
+sess_validate(const Msc__V1__TerminalExecRequest *r, char *buf, size_t buflen)
+{
+	bool has_cmd = r->command[0] != '\0';
+	bool has_args = r->n_args > 0;
+
+	if (has_cmd && has_args)
+		return "Cannot provide both 'command' and 'args'. Use 'command' "
+		       "for shell commands or 'args' for direct execution.";
+	if (!has_cmd && !has_args)
+		return "Must provide either 'command' or 'args'.";
+	if (r->working_directory[0] != '\0' && r->working_directory[0] != '/') {
+		snprintf(buf, buflen, "working_directory must be an absolute "
+				      "path, got: %s", r->working_directory);
+		return buf;
+	}
+	if (r->has_timeout && r->timeout < 1)
+		return "timeout must be at least 1 second.";
+	if (r->has_stdin && r->stdin.len > STDIN_LIMIT) {
+		snprintf(buf, buflen, "stdin content exceeds the 2 MiB limit "
+				      "(%zu bytes). Split into smaller chunks or use "
+				      "a different approach.", r->stdin.len);
+		return buf;
+	}
+	if (r->has_computer_id) {
+		char id[MSC_SLUG_MAX + 1];
+
+		if (msc_slug_normalize(r->computer_id, id) != 0)
+			return MSC_SLUG_ERROR;
+	}
+	return NULL;
+}
+
+static void pending_end(struct pending *p);
+static void resolve(struct pending *p);
+
+/* Fails the call and ends p (lock not held). */
+static void
+pending_fail(struct pending *p, Msc__V1__Code code, const char *msg)
+{
+	msc_call_fail(p->call, code, "%s", msg);
+	pending_end(p);
+}
+
+static void
+pending_end(struct pending *p)
+{
+	pthread_mutex_lock(&p->s->mu);
+	sess_unref(p->ss);
+	pthread_mutex_unlock(&p->s->mu);
+	free(p);
+}
+
+static int
+repair(const ProtobufCBinaryData *in, ProtobufCBinaryData *out)
+{
+	size_t len;
+
+	out->data = (uint8_t *)msc_utf8_repair((const char *)in->data,
+	    in->len, &len);
+	out->len = len;
+	return out->data != NULL ? 0 : -ENOMEM;
+}
+
+static void
+set_text(ProtobufCBinaryData *out, const char *text)
+{
+	out->data = (uint8_t *)strdup(text);
+	out->len = out->data != NULL ? strlen(text) : 0;
+}
+
+static void
+forget(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	(void)arg;
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	if (st->code != MSC__V1__CODE__OK)
+		msc_log_warn("session: release failed: %s", st->message);
+}
+
+/* Tells the inventory this session no longer holds p->id. */
+static void
+release(struct pending *p, bool dead)
+{
+	Msc__V1__ReleaseRequest rr = MSC__V1__RELEASE_REQUEST__INIT;
+
+	rr.computer_id = p->id;
+	rr.owner = p->ss->id;
+	rr.dead = dead;
+	if (msc_client_call(p->s->inventory, &msc__v1__inventory__descriptor,
+		"Release", &rr.base, 60000, forget, NULL) != 0)
+		msc_log_warn("session: cannot release %s", p->id);
+}
+
+static void
+executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct pending *p = arg;
+	const struct msc_cfg *cfg = p->s->cfg;
+	Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
+	Msc__V1__ExecResult *res = (Msc__V1__ExecResult *)resp;
+	char marker[256];
+
+	if (res == NULL) {
+		if (st->code == MSC__V1__CODE__ABORTED) {
+			pthread_mutex_lock(&p->s->mu);
+			msc_map_del(p->ss->owned, p->id);
+			pthread_mutex_unlock(&p->s->mu);
+			release(p, true);
+		}
+		pending_fail(p, st->code, st->message);
+		return;
+	}
+	rep.computer_id = p->id;
+	rep.temporary = p->temporary;
+	rep.exec_duration_ms = res->duration_ms;
+	rep.exit_code = res->exit_code;
+	if (res->outcome == MSC__V1__EXEC_OUTCOME__TIMED_OUT) {
+		long t = p->req->has_timeout ? (long)p->req->timeout : cfg->timeout;
+
+		snprintf(marker, sizeof(marker),
+		    "[kilntainers: command timed out after %lds]", t);
+		set_text(&rep.stdout, "");
+		set_text(&rep.stderr, marker);
+		rep.exit_code = 124;
+	} else if (res->outcome == MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT) {
+		snprintf(marker, sizeof(marker),
+		    "[kilntainers: output limit exceeded (%ld bytes). Command "
+		    "terminated. No output returned. Re-run with head, tail, or "
+		    "grep to manage output size.]", cfg->output_limit);
+		set_text(&rep.stdout, "");
+		set_text(&rep.stderr, marker);
+		rep.exit_code = 1;
+	} else {
+		(void)repair(&res->stdout, &rep.stdout);
+		(void)repair(&res->stderr, &rep.stderr);
+	}
+	protobuf_c_message_free_unpacked(resp, NULL);
+	if (rep.stdout.data == NULL || rep.stderr.data == NULL)
+		msc_call_fail(p->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "out of memory");
+	else
+		msc_call_reply(p->call, &rep.base);
+	free(rep.stdout.data);
+	free(rep.stderr.data);
+	pending_end(p);
+}
+
+static void
+run(struct pending *p)
+{
+	const Msc__V1__TerminalExecRequest *r = p->req;
+	Msc__V1__ExecRequest er = MSC__V1__EXEC_REQUEST__INIT;
+	long timeout = r->has_timeout ? (long)r->timeout : p->s->cfg->timeout;
+
+	er.computer_id = p->id;
+	er.command = r->command;
+	er.n_args = r->n_args;
+	er.args = r->args;
+	er.has_stdin = r->has_stdin && r->stdin.len > 0;
+	er.stdin = r->stdin;
+	er.working_directory = r->working_directory;
+	er.timeout_s = (uint32_t)(timeout > 604800 ? 604800 : timeout);
+	er.output_limit = (uint64_t)p->s->cfg->output_limit;
+	/* The driver enforces the timeout; allow it time to kill and reply,
+	 * and time to wait its turn on a busy computer. */
+	if (msc_client_call(p->s->driver, &msc__v1__driver__descriptor, "Exec",
+		&er.base, (int)(er.timeout_s * 1000 + 600000), executed, p) != 0)
+		pending_fail(p, MSC__V1__CODE__UNAVAILABLE,
+		    "the driver service cannot be reached");
+}
+
+/* Runs every call that waited for a resolve; each may queue again. */
+static void
+drain(struct sess_service *s, struct sess *ss)
+{
+	struct pending *list, *next;
+
+	pthread_mutex_lock(&s->mu);
+	list = ss->queue_head;
+	ss->queue_head = ss->queue_tail = NULL;
+	ss->queued = 0;
+	pthread_mutex_unlock(&s->mu);
+	for (; list != NULL; list = next) {
+		next = list->next;
+		list->next = NULL;
+		resolve(list);
+	}
+}
+
+static void
+acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct pending *p = arg;
+	struct sess_service *s = p->s;
+	struct sess *ss = p->ss;
+	Msc__V1__Computer *c = (Msc__V1__Computer *)resp;
+	bool closed;
+
+	pthread_mutex_lock(&s->mu);
+	ss->resolving = false;
+	closed = ss->closed;
+	if (c != NULL) {
+		snprintf(p->id, sizeof(p->id), "%s", c->computer_id);
+		p->temporary = c->temporary;
+		if (!closed &&
+		    msc_map_put(ss->owned, p->id,
+			p->temporary ? MODE_TEMP : MODE_PERM) == 0 &&
+		    !p->explicit_id && ss->default_id[0] == '\0')
+			strcpy(ss->default_id, p->id);
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (c != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	if (c != NULL && closed) {
+		release(p, false);
+		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		    "the session ended");
+	} else if (c == NULL)
+		pending_fail(p, st->code, st->message);
+	else
+		run(p);
+	drain(s, ss);
+}
+
+static void
+resolve(struct pending *p)
+{
+	struct sess_service *s = p->s;
+	struct sess *ss = p->ss;
+	Msc__V1__AcquireRequest ar = MSC__V1__ACQUIRE_REQUEST__INIT;
+	char msg[256];
+	void *mode;
+
+	pthread_mutex_lock(&s->mu);
+	if (ss->resolving) {
+		if (ss->queued >= SESS_MAX_PENDING) {
+			pthread_mutex_unlock(&s->mu);
+			pending_fail(p, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    "too many calls wait for this session's computer");
+			return;
+		}
+		if (ss->queue_tail != NULL)
+			ss->queue_tail->next = p;
+		else
+			ss->queue_head = p;
+		ss->queue_tail = p;
+		ss->queued++;
+		pthread_mutex_unlock(&s->mu);
+		return;
+	}
+	if (!p->explicit_id)
+		strcpy(p->id, ss->default_id);
+	mode = p->id[0] != '\0' ? msc_map_get(ss->owned, p->id) : NULL;
+	if (mode != NULL) {
+		bool temporary = mode == MODE_TEMP;
+
+		pthread_mutex_unlock(&s->mu);
+		if (p->explicit_id && p->temporary != temporary) {
+			snprintf(msg, sizeof(msg), "Computer '%s' is already "
+			    "attached with temporary=%s.", p->id,
+			    temporary ? "true" : "false");
+			pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION, msg);
+			return;
+		}
+		p->temporary = temporary;
+		run(p);
+		return;
+	}
+	ss->resolving = true;
+	pthread_mutex_unlock(&s->mu);
+	ar.computer_id = p->id;
+	ar.temporary = p->temporary;
+	ar.owner = ss->id;
+	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
+		"Acquire", &ar.base, 660000, acquired, p) != 0) {
+		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,
+			"the inventory service cannot be reached" };
+		acquired(p, &st, NULL);
+	}
+}
+
+void
+sess_exec_start(struct sess_service *s, struct msc_call *call,
+    const Msc__V1__TerminalExecRequest *req)
+{
+	char buf[512];
+	const char *invalid = sess_validate(req, buf, sizeof(buf));
+	struct pending *p;
+	struct sess *ss;
+
+	if (invalid != NULL) {
+		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT, "%s",
+		    invalid);
+		return;
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		return;
+	}
+	p->s = s;
+	p->call = call;
+	p->req = req;
+	p->temporary = req->has_temporary ? req->temporary : true;
+	if (req->has_computer_id) {
+		(void)msc_slug_normalize(req->computer_id, p->id);
+		p->explicit_id = true;
+	}
+	pthread_mutex_lock(&s->mu);
+	ss = msc_map_get(s->sessions, req->session_id);
+	if (ss != NULL)
+		ss->refs++;
+	pthread_mutex_unlock(&s->mu);
+	if (ss == NULL) {
+		free(p);
+		msc_call_fail(call, MSC__V1__CODE__NOT_FOUND,
+		    "Session not found");
+		return;
+	}
+	p->ss = ss;
+	resolve(p);
+}

@@ -1,0 +1,51 @@
+/* session_int.h - state shared by the session service's files. */
+#ifndef SESS_SESSION_INT_H
+#define SESS_SESSION_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "msc_map.h"
+#include "msc_rpc.h"
+#include "msc_slug.h"
+#include "session.h"
+#include "session.pb-c.h"
+
+#define SESS_MAX_SESSIONS 100000
+#define SESS_MAX_PENDING 1024
+
+struct pending;
+
+struct sess {
+	char id[33];
+	int refs;                       /* map + calls in flight */
+	bool closed;
+	char default_id[MSC_SLUG_MAX + 1];
+	struct msc_map *owned;          /* id -> (void *)1 temp / 2 perm */
+	bool resolving;                 /* an Acquire is in flight */
+	struct pending *queue_head, *queue_tail;
+	size_t queued;
+};
+
+struct sess_service {
+	const struct msc_cfg *cfg;
+	pthread_mutex_t mu;             /* guards sessions and every sess */
+	struct msc_map *sessions;       /* id -> struct sess */
+	struct msc_client *inventory;
+	struct msc_client *driver;
+	struct msc_server *srv;
+};
+
+/* session_exec.c */
+void sess_exec_start(struct sess_service *s, struct msc_call *call,
+    const Msc__V1__TerminalExecRequest *req);
+/* Drops one reference; frees the session at zero. Locked by caller. */
+void sess_unref(struct sess *ss);
+/*
+ * Checks the arguments as the reference does; returns NULL or the message
+ * shown to the agent (static storage or `buf`).
+ */
+const char *sess_validate(const Msc__V1__TerminalExecRequest *r, char *buf,
+    size_t buflen);
+
+#endif /* SESS_SESSION_INT_H */
