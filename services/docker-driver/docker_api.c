@@ -263,6 +263,11 @@ dock_image_ensure(struct dock_engine *e, const char *image, int timeout_ms,
 	if (res.status < 200 || res.status >= 300) {
 		rc = dock_http_status_err(&res, -EIO, "pull", detail,
 		    sizeof(detail));
+		/* The engine's own words are the detail. */
+		dock_json_message(res.body.p, res.body.len, pull.error,
+		    sizeof(pull.error));
+		if (pull.error[0] != '\0')
+			snprintf(detail, sizeof(detail), "%s", pull.error);
 		dock_http_res_fini(&res);
 		goto fail;
 	}

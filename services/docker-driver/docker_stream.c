@@ -366,13 +366,13 @@ dock_stream_run(struct dock_engine *e, const char *exec_id,
 		n = dock_conn_recv(&c, (char *)buf, DOCK_READ_CHUNK);
 		if (n == -EAGAIN)
 			continue;
-		if (n == 0)
+		/*
+		 * EOF; a reset (the daemon closing with stdin unread) comes
+		 * only after all queued output, so it ends the stream too.
+		 * Exec inspect tells whether the process really ended.
+		 */
+		if (n <= 0)
 			break;
-		if (n < 0) {
-			dock_seterr(err, errlen, "exec stream: read failed");
-			rc = -EIO;
-			goto fail;
-		}
 		if ((rc = dock_demux_feed(&d, s, buf, (size_t)n)) < 0) {
 			dock_seterr(err, errlen, "exec stream: %s",
 			    rc == -EPROTO ? "bad frame header" : "no memory");

@@ -165,6 +165,22 @@ count_procs(struct live *l, const char *id, const char *needle)
 	return n - 1;
 }
 
+/* State.StartedAt: changes when the container is restarted. */
+static char *
+started_at(struct live *l, const char *id)
+{
+	json_t	*j;
+	char	 err[256], *s;
+
+	assert_int_equal(dock_container_inspect(l->e, id, TMO, &j, err,
+	    sizeof(err)), 0);
+	s = strdup(json_string_value(json_object_get(json_object_get(j,
+	    "State"), "StartedAt")));
+	json_decref(j);
+	assert_non_null(s);
+	return s;
+}
+
 static void
 test_ping(void **state)
 {
@@ -199,6 +215,7 @@ test_image(void **state)
 	rc = dock_image_ensure(l->e, "kilntainers-test/no-such-image:nope",
 	    60000, err, sizeof(err));
 	assert_true(rc < 0);
+	fprintf(stderr, "pull error: %d %s\n", rc, err);
 	assert_non_null(strstr(err, "Failed to pull image "
 	    "'kilntainers-test/no-such-image:nope'. Check that the image name "
 	    "is correct and the registry is reachable."));
@@ -324,6 +341,7 @@ test_exec_binary_large(void **state)
 {
 	struct live		*l = *state;
 	struct dock_exec_res	 res;
+	const char		*argv[] = { "sh", "-c", NULL, NULL };
 	char			 line[32];
 	size_t			 off = 0;
 	int			 i, n;
@@ -335,7 +353,9 @@ test_exec_binary_large(void **state)
 	dock_exec_res_fini(&res);
 
 	/* Many frames split across reads: 1.2 MB of seq, checked in full. */
-	assert_int_equal(sh(l, "seq 1 200000; seq 1 1000 >&2", &res), 0);
+	argv[2] = "seq 1 200000; seq 1 1000 >&2";
+	assert_int_equal(run(l, NULL, argv, NULL, NULL, 0, false, TMO,
+	    4 << 20, &res), 0);
 	assert_int_equal(res.outcome, DOCK_EXEC_EXITED);
 	for (i = 1; i <= 200000; i++) {
 		n = snprintf(line, sizeof(line), "%d\n", i);
@@ -357,12 +377,16 @@ test_exec_timeout(void **state)
 				    "sleep 301 & echo started; exec sleep 31",
 				    NULL };
 	int64_t			 t0;
+	char			*st;
 
 	NEED_ENGINE(l);
+	st = started_at(l, l->main_id);
 	t0 = now_ms();
 	assert_int_equal(run(l, NULL, argv, NULL, NULL, 0, false, 1000,
 	    65536, &res), 0);
 	assert_int_equal(res.outcome, DOCK_EXEC_TIMEOUT);
+	fprintf(stderr, "timeout 1000 ms returned after %lld ms\n",
+	    (long long)(now_ms() - t0));
 	assert_true(now_ms() - t0 < 8000);
 	assert_string_equal(res.out, "started\n");
 	dock_exec_res_fini(&res);
@@ -377,6 +401,14 @@ test_exec_timeout(void **state)
 	dock_exec_res_fini(&res);
 	assert_int_equal(count_procs(l, NULL, "sleep 302"), 0);
 	assert_int_equal(count_procs(l, NULL, "sleep 32"), 0);
+	/* The marker kill did it: no restart was needed. */
+	{
+		char	*st2 = started_at(l, l->main_id);
+
+		assert_string_equal(st, st2);
+		free(st2);
+	}
+	free(st);
 }
 
 static void
@@ -384,8 +416,10 @@ test_exec_limit(void **state)
 {
 	struct live		*l = *state;
 	struct dock_exec_res	 res;
+	char			*st, *st2;
 
 	NEED_ENGINE(l);
+	st = started_at(l, l->main_id);
 	assert_int_equal(sh(l, "yes | head -c 20000", &res), 0);
 	assert_int_equal(res.out_len, 20000);
 	dock_exec_res_fini(&res);
@@ -414,6 +448,10 @@ test_exec_limit(void **state)
 		dock_exec_res_fini(&res);
 		assert_int_equal(count_procs(l, NULL, "yes kiltest"), 0);
 	}
+	st2 = started_at(l, l->main_id);
+	assert_string_equal(st, st2);
+	free(st);
+	free(st2);
 }
 
 /* Without sh in the container the kill falls back to a restart. */
@@ -432,16 +470,23 @@ test_exec_kill_fallback(void **state)
 	const char		*ls[] = { "ls", "/bin/sh", NULL };
 	char			 id[65];
 
+	char			*st, *st2;
+
 	NEED_ENGINE(l);
 	assert_int_equal(make_container(l, "nosh", id), 0);
 	assert_int_equal(run(l, id, rmsh, NULL, NULL, 0, false, TMO, 1000,
 	    &res), 0);
 	assert_int_equal(res.exit_code, 0);
 	dock_exec_res_fini(&res);
+	st = started_at(l, id);
 	assert_int_equal(run(l, id, slp, NULL, NULL, 0, false, 500, 1000,
 	    &res), 0);
 	assert_int_equal(res.outcome, DOCK_EXEC_TIMEOUT);
 	dock_exec_res_fini(&res);
+	st2 = started_at(l, id);
+	assert_string_not_equal(st, st2);
+	free(st);
+	free(st2);
 	assert_int_equal(run(l, id, find, NULL, NULL, 0, false, TMO, 65536,
 	    &res), 0);
 	assert_string_equal(res.out, "");

@@ -1,0 +1,144 @@
+/* test_lib.c - unit tests of lib/: UTF-8 repair, slugs, the map. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "msc_map.h"
+#include "msc_slug.h"
+#include "msc_utf8.h"
+
+static void
+utf8_repair_cases(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *out;
+	} cases[] = {
+		{ "hello", 5, "hello" },
+		{ "\xff", 1, "\xEF\xBF\xBD" },
+		{ "a\xc3", 2, "a\xEF\xBF\xBD" },             /* truncated */
+		{ "\xc3\xa9", 2, "\xc3\xa9" },               /* é */
+		{ "\xe2\x82", 2, "\xEF\xBF\xBD" },           /* one maximal part */
+		{ "\xed\xa0\x80", 3,                          /* surrogate */
+		    "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" },
+		{ "\xc0\xaf", 2, "\xEF\xBF\xBD\xEF\xBF\xBD" }, /* overlong */
+		{ "\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80" },
+		{ "\xf4\x90\x80\x80", 4,                      /* > U+10FFFF */
+		    "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		size_t n;
+		char *out = msc_utf8_repair(cases[i].in, cases[i].len, &n);
+
+		assert_non_null(out);
+		assert_int_equal(n, strlen(cases[i].out));
+		assert_memory_equal(out, cases[i].out, n);
+		assert_true(msc_utf8_valid(out, n));
+		free(out);
+	}
+	assert_false(msc_utf8_valid("\xff", 1));
+}
+
+static void
+utf8_keeps_nul(void **state)
+{
+	size_t n;
+	char *out = msc_utf8_repair("a\0b", 3, &n);
+
+	(void)state;
+	assert_int_equal(n, 3);
+	assert_memory_equal(out, "a\0b", 3);
+	free(out);
+}
+
+static void
+slug_rules(void **state)
+{
+	static const char *const bad[] = { "", "UPPER", "with space", "-leading",
+		"trailing-", "under_score",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" };
+	char out[MSC_SLUG_MAX + 1];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		assert_false(msc_slug_valid(bad[i]));
+		assert_int_equal(msc_slug_normalize(bad[i], out), -22);
+	}
+	assert_true(msc_slug_valid("a"));
+	assert_true(msc_slug_valid("dev-box-2"));
+	assert_int_equal(msc_slug_normalize("  dev-box \n", out), 0);
+	assert_string_equal(out, "dev-box");
+}
+
+static void
+slug_random_unique(void **state)
+{
+	struct msc_map *seen;
+	char ids[100][MSC_SLUG_MAX + 1];
+
+	(void)state;
+	assert_int_equal(msc_map_new(&seen), 0);
+	for (int i = 0; i < 100; i++) {
+		msc_slug_random(ids[i]);
+		assert_true(msc_slug_valid(ids[i]));
+		/* adjective-noun-4hex */
+		const char *last = strrchr(ids[i], '-');
+		assert_int_equal(strlen(last + 1), 4);
+		assert_null(msc_map_get(seen, ids[i]));
+		assert_int_equal(msc_map_put(seen, ids[i], ids[i]), 0);
+	}
+	assert_int_equal(msc_map_len(seen), 100);
+	msc_map_free(seen);
+}
+
+static void
+count_cb(void *arg, const char *key, void *value)
+{
+	(void)key;
+	(void)value;
+	(*(int *)arg)++;
+}
+
+static void
+map_grows_and_deletes(void **state)
+{
+	struct msc_map *m;
+	char key[32];
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(msc_map_new(&m), 0);
+	for (intptr_t i = 0; i < 5000; i++) {
+		snprintf(key, sizeof(key), "k%ld", (long)i);
+		assert_int_equal(msc_map_put(m, key, (void *)(i + 1)), 0);
+	}
+	assert_int_equal(msc_map_len(m), 5000);
+	assert_ptr_equal(msc_map_get(m, "k4999"), (void *)5000);
+	assert_ptr_equal(msc_map_del(m, "k10"), (void *)11);
+	assert_null(msc_map_get(m, "k10"));
+	assert_null(msc_map_del(m, "k10"));
+	msc_map_each(m, count_cb, &n);
+	assert_int_equal(n, 4999);
+	msc_map_free(m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(utf8_repair_cases),
+		cmocka_unit_test(utf8_keeps_nul),
+		cmocka_unit_test(slug_rules),
+		cmocka_unit_test(slug_random_unique),
+		cmocka_unit_test(map_grows_and_deletes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

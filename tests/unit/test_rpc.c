@@ -1,0 +1,211 @@
+/* test_rpc.c - msc_rpc over inproc://: replies, errors, deadlines, and
+ * many calls open at once answered out of order from another thread. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "msc_rpc.h"
+#include "session.pb-c.h"
+
+#define URL "inproc://test-rpc"
+#define NCALLS 200
+
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct msc_call *held[NCALLS];
+static int nheld;
+
+static void
+h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	const Msc__V1__OpenRequest *r = (const void *)req;
+	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
+
+	(void)state;
+	ref.session_id = r->client_name;     /* echo */
+	msc_call_reply(call, &ref.base);
+}
+
+static void
+h_close(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	(void)state;
+	(void)req;
+	msc_call_fail(call, MSC__V1__CODE__NOT_FOUND, "no such %s", "session");
+}
+
+/* Keeps the call open; a test thread answers it later. */
+static void
+h_exec(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	(void)state;
+	(void)req;
+	pthread_mutex_lock(&held_mu);
+	held[nheld++] = call;
+	pthread_mutex_unlock(&held_mu);
+}
+
+static const struct msc_method methods[] = {
+	{ "Open", h_open },
+	{ "Close", h_close },
+	{ "TerminalExec", h_exec },
+	{ NULL, NULL },
+};
+
+struct fixture {
+	struct msc_server *srv;
+	struct msc_client *cli;
+};
+
+static int
+setup(void **state)
+{
+	static struct fixture f;
+
+	nheld = 0;
+	assert_int_equal(msc_server_start(URL, &msc__v1__session__descriptor,
+			     methods, NULL, 512, &f.srv), 0);
+	assert_int_equal(msc_client_open(URL, &f.cli), 0);
+	*state = &f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	msc_client_close(f->cli);
+	msc_server_stop(f->srv);
+	return 0;
+}
+
+static void
+reply_roundtrip(void **state)
+{
+	struct fixture *f = *state;
+	Msc__V1__OpenRequest req = MSC__V1__OPEN_REQUEST__INIT;
+	ProtobufCMessage *resp = NULL;
+	char msg[128];
+
+	req.client_name = "hello";
+	assert_int_equal(msc_client_call_sync(f->cli,
+			     &msc__v1__session__descriptor, "Open", &req.base,
+			     2000, &resp, msg, sizeof(msg)),
+	    MSC__V1__CODE__OK);
+	assert_string_equal(((Msc__V1__SessionRef *)resp)->session_id, "hello");
+	protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void
+error_status(void **state)
+{
+	struct fixture *f = *state;
+	Msc__V1__SessionRef req = MSC__V1__SESSION_REF__INIT;
+	ProtobufCMessage *resp = NULL;
+	char msg[128];
+
+	assert_int_equal(msc_client_call_sync(f->cli,
+			     &msc__v1__session__descriptor, "Close", &req.base,
+			     2000, &resp, msg, sizeof(msg)),
+	    MSC__V1__CODE__NOT_FOUND);
+	assert_null(resp);
+	assert_string_equal(msg, "no such session");
+}
+
+static void
+deadline_exceeded(void **state)
+{
+	struct fixture *f = *state;
+	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	char msg[128];
+
+	assert_int_equal(msc_client_call_sync(f->cli,
+			     &msc__v1__session__descriptor, "TerminalExec",
+			     &req.base, 200, NULL, msg, sizeof(msg)),
+	    MSC__V1__CODE__DEADLINE_EXCEEDED);
+	/* Answer the held call late: the server must cope. */
+	pthread_mutex_lock(&held_mu);
+	assert_int_equal(nheld, 1);
+	msc_call_fail(held[0], MSC__V1__CODE__INTERNAL, "late");
+	nheld = 0;
+	pthread_mutex_unlock(&held_mu);
+}
+
+static void
+unknown_method(void **state)
+{
+	struct fixture *f = *state;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+
+	assert_int_equal(msc_client_call(f->cli, &msc__v1__session__descriptor,
+			     "Nope", &e.base, 100, NULL, NULL),
+	    -2);
+}
+
+static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
+static int done_ok;
+
+static void
+count_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	(void)arg;
+	pthread_mutex_lock(&done_mu);
+	if (st->code == MSC__V1__CODE__OK)
+		done_ok++;
+	pthread_mutex_unlock(&done_mu);
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void
+many_open_calls(void **state)
+{
+	struct fixture *f = *state;
+	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
+
+	done_ok = 0;
+	for (int i = 0; i < NCALLS; i++)
+		assert_int_equal(msc_client_call(f->cli,
+				     &msc__v1__session__descriptor,
+				     "TerminalExec", &req.base, 10000,
+				     count_reply, NULL),
+		    0);
+	/* Every call reaches the handler while none has been answered. */
+	for (int i = 0; i < 500; i++) {
+		pthread_mutex_lock(&held_mu);
+		int n = nheld;
+		pthread_mutex_unlock(&held_mu);
+		if (n == NCALLS)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(nheld, NCALLS);
+	for (int i = NCALLS - 1; i >= 0; i--)
+		msc_call_reply(held[i], &rep.base);
+	for (int i = 0; i < 500 && done_ok < NCALLS; i++)
+		usleep(10000);
+	assert_int_equal(done_ok, NCALLS);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(reply_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(error_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(deadline_exceeded, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(unknown_method, setup, teardown),
+		cmocka_unit_test_setup_teardown(many_open_calls, setup,
+		    teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

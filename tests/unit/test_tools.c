@@ -1,0 +1,202 @@
+/* test_tools.c - terminal_execute arguments: the edge's type rules, the
+ * session's validation messages, the result shape and the description. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "session_int.h"
+#include "tools.h"
+
+/* Parses `json` arguments into req; returns the type error or NULL. */
+static char *
+convert(const char *json, Msc__V1__TerminalExecRequest *req, json_t **keep,
+    json_t **args)
+{
+	*req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	*keep = json_array();
+	*args = json_loads(json, JSON_ALLOW_NUL, NULL);
+	assert_non_null(*args);
+	return tools_exec_request(*args, req, *keep);
+}
+
+static const char *
+validate(const char *json)
+{
+	static char buf[512];
+	static char copy[512];
+	Msc__V1__TerminalExecRequest req;
+	json_t *keep, *args;
+	const char *msg;
+	char *err = convert(json, &req, &keep, &args);
+
+	assert_null(err);
+	msg = sess_validate(&req, buf, sizeof(buf));
+	snprintf(copy, sizeof(copy), "%s", msg ? msg : "");
+	tools_exec_request_fini(&req);
+	json_decref(keep);
+	json_decref(args);
+	return copy;
+}
+
+static void
+validation_messages(void **state)
+{
+	(void)state;
+	assert_string_equal(validate("{\"command\":\"ls\",\"args\":[\"ls\"]}"),
+	    "Cannot provide both 'command' and 'args'. Use 'command' for shell "
+	    "commands or 'args' for direct execution.");
+	assert_string_equal(validate("{}"),
+	    "Must provide either 'command' or 'args'.");
+	assert_string_equal(validate("{\"command\":\"\",\"args\":[]}"),
+	    "Must provide either 'command' or 'args'.");
+	assert_string_equal(validate("{\"command\":\"ls\","
+				     "\"working_directory\":\"relative/path\"}"),
+	    "working_directory must be an absolute path, got: relative/path");
+	assert_string_equal(validate("{\"command\":\"ls\",\"timeout\":0}"),
+	    "timeout must be at least 1 second.");
+	assert_string_equal(validate("{\"command\":\"ls\",\"timeout\":-5}"),
+	    "timeout must be at least 1 second.");
+	assert_string_equal(validate("{\"command\":\"ls\","
+				     "\"computer_id\":\"Bad_Id\"}"),
+	    MSC_SLUG_ERROR);
+	assert_string_equal(validate("{\"command\":\"ls\",\"computer_id\":\"\"}"),
+	    MSC_SLUG_ERROR);
+	assert_string_equal(validate("{\"args\":[\"ls\"],\"timeout\":\"5\","
+				     "\"working_directory\":\"/tmp\"}"), "");
+}
+
+static void
+stdin_limit(void **state)
+{
+	size_t n = 2097152;
+	char *json = malloc(n + 64);
+	const char *msg;
+
+	(void)state;
+	strcpy(json, "{\"command\":\"cat\",\"stdin\":\"");
+	size_t off = strlen(json);
+	memset(json + off, 'a', n);
+	strcpy(json + off + n, "\"}");
+	assert_string_equal(validate(json), "");     /* exactly 2 MiB is fine */
+	memset(json + off, 'a', n + 1);
+	strcpy(json + off + n + 1, "\"}");
+	msg = validate(json);
+	assert_string_equal(msg, "stdin content exceeds the 2 MiB limit "
+				 "(2097153 bytes). Split into smaller chunks or "
+				 "use a different approach.");
+	free(json);
+}
+
+static void
+type_errors(void **state)
+{
+	static const char *const bad[] = { "{\"timeout\":\"abc\"}",
+		"{\"timeout\":1.5}", "{\"args\":5}", "{\"args\":[1]}",
+		"{\"command\":null}", "{\"temporary\":\"maybe\"}",
+		"{\"stdin\":{}}" };
+	Msc__V1__TerminalExecRequest req;
+	json_t *keep, *args;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		char *err = convert(bad[i], &req, &keep, &args);
+
+		assert_non_null(err);
+		assert_non_null(strstr(err, "Error executing tool terminal_execute"));
+		free(err);
+		tools_exec_request_fini(&req);
+		json_decref(keep);
+		json_decref(args);
+	}
+}
+
+static void
+coercions(void **state)
+{
+	Msc__V1__TerminalExecRequest req;
+	json_t *keep, *args;
+
+	(void)state;
+	assert_null(convert("{\"args\":\"[\\\"echo\\\",\\\"hi\\\"]\","
+			    "\"timeout\":\"5\",\"temporary\":false,"
+			    "\"stdin\":\"a\\u0000b\"}", &req, &keep, &args));
+	assert_int_equal(req.n_args, 2);
+	assert_string_equal(req.args[1], "hi");
+	assert_true(req.has_timeout);
+	assert_int_equal(req.timeout, 5);
+	assert_true(req.has_temporary);
+	assert_false(req.temporary);
+	assert_int_equal(req.stdin.len, 3);
+	tools_exec_request_fini(&req);
+	json_decref(keep);
+	json_decref(args);
+}
+
+static void
+result_shape(void **state)
+{
+	Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
+	json_t *res;
+	const char *text;
+
+	(void)state;
+	rep.computer_id = "steady-otter-a31f";
+	rep.temporary = false;
+	rep.stdout.data = (uint8_t *)"persistent\n";
+	rep.stdout.len = 11;
+	rep.exec_duration_ms = 84;
+	res = tools_exec_result(&rep);
+	text = json_string_value(json_object_get(json_array_get(
+	    json_object_get(res, "content"), 0), "text"));
+	assert_string_equal(text, "{\"computer_id\": \"steady-otter-a31f\", "
+				  "\"temporary\": false, \"stdout\": "
+				  "\"persistent\\n\", \"stderr\": \"\", "
+				  "\"exit_code\": 0, \"exec_duration_ms\": 84}");
+	assert_true(json_is_false(json_object_get(res, "isError")));
+	json_decref(res);
+}
+
+static void
+description(void **state)
+{
+	struct msc_cfg cfg = { 0 };
+	char *d;
+
+	(void)state;
+	cfg.image = "debian:bookworm-slim";
+	cfg.shell = "/bin/bash";
+	cfg.timeout = 120;
+	d = tools_description(&cfg);
+	assert_non_null(strstr(d, "Debian"));
+	assert_non_null(strstr(d, "bash"));
+	assert_non_null(strstr(d, "120"));
+	free(d);
+	cfg.extended_tool_instruction = "E";
+	d = tools_description(&cfg);
+	assert_int_equal(strcmp(d + strlen(d) - 3, "\n\nE"), 0);
+	free(d);
+	cfg.tool_instruction_override = "O";
+	d = tools_description(&cfg);
+	assert_string_equal(d, "O");
+	free(d);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(validation_messages),
+		cmocka_unit_test(stdin_limit),
+		cmocka_unit_test(type_errors),
+		cmocka_unit_test(coercions),
+		cmocka_unit_test(result_shape),
+		cmocka_unit_test(description),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
