@@ -92,6 +92,10 @@ ensure_session(struct mcp_conn *c, char *err, size_t errlen)
 
 	if (c->session_id[0] != '\0')
 		return 0;
+	if (c->session == NULL) {
+		snprintf(err, errlen, "no session service is configured");
+		return -ENOTCONN;
+	}
 	code = msc_client_call_sync(c->session, &msc__v1__session__descriptor,
 	    "Open", &req.base, 10000, &resp, err, errlen);
 	if (code != MSC__V1__CODE__OK)

@@ -1,0 +1,67 @@
+/*
+ * fuzz_jsonrpc.c - feeds arbitrary bytes to the edge's JSON-RPC reader
+ * (mcp_conn_handle) and the terminal_execute argument rules. Built as a
+ * libFuzzer target with -Dfuzz=true (clang), else as a replay program that
+ * runs the files given on its command line (the corpus, in the tests).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mcp.h"
+#include "msc_cfg.h"
+
+static void
+drop(void *ctx, json_t *msg)
+{
+	/* Every reply must be encodable: that is what stdout would get. */
+	char *text = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	(void)ctx;
+	if (text == NULL)
+		abort();
+	free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct msc_cfg cfg;
+	static int ready;
+	struct mcp_conn conn;
+
+	if (!ready) {
+		char *argv[] = { "fuzz", NULL };
+
+		msc_cfg_parse(&cfg, 1, argv);
+		ready = 1;
+	}
+	mcp_conn_init(&conn, &cfg, NULL, "description", drop, NULL);
+	mcp_conn_handle(&conn, (const char *)data, size);
+	mcp_conn_fini(&conn, 0);
+	return 0;
+}
+
+#ifndef MSC_LIBFUZZER
+int
+main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		FILE *f = fopen(argv[i], "rb");
+		static uint8_t buf[1 << 20];
+		size_t n;
+
+		if (f == NULL) {
+			perror(argv[i]);
+			return 1;
+		}
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		LLVMFuzzerTestOneInput(buf, n);
+	}
+	return 0;
+}
+#endif
