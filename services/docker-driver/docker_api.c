@@ -220,7 +220,8 @@ dock_image_ensure(struct dock_engine *e, const char *image, int timeout_ms,
 	struct dock_http_res	 res;
 	struct dock_pull	 pull;
 	char			 repo[DOCK_REF_MAX], tag[DOCK_REF_MAX];
-	char			 erepo[DOCK_REF_MAX * 3], etag[DOCK_REF_MAX * 3];
+	char			 erepo[DOCK_REF_MAX * 3],
+	    etag[DOCK_REF_MAX * 3];
 	char			 path[DOCK_PATH_MAX], detail[512];
 	int64_t			 start = dock_now_ms();
 	int			 rc, left, n;
@@ -287,7 +288,8 @@ dock_image_ensure(struct dock_engine *e, const char *image, int timeout_ms,
 fail:
 	dock_buf_fini(&pull.line);
 	if (rc < 0)
-		dock_seterr(err, errlen, "Failed to pull image '%s'. Check that "
+		dock_seterr(err, errlen,
+		    "Failed to pull image '%s'. Check that "
 		    "the image name is correct and the registry is reachable. "
 		    "%s", image != NULL ? image : "", detail);
 	return rc;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "docker_runflags.h"
 #include "msc_log.h"
@@ -436,20 +437,32 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 	return rv;
 }
 
-/* Whether the container of `id` still runs (an error counts as no). */
+/*
+ * Whether the container of `id` still runs after a command failed (an
+ * error counts as no). A command killed by a signal may have died with
+ * its container, whose state lags the exec's end: look a few times.
+ */
 static bool
-still_running(struct dock_driver *d, const char *id)
+still_running(struct dock_driver *d, const char *id, int exit_code)
 {
 	char err[DOCK_ERRLEN];
-	json_t *ctr = NULL;
-	bool running;
+	int tries = exit_code >= 128 ? 6 : 1;
 
-	if (find(d, id, &ctr, err, sizeof(err)) != 0)
-		return false;
-	running = json_is_true(json_object_get(json_object_get(ctr, "State"),
-	    "Running"));
-	json_decref(ctr);
-	return running;
+	for (int i = 0; i < tries; i++) {
+		json_t *ctr = NULL;
+		bool running;
+
+		if (i > 0)
+			usleep(100 * 1000);
+		if (find(d, id, &ctr, err, sizeof(err)) != 0)
+			return false;
+		running = json_is_true(json_object_get(
+		    json_object_get(ctr, "State"), "Running"));
+		json_decref(ctr);
+		if (!running)
+			return false;
+	}
+	return true;
 }
 
 int
@@ -487,7 +500,7 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 	free(argv);
 	if (rv == -EBUSY || rv == -ENOENT ||
 	    (rv == 0 && res.outcome == DOCK_EXEC_EXITED && res.exit_code != 0 &&
-		!still_running(d, r->computer_id))) {
+		!still_running(d, r->computer_id, res.exit_code))) {
 		dock_exec_res_fini(&res);
 		snprintf(err, errlen, "Computer '%s' died during command "
 				      "execution: its container stopped or was "

@@ -134,7 +134,8 @@ dock_exec_create(struct dock_engine *e, const struct dock_exec_req *req,
 	dock_http_res_fini(&res);
 	id = json_string_value(json_object_get(j, "Id"));
 	if (id == NULL || *id == '\0' || strlen(id) >= idlen ||
-	    strspn(id, "0123456789abcdefABCDEF-") != strlen(id)) {
+	    strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789_.-") != strlen(id)) {
 		json_decref(j);
 		dock_seterr(err, errlen, "exec create: no valid Id");
 		rc = -EPROTO;

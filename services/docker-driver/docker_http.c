@@ -252,7 +252,7 @@ dock_http(struct dock_engine *e, struct dock_http_req *req,
     struct dock_http_res *res, char *err, size_t errlen)
 {
 	struct dock_xfer	 x;
-	struct curl_slist	*hdrs = NULL;
+	struct curl_slist	*hdrs = NULL, *h2;
 	char			 url[DOCK_PATH_MAX + 256];
 	char			 cerr[CURL_ERROR_SIZE];
 	CURL			*h = NULL;
@@ -284,9 +284,15 @@ dock_http(struct dock_engine *e, struct dock_http_req *req,
 	rc = -ENOMEM;
 	if ((h = curl_easy_init()) == NULL)
 		goto fail;
-	if (req->body != NULL && (hdrs = curl_slist_append(hdrs,
-	    "Content-Type: application/json")) == NULL)
-		goto fail;
+	if (req->body != NULL) {
+		if ((hdrs = curl_slist_append(NULL,
+		    "Content-Type: application/json")) == NULL)
+			goto fail;
+		/* No "Expect: 100-continue" round trip for large bodies. */
+		if ((h2 = curl_slist_append(hdrs, "Expect:")) == NULL)
+			goto fail;
+		hdrs = h2;
+	}
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	if (e->sock_path != NULL)
 		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, e->sock_path);

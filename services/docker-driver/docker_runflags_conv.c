@@ -287,7 +287,8 @@ rf_conv_ulimit(const char *v, json_t *body, json_t *dst, char *err,
 		return -ENOMEM;
 	/* A repeated name replaces the earlier one, as docker run does. */
 	json_array_foreach(a, i, u) {
-		if (strcmp(json_string_value(json_object_get(u, "Name")) != NULL ?
+		if (strcmp(json_string_value(json_object_get(u,
+		    "Name")) != NULL ?
 		    json_string_value(json_object_get(u, "Name")) : "",
 		    kv[0]) == 0) {
 			json_array_remove(a, i);

@@ -265,7 +265,8 @@ dock_start_handshake(struct dock_engine *e, struct dock_conn *c,
 		goto io;
 	for (;;) {
 		if (have >= DOCK_HDR_MAX) {
-			dock_seterr(err, errlen, "exec start: headers too long");
+			dock_seterr(err, errlen,
+			    "exec start: headers too long");
 			return -EPROTO;
 		}
 		n = dock_conn_recv(c, hdr + have, DOCK_HDR_MAX - have);

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Runs every test: unit (cmocka), integration (the official MCP SDK client
+# against the real program and a real Docker engine, all-in-one and split),
+# the fuzz corpus, all of it again under ASan+UBSan, then 30 s of libFuzzer.
+set -eu
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+[ -d tests/integration/node_modules ] ||
+	npm ci --prefix tests/integration --no-audit --no-fund >/dev/null
+echo "== tests (release build)" >&2
+meson test -C build --print-errorlogs
+echo "== tests under ASan and UBSan" >&2
+[ -d build-asan ] || meson setup build-asan -Db_sanitize=address,undefined \
+	-Db_lundef=false >/dev/null
+ninja -C build-asan >/dev/null
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	meson test -C build-asan --print-errorlogs
+echo "== libFuzzer, 30 s" >&2
+./scripts/fuzz.sh 30
