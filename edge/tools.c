@@ -230,6 +230,21 @@ tools_exec_request_fini(Msc__V1__TerminalExecRequest *req)
 	req->n_args = 0;
 }
 
+/* Python writes \u escapes with lowercase hex; jansson with uppercase. */
+static void
+lowercase_escapes(char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s != '\\' || s[1] == '\0')
+			continue;
+		if (s[1] == 'u')
+			for (int i = 2; i < 6 && s[i] != '\0'; i++)
+				if (s[i] >= 'A' && s[i] <= 'F')
+					s[i] = (char)(s[i] - 'A' + 'a');
+		s++;    /* skip the escaped character */
+	}
+}
+
 json_t *
 tools_exec_result(const Msc__V1__TerminalExecReply *rep)
 {
@@ -252,6 +267,7 @@ tools_exec_result(const Msc__V1__TerminalExecReply *rep)
 		json_decref(sc);
 		return tools_error_result("cannot encode the result");
 	}
+	lowercase_escapes(text);
 	res = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type",
 	    "text", "text", text, "structuredContent", sc, "isError", 0);
 	free(text);

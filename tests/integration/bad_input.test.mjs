@@ -208,6 +208,18 @@ describe('bad tool arguments', () => {
     await assertStillServing();
   });
 
+  it('reference-compat: numeric strings are coerced (timeout:"5" works)', async () => {
+    const r = await call({ computer_id: C, command: 'echo coerced', timeout: '5' }, { timeoutMs: 60000 });
+    assert.ok(r.result && !r.result.isError, JSON.stringify(r).slice(0, 400));
+    assert.equal(r.result.structuredContent.stdout, 'coerced\n');
+  });
+
+  it('reference-compat: JSON-encoded args string is pre-parsed (args:"[\\"echo\\",\\"hi\\"]")', async () => {
+    const r = await call({ computer_id: C, args: '["echo","hi"]' }, { timeoutMs: 60000 });
+    assert.ok(r.result && !r.result.isError, JSON.stringify(r).slice(0, 400));
+    assert.equal(r.result.structuredContent.stdout, 'hi\n');
+  });
+
   it('unknown tool → isError "Unknown tool: <name>" or a JSON-RPC error', async () => {
     const r = await s.request('tools/call', { name: 'no_such_tool', arguments: {} });
     if (r.error) {

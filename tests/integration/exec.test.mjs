@@ -229,6 +229,24 @@ describe('reply shape and basic execution', () => {
   });
 });
 
+describe('reference compatibility of the reply text (§2.1 step 6)', () => {
+  // Python json.dumps: ", " and ": " separators, non-ASCII escaped as \uXXXX (surrogate pairs).
+  const pyDumps = (o) => '{' + Object.entries(o).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(', ') + '}';
+  const asciiEscape = (t) => t.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+  it('text block is Python json.dumps of structuredContent (separators, key order, ASCII escapes)', async () => {
+    const res = await a.call({ computer_id: A, command: 'cat', stdin: 'hé 😀 "q" \\ tab\t\u001b' });
+    const sc = assertReplyShape(res);
+    assert.equal(sc.stdout, 'hé 😀 "q" \\ tab\t\u001b');
+    assert.equal(textOf(res), asciiEscape(pyDumps(sc)));
+  });
+
+  it('unknown argument keys are ignored', async () => {
+    const sc = await ex({ command: 'echo ok', no_such_key: 1, env: { A: 'b' } });
+    assert.equal(sc.stdout, 'ok\n');
+  });
+});
+
 describe('UTF-8 handling', () => {
   it('invalid bytes on stdout become U+FFFD', async () => {
     const sc = await ex({ command: "printf '\\xff\\xfeabc'" });
@@ -400,6 +418,13 @@ describe('per-computer serialization (§9)', () => {
     assert.equal(short.stdout, 'short\n');
     assert.ok(Date.now() - t0 < 2500, `short call waited ${Date.now() - t0} ms`);
     assert.equal((await long).stdout, 'long\n');
+  });
+
+  it('the timeout starts after the per-computer lock (two 1.5 s calls with timeout 2 both finish)', async () => {
+    const cmd = 'sleep 1.5; echo done';
+    const [r1, r2] = await Promise.all([ex({ command: cmd, timeout: 2 }), ex({ command: cmd, timeout: 2 })]);
+    assert.equal(r1.exit_code, 0, JSON.stringify(r1));
+    assert.equal(r2.exit_code, 0, JSON.stringify(r2));
   });
 
   it('stdout carried only JSON-RPC (no transport errors seen by the SDK)', () => {

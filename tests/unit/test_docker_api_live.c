@@ -35,6 +35,11 @@ struct live {
 	int			 nmade;
 };
 
+#define NEED_ENGINE(l) do {			\
+	if (!(l)->up)				\
+		skip();				\
+} while (0)
+
 static int64_t
 now_ms(void)
 {
@@ -84,8 +89,9 @@ group_setup(void **state)
 		fprintf(stderr, "no image %s, skipping: %s\n", IMAGE, err);
 		return 0;
 	}
+	/* The engine and image are there: failing now is a real failure. */
 	if (make_container(l, "main", l->main_id) != 0)
-		return 0;
+		return -1;
 	l->up = true;
 	return 0;
 }
@@ -105,11 +111,6 @@ group_teardown(void **state)
 	free(l);
 	return 0;
 }
-
-#define NEED_ENGINE(l) do {			\
-	if (!(l)->up)				\
-		skip();				\
-} while (0)
 
 /* Runs argv in the main container; returns dock_exec_run()'s result. */
 static int
@@ -181,6 +182,21 @@ started_at(struct live *l, const char *id)
 	return s;
 }
 
+static bool
+is_running(struct live *l, const char *id)
+{
+	json_t	*j;
+	char	 err[256];
+	bool	 r;
+
+	assert_int_equal(dock_container_inspect(l->e, id, TMO, &j, err,
+	    sizeof(err)), 0);
+	r = json_is_true(json_object_get(json_object_get(j, "State"),
+	    "Running"));
+	json_decref(j);
+	return r;
+}
+
 static void
 test_ping(void **state)
 {
@@ -234,7 +250,8 @@ test_exec_basic(void **state)
 	struct dock_exec_req	 req;
 
 	NEED_ENGINE(l);
-	assert_int_equal(run(l, NULL, echo, NULL, NULL, 0, false, TMO, 1000,
+	assert_int_equal(run(l, NULL, echo, NULL, NULL, 0, false, TMO,
+	    1000,
 	    &res), 0);
 	assert_int_equal(res.outcome, DOCK_EXEC_EXITED);
 	assert_int_equal(res.exit_code, 0);
@@ -243,7 +260,8 @@ test_exec_basic(void **state)
 	assert_string_equal(res.err, "");
 	dock_exec_res_fini(&res);
 
-	assert_int_equal(run(l, NULL, pwd, "/tmp", NULL, 0, false, TMO, 1000,
+	assert_int_equal(run(l, NULL, pwd, "/tmp", NULL, 0, false, TMO,
+	    1000,
 	    &res), 0);
 	assert_string_equal(res.out, "/tmp\n");
 	dock_exec_res_fini(&res);
@@ -264,7 +282,8 @@ test_exec_codes_streams(void **state)
 	struct dock_exec_res	 res;
 
 	NEED_ENGINE(l);
-	assert_int_equal(sh(l, "echo out1; echo err1 >&2; echo out2; exit 3",
+	assert_int_equal(sh(l,
+	    "echo out1; echo err1 >&2; echo out2; exit 3",
 	    &res), 0);
 	assert_int_equal(res.outcome, DOCK_EXEC_EXITED);
 	assert_int_equal(res.exit_code, 3);
@@ -280,7 +299,8 @@ test_exec_codes_streams(void **state)
 	assert_int_equal(res.exit_code, 137);
 	dock_exec_res_fini(&res);
 
-	assert_int_equal(run(l, NULL, nobin, NULL, NULL, 0, false, TMO, 65536,
+	assert_int_equal(run(l, NULL, nobin, NULL, NULL, 0, false, TMO,
+	    65536,
 	    &res), 0);
 	assert_int_equal(res.outcome, DOCK_EXEC_EXITED);
 	assert_true(res.exit_code == 126 || res.exit_code == 127);
@@ -305,7 +325,8 @@ test_exec_stdin(void **state)
 	dock_exec_res_fini(&res);
 
 	/* Without stdin the process sees EOF at once. */
-	assert_int_equal(run(l, NULL, cat, NULL, NULL, 0, false, 5000, 1000,
+	assert_int_equal(run(l, NULL, cat, NULL, NULL, 0, false, 5000,
+	    1000,
 	    &res), 0);
 	assert_int_equal(res.outcome, DOCK_EXEC_EXITED);
 	assert_int_equal(res.out_len, 0);
@@ -328,7 +349,8 @@ test_exec_stdin(void **state)
 	dock_exec_res_fini(&res);
 
 	/* Binary both ways, byte-exact, with stdin and stdout in flight. */
-	assert_int_equal(run(l, NULL, cat, NULL, big, n, true, TMO, 1 << 20,
+	assert_int_equal(run(l, NULL, cat, NULL, big, n, true, TMO,
+	    1 << 20,
 	    &res), 0);
 	assert_int_equal(res.out_len, n);
 	assert_memory_equal(res.out, big, n);
@@ -347,7 +369,8 @@ test_exec_binary_large(void **state)
 	int			 i, n;
 
 	NEED_ENGINE(l);
-	assert_int_equal(sh(l, "printf '\\000\\001\\377\\n\\200x'", &res), 0);
+	assert_int_equal(sh(l, "printf '\\000\\001\\377\\n\\200x'", &res),
+	    0);
 	assert_int_equal(res.out_len, 6);
 	assert_memory_equal(res.out, "\0\1\377\n\200x", 6);
 	dock_exec_res_fini(&res);
@@ -395,7 +418,8 @@ test_exec_timeout(void **state)
 
 	/* A child that scrubbed its environment dies with its group. */
 	argv[2] = "env -i sleep 302 & exec sleep 32";
-	assert_int_equal(run(l, NULL, argv, NULL, NULL, 0, false, 500, 65536,
+	assert_int_equal(run(l, NULL, argv, NULL, NULL, 0, false, 500,
+	    65536,
 	    &res), 0);
 	assert_int_equal(res.outcome, DOCK_EXEC_TIMEOUT);
 	dock_exec_res_fini(&res);
@@ -428,7 +452,8 @@ test_exec_limit(void **state)
 		const char *argv[] = { "sh", "-c", "yes | head -c 20000",
 		    NULL };
 
-		assert_int_equal(run(l, NULL, argv, NULL, NULL, 0, false, TMO,
+		assert_int_equal(run(l, NULL, argv, NULL, NULL, 0, false,
+		    TMO,
 		    1000, &res), 0);
 		assert_int_equal(res.outcome, DOCK_EXEC_LIMIT);
 		assert_true(res.out_len + res.err_len > 1000);
@@ -440,7 +465,8 @@ test_exec_limit(void **state)
 		const char *argv[] = { "sh", "-c", "exec yes kiltest >&2",
 		    NULL };
 
-		assert_int_equal(run(l, NULL, argv, NULL, NULL, 0, false, TMO,
+		assert_int_equal(run(l, NULL, argv, NULL, NULL, 0, false,
+		    TMO,
 		    1000, &res), 0);
 		assert_int_equal(res.outcome, DOCK_EXEC_LIMIT);
 		assert_true(res.err_len > 1000);
@@ -550,21 +576,6 @@ wait_thread(void *arg)
 	w->rc = dock_container_wait(w->l->e, w->id, &w->cancel, err,
 	    sizeof(err));
 	return NULL;
-}
-
-static bool
-is_running(struct live *l, const char *id)
-{
-	json_t	*j;
-	char	 err[256];
-	bool	 r;
-
-	assert_int_equal(dock_container_inspect(l->e, id, TMO, &j, err,
-	    sizeof(err)), 0);
-	r = json_is_true(json_object_get(json_object_get(j, "State"),
-	    "Running"));
-	json_decref(j);
-	return r;
 }
 
 static void
@@ -714,7 +725,8 @@ test_exec_parallel_latency(void **state)
 	}
 	for (i = 0; i < 20; i++) {
 		t0 = now_ms();
-		assert_int_equal(run(l, NULL, echo, NULL, NULL, 0, false, TMO,
+		assert_int_equal(run(l, NULL, echo, NULL, NULL, 0, false,
+		    TMO,
 		    1000, &res), 0);
 		lat[i] = now_ms() - t0;
 		assert_string_equal(res.out, "hi\n");
@@ -743,5 +755,6 @@ main(void)
 		cmocka_unit_test(test_exec_parallel_latency),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup,
+	    group_teardown);
 }

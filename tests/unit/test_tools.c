@@ -160,6 +160,14 @@ result_shape(void **state)
 				  "\"exit_code\": 0, \"exec_duration_ms\": 84}");
 	assert_true(json_is_false(json_object_get(res, "isError")));
 	json_decref(res);
+	/* Python's ensure_ascii escapes: lowercase hex, "\\" kept apart. */
+	rep.stdout.data = (uint8_t *)"\xc3\xa9\\u00C9";
+	rep.stdout.len = 8;
+	res = tools_exec_result(&rep);
+	text = json_string_value(json_object_get(json_array_get(
+	    json_object_get(res, "content"), 0), "text"));
+	assert_non_null(strstr(text, "\"stdout\": \"\\u00e9\\\\u00C9\""));
+	json_decref(res);
 }
 
 static void
