@@ -4,7 +4,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "msc_log.h"
 #include "msc_main.h"
@@ -28,11 +27,8 @@ main(int argc, char **argv)
 		msc_cfg_error("msc-edge needs --session-url");
 		goto out;
 	}
-	if (strcmp(cfg.transport, "stdio") != 0) {
-		msc_cfg_error("--transport %s is not available in this build; "
-		    "use --transport stdio", cfg.transport);
+	if (msc_cfg_check_supported(&cfg) != 0)
 		goto out;
-	}
 	if ((description = tools_description(&cfg)) == NULL)
 		goto out;
 	if (msc_client_open(cfg.session_url, &session) != 0) {

@@ -7,7 +7,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "docker_driver.h"
 #include "inventory.h"
@@ -37,16 +36,8 @@ main(int argc, char **argv)
 	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
 		goto out;
 	status = 1;
-	if (strcmp(cfg.backend, "docker") != 0) {
-		msc_cfg_error("the %s backend is not available in this build; "
-		    "use --backend docker", cfg.backend);
+	if (msc_cfg_check_supported(&cfg) != 0)
 		goto out;
-	}
-	if (strcmp(cfg.transport, "stdio") != 0) {
-		msc_cfg_error("--transport %s is not available in this build; "
-		    "use --transport stdio", cfg.transport);
-		goto out;
-	}
 	if ((description = tools_description(&cfg)) == NULL)
 		goto out;
 	/* Signals go to the stdio loop's handler, not to NNG's threads. */

@@ -477,6 +477,22 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 	return 0;
 }
 
+int
+msc_cfg_check_supported(const struct msc_cfg *cfg)
+{
+	if (strcmp(cfg->backend, "docker") != 0) {
+		msc_cfg_error("the %s backend is not available in this build; "
+			      "use --backend docker", cfg->backend);
+		return -ENOTSUP;
+	}
+	if (strcmp(cfg->transport, "stdio") != 0) {
+		msc_cfg_error("--transport %s is not available in this build; "
+			      "use --transport stdio", cfg->transport);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
 void
 msc_cfg_fini(struct msc_cfg *cfg)
 {

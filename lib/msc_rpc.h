@@ -53,9 +53,6 @@ void msc_server_stop(struct msc_server *s);
 /* Milliseconds left before the caller's deadline (at least 0). */
 int msc_call_remaining_ms(const struct msc_call *call);
 
-/* The caller's method name, e.g. "Exec" (borrowed). */
-const char *msc_call_method(const struct msc_call *call);
-
 /*
  * Answers the call with `resp` (borrowed: packed before returning) and
  * ends it; the request message is freed and `call` must not be used again.

@@ -332,12 +332,6 @@ msc_call_remaining_ms(const struct msc_call *call)
 	return (int)(call->deadline_ms - now);
 }
 
-const char *
-msc_call_method(const struct msc_call *call)
-{
-	return call->method != NULL ? call->method->name : "";
-}
-
 void
 msc_call_reply(struct msc_call *call, const ProtobufCMessage *resp)
 {
