@@ -21,6 +21,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
+import { after as afterAll } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -50,6 +51,36 @@ export const ADJECTIVES = ['amber', 'brisk', 'calm', 'clever', 'coral', 'crisp',
 export const NOUNS = ['badger', 'comet', 'falcon', 'gecko', 'heron', 'lynx', 'otter', 'panda', 'raven', 'tiger', 'whale', 'wolf'];
 export const RANDOM_SLUG_RE = new RegExp(`^(${ADJECTIVES.join('|')})-(${NOUNS.join('|')})-[0-9a-f]{4}$`);
 export const RESULT_KEYS = ['computer_id', 'temporary', 'stdout', 'stderr', 'exit_code', 'exec_duration_ms'];
+
+// --------------------------------------------------------------------------------------------
+// sanitizer reports (ASan/UBSan/LSan builds): any report on a server's stderr fails the file
+
+const SANITIZER_RE = /ERROR: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)|runtime error: |WARNING: ThreadSanitizer/;
+const sanitizerReports = [];
+/** Scan a server's stderr text for sanitizer reports (called on every chunk's accumulated tail). */
+function scanSanitizer(text, who) {
+  const m = SANITIZER_RE.exec(text);
+  if (m && !sanitizerReports.some((r) => r.who === who)) {
+    sanitizerReports.push({ who, excerpt: text.slice(Math.max(0, m.index - 200), m.index + 1500) });
+  }
+}
+let serverSeq = 0;
+let sanitizerReported = 0;
+const sanitizerText = () => sanitizerReports.map((r) => `--- ${r.who}\n${r.excerpt}`).join('\n');
+afterAll(() => {
+  if (sanitizerReports.length) {
+    sanitizerReported = sanitizerReports.length;
+    assert.fail(`sanitizer reports on server stderr:\n${sanitizerText()}`);
+  }
+});
+// Reports that arrive after the hooks (e.g. LeakSanitizer at the exit of a server closed in an
+// `after` hook) still fail the file through its exit code.
+process.on('exit', () => {
+  if (sanitizerReports.length > sanitizerReported) {
+    process.stderr.write(`\nsanitizer reports on server stderr:\n${sanitizerText()}\n`);
+    process.exitCode = 1;
+  }
+});
 
 // --------------------------------------------------------------------------------------------
 // process helpers
@@ -201,8 +232,10 @@ export async function startServer(flags = [], { mode = 'aio', env = {}, connectT
     stderr: 'pipe',
   });
   let stderrText = '';
+  const who = `server#${++serverSeq} ${path.basename(bin)} ${flags.join(' ')}`;
   transport.stderr.on('data', (c) => {
     stderrText += c.toString('utf8');
+    scanSanitizer(stderrText.slice(-20000), who);
     if (stderrText.length > 4_000_000) stderrText = stderrText.slice(-2_000_000);
     if (TRACE) process.stderr.write(c);
   });
@@ -335,8 +368,10 @@ export class RawServer {
         this._line(line);
       }
     });
+    const who = `raw#${++serverSeq} ${path.basename(bin)} ${flags.join(' ')}`;
     this.proc.stderr.on('data', (c) => {
       this.stderrText += c.toString('utf8');
+      scanSanitizer(this.stderrText.slice(-20000), who);
       if (this.stderrText.length > 4_000_000) this.stderrText = this.stderrText.slice(-2_000_000);
       if (TRACE) process.stderr.write(c);
     });
@@ -442,5 +477,7 @@ export class RawServer {
 /** Run the binary with arguments, no stdin interaction (for --help and startup validation). */
 export async function runCli(args, { mode = 'aio', timeoutMs = 15000, input = '' } = {}) {
   const bin = requireBinary(mode);
-  return run(bin, args, { input, timeoutMs });
+  const r = await run(bin, args, { input, timeoutMs });
+  scanSanitizer(r.stderr, `cli ${path.basename(bin)} ${args.join(' ')}`);
+  return r;
 }
