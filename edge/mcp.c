@@ -33,8 +33,9 @@ mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,
 	pthread_cond_init(&c->idle_cv, NULL);
 }
 
-static void
-send_error(struct mcp_conn *c, json_t *id, int code, const char *message)
+void
+mcp_conn_send_error(struct mcp_conn *c, json_t *id, int code,
+    const char *message)
 {
 	json_t *msg = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0",
 	    "id", id ? id : json_null(), "error", "code", code, "message",
@@ -52,7 +53,7 @@ send_result(struct mcp_conn *c, json_t *id, json_t *result)
 	json_t *msg;
 
 	if (result == NULL) {
-		send_error(c, id, -32603, "Internal error");
+		mcp_conn_send_error(c, id, -32603, "Internal error");
 		return;
 	}
 	msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id,
@@ -62,8 +63,8 @@ send_result(struct mcp_conn *c, json_t *id, json_t *result)
 	json_decref(msg);
 }
 
-static json_t *
-initialize_result(json_t *params)
+json_t *
+mcp_initialize_result(json_t *params)
 {
 	const char *asked = json_string_value(json_object_get(params,
 	    "protocolVersion"));
@@ -132,13 +133,16 @@ exec_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	} else
 		send_result(ec->c, ec->id, tools_error_result(st->message));
 	call_done(ec->c);
+	if (ec->c->finished != NULL)
+		ec->c->finished(ec->c->send_ctx);
 	json_decref(ec->id);
 	free(ec);
 }
 
-static void
+static bool
 tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 {
+	bool pending = false;
 	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *keep = json_array();
@@ -147,7 +151,7 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 	int timeout_ms;
 
 	if (name == NULL) {
-		send_error(c, id, -32602, "Invalid params: missing tool name");
+		mcp_conn_send_error(c, id, -32602, "Invalid params: missing tool name");
 		goto done;
 	}
 	if (strcmp(name, "terminal_execute") != 0) {
@@ -174,7 +178,7 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 	}
 	req.session_id = c->session_id;
 	if ((ec = malloc(sizeof(*ec))) == NULL) {
-		send_error(c, id, -32603, "Internal error: out of memory");
+		mcp_conn_send_error(c, id, -32603, "Internal error: out of memory");
 		goto done;
 	}
 	ec->c = c;
@@ -193,23 +197,25 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 		json_decref(ec->id);
 		free(ec);
 		call_done(c);
-	}
+	} else
+		pending = true;
 done:
 	tools_exec_request_fini(&req);
 	json_decref(keep);
+	return pending;
 }
 
-static void
+static bool
 dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
 {
+	if (strcmp(method, "tools/call") == 0)
+		return tools_call(c, id, params);
 	if (strcmp(method, "initialize") == 0)
-		send_result(c, id, initialize_result(params));
+		send_result(c, id, mcp_initialize_result(params));
 	else if (strcmp(method, "ping") == 0)
 		send_result(c, id, json_object());
 	else if (strcmp(method, "tools/list") == 0)
 		send_result(c, id, tools_list(c->description));
-	else if (strcmp(method, "tools/call") == 0)
-		tools_call(c, id, params);
 	else if (strcmp(method, "resources/list") == 0)
 		send_result(c, id, json_pack("{s:[]}", "resources"));
 	else if (strcmp(method, "resources/templates/list") == 0)
@@ -219,58 +225,68 @@ dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
 	else if (strcmp(method, "logging/setLevel") == 0)
 		send_result(c, id, json_object());
 	else
-		send_error(c, id, -32601, "Method not found");
+		mcp_conn_send_error(c, id, -32601, "Method not found");
+	return false;
 }
 
 void
 mcp_conn_handle(struct mcp_conn *c, const char *buf, size_t len)
 {
 	json_error_t jerr;
-	json_t *msg, *id, *params;
-	const char *method, *version;
+	json_t *msg;
 
 	msg = json_loadb(buf, len, JSON_ALLOW_NUL, &jerr);
 	if (msg == NULL) {
 		char text[256];
 
 		snprintf(text, sizeof(text), "Parse error: %s", jerr.text);
-		send_error(c, NULL, -32700, text);
+		mcp_conn_send_error(c, NULL, -32700, text);
 		return;
 	}
+	(void)mcp_conn_handle_json(c, msg);
+	json_decref(msg);
+}
+
+bool
+mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
+{
+	json_t *id, *params;
+	const char *method, *version;
+
 	if (json_is_array(msg)) {
-		send_error(c, NULL, -32600,
+		mcp_conn_send_error(c, NULL, -32600,
 		    "Invalid Request: batches are not supported");
-		goto done;
+		return false;
 	}
 	id = json_object_get(msg, "id");
 	if (id != NULL && !json_is_string(id) && !json_is_integer(id)) {
-		send_error(c, NULL, -32600, "Invalid Request: bad id");
-		goto done;
+		mcp_conn_send_error(c, NULL, -32600, "Invalid Request: bad id");
+		return false;
 	}
 	version = json_string_value(json_object_get(msg, "jsonrpc"));
 	method = json_string_value(json_object_get(msg, "method"));
 	if (!json_is_object(msg) || version == NULL ||
 	    strcmp(version, "2.0") != 0) {
-		send_error(c, id, -32600, "Invalid Request");
-		goto done;
+		mcp_conn_send_error(c, id, -32600, "Invalid Request");
+		return false;
 	}
 	if (method == NULL) {
 		/* A response from the client (we send no requests) or junk. */
 		if (json_object_get(msg, "result") == NULL &&
 		    json_object_get(msg, "error") == NULL)
-			send_error(c, id, -32600, "Invalid Request: no method");
-		goto done;
+			mcp_conn_send_error(c, id, -32600,
+			    "Invalid Request: no method");
+		return false;
 	}
 	if (id == NULL)
-		goto done;      /* notifications need no answer */
+		return false;   /* notifications need no answer */
 	params = json_object_get(msg, "params");
 	if (params != NULL && !json_is_object(params)) {
-		send_error(c, id, -32602, "Invalid params: must be an object");
-		goto done;
+		mcp_conn_send_error(c, id, -32602,
+		    "Invalid params: must be an object");
+		return false;
 	}
-	dispatch(c, method, id, params);
-done:
-	json_decref(msg);
+	return dispatch(c, method, id, params);
 }
 
 void
@@ -280,7 +296,7 @@ mcp_conn_reject_oversized(struct mcp_conn *c, size_t limit)
 
 	snprintf(text, sizeof(text), "Invalid Request: message longer than "
 	    "%zu bytes", limit);
-	send_error(c, NULL, -32600, text);
+	mcp_conn_send_error(c, NULL, -32600, text);
 }
 
 void

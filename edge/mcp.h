@@ -24,11 +24,15 @@ struct mcp_conn;
  */
 typedef void (*mcp_send_fn)(void *ctx, json_t *msg);
 
+/* Called after the last use of the connection by an asynchronous reply. */
+typedef void (*mcp_finished_fn)(void *ctx);
+
 struct mcp_conn {
 	const struct msc_cfg *cfg;
 	struct msc_client *session;     /* borrowed */
 	const char *description;        /* borrowed */
 	mcp_send_fn send;
+	mcp_finished_fn finished;       /* optional */
 	void *send_ctx;
 	pthread_mutex_t mu;
 	pthread_cond_t idle_cv;
@@ -47,6 +51,20 @@ void mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,
  * beyond opening the session on the first tools/call.
  */
 void mcp_conn_handle(struct mcp_conn *c, const char *buf, size_t len);
+
+/*
+ * Handles one parsed message (borrowed). Returns true when a reply will
+ * come later (then `finished` runs after it), false when any reply was
+ * already sent.
+ */
+bool mcp_conn_handle_json(struct mcp_conn *c, json_t *msg);
+
+/* The initialize result for the client's params (new reference). */
+json_t *mcp_initialize_result(json_t *params);
+
+/* Sends a JSON-RPC error to the client. `id` is borrowed (may be NULL). */
+void mcp_conn_send_error(struct mcp_conn *c, json_t *id, int code,
+    const char *message);
 
 /* Answers a message the transport refused (too long): -32600. */
 void mcp_conn_reject_oversized(struct mcp_conn *c, size_t limit);

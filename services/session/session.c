@@ -1,6 +1,6 @@
 /*
- * session.c - the session service: Open, Close and the dispatch table;
- * TerminalExec lives in session_exec.c.
+ * session.c - the session service: Open, Close, Touch, idle expiry and
+ * the dispatch table; TerminalExec lives in session_exec.c.
  */
 #include "session_int.h"
 
@@ -8,9 +8,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <nng/supplemental/util/platform.h>
 
 #include "inventory.pb-c.h"
 #include "msc_log.h"
+
+#define SWEEP_MS 1000
+#define STOP_WAIT_MS 20000
+
+uint64_t
+sess_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 void
 sess_unref(struct sess *ss)
@@ -24,12 +39,12 @@ sess_unref(struct sess *ss)
 static void
 h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 {
+	const Msc__V1__OpenRequest *o = (const void *)req;
 	struct sess_service *s = state;
 	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
 	unsigned char raw[16];
 	struct sess *ss;
 
-	(void)req;
 	if ((ss = calloc(1, sizeof(*ss))) == NULL ||
 	    msc_map_new(&ss->owned) != 0) {
 		free(ss);
@@ -40,8 +55,10 @@ h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	for (size_t i = 0; i < sizeof(raw); i++)
 		snprintf(ss->id + 2 * i, 3, "%02x", raw[i]);
 	ss->refs = 1;
+	ss->idle_timeout_s = o->idle_timeout_s;
+	ss->last_active_ms = sess_now_ms();
 	pthread_mutex_lock(&s->mu);
-	if (msc_map_len(s->sessions) >= SESS_MAX_SESSIONS ||
+	if (s->stopping || msc_map_len(s->sessions) >= SESS_MAX_SESSIONS ||
 	    msc_map_put(s->sessions, ss->id, ss) != 0) {
 		pthread_mutex_unlock(&s->mu);
 		sess_unref(ss);
@@ -54,33 +71,42 @@ h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	msc_call_reply(call, &ref.base);
 }
 
-/* A Close waits for one Release per owned computer. */
+/* An ended session waits for one Release per owned computer. */
 struct closing {
-	struct msc_call *call;
-	pthread_mutex_t mu;
+	struct sess_service *s;
+	struct msc_call *call;          /* NULL when the session expired */
 	size_t left;
 	int failures;
 };
 
+/* One release of c is over (lock held); the last one answers. */
+static void
+close_step_locked(struct closing *c, bool failed)
+{
+	struct sess_service *s = c->s;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+
+	c->failures += failed;
+	if (--c->left > 0)
+		return;
+	if (--s->releasing == 0)
+		pthread_cond_broadcast(&s->cv);
+	if (c->call != NULL && c->failures > 0)
+		msc_call_fail(c->call, MSC__V1__CODE__UNAVAILABLE,
+		    "%d computer(s) could not be released", c->failures);
+	else if (c->call != NULL)
+		msc_call_reply(c->call, &e.base);
+	free(c);
+}
+
 static void
 close_step(struct closing *c, bool failed)
 {
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
-	bool done;
+	struct sess_service *s = c->s;
 
-	pthread_mutex_lock(&c->mu);
-	c->failures += failed;
-	done = --c->left == 0;
-	pthread_mutex_unlock(&c->mu);
-	if (!done)
-		return;
-	if (c->failures > 0)
-		msc_call_fail(c->call, MSC__V1__CODE__UNAVAILABLE,
-		    "%d computer(s) could not be released", c->failures);
-	else
-		msc_call_reply(c->call, &e.base);
-	pthread_mutex_destroy(&c->mu);
-	free(c);
+	pthread_mutex_lock(&s->mu);
+	close_step_locked(c, failed);
+	pthread_mutex_unlock(&s->mu);
 }
 
 static void
@@ -97,7 +123,6 @@ struct release_args {
 	struct sess_service *s;
 	struct closing *c;
 	const char *owner;
-	int timeout_ms;
 };
 
 static void
@@ -110,8 +135,36 @@ release_one(void *arg, const char *key, void *value)
 	rr.computer_id = (char *)key;
 	rr.owner = (char *)ra->owner;
 	if (msc_client_call(ra->s->inventory, &msc__v1__inventory__descriptor,
-		"Release", &rr.base, ra->timeout_ms, released, ra->c) != 0)
-		close_step(ra->c, true);
+		"Release", &rr.base, 60000, released, ra->c) != 0) {
+		ra->c->failures++;
+		ra->c->left--;
+	}
+}
+
+/*
+ * Ends session ss (lock held): removes it, releases its computers, and
+ * answers `call` (may be NULL) when every release is done. Returns -ENOMEM
+ * when it could not start.
+ */
+static int
+sess_end(struct sess_service *s, struct sess *ss, struct msc_call *call)
+{
+	struct release_args ra = { s, NULL, ss->id };
+
+	if ((ra.c = calloc(1, sizeof(*ra.c))) == NULL)
+		return -ENOMEM;
+	ra.c->s = s;
+	ra.c->call = call;
+	msc_map_del(s->sessions, ss->id);
+	ss->closed = true;
+	/* One extra step, taken below, so nothing finishes early. */
+	ra.c->left = msc_map_len(ss->owned) + 1;
+	s->releasing++;
+	msc_map_each(ss->owned, release_one, &ra);
+	msc_log_debug("session %s ended", ss->id);
+	sess_unref(ss);
+	close_step_locked(ra.c, false);
+	return 0;
 }
 
 static void
@@ -119,34 +172,42 @@ h_close(void *state, struct msc_call *call, const ProtobufCMessage *req)
 {
 	const Msc__V1__SessionRef *ref = (const void *)req;
 	struct sess_service *s = state;
-	struct release_args ra = { s, NULL, ref->session_id, 0 };
 	struct sess *ss;
 
-	if ((ra.c = calloc(1, sizeof(*ra.c))) == NULL) {
-		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
-		return;
-	}
-	ra.c->call = call;
-	pthread_mutex_init(&ra.c->mu, NULL);
-	ra.timeout_ms = msc_call_remaining_ms(call);
 	pthread_mutex_lock(&s->mu);
-	ss = msc_map_del(s->sessions, ref->session_id);
+	ss = msc_map_get(s->sessions, ref->session_id);
 	if (ss == NULL) {
 		pthread_mutex_unlock(&s->mu);
-		pthread_mutex_destroy(&ra.c->mu);
-		free(ra.c);
 		msc_call_fail(call, MSC__V1__CODE__NOT_FOUND,
 		    "Session not found");
 		return;
 	}
-	ss->closed = true;
-	/* One extra step so the reply waits for the loop below. */
-	ra.c->left = msc_map_len(ss->owned) + 1;
-	msc_map_each(ss->owned, release_one, &ra);
-	msc_log_debug("session %s closed", ss->id);
-	sess_unref(ss);
+	if (sess_end(s, ss, call) != 0) {
+		pthread_mutex_unlock(&s->mu);
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		return;
+	}
 	pthread_mutex_unlock(&s->mu);
-	close_step(ra.c, false);
+}
+
+static void
+h_touch(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	const Msc__V1__SessionRef *ref = (const void *)req;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	struct sess_service *s = state;
+	struct sess *ss;
+
+	pthread_mutex_lock(&s->mu);
+	ss = msc_map_get(s->sessions, ref->session_id);
+	if (ss != NULL)
+		ss->last_active_ms = sess_now_ms();
+	pthread_mutex_unlock(&s->mu);
+	if (ss == NULL)
+		msc_call_fail(call, MSC__V1__CODE__NOT_FOUND,
+		    "Session not found");
+	else
+		msc_call_reply(call, &e.base);
 }
 
 static void
@@ -158,9 +219,65 @@ h_exec(void *state, struct msc_call *call, const ProtobufCMessage *req)
 static const struct msc_method session_methods[] = {
 	{ "Open", h_open },
 	{ "Close", h_close },
+	{ "Touch", h_touch },
 	{ "TerminalExec", h_exec },
 	{ NULL, NULL },
 };
+
+struct sweep_args {
+	uint64_t now;
+	struct sess **expired;
+	size_t n, cap;
+	bool all;
+};
+
+static void
+find_expired(void *arg, const char *key, void *value)
+{
+	struct sweep_args *sa = arg;
+	struct sess *ss = value;
+
+	(void)key;
+	if (!sa->all && (ss->idle_timeout_s == 0 || ss->running > 0 ||
+			    sa->now - ss->last_active_ms <
+				(uint64_t)ss->idle_timeout_s * 1000))
+		return;
+	if (sa->n == sa->cap)
+		return;         /* the rest wait for the next sweep */
+	sa->expired[sa->n++] = ss;
+}
+
+/* Ends idle sessions (or all of them); lock held. */
+static void
+sweep_locked(struct sess_service *s, bool all)
+{
+	struct sess *batch[256];
+	struct sweep_args sa = { sess_now_ms(), batch, 0, 256, all };
+
+	do {
+		sa.n = 0;
+		msc_map_each(s->sessions, find_expired, &sa);
+		for (size_t i = 0; i < sa.n; i++) {
+			if (!all)
+				msc_log_info("session %s expired after %us idle",
+				    batch[i]->id, batch[i]->idle_timeout_s);
+			(void)sess_end(s, batch[i], NULL);
+		}
+	} while (sa.n == sa.cap);
+}
+
+static void
+sweep_cb(void *arg)
+{
+	struct sess_service *s = arg;
+
+	if (nng_aio_result(s->sweep) != 0)
+		return;         /* stopped */
+	pthread_mutex_lock(&s->mu);
+	sweep_locked(s, false);
+	pthread_mutex_unlock(&s->mu);
+	nng_sleep_aio(SWEEP_MS, s->sweep);
+}
 
 int
 sess_start(const struct msc_cfg *cfg, const char *url,
@@ -174,38 +291,48 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 		return -ENOMEM;
 	s->cfg = cfg;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	if ((rv = msc_map_new(&s->sessions)) != 0 ||
 	    (rv = msc_client_open(inventory_url, &s->inventory)) != 0 ||
 	    (rv = msc_client_open(driver_url, &s->driver)) != 0 ||
+	    (rv = nng_aio_alloc(&s->sweep, sweep_cb, s) != 0 ? -ENOMEM : 0) ||
 	    (rv = msc_server_start(url, &msc__v1__session__descriptor,
 		 session_methods, s, 8192, &s->srv)) != 0) {
 		sess_stop(s);
 		return rv;
 	}
+	nng_sleep_aio(SWEEP_MS, s->sweep);
 	*sp = s;
 	return 0;
-}
-
-static void
-drop_session(void *arg, const char *key, void *value)
-{
-	(void)arg;
-	(void)key;
-	sess_unref(value);
 }
 
 void
 sess_stop(struct sess_service *s)
 {
+	struct timespec until;
+
 	if (s == NULL)
 		return;
+	if (s->sweep != NULL)
+		nng_aio_stop(s->sweep);
+	/* Every session ends: temporary computers must not outlive us. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += STOP_WAIT_MS / 1000;
+	pthread_mutex_lock(&s->mu);
+	s->stopping = true;
+	if (s->sessions != NULL)
+		sweep_locked(s, true);
+	while (s->releasing > 0)
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) != 0)
+			break;
+	pthread_mutex_unlock(&s->mu);
 	msc_server_stop(s->srv);
 	msc_client_close(s->inventory);
 	msc_client_close(s->driver);
-	if (s->sessions != NULL) {
-		msc_map_each(s->sessions, drop_session, NULL);
-		msc_map_free(s->sessions);
-	}
+	if (s->sweep != NULL)
+		nng_aio_free(s->sweep);
+	msc_map_free(s->sessions);
 	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
 	free(s);
 }

@@ -78,6 +78,8 @@ static void
 pending_end(struct pending *p)
 {
 	pthread_mutex_lock(&p->s->mu);
+	p->ss->running--;
+	p->ss->last_active_ms = sess_now_ms();
 	sess_unref(p->ss);
 	pthread_mutex_unlock(&p->s->mu);
 	free(p);
@@ -341,8 +343,11 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	}
 	pthread_mutex_lock(&s->mu);
 	ss = msc_map_get(s->sessions, req->session_id);
-	if (ss != NULL)
+	if (ss != NULL) {
 		ss->refs++;
+		ss->running++;
+		ss->last_active_ms = sess_now_ms();
+	}
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL) {
 		free(p);

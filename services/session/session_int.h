@@ -4,6 +4,9 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
 
 #include "msc_map.h"
 #include "msc_rpc.h"
@@ -20,6 +23,9 @@ struct sess {
 	char id[33];
 	int refs;                       /* map + calls in flight */
 	bool closed;
+	uint32_t idle_timeout_s;        /* 0: never expires */
+	uint64_t last_active_ms;        /* monotonic */
+	int running;                    /* TerminalExec calls in flight */
 	char default_id[MSC_SLUG_MAX + 1];
 	struct msc_map *owned;          /* id -> (void *)1 temp / 2 perm */
 	bool resolving;                 /* an Acquire is in flight */
@@ -29,12 +35,19 @@ struct sess {
 
 struct sess_service {
 	const struct msc_cfg *cfg;
-	pthread_mutex_t mu;             /* guards sessions and every sess */
+	pthread_mutex_t mu;             /* guards all below and every sess */
+	pthread_cond_t cv;
+	int releasing;                  /* Release calls of ended sessions */
+	nng_aio *sweep;                 /* expires idle sessions each second */
+	bool stopping;
 	struct msc_map *sessions;       /* id -> struct sess */
 	struct msc_client *inventory;
 	struct msc_client *driver;
 	struct msc_server *srv;
 };
+
+/* Monotonic milliseconds. */
+uint64_t sess_now_ms(void);
 
 /* session_exec.c */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,
