@@ -1,6 +1,6 @@
 /*
- * main.c - msc-edge: the stdio MCP edge alone, talking to a session
- * service at --session-url (see scripts/run-split).
+ * main.c - msc-edge: the MCP edge alone (stdio or HTTP), talking to a
+ * session service at --session-url (see scripts/run-split).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "msc_log.h"
 #include "msc_main.h"
 #include "msc_rpc.h"
-#include "mcp_stdio.h"
+#include "edge.h"
 #include "tools.h"
 
 int
@@ -31,11 +31,12 @@ main(int argc, char **argv)
 		goto out;
 	if ((description = tools_description(&cfg)) == NULL)
 		goto out;
+	msc_main_block_signals();
 	if (msc_client_open(cfg.session_url, &session) != 0) {
 		msc_cfg_error("invalid --session-url '%s'", cfg.session_url);
 		goto out;
 	}
-	status = edge_stdio_run(&cfg, session, description);
+	status = edge_run(&cfg, session, description);
 	msc_client_close(session);
 out:
 	free(description);

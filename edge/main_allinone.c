@@ -1,10 +1,10 @@
 /*
  * main_allinone.c - mcp-sandbox-computer: every service in one process
- * over inproc://, with the stdio MCP edge in front (the launch an MCP
- * client such as Claude Code or Claude Desktop uses).
+ * over inproc://, with the MCP edge in front: stdio (the launch an MCP
+ * client such as Claude Code or Claude Desktop uses) or Streamable HTTP.
+ * On exit the session service ends every session, so every temporary
+ * computer is removed.
  */
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,7 +14,7 @@
 #include "msc_main.h"
 #include "msc_rpc.h"
 #include "session.h"
-#include "mcp_stdio.h"
+#include "edge.h"
 #include "tools.h"
 
 #define URL_DRIVER "inproc://msc-driver"
@@ -40,20 +40,15 @@ main(int argc, char **argv)
 		goto out;
 	if ((description = tools_description(&cfg)) == NULL)
 		goto out;
-	/* Signals go to the stdio loop's handler, not to NNG's threads. */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* Signals reach the edge only, never NNG's or the pool's threads. */
+	msc_main_block_signals();
 	if (dock_driver_start(&cfg, URL_DRIVER, &driver) != 0 ||
 	    inv_start(URL_INVENTORY, URL_DRIVER, &inv) != 0 ||
 	    sess_start(&cfg, URL_SESSION, URL_INVENTORY, URL_DRIVER,
 		&sess) != 0 ||
 	    msc_client_open(URL_SESSION, &session) != 0)
 		goto stop;
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	status = edge_stdio_run(&cfg, session, description);
+	status = edge_run(&cfg, session, description);
 stop:
 	msc_client_close(session);
 	sess_stop(sess);

@@ -485,11 +485,6 @@ msc_cfg_check_supported(const struct msc_cfg *cfg)
 			      "use --backend docker", cfg->backend);
 		return -ENOTSUP;
 	}
-	if (strcmp(cfg->transport, "stdio") != 0) {
-		msc_cfg_error("--transport %s is not available in this build; "
-			      "use --transport stdio", cfg->transport);
-		return -ENOTSUP;
-	}
 	return 0;
 }
 

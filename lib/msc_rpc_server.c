@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,20 @@ dispatch(struct msc_call *c, nng_msg *msg)
 	s->handlers[m - s->svc->methods](s->state, c, c->req);
 }
 
+/* Whether a context must stop re-arming: the server is going away. */
+static bool
+ctx_done(struct msc_server *s, int rv)
+{
+	bool closing;
+
+	if (rv == NNG_ECLOSED || rv == NNG_ECANCELED)
+		return true;
+	pthread_mutex_lock(&s->mu);
+	closing = s->closing;
+	pthread_mutex_unlock(&s->mu);
+	return closing;
+}
+
 static void
 ctx_cb(void *arg)
 {
@@ -183,11 +198,10 @@ ctx_cb(void *arg)
 	int rv = nng_aio_result(c->aio);
 
 	if (c->state == CTX_SEND) {
-		if (rv != 0) {
+		if (rv != 0)
 			nng_msg_free(nng_aio_get_msg(c->aio));
-			if (rv == NNG_ECLOSED)
-				return;
-		}
+		if (ctx_done(s, rv))
+			return;
 		pthread_mutex_lock(&s->mu);
 		s->idle++;
 		pthread_mutex_unlock(&s->mu);
@@ -197,9 +211,8 @@ ctx_cb(void *arg)
 	}
 	/* CTX_RECV */
 	if (rv != 0) {
-		if (rv == NNG_ECLOSED)
-			return;
-		nng_ctx_recv(c->ctx, c->aio);
+		if (!ctx_done(s, rv))
+			nng_ctx_recv(c->ctx, c->aio);
 		return;
 	}
 	pthread_mutex_lock(&s->mu);

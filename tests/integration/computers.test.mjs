@@ -65,15 +65,15 @@ describe('default computer', () => {
   let def;
 
   it('concurrent first calls without computer_id create exactly one random default', async () => {
-    const before = new Set((await listKilntainers()).map((c) => c.computerId));
     const results = await Promise.all([1, 2, 3].map(() => s.call({ command: 'hostname' })));
     const ids = results.map((r) => assertReplyShape(r).computer_id);
     ids.forEach(track);
     def = ids[0];
     assert.match(def, RANDOM_SLUG_RE);
     assert.deepEqual(ids, [def, def, def]);
-    const created = (await listKilntainers()).filter((c) => !before.has(c.computerId) && RANDOM_SLUG_RE.test(c.computerId));
-    assert.deepEqual(created.map((c) => c.computerId), [def], 'one new random computer');
+    // (no global container count here: other processes may create random computers meanwhile;
+    // one id, one container name and one hostname for all three calls prove a single default)
+    assert.ok(await containerOf(def), 'the default container exists');
     const hostnames = new Set(results.map((r) => r.structuredContent.stdout));
     assert.equal(hostnames.size, 1, 'all three ran in the same container');
   });

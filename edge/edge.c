@@ -1,0 +1,36 @@
+#include "edge.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include "mcp_http.h"
+#include "mcp_stdio.h"
+#include "msc_log.h"
+#include "msc_main.h"
+
+int
+edge_run(const struct msc_cfg *cfg, struct msc_client *session,
+    const char *description)
+{
+	struct edge_http *http;
+	sigset_t set;
+	int sig, status;
+
+	if (strcmp(cfg->transport, "http") == 0) {
+		if (edge_http_start(cfg, session, description, &http) != 0)
+			return 1;
+		sig = msc_main_wait_signal();
+		msc_log_info("signal %d received; shutting down", sig);
+		edge_http_stop(http);
+		return 0;
+	}
+	/* The stdio loop takes the signals itself, in this thread only. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	status = edge_stdio_run(cfg, session, description);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	return status;
+}

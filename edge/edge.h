@@ -1,0 +1,19 @@
+/*
+ * edge.h - runs the MCP edge in front of a session service, over the
+ * transport the command line chose (stdio or Streamable HTTP).
+ */
+#ifndef EDGE_EDGE_H
+#define EDGE_EDGE_H
+
+#include "msc_cfg.h"
+#include "msc_rpc.h"
+
+/*
+ * Serves until stdin ends (stdio) or SIGTERM/SIGINT arrives. Call it with
+ * SIGTERM and SIGINT blocked in every thread. `session` is borrowed.
+ * Returns the process exit status.
+ */
+int edge_run(const struct msc_cfg *cfg, struct msc_client *session,
+    const char *description);
+
+#endif /* EDGE_EDGE_H */

@@ -1,0 +1,31 @@
+/*
+ * mcp_http.h - MCP over Streamable HTTP (2025-11-25, also 2025-06-18 and
+ * 2025-03-26) on NNG's asynchronous HTTP server: POST /mcp answered with
+ * JSON, DELETE /mcp to end a session, GET /mcp refused with 405 (no
+ * standalone SSE stream), /healthz and / open. Sessions live in the
+ * session service (Mcp-Session-Id is its session id), so the edge keeps
+ * no per-session state and any edge can serve any session.
+ */
+#ifndef EDGE_MCP_HTTP_H
+#define EDGE_MCP_HTTP_H
+
+#include "msc_cfg.h"
+#include "msc_rpc.h"
+
+/* Largest accepted request body; a longer one gets 413. */
+#define EDGE_HTTP_MAX_BODY (4u * 1024 * 1024)
+
+struct edge_http;
+
+/*
+ * Listens on cfg->host:cfg->port. `session` and `description` are
+ * borrowed and must outlive the server. Returns 0 or a negative errno
+ * after logging why.
+ */
+int edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
+    const char *description, struct edge_http **hp);
+
+/* Stops listening, waits for open requests (bounded), frees. */
+void edge_http_stop(struct edge_http *h);
+
+#endif /* EDGE_MCP_HTTP_H */
