@@ -54,6 +54,7 @@ h_exec(void *state, struct msc_call *call, const ProtobufCMessage *req)
 static const struct msc_method methods[] = {
 	{ "Open", h_open },
 	{ "Close", h_close },
+	{ "Touch", h_close },
 	{ "TerminalExec", h_exec },
 	{ NULL, NULL },
 };
