@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "msc_log.h"
+#include "msc_slug.h"
 #include "session.pb-c.h"
 #include "tools.h"
 
@@ -73,11 +74,13 @@ mcp_initialize_result(json_t *params)
 	for (int i = 0; asked != NULL && protocols[i] != NULL; i++)
 		if (strcmp(asked, protocols[i]) == 0)
 			version = protocols[i];
-	return json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}}, "
-			 "s:{s:s, s:s}, s:s}",
+	return json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, "
+			 "s:{s:{s:[s]}}}, s:{s:s, s:s}, s:s}",
 	    "protocolVersion", version, "capabilities", "tools", "listChanged",
 	    0, "resources", "subscribe", 0, "listChanged", 0, "prompts",
-	    "listChanged", 0, "serverInfo", "name", "Kilntainers", "version",
+	    "listChanged", 0, "extensions", "io.modelcontextprotocol/ui",
+	    "mimeTypes", "text/html;profile=mcp-app",
+	    "serverInfo", "name", "Kilntainers", "version",
 	    MSC_VERSION, "instructions",
 	    "Use terminal_execute to run commands in your own isolated Linux "
 	    "sandbox computer.");
@@ -107,10 +110,15 @@ ensure_session(struct mcp_conn *c, char *err, size_t errlen)
 	return 0;
 }
 
-struct exec_call {
+/* A tools/call waiting for the session service. */
+struct pending_call {
 	struct mcp_conn *c;
 	json_t *id;
+	int tool;               /* TOOL_EXEC or a lifecycle tool */
+	char computer_id[MSC_SLUG_MAX + 1];
 };
+
+#define TOOL_EXEC (-1)
 
 static void
 call_done(struct mcp_conn *c)
@@ -122,51 +130,125 @@ call_done(struct mcp_conn *c)
 }
 
 static void
-exec_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
-	struct exec_call *ec = arg;
+	struct pending_call *pc = arg;
+	json_t *result;
 
-	if (resp != NULL) {
-		send_result(ec->c, ec->id, tools_exec_result(
-		    (Msc__V1__TerminalExecReply *)resp));
+	if (pc->tool == TOOL_EXEC)
+		result = resp != NULL ? tools_exec_result(
+		    (Msc__V1__TerminalExecReply *)resp)
+				      : tools_error_result(st->message);
+	else
+		result = tools_lifecycle_result(pc->tool, pc->computer_id, st,
+		    resp);
+	send_result(pc->c, pc->id, result);
+	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
-	} else
-		send_result(ec->c, ec->id, tools_error_result(st->message));
-	call_done(ec->c);
-	if (ec->c->finished != NULL)
-		ec->c->finished(ec->c->send_ctx);
-	json_decref(ec->id);
-	free(ec);
+	call_done(pc->c);
+	if (pc->c->finished != NULL)
+		pc->c->finished(pc->c->send_ctx);
+	json_decref(pc->id);
+	free(pc);
+}
+
+/* Sends `req` to the session service; true when the reply will come. */
+static bool
+call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
+    const ProtobufCMessage *req, int timeout_ms, const char *computer_id)
+{
+	struct pending_call *pc = calloc(1, sizeof(*pc));
+
+	if (pc == NULL) {
+		mcp_conn_send_error(c, id, -32603, "Internal error: out of memory");
+		return false;
+	}
+	pc->c = c;
+	pc->id = json_incref(id);
+	pc->tool = tool;
+	if (computer_id != NULL &&
+	    msc_slug_normalize(computer_id, pc->computer_id) != 0)
+		pc->computer_id[0] = '\0';
+	pthread_mutex_lock(&c->mu);
+	c->inflight++;
+	pthread_mutex_unlock(&c->mu);
+	if (msc_client_call(c->session, &msc__v1__session__descriptor, method,
+		req, timeout_ms, pending_done, pc) != 0) {
+		send_result(c, id, tools_error_result(
+		    "The server is overloaded; retry later."));
+		json_decref(pc->id);
+		free(pc);
+		call_done(c);
+		return false;
+	}
+	return true;
+}
+
+static bool
+exec_call(struct mcp_conn *c, json_t *id, json_t *args)
+{
+	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	json_t *keep = json_array();
+	bool pending = false;
+	char *msg;
+	long t;
+
+	msg = tools_exec_request(args, &req, keep);
+	if (msg != NULL) {
+		send_result(c, id, tools_error_result(msg));
+		free(msg);
+		goto done;
+	}
+	req.session_id = c->session_id;
+	t = req.has_timeout && req.timeout > 0 && req.timeout < 604800
+	    ? (long)req.timeout
+	    : c->cfg->timeout;
+	/* Room for an image pull and a wait for the computer's lane. */
+	pending = call_session(c, id, TOOL_EXEC, "TerminalExec", &req.base,
+	    (int)(t * 1000) + 1260000, NULL);
+done:
+	tools_exec_request_fini(&req);
+	json_decref(keep);
+	return pending;
+}
+
+static bool
+lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args)
+{
+	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
+	char *msg = tools_lifecycle_request(tool, args, &req);
+
+	if (msg != NULL) {
+		send_result(c, id, tools_error_result(msg));
+		free(msg);
+		return false;
+	}
+	req.session_id = c->session_id;
+	return call_session(c, id, tool, tools_lifecycle_method(tool),
+	    &req.base, 720000, req.computer_id);
 }
 
 static bool
 tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 {
-	bool pending = false;
-	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	const char *name = json_string_value(json_object_get(params, "name"));
-	json_t *keep = json_array();
-	struct exec_call *ec = NULL;
-	char err[512], *msg;
-	int timeout_ms;
+	json_t *args = json_object_get(params, "arguments");
+	int tool = -2;
+	char err[512];
 
 	if (name == NULL) {
-		mcp_conn_send_error(c, id, -32602, "Invalid params: missing tool name");
-		goto done;
+		mcp_conn_send_error(c, id, -32602,
+		    "Invalid params: missing tool name");
+		return false;
 	}
-	if (strcmp(name, "terminal_execute") != 0) {
+	if (c->cfg->lifecycle_tools)
+		tool = tools_lifecycle_find(name);
+	if (strcmp(name, "terminal_execute") != 0 && tool < 0) {
 		char text[300];
 
 		snprintf(text, sizeof(text), "Unknown tool: %.200s", name);
 		send_result(c, id, tools_error_result(text));
-		goto done;
-	}
-	msg = tools_exec_request(json_object_get(params, "arguments"), &req,
-	    keep);
-	if (msg != NULL) {
-		send_result(c, id, tools_error_result(msg));
-		free(msg);
-		goto done;
+		return false;
 	}
 	if (ensure_session(c, err, sizeof(err)) != 0) {
 		char text[600];
@@ -174,35 +256,26 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 		snprintf(text, sizeof(text), "The session service is not "
 		    "available: %s", err);
 		send_result(c, id, tools_error_result(text));
-		goto done;
+		return false;
 	}
-	req.session_id = c->session_id;
-	if ((ec = malloc(sizeof(*ec))) == NULL) {
-		mcp_conn_send_error(c, id, -32603, "Internal error: out of memory");
-		goto done;
+	if (tool >= 0)
+		return lifecycle_call(c, id, tool, args);
+	return exec_call(c, id, args);
+}
+
+static void
+read_resource(struct mcp_conn *c, json_t *id, json_t *params)
+{
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	json_t *res = NULL;
+
+	if (uri != NULL && c->cfg->lifecycle_tools)
+		res = tools_resource_read(uri);
+	if (res == NULL) {
+		mcp_conn_send_error(c, id, -32002, "Resource not found");
+		return;
 	}
-	ec->c = c;
-	ec->id = json_incref(id);
-	timeout_ms = (int)((req.has_timeout && req.timeout > 0 &&
-				req.timeout < 604800
-			       ? req.timeout
-			       : c->cfg->timeout) * 1000) + 1260000;
-	pthread_mutex_lock(&c->mu);
-	c->inflight++;
-	pthread_mutex_unlock(&c->mu);
-	if (msc_client_call(c->session, &msc__v1__session__descriptor,
-		"TerminalExec", &req.base, timeout_ms, exec_done, ec) != 0) {
-		send_result(c, id, tools_error_result(
-		    "The server is overloaded; retry later."));
-		json_decref(ec->id);
-		free(ec);
-		call_done(c);
-	} else
-		pending = true;
-done:
-	tools_exec_request_fini(&req);
-	json_decref(keep);
-	return pending;
+	send_result(c, id, res);
 }
 
 static bool
@@ -215,9 +288,12 @@ dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
 	else if (strcmp(method, "ping") == 0)
 		send_result(c, id, json_object());
 	else if (strcmp(method, "tools/list") == 0)
-		send_result(c, id, tools_list(c->description));
+		send_result(c, id, tools_list(c->description,
+		    c->cfg->lifecycle_tools));
 	else if (strcmp(method, "resources/list") == 0)
-		send_result(c, id, json_pack("{s:[]}", "resources"));
+		send_result(c, id, tools_resources_list(c->cfg->lifecycle_tools));
+	else if (strcmp(method, "resources/read") == 0)
+		read_resource(c, id, params);
 	else if (strcmp(method, "resources/templates/list") == 0)
 		send_result(c, id, json_pack("{s:[]}", "resourceTemplates"));
 	else if (strcmp(method, "prompts/list") == 0)

@@ -73,7 +73,7 @@ prop(const char *title, const char *type, const char *description,
 }
 
 json_t *
-tools_list(const char *description)
+tools_list(const char *description, bool lifecycle)
 {
 	json_t *props, *args_prop, *tool;
 
@@ -106,7 +106,12 @@ tools_list(const char *description)
 	    "inputSchema", "type", "object", "title",
 	    "terminal_executeArguments", "properties", props,
 	    "_meta", "ui", "visibility", "model", "app");
-	return json_pack("{s:[o]}", "tools", tool);
+	if (!lifecycle)
+		return json_pack("{s:[o]}", "tools", tool);
+	json_t *all = tools_lifecycle_defs();
+
+	json_array_insert_new(all, 0, tool);
+	return json_pack("{s:o}", "tools", all);
 }
 
 static char *

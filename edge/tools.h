@@ -6,9 +6,12 @@
 #ifndef EDGE_TOOLS_H
 #define EDGE_TOOLS_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "msc_cfg.h"
+#include "msc_rpc.h"
 #include "session.pb-c.h"
 
 /*
@@ -18,8 +21,11 @@
  */
 char *tools_description(const struct msc_cfg *cfg);
 
-/* The tools/list result (new reference). `description` is borrowed. */
-json_t *tools_list(const char *description);
+/*
+ * The tools/list result (new reference): terminal_execute, then the
+ * lifecycle tools when `lifecycle`. `description` is borrowed.
+ */
+json_t *tools_list(const char *description, bool lifecycle);
 
 /*
  * Fills `req` from tools/call `arguments` (borrowed; may be NULL). Strings
@@ -38,5 +44,38 @@ json_t *tools_exec_result(const Msc__V1__TerminalExecReply *rep);
 
 /* An isError result with one text block (new reference). */
 json_t *tools_error_result(const char *text);
+
+/* --- tools_lifecycle.c ---------------------------------------------------- */
+
+#define TOOLS_DASHBOARD_URI "ui://kilntainers/computers"
+
+/* The lifecycle tools' definitions, in the reference's order. */
+json_t *tools_lifecycle_defs(void);
+
+/* The index of lifecycle tool `name`, or -1. */
+int tools_lifecycle_find(const char *name);
+
+/* The Session method that serves lifecycle tool `tool`. */
+const char *tools_lifecycle_method(int tool);
+
+/*
+ * Fills req (computer_id, temporary) from `args` (borrowed; strings point
+ * into it). Returns NULL or the error text shown to the agent (malloc'd).
+ */
+char *tools_lifecycle_request(int tool, json_t *args,
+    Msc__V1__ComputerRequest *req);
+
+/*
+ * The MCP result of lifecycle tool `tool` (new reference); `computer_id`
+ * is the id the call named (delete returns no computer).
+ */
+json_t *tools_lifecycle_result(int tool, const char *computer_id,
+    const struct msc_status *st, ProtobufCMessage *resp);
+
+/* resources/list; the dashboard only when `lifecycle`. */
+json_t *tools_resources_list(bool lifecycle);
+
+/* resources/read of `uri`, or NULL when there is no such resource. */
+json_t *tools_resource_read(const char *uri);
 
 #endif /* EDGE_TOOLS_H */

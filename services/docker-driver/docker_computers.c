@@ -389,8 +389,9 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 	const char *tmp;
 	int rv;
 
+	/* Stopping what is gone is done; deleting it is an error. */
 	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
-		return rv == -ENOENT ? 0 : rv;
+		return rv == -ENOENT && !remove ? 0 : rv;
 	tmp = json_string_value(json_object_get(json_object_get(
 	    json_object_get(ctr, "Config"), "Labels"), "kilntainers.temporary"));
 	if (remove || tmp == NULL || strcmp(tmp, "false") != 0) {
@@ -401,6 +402,38 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 			msc_log_info("removed computer %s", id);
 	}
 	json_decref(ctr);
+	return rv;
+}
+
+int
+dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	json_t *ctr = NULL;
+	const char *tmp;
+	bool temporary;
+	int rv;
+
+	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
+		return rv;
+	tmp = json_string_value(json_object_get(json_object_get(
+	    json_object_get(ctr, "Config"), "Labels"), "kilntainers.temporary"));
+	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
+	rv = dock_container_remove(d->engine,
+	    json_string_value(json_object_get(ctr, "Id")), T_STOP, err, errlen);
+	json_decref(ctr);
+	if (rv != 0)
+		return rv;
+	/* AutoRemove containers may still be going away: wait for the name. */
+	for (int i = 0; i < 50; i++) {
+		rv = dock_create(d, id, temporary, out, err, errlen);
+		if (rv != -EEXIST)
+			break;
+		dock_computer_fini(out);
+		usleep(100 * 1000);
+	}
+	if (rv == 0)
+		msc_log_info("factory reset computer %s", id);
 	return rv;
 }
 

@@ -13,7 +13,7 @@
 #define DOCK_MAX_QUEUED 4096
 
 enum job_kind { JOB_CREATE, JOB_ATTACH, JOB_EXEC, JOB_STOP, JOB_DELETE,
-	JOB_RESTART, JOB_LIST };
+	JOB_RESTART, JOB_RESET, JOB_LIST };
 
 struct dock_job {
 	struct dock_driver *d;
@@ -106,6 +106,12 @@ job_run(void *arg)
 		    sizeof(err));
 		reply_computer(j->call, rv, &c, err);
 		break;
+	case JOB_RESET:
+		rv = dock_reset(j->d,
+		    ((const Msc__V1__ComputerRef *)j->req)->computer_id, &c, err,
+		    sizeof(err));
+		reply_computer(j->call, rv, &c, err);
+		break;
 	case JOB_STOP:
 	case JOB_DELETE: {
 		Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
@@ -132,9 +138,10 @@ job_run(void *arg)
 	}
 	case JOB_EXEC:
 		run_exec(j, err);
-		lane_next(j->d, j->lane_id);
 		break;
 	}
+	if (j->lane_id[0] != '\0')
+		lane_next(j->d, j->lane_id);
 	free(j);
 }
 
@@ -147,7 +154,7 @@ submit(struct dock_job *j)
 		return;
 	msc_call_fail(j->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 	    "docker-driver is overloaded (%s); retry later", strerror(-rv));
-	if (j->kind == JOB_EXEC)
+	if (j->lane_id[0] != '\0')
 		lane_next(j->d, j->lane_id);
 	free(j);
 }
@@ -193,34 +200,35 @@ job_new(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	return j;
 }
 
+/*
+ * Queues j on the lane of computer `id`: one job at a time per computer
+ * (commands, create, attach, restart, reset), any number of computers at
+ * once.
+ */
 static void
-h_exec(void *state, struct msc_call *call, const ProtobufCMessage *req)
+lane_submit(struct dock_job *j, const char *id)
 {
-	const Msc__V1__ExecRequest *r = (const void *)req;
-	struct dock_driver *d = state;
+	struct dock_driver *d = j->d;
 	struct dock_lane *lane;
-	struct dock_job *j;
 	bool run_now = false;
 
-	if (strlen(r->computer_id) >= sizeof(j->lane_id)) {
-		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
+	if (strlen(id) >= sizeof(j->lane_id)) {
+		msc_call_fail(j->call, MSC__V1__CODE__INVALID_ARGUMENT,
 		    "computer_id too long");
+		free(j);
 		return;
 	}
-	if ((j = job_new(state, call, req, JOB_EXEC)) == NULL)
-		return;
-	strcpy(j->lane_id, r->computer_id);
+	strcpy(j->lane_id, id);
 	pthread_mutex_lock(&d->mu);
-	lane = msc_map_get(d->lanes, r->computer_id);
+	lane = msc_map_get(d->lanes, id);
 	if (lane == NULL) {
 		lane = calloc(1, sizeof(*lane));
-		if (lane == NULL ||
-		    msc_map_put(d->lanes, r->computer_id, lane) != 0) {
+		if (lane == NULL || msc_map_put(d->lanes, id, lane) != 0) {
 			pthread_mutex_unlock(&d->mu);
 			free(lane);
-			free(j);
-			msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			msc_call_fail(j->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 			    "out of memory");
+			free(j);
 			return;
 		}
 	}
@@ -237,6 +245,43 @@ h_exec(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		submit(j);
 }
 
+static void
+h_exec(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	struct dock_job *j = job_new(state, call, req, JOB_EXEC);
+
+	if (j != NULL)
+		lane_submit(j, ((const Msc__V1__ExecRequest *)req)->computer_id);
+}
+
+static void
+h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	struct dock_job *j = job_new(state, call, req, JOB_CREATE);
+
+	if (j != NULL)
+		lane_submit(j,
+		    ((const Msc__V1__CreateRequest *)req)->computer_id);
+}
+
+/* Jobs on a computer's lane, named by a ComputerRef. */
+#define LANE_HANDLER(name, kind)                                              \
+	static void name(void *state, struct msc_call *call,                 \
+	    const ProtobufCMessage *req)                                      \
+	{                                                                     \
+		struct dock_job *j = job_new(state, call, req, kind);         \
+		if (j != NULL)                                                \
+			lane_submit(j, ((const Msc__V1__ComputerRef *)req)    \
+					   ->computer_id);                    \
+	}
+LANE_HANDLER(h_attach, JOB_ATTACH)
+LANE_HANDLER(h_restart, JOB_RESTART)
+LANE_HANDLER(h_reset, JOB_RESET)
+
+/*
+ * Jobs off the lanes: listing, and stop and delete, which end whatever
+ * runs on the computer rather than wait for it.
+ */
 #define SIMPLE_HANDLER(name, kind)                                            \
 	static void name(void *state, struct msc_call *call,                 \
 	    const ProtobufCMessage *req)                                      \
@@ -245,11 +290,8 @@ h_exec(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		if (j != NULL)                                                \
 			submit(j);                                            \
 	}
-SIMPLE_HANDLER(h_create, JOB_CREATE)
-SIMPLE_HANDLER(h_attach, JOB_ATTACH)
 SIMPLE_HANDLER(h_stop, JOB_STOP)
 SIMPLE_HANDLER(h_delete, JOB_DELETE)
-SIMPLE_HANDLER(h_restart, JOB_RESTART)
 SIMPLE_HANDLER(h_list, JOB_LIST)
 
 static const struct msc_method driver_methods[] = {
@@ -259,6 +301,7 @@ static const struct msc_method driver_methods[] = {
 	{ "Stop", h_stop },
 	{ "Delete", h_delete },
 	{ "Restart", h_restart },
+	{ "Reset", h_reset },
 	{ "List", h_list },
 	{ NULL, NULL },
 };

@@ -45,6 +45,8 @@ int dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen);
 int dock_restart(struct dock_driver *d, const char *id,
     Msc__V1__Computer *out, char *err, size_t errlen);
+int dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen);
 int dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
     size_t errlen);
 int dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,

@@ -3,7 +3,7 @@
  * finds (driver Attach) or makes (driver Create) a computer once, however
  * many sessions ask at the same moment.
  */
-#include "inventory.h"
+#include "inventory_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,34 +18,6 @@
 #include "msc_map.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
-
-#define INV_DRIVER_TIMEOUT_MS 660000   /* an image pull may be slow */
-#define INV_MAX_WAITERS 4096
-
-struct waiter {
-	struct msc_call *call;
-	bool temporary;
-	char owner[64];
-	struct waiter *next;
-};
-
-struct record {
-	char id[MSC_SLUG_MAX + 1];
-	bool ready;              /* false while the driver works on it */
-	bool temporary;
-	Msc__V1__Computer *computer;   /* the driver's answer (owned) */
-	char **owners;
-	size_t n_owners;
-	struct waiter *waiters;  /* Acquire calls waiting for the driver */
-	size_t n_waiters;
-};
-
-struct inv_service {
-	pthread_mutex_t mu;
-	struct msc_map *records;  /* id -> struct record */
-	struct msc_client *driver;
-	struct msc_server *srv;
-};
 
 static bool
 has_owner(const struct record *r, const char *owner)
@@ -87,8 +59,8 @@ del_owner(struct record *r, const char *owner)
 	}
 }
 
-static void
-record_free(struct record *r)
+void
+inv_record_free(struct record *r)
 {
 	for (size_t i = 0; i < r->n_owners; i++)
 		free(r->owners[i]);
@@ -138,7 +110,7 @@ settle(struct inv_service *s, struct record *r, const struct msc_status *st)
 	}
 	if (r->n_owners == 0) {
 		msc_map_del(s->records, r->id);
-		record_free(r);
+		inv_record_free(r);
 	}
 	pthread_mutex_unlock(&s->mu);
 }
@@ -300,7 +272,7 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 			stop = r->temporary && r->n_owners == 0;
 			if (r->n_owners == 0) {
 				msc_map_del(s->records, r->id);
-				record_free(r);
+				inv_record_free(r);
 			}
 		}
 	}
@@ -316,34 +288,13 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		    "cannot reach the driver");
 }
 
-static void
-listed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	struct msc_call *call = arg;
-
-	if (resp == NULL) {
-		msc_call_fail(call, st->code, "%s", st->message);
-		return;
-	}
-	msc_call_reply(call, resp);
-	protobuf_c_message_free_unpacked(resp, NULL);
-}
-
-static void
-h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
-{
-	struct inv_service *s = state;
-
-	if (msc_client_call(s->driver, &msc__v1__driver__descriptor, "List",
-		req, msc_call_remaining_ms(call), listed, call) != 0)
-		msc_call_fail(call, MSC__V1__CODE__UNAVAILABLE,
-		    "cannot reach the driver");
-}
-
 static const struct msc_method inventory_methods[] = {
 	{ "Acquire", h_acquire },
 	{ "Release", h_release },
-	{ "List", h_list },
+	{ "List", inv_h_list },
+	{ "Restart", inv_h_restart },
+	{ "Reset", inv_h_reset },
+	{ "Delete", inv_h_delete },
 	{ NULL, NULL },
 };
 
@@ -372,7 +323,7 @@ free_record(void *arg, const char *key, void *value)
 {
 	(void)arg;
 	(void)key;
-	record_free(value);
+	inv_record_free(value);
 }
 
 void

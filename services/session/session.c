@@ -221,6 +221,11 @@ static const struct msc_method session_methods[] = {
 	{ "Close", h_close },
 	{ "Touch", h_touch },
 	{ "TerminalExec", h_exec },
+	{ "CreateComputer", sess_h_create },
+	{ "ListComputers", sess_h_list },
+	{ "RestartComputer", sess_h_restart },
+	{ "ResetComputer", sess_h_reset },
+	{ "DeleteComputer", sess_h_delete },
 	{ NULL, NULL },
 };
 

@@ -49,6 +49,18 @@ struct sess_service {
 /* Monotonic milliseconds. */
 uint64_t sess_now_ms(void);
 
+/* session_lifecycle.c: the lifecycle tools. */
+void sess_h_create(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_list(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_restart(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_reset(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_delete(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+
 /* session_exec.c */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,
     const Msc__V1__TerminalExecRequest *req);

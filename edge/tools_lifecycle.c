@@ -1,0 +1,247 @@
+/*
+ * tools_lifecycle.c - the lifecycle tools (ENABLE_LIFECYCLE_TOOLS) and the
+ * dashboard resource: schemas, arguments, and results shaped as the
+ * reference shapes them (one JSON object, as structuredContent and as a
+ * text block; errors as {"error": ...} with isError).
+ */
+#include "tools.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dashboard_html.h"
+#include "driver.pb-c.h"
+
+enum { T_DASHBOARD, T_LIST, T_CREATE, T_RESTART, T_RESET, T_DELETE, T_N };
+
+static const struct {
+	const char *name;
+	const char *method;
+	const char *description;
+} lifecycle[T_N] = {
+	{ "computer_dashboard", "ListComputers",
+	    "Open the Sandbox Computer Dashboard, an interactive app that lists "
+	    "every computer and can run commands in one, restart, factory "
+	    "reset or delete it. Returns the current inventory." },
+	{ "computer_list", "ListComputers",
+	    "List every sandbox computer the backend has: id, provider id, "
+	    "state, image, and whether it is temporary or permanent." },
+	{ "computer_create", "CreateComputer",
+	    "Create a sandbox computer, or attach to an existing one by "
+	    "computer_id. Omit computer_id for a new random id. temporary=true "
+	    "(default) removes it when the session ends; false keeps it." },
+	{ "computer_restart", "RestartComputer",
+	    "Restart a sandbox computer. Its filesystem is kept." },
+	{ "computer_factory_reset", "ResetComputer",
+	    "Factory reset a sandbox computer: erase everything written to it "
+	    "and recreate it from its base image, same id and lifecycle mode." },
+	{ "computer_delete", "DeleteComputer",
+	    "Delete a sandbox computer and everything on it, permanently." },
+};
+
+static json_t *
+id_prop(bool optional)
+{
+	return json_pack("{s:s, s:s, s:s, s:o}", "title", "Computer Id", "type",
+	    "string", "description", optional
+		? "Computer id (1-63 lowercase letters, numbers or hyphens); "
+		  "omit for a new random id."
+		: "Computer id (1-63 lowercase letters, numbers or hyphens).",
+	    "default", optional ? json_null() : json_string(""));
+}
+
+static json_t *
+schema(int t)
+{
+	char title[64];
+	json_t *props = json_object(), *s;
+
+	snprintf(title, sizeof(title), "%sArguments", lifecycle[t].name);
+	s = json_pack("{s:s, s:s, s:o}", "type", "object", "title", title,
+	    "properties", props);
+	if (t == T_CREATE) {
+		json_object_set_new(props, "computer_id", id_prop(true));
+		json_object_set_new(props, "temporary", json_pack(
+		    "{s:s, s:s, s:s, s:b}", "title", "Temporary", "type",
+		    "boolean", "description", "Remove it when the session ends.",
+		    "default", 1));
+	} else if (t >= T_RESTART) {
+		json_t *p = id_prop(false);
+
+		json_object_del(p, "default");
+		json_object_set_new(props, "computer_id", p);
+		json_object_set_new(s, "required", json_pack("[s]",
+		    "computer_id"));
+	}
+	return s;
+}
+
+json_t *
+tools_lifecycle_defs(void)
+{
+	json_t *arr = json_array();
+
+	for (int t = 0; t < T_N; t++) {
+		json_t *tool = json_pack("{s:s, s:s, s:o, s:{s:{s:[ss]}}}",
+		    "name", lifecycle[t].name, "description",
+		    lifecycle[t].description, "inputSchema", schema(t), "_meta",
+		    "ui", "visibility", "model", "app");
+
+		if (t == T_DASHBOARD) {
+			json_t *meta = json_object_get(tool, "_meta");
+
+			json_object_set_new(json_object_get(meta, "ui"),
+			    "resourceUri", json_string(TOOLS_DASHBOARD_URI));
+			json_object_set_new(meta, "ui/resourceUri",
+			    json_string(TOOLS_DASHBOARD_URI));
+			json_object_set_new(tool, "title",
+			    json_string("Sandbox Computer Dashboard"));
+		}
+		json_array_append_new(arr, tool);
+	}
+	return arr;
+}
+
+int
+tools_lifecycle_find(const char *name)
+{
+	for (int t = 0; t < T_N; t++)
+		if (strcmp(name, lifecycle[t].name) == 0)
+			return t;
+	return -1;
+}
+
+const char *
+tools_lifecycle_method(int tool)
+{
+	return lifecycle[tool].method;
+}
+
+static char *
+arg_error(int tool, const char *field, const char *what)
+{
+	char *msg;
+
+	if (asprintf(&msg, "Error executing tool %s: %s: %s",
+		lifecycle[tool].name, field, what) < 0)
+		return NULL;
+	return msg;
+}
+
+char *
+tools_lifecycle_request(int tool, json_t *args, Msc__V1__ComputerRequest *req)
+{
+	json_t *id = json_object_get(args, "computer_id");
+	json_t *tmp = json_object_get(args, "temporary");
+
+	if (args != NULL && !json_is_object(args))
+		return arg_error(tool, "arguments", "Input should be a valid "
+						    "dictionary");
+	if (tool == T_DASHBOARD || tool == T_LIST)
+		return NULL;
+	if (id == NULL && tool != T_CREATE)
+		return arg_error(tool, "computer_id", "Field required");
+	if (id != NULL && !json_is_string(id))
+		return arg_error(tool, "computer_id",
+		    "Input should be a valid string");
+	if (id != NULL)
+		req->computer_id = (char *)json_string_value(id);
+	if (tool == T_CREATE && tmp != NULL) {
+		if (!json_is_boolean(tmp))
+			return arg_error(tool, "temporary",
+			    "Input should be a valid boolean");
+		req->has_temporary = true;
+		req->temporary = json_is_true(tmp);
+	}
+	return NULL;
+}
+
+/* Takes `payload`: one object as structuredContent and as text. */
+static json_t *
+payload_result(json_t *payload, bool error)
+{
+	char *text = json_dumps(payload, JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
+	json_t *res;
+
+	res = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text",
+	    "text", text ? text : "{}", "structuredContent", payload, "isError",
+	    error);
+	free(text);
+	return res;
+}
+
+static json_t *
+str_or_null(const char *s)
+{
+	return s != NULL && *s != '\0' ? json_string(s) : json_null();
+}
+
+static json_t *
+list_payload(const Msc__V1__ComputerList *l)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < l->n_computers; i++) {
+		const Msc__V1__Computer *c = l->computers[i];
+
+		json_array_append_new(arr, json_pack(
+		    "{s:s, s:s, s:s, s:s, s:b, s:o, s:o}", "computer_id",
+		    c->computer_id, "sandbox_id", c->sandbox_id, "backend",
+		    c->backend[0] ? c->backend : "docker", "state",
+		    c->state[0] ? c->state : "running", "temporary",
+		    c->temporary, "image", str_or_null(c->image), "created_at",
+		    str_or_null(c->created_at)));
+	}
+	return json_pack("{s:o, s:I}", "computers", arr, "count",
+	    (json_int_t)l->n_computers);
+}
+
+json_t *
+tools_lifecycle_result(int tool, const char *computer_id,
+    const struct msc_status *st, ProtobufCMessage *resp)
+{
+	const Msc__V1__Computer *c = (const Msc__V1__Computer *)resp;
+
+	if (resp == NULL)
+		return payload_result(json_pack("{s:s}", "error", st->message),
+		    true);
+	switch (tool) {
+	case T_DASHBOARD:
+	case T_LIST:
+		return payload_result(list_payload(
+		    (const Msc__V1__ComputerList *)resp), false);
+	case T_DELETE:
+		return payload_result(json_pack("{s:b, s:s, s:b}", "ok", 1,
+		    "computer_id", computer_id, "deleted", 1), false);
+	default:
+		return payload_result(json_pack("{s:b, s:s, s:s, s:b}", "ok", 1,
+		    "computer_id", c->computer_id, "sandbox_id", c->sandbox_id,
+		    "temporary", c->temporary), false);
+	}
+}
+
+json_t *
+tools_resources_list(bool lifecycle)
+{
+	if (!lifecycle)
+		return json_pack("{s:[]}", "resources");
+	return json_pack("{s:[{s:s, s:s, s:s, s:s, s:s, s:{s:{s:{}, s:b}}}]}",
+	    "resources", "uri", TOOLS_DASHBOARD_URI, "name",
+	    "Sandbox Computer Dashboard", "title", "Sandbox Computer Dashboard",
+	    "description", "Interactive dashboard to list, create, restart, "
+	    "factory reset and delete sandbox computers, with a terminal.",
+	    "mimeType", "text/html;profile=mcp-app", "_meta", "ui", "csp",
+	    "prefersBorder", 1);
+}
+
+json_t *
+tools_resource_read(const char *uri)
+{
+	if (strcmp(uri, TOOLS_DASHBOARD_URI) != 0)
+		return NULL;
+	return json_pack("{s:[{s:s, s:s, s:s%, s:{s:{s:{}, s:b}}}]}",
+	    "contents", "uri", TOOLS_DASHBOARD_URI, "mimeType",
+	    "text/html;profile=mcp-app", "text", msc_dashboard_html,
+	    msc_dashboard_html_len, "_meta", "ui", "csp", "prefersBorder", 1);
+}

@@ -1,0 +1,193 @@
+/*
+ * session_lifecycle.c - the lifecycle tools as seen from a session:
+ * create (attach or make, this session becomes an owner), list, restart,
+ * factory reset and delete, each passed on to the inventory.
+ */
+#include "session_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inventory.pb-c.h"
+
+#define OP_TIMEOUT_MS 660000
+
+struct lc_op {
+	struct sess_service *s;
+	struct msc_call *call;
+	char session_id[33];
+	char id[MSC_SLUG_MAX + 1];
+	bool temporary;
+};
+
+/* Checks the session and the id; NULL after failing the call. */
+static struct lc_op *
+lc_begin(struct sess_service *s, struct msc_call *call,
+    const Msc__V1__ComputerRequest *r, bool empty_id_ok)
+{
+	struct lc_op *op;
+	bool known;
+
+	if (!(empty_id_ok && r->computer_id[0] == '\0')) {
+		char id[MSC_SLUG_MAX + 1];
+
+		if (msc_slug_normalize(r->computer_id, id) != 0) {
+			msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
+			    MSC_SLUG_ERROR);
+			return NULL;
+		}
+	}
+	pthread_mutex_lock(&s->mu);
+	known = msc_map_get(s->sessions, r->session_id) != NULL;
+	pthread_mutex_unlock(&s->mu);
+	if (!known) {
+		msc_call_fail(call, MSC__V1__CODE__NOT_FOUND,
+		    "Session not found");
+		return NULL;
+	}
+	if ((op = calloc(1, sizeof(*op))) == NULL) {
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		return NULL;
+	}
+	op->s = s;
+	op->call = call;
+	snprintf(op->session_id, sizeof(op->session_id), "%s", r->session_id);
+	if (r->computer_id[0] != '\0')
+		(void)msc_slug_normalize(r->computer_id, op->id);
+	op->temporary = r->has_temporary ? r->temporary : true;
+	return op;
+}
+
+/* Passes the inventory's answer on as it is. */
+static void
+relay(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct lc_op *op = arg;
+
+	if (resp == NULL)
+		msc_call_fail(op->call, st->code, "%s", st->message);
+	else {
+		msc_call_reply(op->call, resp);
+		protobuf_c_message_free_unpacked(resp, NULL);
+	}
+	free(op);
+}
+
+static void
+call_inventory(struct lc_op *op, const char *method,
+    const ProtobufCMessage *req, msc_reply_fn done)
+{
+	if (msc_client_call(op->s->inventory, &msc__v1__inventory__descriptor,
+		method, req, OP_TIMEOUT_MS, done, op) != 0) {
+		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
+		    "the inventory service cannot be reached");
+		free(op);
+	}
+}
+
+static void
+created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct lc_op *op = arg;
+	Msc__V1__Computer *c = (Msc__V1__Computer *)resp;
+	struct sess *ss;
+
+	if (c != NULL) {
+		pthread_mutex_lock(&op->s->mu);
+		ss = msc_map_get(op->s->sessions, op->session_id);
+		if (ss != NULL)
+			(void)msc_map_put(ss->owned, c->computer_id,
+			    c->temporary ? (void *)1 : (void *)2);
+		pthread_mutex_unlock(&op->s->mu);
+	}
+	relay(arg, st, resp);
+}
+
+void
+sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	struct sess_service *s = state;
+	Msc__V1__AcquireRequest ar = MSC__V1__ACQUIRE_REQUEST__INIT;
+	struct lc_op *op = lc_begin(s, call, (const void *)req, true);
+	struct sess *ss;
+	void *mode = NULL;
+
+	if (op == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	ss = msc_map_get(s->sessions, op->session_id);
+	if (ss != NULL && op->id[0] != '\0')
+		mode = msc_map_get(ss->owned, op->id);
+	pthread_mutex_unlock(&s->mu);
+	if (mode != NULL && (mode == (void *)1) != op->temporary) {
+		msc_call_fail(call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    "Computer '%s' is already attached with temporary=%s.",
+		    op->id, mode == (void *)1 ? "true" : "false");
+		free(op);
+		return;
+	}
+	ar.computer_id = op->id;      /* empty: a new random slug */
+	ar.temporary = op->temporary;
+	ar.owner = op->session_id;
+	call_inventory(op, "Acquire", &ar.base, created);
+}
+
+void
+sess_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	Msc__V1__ComputerRequest r = MSC__V1__COMPUTER_REQUEST__INIT;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	struct lc_op *op;
+
+	r.session_id = ((const Msc__V1__SessionRef *)req)->session_id;
+	if ((op = lc_begin(state, call, &r, true)) != NULL)
+		call_inventory(op, "List", &e.base, relay);
+}
+
+static void
+by_ref(void *state, struct msc_call *call, const ProtobufCMessage *req,
+    const char *method)
+{
+	Msc__V1__ComputerRef ref = MSC__V1__COMPUTER_REF__INIT;
+	struct lc_op *op = lc_begin(state, call, (const void *)req, false);
+
+	if (op == NULL)
+		return;
+	ref.computer_id = op->id;
+	call_inventory(op, method, &ref.base, relay);
+}
+
+void
+sess_h_restart(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	by_ref(state, call, req, "Restart");
+}
+
+void
+sess_h_reset(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	by_ref(state, call, req, "Reset");
+}
+
+void
+sess_h_delete(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	struct sess_service *s = state;
+	const Msc__V1__ComputerRequest *r = (const void *)req;
+	char id[MSC_SLUG_MAX + 1];
+	struct sess *ss;
+
+	/* This session forgets the computer, whatever the provider says. */
+	if (msc_slug_normalize(r->computer_id, id) == 0) {
+		pthread_mutex_lock(&s->mu);
+		ss = msc_map_get(s->sessions, r->session_id);
+		if (ss != NULL) {
+			msc_map_del(ss->owned, id);
+			if (strcmp(ss->default_id, id) == 0)
+				ss->default_id[0] = '\0';
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+	by_ref(state, call, req, "Delete");
+}
