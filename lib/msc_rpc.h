@@ -37,8 +37,8 @@ struct msc_method {
 
 /*
  * Listens on `url` and serves `svc` with `methods` (borrowed, must outlive
- * the server; every method of svc needs a row). `state` is passed to the
- * handlers. Returns 0 or a negative errno.
+ * the server). Methods without a row are answered UNIMPLEMENTED, as gRPC
+ * does. `state` is passed to the handlers. Returns 0 or a negative errno.
  */
 int msc_server_start(const char *url, const ProtobufCServiceDescriptor *svc,
     const struct msc_method *methods, void *state, int max_inflight,

@@ -165,6 +165,12 @@ dispatch(struct msc_call *c, nng_msg *msg)
 		return;
 	}
 	c->method = m;
+	if (s->handlers[m - s->svc->methods] == NULL) {
+		send_status(c, MSC__V1__CODE__UNIMPLEMENTED,
+		    "method not implemented", NULL);
+		msc__v1__envelope__free_unpacked(env, NULL);
+		return;
+	}
 	c->req = protobuf_c_message_unpack(m->input, NULL, env->payload.len,
 	    env->payload.data);
 	msc__v1__envelope__free_unpacked(env, NULL);
@@ -255,14 +261,10 @@ msc_server_start(const char *url, const ProtobufCServiceDescriptor *svc,
 		}
 		s->handlers[md - svc->methods] = m->fn;
 	}
-	for (unsigned i = 0; i < svc->n_methods; i++) {
-		if (s->handlers[i] == NULL) {
-			msc_log_err("rpc: no handler for %s/%s", svc->name,
-			    svc->methods[i].name);
-			rv = -EINVAL;
-			goto fail;
-		}
-	}
+	for (unsigned i = 0; i < svc->n_methods; i++)
+		if (s->handlers[i] == NULL)
+			msc_log_debug("rpc: %s/%s is not implemented here",
+			    svc->name, svc->methods[i].name);
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {
 		rv = -EIO;
 		goto fail;

@@ -140,6 +140,19 @@ deadline_exceeded(void **state)
 }
 
 static void
+unimplemented_method(void **state)
+{
+	struct fixture *f = *state;
+	Msc__V1__SessionRef req = MSC__V1__SESSION_REF__INIT;
+	char msg[128];
+
+	assert_int_equal(msc_client_call_sync(f->cli,
+			     &msc__v1__session__descriptor, "ListComputers",
+			     &req.base, 2000, NULL, msg, sizeof(msg)),
+	    MSC__V1__CODE__UNIMPLEMENTED);
+}
+
+static void
 unknown_method(void **state)
 {
 	struct fixture *f = *state;
@@ -205,6 +218,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(deadline_exceeded, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(unknown_method, setup, teardown),
+		cmocka_unit_test_setup_teardown(unimplemented_method, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(many_open_calls, setup,
 		    teardown),
 	};
