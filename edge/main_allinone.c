@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli.h"
 #include "docker_driver.h"
 #include "inventory.h"
 #include "msc_log.h"
@@ -32,6 +33,8 @@ main(int argc, char **argv)
 	char *description = NULL;
 	int status;
 
+	if (cli_is_command(argc, argv))
+		return cli_main(argc, argv);
 	msc_log_init("mcp-sandbox-computer");
 	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
 		goto out;
