@@ -300,6 +300,15 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	return rv;
 }
 
+/* Whether the engine answers; else err says "Cannot connect to ...". */
+static int
+engine_up(struct dock_driver *d, char *err, size_t errlen)
+{
+	int rv = dock_engine_ping(d->engine, T_PING, err, errlen);
+
+	return rv == -ETIMEDOUT ? -ECONNREFUSED : rv;
+}
+
 /* Inspects kilntainer-<id> and checks it is ours. */
 static int
 find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
@@ -338,8 +347,8 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	const char *cid;
 	int rv;
 
-	if ((rv = dock_engine_ping(d->engine, T_PING, err, errlen)) != 0)
-		return rv == -ETIMEDOUT ? -ECONNREFUSED : rv;
+	if ((rv = engine_up(d, err, errlen)) != 0)
+		return rv;
 	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
 		return rv;
 	cid = json_string_value(json_object_get(ctr, "Id"));
@@ -371,7 +380,8 @@ dock_restart(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	json_t *ctr = NULL;
 	int rv;
 
-	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
+	if ((rv = engine_up(d, err, errlen)) != 0 ||
+	    (rv = find(d, id, &ctr, err, errlen)) != 0)
 		return rv;
 	rv = dock_container_restart(d->engine,
 	    json_string_value(json_object_get(ctr, "Id")), 5, T_OP, err, errlen);
@@ -390,6 +400,8 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 	int rv;
 
 	/* Stopping what is gone is done; deleting it is an error. */
+	if ((rv = engine_up(d, err, errlen)) != 0)
+		return rv;
 	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
 		return rv == -ENOENT && !remove ? 0 : rv;
 	tmp = json_string_value(json_object_get(json_object_get(
@@ -414,7 +426,8 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	bool temporary;
 	int rv;
 
-	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
+	if ((rv = engine_up(d, err, errlen)) != 0 ||
+	    (rv = find(d, id, &ctr, err, errlen)) != 0)
 		return rv;
 	tmp = json_string_value(json_object_get(json_object_get(
 	    json_object_get(ctr, "Config"), "Labels"), "kilntainers.temporary"));
@@ -445,6 +458,8 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 	size_t i;
 	int rv;
 
+	if ((rv = engine_up(d, err, errlen)) != 0)
+		return rv;
 	if ((rv = dock_container_list(d->engine, "kilntainers.computer-id",
 		 T_OP, &arr, err, errlen)) != 0)
 		return rv;
