@@ -1,12 +1,17 @@
 #!/bin/sh
 # Runs every test: unit (cmocka), integration (the official MCP SDK client
-# against the real program and a real Docker engine, all-in-one and split),
-# the fuzz corpus, all of it again under ASan+UBSan, then 30 s of libFuzzer.
+# against the real program and a real Docker engine: stdio all-in-one and
+# split, Streamable HTTP with the official conformance suite, the dashboard
+# in headless Chromium), the fuzz corpus, all of it again under ASan+UBSan,
+# then 30 s of libFuzzer.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-[ -d tests/integration/node_modules ] ||
-	npm ci --prefix tests/integration --no-audit --no-fund >/dev/null
+for d in tests/integration tests/http tests/browser; do
+	if [ -f "$d/package-lock.json" ] && [ ! -d "$d/node_modules" ]; then
+		npm ci --prefix "$d" --no-audit --no-fund >/dev/null
+	fi
+done
 echo "== tests (release build)" >&2
 meson test -C build --print-errorlogs
 echo "== tests under ASan and UBSan" >&2
