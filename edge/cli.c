@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "docker_driver.h"
+#include "drivers.h"
 #include "driver.pb-c.h"
 #include "msc_cfg.h"
 #include "msc_log.h"
@@ -38,7 +38,8 @@ struct cli {
 	bool temporary;
 	bool read_stdin;                /* exec -i: pass our stdin */
 	struct msc_cfg cfg;
-	struct dock_driver *driver;
+	const struct driver_ops *ops;
+	void *driver;
 	struct msc_client *client;
 };
 
@@ -114,7 +115,7 @@ parse(struct cli *c, int argc, char **argv)
 		return 0;
 	if (rv != 0)
 		return 2;
-	if (msc_cfg_check_supported(&c->cfg) != 0)
+	if ((c->ops = drivers_find(&c->cfg)) == NULL)
 		return 1;
 	if (strcmp(c->cmd, "ls") != 0 && strcmp(c->cmd, "create") != 0 &&
 	    c->id == NULL)
@@ -131,7 +132,7 @@ connect_driver(struct cli *c)
 	const char *url = c->cfg.driver_url;
 
 	if (url == NULL) {
-		if (dock_driver_start(&c->cfg, CLI_DRIVER_URL, &c->driver) != 0)
+		if (c->ops->start(&c->cfg, CLI_DRIVER_URL, &c->driver) != 0)
 			return 1;
 		url = CLI_DRIVER_URL;
 	}
@@ -383,7 +384,8 @@ cli_main(int argc, char **argv)
 	fflush(stdout);
 out:
 	msc_client_close(c.client);
-	dock_driver_stop(c.driver);
+	if (c.driver != NULL)
+		c.ops->stop(c.driver);
 	msc_cfg_fini(&c.cfg);
 	return status;
 }

@@ -27,8 +27,6 @@ main(int argc, char **argv)
 		msc_cfg_error("msc-edge needs --session-url");
 		goto out;
 	}
-	if (msc_cfg_check_supported(&cfg) != 0)
-		goto out;
 	if ((description = tools_description(&cfg)) == NULL)
 		goto out;
 	msc_main_block_signals();

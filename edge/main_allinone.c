@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
-#include "docker_driver.h"
+#include "drivers.h"
 #include "inventory.h"
 #include "msc_log.h"
 #include "msc_main.h"
@@ -26,7 +26,8 @@ int
 main(int argc, char **argv)
 {
 	struct msc_cfg cfg;
-	struct dock_driver *driver = NULL;
+	const struct driver_ops *ops;
+	void *driver = NULL;
 	struct inv_service *inv = NULL;
 	struct sess_service *sess = NULL;
 	struct msc_client *session = NULL;
@@ -39,13 +40,13 @@ main(int argc, char **argv)
 	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
 		goto out;
 	status = 1;
-	if (msc_cfg_check_supported(&cfg) != 0)
+	if ((ops = drivers_find(&cfg)) == NULL)
 		goto out;
 	if ((description = tools_description(&cfg)) == NULL)
 		goto out;
 	/* Signals reach the edge only, never NNG's or the pool's threads. */
 	msc_main_block_signals();
-	if (dock_driver_start(&cfg, URL_DRIVER, &driver) != 0 ||
+	if (ops->start(&cfg, URL_DRIVER, &driver) != 0 ||
 	    inv_start(URL_INVENTORY, URL_DRIVER, &inv) != 0 ||
 	    sess_start(&cfg, URL_SESSION, URL_INVENTORY, URL_DRIVER,
 		&sess) != 0 ||
@@ -56,7 +57,8 @@ stop:
 	msc_client_close(session);
 	sess_stop(sess);
 	inv_stop(inv);
-	dock_driver_stop(driver);
+	if (driver != NULL)
+		ops->stop(driver);
 out:
 	free(description);
 	msc_cfg_fini(&cfg);

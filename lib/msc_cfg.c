@@ -477,17 +477,6 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 	return 0;
 }
 
-int
-msc_cfg_check_supported(const struct msc_cfg *cfg)
-{
-	if (strcmp(cfg->backend, "docker") != 0) {
-		msc_cfg_error("the %s backend is not available in this build; "
-			      "use --backend docker", cfg->backend);
-		return -ENOTSUP;
-	}
-	return 0;
-}
-
 void
 msc_cfg_fini(struct msc_cfg *cfg)
 {

@@ -78,12 +78,6 @@ int msc_cfg_parse(struct msc_cfg *cfg, int argc, char **argv);
  */
 int msc_cfg_validate(const struct msc_cfg *cfg);
 
-/*
- * Refuses, with a startup error, what this build cannot serve yet
- * (backends other than docker). Returns 0 or -ENOTSUP.
- */
-int msc_cfg_check_supported(const struct msc_cfg *cfg);
-
 /* Prints "kilntainers: error: <msg>" to stderr. */
 void msc_cfg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

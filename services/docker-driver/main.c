@@ -14,8 +14,6 @@ main(int argc, char **argv)
 	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
 		goto out;
 	status = 1;
-	if (msc_cfg_check_supported(&cfg) != 0)
-		goto out;
 	if (cfg.listen == NULL) {
 		msc_cfg_error("msc-docker-driver needs --listen");
 		goto out;

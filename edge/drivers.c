@@ -1,0 +1,32 @@
+#include "drivers.h"
+
+#include <string.h>
+
+#include "docker_driver.h"
+
+static int
+docker_start(const struct msc_cfg *cfg, const char *url, void **hp)
+{
+	return dock_driver_start(cfg, url, (struct dock_driver **)hp);
+}
+
+static void
+docker_stop(void *h)
+{
+	dock_driver_stop(h);
+}
+
+static const struct driver_ops drivers[] = {
+	{ "docker", docker_start, docker_stop },
+};
+
+const struct driver_ops *
+drivers_find(const struct msc_cfg *cfg)
+{
+	for (size_t i = 0; i < sizeof(drivers) / sizeof(*drivers); i++)
+		if (strcmp(cfg->backend, drivers[i].backend) == 0)
+			return &drivers[i];
+	msc_cfg_error("the %s backend is not available in this build; "
+		      "use --backend docker", cfg->backend);
+	return NULL;
+}

@@ -1,0 +1,20 @@
+/*
+ * drivers.h - the backends linked into the all-in-one program and the
+ * command line: --backend NAME picks the driver service to start.
+ */
+#ifndef EDGE_DRIVERS_H
+#define EDGE_DRIVERS_H
+
+#include "msc_cfg.h"
+
+struct driver_ops {
+	const char *backend;
+	/* Serves msc.v1.Driver on url; *hp is passed to stop(). */
+	int (*start)(const struct msc_cfg *cfg, const char *url, void **hp);
+	void (*stop)(void *h);
+};
+
+/* The driver of cfg->backend, or NULL after a startup error. */
+const struct driver_ops *drivers_find(const struct msc_cfg *cfg);
+
+#endif /* EDGE_DRIVERS_H */
