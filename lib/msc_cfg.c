@@ -101,6 +101,10 @@ static const struct opt opts[] = {
 	    FLY, "Memory per Machine in MB (default: 512)" },
 	{ "fly-rootfs-size", OPT_STR, F(fly_rootfs_size), 0, NULL,
 	    "FLY_ROOTFS_SIZE", NULL, FLY, "Optional root filesystem size in GB" },
+	{ "fly-org", OPT_STR, F(fly_org), 0, NULL, "FLY_ORG", NULL, FLY,
+	    "Organization for the auto-created app (default: FLY_ORG, else personal)" },
+	{ "fly-api-url", OPT_STR, F(fly_api_url), 0, NULL, "URL", NULL, FLY,
+	    "Fly Machines API base URL (default: FLY_API_HOSTNAME, else the public Machines API)" },
 	{ "e2b-api-key", OPT_STR, F(e2b_api_key), 0, NULL, "E2B_API_KEY", NULL,
 	    E2B, "E2B API key (overrides E2B_API_KEY environment variable)" },
 	{ "e2b-template", OPT_STR, F(e2b_template), 0, "base", "E2B_TEMPLATE",
@@ -142,8 +146,19 @@ static const struct opt opts[] = {
 	    "Address of the session service (default: in this process)" },
 	{ "inventory-url", OPT_STR, F(inventory_url), 0, NULL, "URL", NULL,
 	    DEPL, "Address of the inventory service (default: in this process)" },
-	{ "driver-url", OPT_STR, F(driver_url), 0, NULL, "URL", NULL, DEPL,
-	    "Address of the driver service (default: in this process)" },
+	{ "driver-url", OPT_LIST, F(driver_urls), F(n_driver_urls), NULL,
+	    "[ID=]URL", NULL, DEPL,
+	    "Address of a driver service; repeat for several engine hosts "
+	    "(default: one driver in this process)" },
+	{ "cluster", OPT_STR, F(cluster), 0, NULL, "FILE", NULL, DEPL,
+	    "Cluster configuration: 'option = value' lines (session-url, "
+	    "inventory-url, driver-url, tls-ca, tls-cert, ...); flags override" },
+	{ "tls-ca", OPT_STR, F(tls_ca), 0, NULL, "FILE", NULL, DEPL,
+	    "The cluster CA (PEM) that every tls+tcp:// peer must be signed by" },
+	{ "tls-cert", OPT_STR, F(tls_cert), 0, NULL, "FILE", NULL, DEPL,
+	    "This service's certificate and private key (one PEM file)" },
+	{ "allow-plain-tcp", OPT_TRUE, F(allow_plain_tcp), 0, NULL, NULL, NULL,
+	    DEPL, "Allow tcp:// without TLS to other hosts (trusted networks only)" },
 	{ "listen", OPT_STR, F(listen), 0, NULL, "URL", NULL, DEPL,
 	    "Address a service listens on (service programs only)" },
 	{ "driver-id", OPT_STR, F(driver_id), 0, "docker-1", "ID", NULL, DEPL,
@@ -347,6 +362,10 @@ set_defaults(struct msc_cfg *cfg)
 		cfg->fly_app = env;
 	if ((env = getenv("FLY_REGION")) != NULL && *env != '\0')
 		cfg->fly_region = env;
+	if ((env = getenv("FLY_ORG")) != NULL && *env != '\0')
+		cfg->fly_org = env;
+	if ((env = getenv("FLY_API_HOSTNAME")) != NULL && *env != '\0')
+		cfg->fly_api_url = env;
 	if ((env = getenv("FLY_API_TOKEN")) != NULL && *env != '\0')
 		cfg->fly_token = env;
 	else if ((env = getenv("FLY_TOKEN")) != NULL && *env != '\0')
@@ -354,10 +373,9 @@ set_defaults(struct msc_cfg *cfg)
 	cfg->lifecycle_tools = msc_cfg_truthy(getenv("ENABLE_LIFECYCLE_TOOLS"));
 }
 
-int
-msc_cfg_parse(struct msc_cfg *cfg, int argc, char **argv)
+static int
+parse_args(struct msc_cfg *cfg, int argc, char **argv)
 {
-	set_defaults(cfg);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *eq, *val = NULL;
 		const struct opt *o;
@@ -409,6 +427,117 @@ msc_cfg_parse(struct msc_cfg *cfg, int argc, char **argv)
 			return rv;
 	}
 	return MSC_CFG_OK;
+}
+
+/* Keeps a string read from the cluster file alive with the cfg. */
+static char *
+own(struct msc_cfg *cfg, char *str)
+{
+	char **grown = realloc(cfg->owned, (cfg->n_owned + 1) * sizeof(*grown));
+
+	if (grown == NULL) {
+		free(str);
+		return NULL;
+	}
+	cfg->owned = grown;
+	cfg->owned[cfg->n_owned++] = str;
+	return str;
+}
+
+/* Applies "name = value" lines of `path` as if given as --name=value. */
+static int
+load_cluster(struct msc_cfg *cfg, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int lineno = 0, rv = 0;
+
+	if (f == NULL) {
+		msc_cfg_error("cannot read --cluster '%s'", path);
+		return -EINVAL;
+	}
+	while (rv == 0 && fgets(line, sizeof(line), f) != NULL) {
+		char *k = line, *eq, *v, *arg, *argv[2];
+		size_t n;
+
+		lineno++;
+		while (*k == ' ' || *k == '\t')
+			k++;
+		if (*k == '#' || *k == '\n' || *k == '\0')
+			continue;
+		if ((eq = strchr(k, '=')) == NULL) {
+			msc_cfg_error("%s:%d: expected 'option = value'", path,
+			    lineno);
+			rv = -EINVAL;
+			break;
+		}
+		v = eq + 1;
+		while (eq > k && (eq[-1] == ' ' || eq[-1] == '\t'))
+			eq--;
+		*eq = '\0';
+		while (*v == ' ' || *v == '\t')
+			v++;
+		n = strcspn(v, "\r\n");
+		while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+			n--;
+		v[n] = '\0';
+		if (asprintf(&arg, "--%s=%s", k, v) < 0 ||
+		    own(cfg, arg) == NULL) {
+			rv = -ENOMEM;
+			break;
+		}
+		argv[0] = "cluster";
+		argv[1] = arg;
+		rv = parse_args(cfg, 2, argv);
+	}
+	fclose(f);
+	return rv;
+}
+
+int
+msc_cfg_parse(struct msc_cfg *cfg, int argc, char **argv)
+{
+	int rv;
+
+	set_defaults(cfg);
+	/* The cluster file first, so that flags override it. */
+	for (int i = 1; i < argc; i++) {
+		const char *path = NULL;
+
+		if (strncmp(argv[i], "--cluster=", 10) == 0)
+			path = argv[i] + 10;
+		else if (strcmp(argv[i], "--cluster") == 0 && i + 1 < argc)
+			path = argv[i + 1];
+		if (path != NULL && (rv = load_cluster(cfg, path)) != 0)
+			return rv;
+	}
+	if ((rv = parse_args(cfg, argc, argv)) != 0)
+		return rv;
+	if (cfg->n_driver_urls > 0)
+		(void)msc_cfg_driver(cfg, 0, (char[64]){ 0 }, 64,
+		    &cfg->driver_url);
+	return MSC_CFG_OK;
+}
+
+int
+msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
+    const char **urlp)
+{
+	const char *e, *eq;
+
+	if (i >= cfg->n_driver_urls)
+		return -ENOENT;
+	e = cfg->driver_urls[i];
+	eq = strchr(e, '=');
+	/* "ID=URL", unless the '=' is inside the URL ("...?x=y"). */
+	if (eq != NULL && strstr(e, "://") > eq) {
+		snprintf(id, idlen, "%.*s", (int)(eq - e), e);
+		*urlp = eq + 1;
+	} else {
+		snprintf(id, idlen, "docker-%zu", i + 1);
+		*urlp = e;
+	}
+	return 0;
 }
 
 int
@@ -480,6 +609,13 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 void
 msc_cfg_fini(struct msc_cfg *cfg)
 {
+	for (size_t i = 0; i < cfg->n_owned; i++)
+		free(cfg->owned[i]);
+	free(cfg->owned);
+	free(cfg->driver_urls);
+	cfg->owned = NULL;
+	cfg->driver_urls = NULL;
+	cfg->n_owned = cfg->n_driver_urls = 0;
 	free(cfg->run_flags);
 	free(cfg->e2b_metadata);
 	free(cfg->e2b_env);

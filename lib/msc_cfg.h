@@ -41,6 +41,7 @@ struct msc_cfg {
 	/* other backends: parsed for compatibility */
 	const char *fly_cli, *fly_app, *fly_token, *fly_image, *fly_region;
 	const char *fly_cpu_kind, *fly_cpus, *fly_memory, *fly_rootfs_size;
+	const char *fly_api_url, *fly_org;
 	const char *e2b_api_key, *e2b_template, *e2b_sandbox_timeout;
 	const char *modal_token_id, *modal_token_secret, *modal_app_name;
 	const char *modal_cpu, *modal_memory, *gpu, *region, *sandbox_timeout;
@@ -50,10 +51,18 @@ struct msc_cfg {
 	/* deployment */
 	const char *session_url;
 	const char *inventory_url;
-	const char *driver_url;
+	const char *driver_url;         /* the first driver's address */
+	const char **driver_urls;       /* every --driver-url, "[ID=]URL" */
+	size_t n_driver_urls;
 	const char *listen;
 	const char *driver_id;
 	long driver_workers;
+	const char *cluster;            /* --cluster FILE */
+	const char *tls_ca;
+	const char *tls_cert;
+	bool allow_plain_tcp;
+	char **owned;                   /* strings read from --cluster */
+	size_t n_owned;
 	/* environment */
 	bool lifecycle_tools;
 };
@@ -82,6 +91,13 @@ int msc_cfg_validate(const struct msc_cfg *cfg);
 void msc_cfg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void msc_cfg_fini(struct msc_cfg *cfg);
+
+/*
+ * Splits driver entry i ("ID=URL" or "URL") into id and url (borrowed
+ * from cfg; a bare URL gets the id "docker-<i+1>"). Returns 0 or -ENOENT.
+ */
+int msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
+    const char **urlp);
 
 /* True for "true", "1", "yes", "on" (any case). */
 bool msc_cfg_truthy(const char *s);

@@ -3,6 +3,39 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include "msc_tls.h"
+
+/* TLS material, then every service address against the transport rules. */
+static int
+check_transport(const struct msc_cfg *cfg)
+{
+	const char *urls[] = { cfg->session_url, cfg->inventory_url,
+		cfg->listen };
+	char err[512];
+
+	if ((cfg->tls_ca != NULL || cfg->tls_cert != NULL) &&
+	    msc_tls_setup(cfg->tls_ca, cfg->tls_cert, err, sizeof(err)) != 0)
+		goto fail;
+	for (size_t i = 0; i < sizeof(urls) / sizeof(*urls); i++)
+		if (urls[i] != NULL &&
+		    msc_tls_check_url(urls[i], cfg->allow_plain_tcp, err,
+			sizeof(err)) != 0)
+			goto fail;
+	for (size_t i = 0; i < cfg->n_driver_urls; i++) {
+		char id[64];
+		const char *url;
+
+		(void)msc_cfg_driver(cfg, i, id, sizeof(id), &url);
+		if (msc_tls_check_url(url, cfg->allow_plain_tcp, err,
+			sizeof(err)) != 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	msc_cfg_error("%s", err);
+	return -1;
+}
+
 int
 msc_main_config(struct msc_cfg *cfg, int argc, char **argv)
 {
@@ -12,7 +45,7 @@ msc_main_config(struct msc_cfg *cfg, int argc, char **argv)
 		return 0;
 	if (rv != 0)
 		return 2;
-	if (msc_cfg_validate(cfg) != 0)
+	if (msc_cfg_validate(cfg) != 0 || check_transport(cfg) != 0)
 		return 1;
 	return -1;
 }

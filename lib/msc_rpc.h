@@ -88,7 +88,9 @@ void msc_client_close(struct msc_client *c);
  * `method`. `cb(arg, ...)` runs once when the reply arrives or the
  * deadline `timeout_ms` passes (DEADLINE_EXCEEDED), or the peer is gone
  * (UNAVAILABLE). Returns 0, -ENOENT for an unknown method, -EAGAIN when
- * too many calls are open, or -ENOMEM; then cb never runs.
+ * too many calls are open, -ENOTCONN when the peer has been unreachable
+ * for a few seconds (no waiting for the deadline), or -ENOMEM; then cb
+ * never runs.
  */
 int msc_client_call(struct msc_client *c,
     const ProtobufCServiceDescriptor *svc, const char *method,

@@ -12,14 +12,21 @@
 #include <nng/supplemental/util/platform.h>
 
 #include "msc_rpc_int.h"
+#include "msc_tls.h"
 
 #define CLIENT_MAX_OPEN 8192
 
 struct msc_client {
 	nng_socket sock;
 	atomic_int open;
+	atomic_int pipes;               /* connections up now */
 	atomic_uint_fast64_t next_id;
+	atomic_uint_fast64_t since;     /* open time, or when the last pipe went */
+	char url[256];
 };
+
+/* A peer down this long makes calls fail at once, not at their deadline. */
+#define CLIENT_DOWN_GRACE_MS 3000
 
 enum call_state { CALL_SEND, CALL_RECV };
 
@@ -144,10 +151,24 @@ call_cb(void *arg)
 	call_recv_done(cc, nng_aio_get_msg(cc->aio));
 }
 
+static void
+pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct msc_client *c = arg;
+
+	(void)p;
+	if (ev == NNG_PIPE_EV_ADD_POST)
+		atomic_fetch_add(&c->pipes, 1);
+	else if (ev == NNG_PIPE_EV_REM_POST &&
+	    atomic_fetch_sub(&c->pipes, 1) == 1)
+		atomic_store(&c->since, nng_clock());
+}
+
 int
 msc_client_open(const char *url, struct msc_client **cp)
 {
 	struct msc_client *c;
+	nng_dialer d;
 	int rv;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
@@ -162,13 +183,20 @@ msc_client_open(const char *url, struct msc_client **cp)
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, MSC_RPC_MAX_MSG);
-	if ((rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+	atomic_init(&c->open, 0);
+	atomic_init(&c->pipes, 0);
+	atomic_init(&c->next_id, 1);
+	atomic_init(&c->since, nng_clock());
+	snprintf(c->url, sizeof(c->url), "%s", url);
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_event, c);
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, pipe_event, c);
+	if ((rv = nng_dialer_create(&d, c->sock, url)) != 0 ||
+	    (rv = msc_tls_dialer(d, url)) != 0 ||
+	    (rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK)) != 0) {
 		nng_close(c->sock);
 		free(c);
 		return -EINVAL;
 	}
-	atomic_init(&c->open, 0);
-	atomic_init(&c->next_id, 1);
 	*cp = c;
 	return 0;
 }
@@ -200,6 +228,9 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	m = protobuf_c_service_descriptor_get_method_by_name(svc, method);
 	if (m == NULL)
 		return -ENOENT;
+	if (atomic_load(&c->pipes) == 0 &&
+	    nng_clock() - atomic_load(&c->since) > CLIENT_DOWN_GRACE_MS)
+		return -ENOTCONN;
 	if (atomic_fetch_add(&c->open, 1) >= CLIENT_MAX_OPEN) {
 		atomic_fetch_sub(&c->open, 1);
 		return -EAGAIN;
@@ -283,6 +314,7 @@ msc_client_call_sync(struct msc_client *c,
 			snprintf(msgbuf, msglen, "cannot call %s: %s", method,
 			    strerror(-rv));
 		w.code = rv == -EAGAIN ? MSC__V1__CODE__RESOURCE_EXHAUSTED
+		    : rv == -ENOTCONN  ? MSC__V1__CODE__UNAVAILABLE
 				       : MSC__V1__CODE__INTERNAL;
 	} else {
 		pthread_mutex_lock(&w.mu);

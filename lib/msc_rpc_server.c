@@ -14,6 +14,7 @@
 
 #include "msc_log.h"
 #include "msc_rpc_int.h"
+#include "msc_tls.h"
 
 /*
  * A server context is both an NNG receive context and, between receiving
@@ -270,7 +271,11 @@ msc_server_start(const char *url, const ProtobufCServiceDescriptor *svc,
 		goto fail;
 	}
 	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, MSC_RPC_MAX_MSG);
-	if ((rv = nng_listen(s->sock, url, NULL, 0)) != 0) {
+	nng_listener l;
+
+	if ((rv = nng_listener_create(&l, s->sock, url)) != 0 ||
+	    (rv = msc_tls_listener(l, url)) != 0 ||
+	    (rv = nng_listener_start(l, 0)) != 0) {
 		msc_log_err("rpc: cannot listen on %s: %s", url,
 		    nng_strerror(rv));
 		nng_close(s->sock);

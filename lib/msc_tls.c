@@ -1,0 +1,138 @@
+#include "msc_tls.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <nng/supplemental/tls/tls.h>
+
+static char tls_ca[4096];
+static char tls_cert[4096];
+
+static bool
+is_tls(const char *url)
+{
+	return strncmp(url, "tls+tcp://", 10) == 0 ||
+	    strncmp(url, "tls+tcp4://", 11) == 0 ||
+	    strncmp(url, "tls+tcp6://", 11) == 0;
+}
+
+/* A config for one endpoint; both sides verify the peer. */
+static int
+config_new(nng_tls_mode mode, const char *server_name, nng_tls_config **cp)
+{
+	nng_tls_config *c;
+	int rv;
+
+	if ((rv = nng_tls_config_alloc(&c, mode)) != 0)
+		return rv;
+	if ((rv = nng_tls_config_ca_file(c, tls_ca)) != 0 ||
+	    (rv = nng_tls_config_cert_key_file(c, tls_cert, NULL)) != 0 ||
+	    (rv = nng_tls_config_auth_mode(c, NNG_TLS_AUTH_MODE_REQUIRED)) !=
+		0 ||
+	    (server_name != NULL &&
+		(rv = nng_tls_config_server_name(c, server_name)) != 0)) {
+		nng_tls_config_free(c);
+		return rv;
+	}
+	*cp = c;
+	return 0;
+}
+
+int
+msc_tls_setup(const char *ca_file, const char *cert_key_file, char *err,
+    size_t errlen)
+{
+	nng_tls_config *probe;
+	int rv;
+
+	if (ca_file == NULL || cert_key_file == NULL) {
+		snprintf(err, errlen, "TLS needs both --tls-ca and --tls-cert");
+		return -EINVAL;
+	}
+	snprintf(tls_ca, sizeof(tls_ca), "%s", ca_file);
+	snprintf(tls_cert, sizeof(tls_cert), "%s", cert_key_file);
+	/* Load once now so that a bad file is a startup error. */
+	if ((rv = config_new(NNG_TLS_MODE_SERVER, NULL, &probe)) != 0) {
+		snprintf(err, errlen, "cannot load --tls-ca '%s' or --tls-cert "
+		    "'%s': %s", ca_file, cert_key_file, nng_strerror(rv));
+		tls_ca[0] = tls_cert[0] = '\0';
+		return -EINVAL;
+	}
+	nng_tls_config_free(probe);
+	return 0;
+}
+
+/* Copies the host part of scheme://host:port into out. */
+static void
+url_host(const char *url, char *out, size_t len)
+{
+	const char *h = strstr(url, "://");
+	size_t n;
+
+	h = h ? h + 3 : url;
+	if (*h == '[') {
+		n = strcspn(++h, "]");
+	} else
+		n = strcspn(h, ":/");
+	snprintf(out, len, "%.*s", (int)n, h);
+}
+
+int
+msc_tls_check_url(const char *url, bool allow_plain, char *err,
+    size_t errlen)
+{
+	char host[256];
+
+	if (is_tls(url)) {
+		if (tls_ca[0] == '\0') {
+			snprintf(err, errlen, "%s needs --tls-ca and --tls-cert "
+			    "(see scripts/make-certs)", url);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strncmp(url, "tcp", 3) == 0 && !allow_plain) {
+		url_host(url, host, sizeof(host));
+		if (strcmp(host, "127.0.0.1") != 0 &&
+		    strcmp(host, "localhost") != 0 && strcmp(host, "::1") != 0) {
+			snprintf(err, errlen, "%s is plain TCP to another host: "
+			    "use tls+tcp:// with --tls-ca/--tls-cert, or pass "
+			    "--allow-plain-tcp on a trusted network", url);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int
+msc_tls_listener(nng_listener l, const char *url)
+{
+	nng_tls_config *c;
+	int rv;
+
+	if (!is_tls(url))
+		return 0;
+	if ((rv = config_new(NNG_TLS_MODE_SERVER, NULL, &c)) != 0)
+		return rv;
+	rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, c);
+	nng_tls_config_free(c);        /* the listener holds its own ref */
+	return rv;
+}
+
+int
+msc_tls_dialer(nng_dialer d, const char *url)
+{
+	char host[256];
+	nng_tls_config *c;
+	int rv;
+
+	if (!is_tls(url))
+		return 0;
+	url_host(url, host, sizeof(host));
+	if ((rv = config_new(NNG_TLS_MODE_CLIENT, host, &c)) != 0)
+		return rv;
+	rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c);
+	nng_tls_config_free(c);
+	return rv;
+}
