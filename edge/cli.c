@@ -344,8 +344,10 @@ cmd_exec(struct cli *c)
 			? "output_limit"
 			: "exited"));
 	else {
-		fwrite(r->stdout.data, 1, r->stdout.len, stdout);
-		fwrite(r->stderr.data, 1, r->stderr.len, stderr);
+		if (r->stdout.len > 0)
+			fwrite(r->stdout.data, 1, r->stdout.len, stdout);
+		if (r->stderr.len > 0)
+			fwrite(r->stderr.data, 1, r->stderr.len, stderr);
 		if (r->outcome == MSC__V1__EXEC_OUTCOME__TIMED_OUT)
 			fprintf(stderr, "[kilntainers: command timed out after "
 					"%lds]\n", c->cfg.timeout);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "docker_driver.h"
+#include "fly_driver.h"
 
 static int
 docker_start(const struct msc_cfg *cfg, const char *url, void **hp)
@@ -16,8 +17,21 @@ docker_stop(void *h)
 	dock_driver_stop(h);
 }
 
+static int
+fly_start(const struct msc_cfg *cfg, const char *url, void **hp)
+{
+	return fly_driver_start(cfg, url, (struct fly_driver **)hp);
+}
+
+static void
+fly_stop(void *h)
+{
+	fly_driver_stop(h);
+}
+
 static const struct driver_ops drivers[] = {
 	{ "docker", docker_start, docker_stop },
+	{ "fly", fly_start, fly_stop },
 };
 
 const struct driver_ops *
@@ -27,6 +41,6 @@ drivers_find(const struct msc_cfg *cfg)
 		if (strcmp(cfg->backend, drivers[i].backend) == 0)
 			return &drivers[i];
 	msc_cfg_error("the %s backend is not available in this build; "
-		      "use --backend docker", cfg->backend);
+		      "use --backend docker or fly", cfg->backend);
 	return NULL;
 }

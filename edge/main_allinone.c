@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "drivers.h"
 #include "inventory.h"
+#include "msc_fleet.h"
 #include "msc_log.h"
 #include "msc_main.h"
 #include "msc_rpc.h"
@@ -31,6 +32,7 @@ main(int argc, char **argv)
 	struct inv_service *inv = NULL;
 	struct sess_service *sess = NULL;
 	struct msc_client *session = NULL;
+	struct msc_fleet *fleet = NULL;
 	char *description = NULL;
 	int status;
 
@@ -47,9 +49,9 @@ main(int argc, char **argv)
 	/* Signals reach the edge only, never NNG's or the pool's threads. */
 	msc_main_block_signals();
 	if (ops->start(&cfg, URL_DRIVER, &driver) != 0 ||
-	    inv_start(URL_INVENTORY, URL_DRIVER, &inv) != 0 ||
-	    sess_start(&cfg, URL_SESSION, URL_INVENTORY, URL_DRIVER,
-		&sess) != 0 ||
+	    msc_fleet_open(&cfg, URL_DRIVER, &fleet) != 0 ||
+	    inv_start(URL_INVENTORY, fleet, &inv) != 0 ||
+	    sess_start(&cfg, URL_SESSION, URL_INVENTORY, fleet, &sess) != 0 ||
 	    msc_client_open(URL_SESSION, &session) != 0)
 		goto stop;
 	status = edge_run(&cfg, session, description);
@@ -57,6 +59,7 @@ stop:
 	msc_client_close(session);
 	sess_stop(sess);
 	inv_stop(inv);
+	msc_fleet_close(fleet);
 	if (driver != NULL)
 		ops->stop(driver);
 out:

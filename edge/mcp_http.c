@@ -1,10 +1,9 @@
 /*
- * mcp_http.c - the Streamable HTTP transport: routing, the DNS-rebinding
- * guard, bearer auth, header checks, and each POST/DELETE as a small
- * asynchronous state machine (read body -> Open or Touch the session ->
- * MCP -> reply). No thread waits on anything.
+ * mcp_http.c - the Streamable HTTP transport: the server, routing, the
+ * DNS-rebinding guard, bearer auth, DELETE, and the replies; POST is in
+ * mcp_http_post.c. No thread waits on anything.
  */
-#include "mcp_http.h"
+#include "mcp_http_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -22,40 +21,8 @@
 #include "msc_log.h"
 #include "session.pb-c.h"
 
-#define MAX_INFLIGHT_BYTES (256u * 1024 * 1024)
-#define SESSION_CALL_MS 15000
-
-struct edge_http {
-	const struct msc_cfg *cfg;
-	struct msc_client *session;
-	const char *description;
-	nng_url *url;
-	nng_http_server *srv;
-	bool loopback;
-	atomic_int open;              /* POST/DELETE calls in flight */
-	atomic_size_t body_bytes;     /* request bodies held in memory */
-};
-
-/* One POST or DELETE to /mcp, from the handler until the reply. */
-struct http_call {
-	struct edge_http *h;
-	nng_aio *aio;                 /* the server's; finished once */
-	nng_http_req *req;            /* borrowed from the server */
-	nng_aio *rd;                  /* our body read */
-	char *body;
-	size_t len;
-	json_t *msg;
-	char session_id[64];
-	struct mcp_conn mc;
-	bool replied;
-};
-
-static const char *const protocols[] = { "2025-11-25", "2025-06-18",
-	"2025-03-26", "2024-11-05", NULL };
-
-/* Finishes the server's aio with a response; status 0 = hard close. */
-static void
-respond(nng_aio *aio, uint16_t status, const char *type, const char *body,
+void
+http_respond(nng_aio *aio, uint16_t status, const char *type, const char *body,
     size_t len, const char *hname, const char *hvalue)
 {
 	nng_http_res *res;
@@ -77,31 +44,51 @@ respond(nng_aio *aio, uint16_t status, const char *type, const char *body,
 	nng_aio_finish(aio, 0);
 }
 
-static void
-respond_json(nng_aio *aio, uint16_t status, json_t *body, const char *hname,
+void
+http_respond_json(nng_aio *aio, uint16_t status, json_t *body, const char *hname,
     const char *hvalue)
 {
 	char *text = json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII);
 
-	respond(aio, status, "application/json", text ? text : "{}",
+	http_respond(aio, status, "application/json", text ? text : "{}",
 	    text ? strlen(text) : 2, hname, hvalue);
 	free(text);
 }
 
 /* A JSON-RPC error as the whole HTTP reply. */
-static void
-respond_rpc_error(nng_aio *aio, uint16_t status, int code, const char *msg)
+void
+http_respond_rpc_error(nng_aio *aio, uint16_t status, int code, const char *msg)
 {
 	json_t *body = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0",
 	    "id", "error", "code", code, "message", msg);
 
-	respond_json(aio, status, body, NULL, NULL);
+	http_respond_json(aio, status, body, NULL, NULL);
 	json_decref(body);
 }
 
-static void
-call_free(struct http_call *c)
+bool
+http_call_claim(struct http_call *c)
 {
+	bool mine;
+
+	pthread_mutex_lock(&c->h->mu);
+	mine = !c->answered;
+	c->answered = true;
+	pthread_mutex_unlock(&c->h->mu);
+	return mine;
+}
+
+void
+http_call_free(struct http_call *c)
+{
+	pthread_mutex_lock(&c->h->mu);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else if (c->h->calls == c)
+		c->h->calls = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&c->h->mu);
 	atomic_fetch_sub(&c->h->body_bytes, c->len);
 	atomic_fetch_sub(&c->h->open, 1);
 	if (c->rd != NULL)
@@ -179,225 +166,12 @@ rebinding_guard(const struct edge_http *h, nng_http_req *req)
 	return 0;
 }
 
-static bool
-header_has(nng_http_req *req, const char *name, const char *value)
+bool
+http_header_has(nng_http_req *req, const char *name, const char *value)
 {
 	const char *v = nng_http_req_get_header(req, name);
 
 	return v != NULL && strcasestr(v, value) != NULL;
-}
-
-/* --- POST --------------------------------------------------------------- */
-
-static void
-http_send(void *ctx, json_t *msg)
-{
-	struct http_call *c = ctx;
-	json_t *err = json_object_get(msg, "error");
-	int code = (int)json_integer_value(json_object_get(err, "code"));
-
-	c->replied = true;
-	respond_json(c->aio, err != NULL && (code == -32700 || code == -32600)
-		? 400
-		: 200,
-	    msg, NULL, NULL);
-}
-
-static void
-http_finished(void *ctx)
-{
-	call_free(ctx);
-}
-
-static void
-opened(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	struct http_call *c = arg;
-	json_t *result, *reply;
-
-	if (resp == NULL) {
-		respond_rpc_error(c->aio, 503, -32603, st->message);
-		call_free(c);
-		return;
-	}
-	result = mcp_initialize_result(json_object_get(c->msg, "params"));
-	reply = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
-	    json_object_get(c->msg, "id"), "result", result);
-	respond_json(c->aio, 200, reply, "Mcp-Session-Id",
-	    ((Msc__V1__SessionRef *)resp)->session_id);
-	json_decref(reply);
-	protobuf_c_message_free_unpacked(resp, NULL);
-	call_free(c);
-}
-
-static void
-touched(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	struct http_call *c = arg;
-	struct edge_http *h = c->h;
-
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-	if (st->code == MSC__V1__CODE__NOT_FOUND) {
-		respond_rpc_error(c->aio, 404, -32001, "Session not found");
-		call_free(c);
-		return;
-	}
-	if (st->code != MSC__V1__CODE__OK) {
-		respond_rpc_error(c->aio, 503, -32603, st->message);
-		call_free(c);
-		return;
-	}
-	if (json_object_get(c->msg, "method") == NULL ||
-	    json_object_get(c->msg, "id") == NULL) {
-		/* A notification or a response: accepted, nothing to say. */
-		respond(c->aio, 202, NULL, NULL, 0, NULL, NULL);
-		call_free(c);
-		return;
-	}
-	mcp_conn_init(&c->mc, h->cfg, h->session, h->description, http_send, c);
-	c->mc.finished = http_finished;
-	snprintf(c->mc.session_id, sizeof(c->mc.session_id), "%s",
-	    c->session_id);
-	if (mcp_conn_handle_json(&c->mc, c->msg))
-		return;         /* http_finished frees c after the reply */
-	if (!c->replied)
-		respond(c->aio, 202, NULL, NULL, 0, NULL, NULL);
-	call_free(c);
-}
-
-static bool
-is_initialize(json_t *msg)
-{
-	const char *m = json_string_value(json_object_get(msg, "method"));
-
-	return m != NULL && strcmp(m, "initialize") == 0 &&
-	    json_object_get(msg, "id") != NULL;
-}
-
-static void
-body_read(void *arg)
-{
-	struct http_call *c = arg;
-	struct edge_http *h = c->h;
-	Msc__V1__OpenRequest open = MSC__V1__OPEN_REQUEST__INIT;
-	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
-	json_error_t jerr;
-	const char *sid;
-	int rv;
-
-	if (nng_aio_result(c->rd) != 0) {
-		nng_aio_finish(c->aio, nng_aio_result(c->rd));
-		call_free(c);
-		return;
-	}
-	c->msg = json_loadb(c->body, c->len, JSON_ALLOW_NUL, &jerr);
-	if (c->msg == NULL || !json_is_object(c->msg)) {
-		respond_rpc_error(c->aio, 400, c->msg ? -32600 : -32700,
-		    c->msg ? "Invalid Request" : "Parse error");
-		call_free(c);
-		return;
-	}
-	sid = nng_http_req_get_header(c->req, "Mcp-Session-Id");
-	if (is_initialize(c->msg) && sid == NULL) {
-		open.client_name = "http";
-		open.idle_timeout_s = (uint32_t)h->cfg->session_timeout;
-		rv = msc_client_call(h->session, &msc__v1__session__descriptor,
-		    "Open", &open.base, SESSION_CALL_MS, opened, c);
-	} else if (sid == NULL) {
-		respond_rpc_error(c->aio, 400, -32000,
-		    "Bad Request: Mcp-Session-Id header is required");
-		call_free(c);
-		return;
-	} else {
-		snprintf(c->session_id, sizeof(c->session_id), "%s", sid);
-		ref.session_id = c->session_id;
-		rv = msc_client_call(h->session, &msc__v1__session__descriptor,
-		    "Touch", &ref.base, SESSION_CALL_MS, touched, c);
-	}
-	if (rv != 0) {
-		respond_rpc_error(c->aio, 503, -32603,
-		    "the session service is overloaded");
-		call_free(c);
-	}
-}
-
-static bool
-protocol_supported(const char *v)
-{
-	for (int i = 0; protocols[i] != NULL; i++)
-		if (strcmp(v, protocols[i]) == 0)
-			return true;
-	return false;
-}
-
-static void
-handle_post(struct edge_http *h, nng_aio *aio, nng_http_req *req,
-    nng_http_conn *conn)
-{
-	const char *cl = nng_http_req_get_header(req, "Content-Length");
-	const char *pv = nng_http_req_get_header(req, "MCP-Protocol-Version");
-	struct http_call *c = NULL;
-	unsigned long long len;
-	nng_iov iov;
-	char *end;
-
-	if (!header_has(req, "Content-Type", "application/json")) {
-		respond_rpc_error(aio, 415, -32000, "Unsupported Media Type: "
-		    "Content-Type must be application/json");
-		return;
-	}
-	if (!header_has(req, "Accept", "*/*") &&
-	    !(header_has(req, "Accept", "application/json") &&
-		header_has(req, "Accept", "text/event-stream"))) {
-		respond_rpc_error(aio, 406, -32000, "Not Acceptable: Client "
-		    "must accept both application/json and text/event-stream");
-		return;
-	}
-	if (pv != NULL && !protocol_supported(pv)) {
-		respond_rpc_error(aio, 400, -32000,
-		    "Bad Request: Unsupported protocol version");
-		return;
-	}
-	if (cl == NULL) {
-		respond(aio, 411, NULL, NULL, 0, "Connection", "close");
-		return;
-	}
-	len = strtoull(cl, &end, 10);
-	if (*end != '\0' || end == cl) {
-		respond(aio, 400, NULL, NULL, 0, "Connection", "close");
-		return;
-	}
-	if (len > EDGE_HTTP_MAX_BODY) {
-		/* The body stays unread: close the connection after this. */
-		respond_rpc_error(aio, 413, -32600, "Request body too large");
-		return;
-	}
-	if (len == 0) {
-		respond_rpc_error(aio, 400, -32700, "Parse error: empty body");
-		return;
-	}
-	if (atomic_fetch_add(&h->body_bytes, len) + len > MAX_INFLIGHT_BYTES ||
-	    (c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->body = malloc(len)) == NULL ||
-	    nng_aio_alloc(&c->rd, body_read, c) != 0) {
-		atomic_fetch_sub(&h->body_bytes, len);
-		if (c != NULL)
-			free(c->body);
-		free(c);
-		respond(aio, 503, NULL, NULL, 0, "Retry-After", "1");
-		return;
-	}
-	atomic_fetch_add(&h->open, 1);
-	c->h = h;
-	c->aio = aio;
-	c->req = req;
-	c->len = len;
-	iov.iov_buf = c->body;
-	iov.iov_len = len;
-	nng_aio_set_iov(c->rd, 1, &iov);
-	nng_aio_set_timeout(c->rd, 60000);      /* a stalled upload ends */
-	nng_http_conn_read_all(conn, c->rd);
 }
 
 /* --- DELETE --------------------------------------------------------------- */
@@ -410,11 +184,11 @@ closed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	if (st->code == MSC__V1__CODE__NOT_FOUND)
-		respond_rpc_error(aio, 404, -32001, "Session not found");
+		http_respond_rpc_error(aio, 404, -32001, "Session not found");
 	else if (st->code != MSC__V1__CODE__OK)
-		respond_rpc_error(aio, 503, -32603, st->message);
+		http_respond_rpc_error(aio, 503, -32603, st->message);
 	else
-		respond(aio, 200, NULL, NULL, 0, NULL, NULL);
+		http_respond(aio, 200, NULL, NULL, 0, NULL, NULL);
 }
 
 static void
@@ -424,60 +198,25 @@ handle_delete(struct edge_http *h, nng_aio *aio, nng_http_req *req)
 	const char *sid = nng_http_req_get_header(req, "Mcp-Session-Id");
 
 	if (sid == NULL) {
-		respond_rpc_error(aio, 400, -32000,
+		http_respond_rpc_error(aio, 400, -32000,
 		    "Bad Request: Mcp-Session-Id header is required");
 		return;
 	}
 	ref.session_id = (char *)sid;
 	if (msc_client_call(h->session, &msc__v1__session__descriptor, "Close",
 		&ref.base, 120000, closed, aio) != 0)
-		respond_rpc_error(aio, 503, -32603,
+		http_respond_rpc_error(aio, 503, -32603,
 		    "the session service is overloaded");
 }
 
 /* --- routing ------------------------------------------------------------ */
 
 static void
-on_mcp(nng_aio *aio)
-{
-	struct edge_http *h = nng_http_handler_get_data(nng_aio_get_input(aio,
-	    1));
-	nng_http_req *req = nng_aio_get_input(aio, 0);
-	nng_http_conn *conn = nng_aio_get_input(aio, 2);
-	const char *method = nng_http_req_get_method(req);
-	const char *uri = nng_http_req_get_uri(req);
-	size_t plen = strcspn(uri, "?");
-	uint16_t refused;
-
-	if ((refused = rebinding_guard(h, req)) != 0) {
-		respond_rpc_error(aio, refused, -32000, refused == 421
-			? "Invalid Host header"
-			: "Invalid Origin header");
-		return;
-	}
-	if (!authorized(h, req)) {
-		respond(aio, 401, "application/json", "{\"error\":\"unauthorized\"}",
-		    24, "WWW-Authenticate", "Bearer");
-		return;
-	}
-	if (plen != 4) {        /* only /mcp itself below /mcp */
-		respond(aio, 404, NULL, NULL, 0, NULL, NULL);
-		return;
-	}
-	if (strcmp(method, "POST") == 0)
-		handle_post(h, aio, req, conn);
-	else if (strcmp(method, "DELETE") == 0)
-		handle_delete(h, aio, req);
-	else
-		respond(aio, 405, NULL, NULL, 0, "Allow", "POST, DELETE");
-}
-
-static void
 on_health(nng_aio *aio)
 {
 	static const char body[] = "{\"status\":\"ok\"}";
 
-	respond(aio, 200, "application/json", body, sizeof(body) - 1, NULL,
+	http_respond(aio, 200, "application/json", body, sizeof(body) - 1, NULL,
 	    NULL);
 }
 
@@ -489,8 +228,57 @@ on_root(nng_aio *aio)
 	    "\"/mcp\",\"dashboard_resource\":\"ui://kilntainers/computers\","
 	    "\"health\":\"/healthz\"}";
 
-	respond(aio, 200, "application/json", body, sizeof(body) - 1, NULL,
+	http_respond(aio, 200, "application/json", body, sizeof(body) - 1, NULL,
 	    NULL);
+}
+
+/*
+ * Every request comes here: one handler for the whole tree, so that every
+ * path starting with /mcp is authenticated, whatever follows it.
+ */
+static void
+on_request(nng_aio *aio)
+{
+	struct edge_http *h = nng_http_handler_get_data(nng_aio_get_input(aio,
+	    1));
+	nng_http_req *req = nng_aio_get_input(aio, 0);
+	nng_http_conn *conn = nng_aio_get_input(aio, 2);
+	const char *method = nng_http_req_get_method(req);
+	const char *uri = nng_http_req_get_uri(req);
+	size_t plen = strcspn(uri, "?");
+	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	uint16_t refused;
+
+	if (strncmp(uri, "/mcp", 4) != 0) {
+		if (get && plen == 8 && strncmp(uri, "/healthz", 8) == 0)
+			on_health(aio);
+		else if (get && plen == 1)
+			on_root(aio);
+		else
+			http_respond(aio, 404, NULL, NULL, 0, NULL, NULL);
+		return;
+	}
+	if ((refused = rebinding_guard(h, req)) != 0) {
+		http_respond_rpc_error(aio, refused, -32000, refused == 421
+			? "Invalid Host header"
+			: "Invalid Origin header");
+		return;
+	}
+	if (!authorized(h, req)) {
+		http_respond(aio, 401, "application/json", "{\"error\":\"unauthorized\"}",
+		    24, "WWW-Authenticate", "Bearer");
+		return;
+	}
+	if (plen != 4) {        /* only /mcp itself below /mcp */
+		http_respond(aio, 404, NULL, NULL, 0, NULL, NULL);
+		return;
+	}
+	if (strcmp(method, "POST") == 0)
+		http_handle_post(h, aio, req, conn);
+	else if (strcmp(method, "DELETE") == 0)
+		handle_delete(h, aio, req);
+	else
+		http_respond(aio, 405, NULL, NULL, 0, "Allow", "POST, DELETE");
 }
 
 static int
@@ -526,6 +314,7 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 	h->cfg = cfg;
 	h->session = session;
 	h->description = description;
+	pthread_mutex_init(&h->mu, NULL);
 	h->loopback = strcmp(cfg->host, "127.0.0.1") == 0 ||
 	    strcmp(cfg->host, "localhost") == 0 || strcmp(cfg->host, "::1") == 0;
 	snprintf(url, sizeof(url), strchr(cfg->host, ':') ? "http://[%s]:%ld"
@@ -533,9 +322,7 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 	    cfg->host, cfg->port);
 	if ((rv = nng_url_parse(&h->url, url)) != 0 ||
 	    (rv = nng_http_server_hold(&h->srv, h->url)) != 0 ||
-	    (rv = add_handler(h, "/mcp", on_mcp, NULL, true)) != 0 ||
-	    (rv = add_handler(h, "/healthz", on_health, "GET", false)) != 0 ||
-	    (rv = add_handler(h, "/", on_root, "GET", false)) != 0 ||
+	    (rv = add_handler(h, "/", on_request, NULL, true)) != 0 ||
 	    (rv = nng_http_server_start(h->srv)) != 0) {
 		msc_log_err("cannot serve HTTP on %s: %s", url,
 		    nng_strerror(rv));
@@ -552,6 +339,24 @@ edge_http_stop(struct edge_http *h)
 {
 	if (h == NULL)
 		return;
+	/*
+	 * Calls still waiting for a command get 503 now: the server's stop
+	 * waits for every open request.
+	 */
+	pthread_mutex_lock(&h->mu);
+	for (struct http_call *c = h->calls; c != NULL; c = c->next) {
+		if (c->answered)
+			continue;
+		json_t *id = c->msg ? json_object_get(c->msg, "id") : NULL;
+		json_t *err = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc",
+		    "2.0", "id", id ? id : json_null(), "error", "code", -32603,
+		    "message", "the server is shutting down; retry");
+
+		c->answered = true;
+		http_respond_json(c->aio, 503, err, NULL, NULL);
+		json_decref(err);
+	}
+	pthread_mutex_unlock(&h->mu);
 	if (h->srv != NULL) {
 		nng_http_server_stop(h->srv);
 		nng_http_server_release(h->srv);

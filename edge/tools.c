@@ -28,7 +28,21 @@ tools_description(const struct msc_cfg *cfg)
 	if ((shell = strdup(cfg->shell)) == NULL)
 		return NULL;
 	name = basename(shell);
-	if (strcmp(cfg->image, DEFAULT_IMAGE) == 0)
+	if (cfg->backend != NULL && strcmp(cfg->backend, "fly") == 0)
+		n = asprintf(&base,
+		    "Run a command on a remote %s Fly Machine (a microVM, the "
+		    "agent's own). Commands run in %s. Each call is independent, "
+		    "but the filesystem persists between calls. Use "
+		    "working_directory, or chain commands with &&, to run in a "
+		    "specific directory, and stdin to pass input. The default "
+		    "timeout is %ld seconds; pass timeout to change it. Pass "
+		    "computer_id to reconnect to a named computer, or omit it "
+		    "for a random one. Temporary computers are destroyed when "
+		    "the session ends; temporary=false keeps the Machine and its "
+		    "files.", cfg->fly_image == NULL ||
+			strcmp(cfg->fly_image, DEFAULT_IMAGE) == 0
+			? "Debian Linux" : cfg->fly_image, name, cfg->timeout);
+	else if (strcmp(cfg->image, DEFAULT_IMAGE) == 0)
 		n = asprintf(&base,
 		    "Run a command in an isolated Debian Linux sandbox computer "
 		    "(the agent's own). Commands run in %s. Each call is "

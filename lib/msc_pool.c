@@ -1,9 +1,11 @@
 #include "msc_pool.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct job {
 	msc_job_fn fn;
@@ -101,20 +103,31 @@ msc_pool_submit(struct msc_pool *p, msc_job_fn fn, void *arg)
 	return rv;
 }
 
-void
+bool
 msc_pool_free(struct msc_pool *p)
 {
+	struct timespec until;
+
 	if (p == NULL)
-		return;
+		return true;
 	pthread_mutex_lock(&p->mu);
 	p->stopping = true;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
-	for (int i = 0; i < p->nthreads; i++)
-		pthread_join(p->threads[i], NULL);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += MSC_POOL_STOP_WAIT_S;
+	for (int i = 0; i < p->nthreads; i++) {
+		if (pthread_timedjoin_np(p->threads[i], NULL, &until) != 0) {
+			/* A job still blocks (a long command): leave it. */
+			for (int j = i; j < p->nthreads; j++)
+				pthread_detach(p->threads[j]);
+			return false;
+		}
+	}
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p->threads);
 	free(p->ring);
 	free(p);
+	return true;
 }

@@ -105,6 +105,7 @@ struct dock_exec_req {
 	const char *container;     /* id or name (borrowed) */
 	const char *const *argv;   /* NULL-terminated (borrowed) */
 	const char *workdir;       /* NULL or absolute path */
+	const char *const *env;    /* NULL or NULL-terminated "K=V" (borrowed) */
 	const void *stdin_data;    /* used when has_stdin */
 	size_t stdin_len;
 	bool has_stdin;            /* false: the process sees EOF at once */

@@ -22,15 +22,7 @@
 #define T_READY 15000
 #define T_OP 30000
 #define T_STOP 20000
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+#define T_HELPER 5000       /* for the helper's socket after a start */
 
 /* Parses "512m", "1g", "1048576" (bytes) like docker does. */
 static int
@@ -230,17 +222,36 @@ dock_list_fini(Msc__V1__ComputerList *l)
 	l->n_computers = 0;
 }
 
+/*
+ * The readiness check: `<shell> -c 'echo kilntainers-ready'`, through the
+ * helper when the container has one (waiting up to wait_ms for its
+ * socket), else through the Engine API. When the helper of a new
+ * container never answers, the engine does not see our folders: the fast
+ * path is turned off. (One computer's broken helper does not: its
+ * sandboxed code may have removed the socket; it falls back alone.)
+ */
 static int
-readiness(struct dock_driver *d, const char *name, char *err, size_t errlen)
+readiness(struct dock_driver *d, const char *name, bool helper, bool created,
+    char *err, size_t errlen)
 {
 	const char *argv[] = { d->cfg->shell, "-c", "echo kilntainers-ready",
 		NULL };
 	struct dock_exec_req req = { .container = name, .argv = argv,
 		.timeout_ms = T_READY, .output_limit = 4096 };
 	struct dock_exec_res res = { 0 };
+	bool fast;
 	int rv;
 
-	rv = dock_exec_run(d->engine, &req, &res, err, errlen);
+	if (helper && dock_fx_enabled(d) &&
+	    dock_fx_wait(d, name, T_HELPER) != 0 && created) {
+		char dir[512], why[700];
+
+		dock_fx_dir(d, name, dir, sizeof(dir));
+		snprintf(why, sizeof(why), "no exec helper answered in %s "
+		    "(does the engine see this host's folders?)", dir);
+		dock_fx_disable(d, why);
+	}
+	rv = dock_run(d, name, &req, &res, &fast, err, errlen);
 	if (rv == 0 && (res.outcome != DOCK_EXEC_EXITED ||
 			   strstr(res.out, "kilntainers-ready") == NULL))
 		rv = -EIO;
@@ -253,7 +264,8 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
 	char name[128], cid[65];
-	json_t *body = NULL, *labels, *hc, *ctr = NULL;
+	json_t *body = NULL, *classic, *labels, *hc, *ctr = NULL;
+	bool fast;
 	int rv;
 
 	if ((rv = dock_validate(d, err, errlen)) != 0)
@@ -274,18 +286,38 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	    json_string(d->cfg->image));
 	hc = json_object_get(body, "HostConfig");
 	json_object_set_new(hc, "AutoRemove", json_boolean(temporary));
-	rv = dock_container_create(d->engine, name, body, T_CREATE, cid, err,
-	    errlen);
+	if ((classic = json_deep_copy(body)) == NULL) {
+		json_decref(body);
+		return -ENOMEM;
+	}
+	fast = dock_fx_body(d, name, body) == 0;
+	rv = dock_container_create(d->engine, name, fast ? body : classic,
+	    T_CREATE, cid, err, errlen);
+	/* The engine could not mount or start the helper: go without. */
+	if (fast && (rv == -EIO || rv == -EPROTO)) {
+		msc_log_warn("creating %s with the exec helper failed: %s", name,
+		    err);
+		dock_fx_disable(d, "the engine could not start the helper");
+		dock_fx_remove(d, name);
+		fast = false;
+		rv = dock_container_create(d->engine, name, classic, T_CREATE,
+		    cid, err, errlen);
+	}
 	json_decref(body);
+	json_decref(classic);
 	if (rv == -EEXIST)
 		snprintf(err, errlen, "Computer '%s' already exists.", id);
-	if (rv != 0)
+	if (rv != 0) {
+		if (fast && rv != -EEXIST)
+			dock_fx_remove(d, name);
 		return rv;
-	if (readiness(d, cid, err, errlen) != 0) {
+	}
+	if (readiness(d, name, fast, true, err, errlen) != 0) {
 		char ignore[DOCK_ERRLEN];
 
 		(void)dock_container_remove(d->engine, cid, T_STOP, ignore,
 		    sizeof(ignore));
+		dock_fx_remove(d, name);
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
 		return -EIO;
@@ -310,8 +342,8 @@ engine_up(struct dock_driver *d, char *err, size_t errlen)
 }
 
 /* Inspects kilntainer-<id> and checks it is ours. */
-static int
-find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
+int
+dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
     size_t errlen)
 {
 	char name[128];
@@ -345,21 +377,28 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 {
 	json_t *ctr = NULL;
 	const char *cid;
+	char name[128];
+	bool helper;
 	int rv;
 
 	if ((rv = engine_up(d, err, errlen)) != 0)
 		return rv;
-	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
+	if ((rv = dock_find(d, id, &ctr, err, errlen)) != 0)
 		return rv;
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 	cid = json_string_value(json_object_get(ctr, "Id"));
+	helper = dock_fx_uses_helper(ctr);
 	if (!json_is_true(json_object_get(json_object_get(ctr, "State"),
 		"Running"))) {
+		/* The helper and its folder are mounted at each start. */
+		if (helper)
+			(void)dock_fx_prepare(d, name);
 		if ((rv = dock_container_start(d->engine, cid, T_OP, err,
 			 errlen)) != 0)
 			goto done;
 		msc_log_info("started stopped computer %s", id);
 	}
-	if ((rv = readiness(d, cid, err, errlen)) != 0) {
+	if ((rv = readiness(d, name, helper, false, err, errlen)) != 0) {
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
 		rv = -EIO;
@@ -381,8 +420,14 @@ dock_restart(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	int rv;
 
 	if ((rv = engine_up(d, err, errlen)) != 0 ||
-	    (rv = find(d, id, &ctr, err, errlen)) != 0)
+	    (rv = dock_find(d, id, &ctr, err, errlen)) != 0)
 		return rv;
+	if (dock_fx_uses_helper(ctr)) {
+		char name[128];
+
+		snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+		(void)dock_fx_prepare(d, name);
+	}
 	rv = dock_container_restart(d->engine,
 	    json_string_value(json_object_get(ctr, "Id")), 5, T_OP, err, errlen);
 	json_decref(ctr);
@@ -402,7 +447,7 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 	/* Stopping what is gone is done; deleting it is an error. */
 	if ((rv = engine_up(d, err, errlen)) != 0)
 		return rv;
-	if ((rv = find(d, id, &ctr, err, errlen)) != 0)
+	if ((rv = dock_find(d, id, &ctr, err, errlen)) != 0)
 		return rv == -ENOENT && !remove ? 0 : rv;
 	tmp = json_string_value(json_object_get(json_object_get(
 	    json_object_get(ctr, "Config"), "Labels"), "kilntainers.temporary"));
@@ -410,8 +455,13 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 		rv = dock_container_remove(d->engine,
 		    json_string_value(json_object_get(ctr, "Id")), T_STOP, err,
 		    errlen);
-		if (rv == 0)
+		if (rv == 0) {
+			char name[128];
+
+			snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+			dock_fx_remove(d, name);
 			msc_log_info("removed computer %s", id);
+		}
 	}
 	json_decref(ctr);
 	return rv;
@@ -427,7 +477,7 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	int rv;
 
 	if ((rv = engine_up(d, err, errlen)) != 0 ||
-	    (rv = find(d, id, &ctr, err, errlen)) != 0)
+	    (rv = dock_find(d, id, &ctr, err, errlen)) != 0)
 		return rv;
 	tmp = json_string_value(json_object_get(json_object_get(
 	    json_object_get(ctr, "Config"), "Labels"), "kilntainers.temporary"));
@@ -437,6 +487,12 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	json_decref(ctr);
 	if (rv != 0)
 		return rv;
+	{
+		char name[128];
+
+		snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+		dock_fx_remove(d, name);
+	}
 	/* AutoRemove containers may still be going away: wait for the name. */
 	for (int i = 0; i < 50; i++) {
 		rv = dock_create(d, id, temporary, out, err, errlen);
@@ -483,90 +539,4 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 	}
 	json_decref(arr);
 	return rv;
-}
-
-/*
- * Whether the container of `id` still runs after a command failed (an
- * error counts as no). A command killed by a signal may have died with
- * its container, whose state lags the exec's end: look a few times.
- */
-static bool
-still_running(struct dock_driver *d, const char *id, int exit_code)
-{
-	char err[DOCK_ERRLEN];
-	int tries = exit_code >= 128 ? 6 : 1;
-
-	for (int i = 0; i < tries; i++) {
-		json_t *ctr = NULL;
-		bool running;
-
-		if (i > 0)
-			usleep(100 * 1000);
-		if (find(d, id, &ctr, err, sizeof(err)) != 0)
-			return false;
-		running = json_is_true(json_object_get(
-		    json_object_get(ctr, "State"), "Running"));
-		json_decref(ctr);
-		if (!running)
-			return false;
-	}
-	return true;
-}
-
-int
-dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
-    Msc__V1__ExecResult *out, char *err, size_t errlen)
-{
-	char name[128];
-	const char **argv;
-	struct dock_exec_req req = { 0 };
-	struct dock_exec_res res = { 0 };
-	uint64_t start = now_ms();
-	size_t n = 0;
-	int rv;
-
-	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", r->computer_id);
-	if ((argv = calloc(r->n_args + 4, sizeof(*argv))) == NULL)
-		return -ENOMEM;
-	if (r->n_args > 0)
-		for (; n < r->n_args; n++)
-			argv[n] = r->args[n];
-	else {
-		argv[n++] = d->cfg->shell;
-		argv[n++] = "-c";
-		argv[n++] = r->command;
-	}
-	req.container = name;
-	req.argv = argv;
-	req.workdir = r->working_directory[0] ? r->working_directory : NULL;
-	req.has_stdin = r->has_stdin;
-	req.stdin_data = r->stdin.data;
-	req.stdin_len = r->stdin.len;
-	req.timeout_ms = (int)(r->timeout_s > 0 ? r->timeout_s : 120) * 1000;
-	req.output_limit = r->output_limit > 0 ? r->output_limit : 2097152;
-	rv = dock_exec_run(d->engine, &req, &res, err, errlen);
-	free(argv);
-	if (rv == -EBUSY || rv == -ENOENT ||
-	    (rv == 0 && res.outcome == DOCK_EXEC_EXITED && res.exit_code != 0 &&
-		!still_running(d, r->computer_id, res.exit_code))) {
-		dock_exec_res_fini(&res);
-		snprintf(err, errlen, "Computer '%s' died during command "
-				      "execution: its container stopped or was "
-				      "removed. The next call starts it again.",
-		    r->computer_id);
-		return -ECONNABORTED;
-	}
-	if (rv != 0)
-		return rv;
-	out->stdout.data = (uint8_t *)res.out;
-	out->stdout.len = res.out_len;
-	out->stderr.data = (uint8_t *)res.err;
-	out->stderr.len = res.err_len;
-	out->exit_code = res.exit_code;
-	out->duration_ms = now_ms() - start;
-	out->outcome = res.outcome == DOCK_EXEC_TIMEOUT
-	    ? MSC__V1__EXEC_OUTCOME__TIMED_OUT
-	    : res.outcome == DOCK_EXEC_LIMIT ? MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT
-					     : MSC__V1__EXEC_OUTCOME__EXITED;
-	return 0;
 }

@@ -319,6 +319,7 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	pthread_mutex_init(&d->mu, NULL);
 	if ((rv = dock_build_template(cfg, &d->create_template)) != 0)
 		goto fail;
+	dock_fx_init(d);
 	if ((rv = dock_engine_new(cfg->docker_host, cfg->engine,
 		 &d->engine)) != 0) {
 		msc_cfg_error("invalid --docker-host '%s'", cfg->docker_host);
@@ -346,7 +347,8 @@ dock_driver_stop(struct dock_driver *d)
 	if (d == NULL)
 		return;
 	msc_server_stop(d->srv);
-	msc_pool_free(d->pool);
+	if (!msc_pool_free(d->pool))
+		return;         /* a job still runs and uses d: the process ends */
 	msc_map_free(d->lanes);
 	dock_engine_free(d->engine);
 	json_decref(d->create_template);

@@ -35,6 +35,11 @@ struct dock_driver {
 	pthread_mutex_t mu;         /* guards lanes and validated */
 	struct msc_map *lanes;      /* computer id -> struct dock_lane */
 	bool validated;             /* engine answered and image present */
+	/* The fast exec path (docker_fxsetup.c); fx_on under mu. */
+	bool fx_on;                 /* new computers get the helper */
+	bool fx_installed;          /* the helper was copied to fx_root */
+	const char *fx_src;         /* the helper binary to copy */
+	char fx_root[256];          /* host folder of the per-computer ones */
 };
 
 /* Blocking operations, run on the pool (docker_computers.c). */
@@ -53,6 +58,36 @@ int dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
     size_t errlen);
 int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
+
+/*
+ * The fast exec path (docker_fxsetup.c). dock_fx_init decides at start
+ * whether new computers get the helper (no I/O). dock_fx_body adapts a
+ * create body for container `name` (mounts, Entrypoint, no Init) and
+ * makes its host folder; 1 when the helper is not used for it.
+ * dock_fx_prepare (re)creates the host folder and the helper copy before
+ * a start. dock_fx_wait waits up to `ms` for the helper's socket.
+ * dock_run runs an exec through the helper when one listens for `name`,
+ * else through the Engine API (*fastp says which); besides the errors of
+ * dock_exec_run(), -ECONNRESET or -EPROTO when the helper failed
+ * mid-command. dock_fx_remove deletes the host folder of `name`.
+ */
+void dock_fx_init(struct dock_driver *d);
+bool dock_fx_enabled(struct dock_driver *d);
+void dock_fx_disable(struct dock_driver *d, const char *why);
+void dock_fx_dir(struct dock_driver *d, const char *name, char *out,
+    size_t len);
+int dock_fx_prepare(struct dock_driver *d, const char *name);
+int dock_fx_body(struct dock_driver *d, const char *name, json_t *body);
+bool dock_fx_uses_helper(json_t *ctr);
+int dock_fx_wait(struct dock_driver *d, const char *name, int ms);
+void dock_fx_remove(struct dock_driver *d, const char *name);
+int dock_run(struct dock_driver *d, const char *name,
+    const struct dock_exec_req *req, struct dock_exec_res *res,
+    bool *fastp, char *err, size_t errlen);
+
+/* Inspects kilntainer-<id> and checks it is ours (docker_computers.c). */
+int dock_find(struct dock_driver *d, const char *id, json_t **ctrp,
+    char *err, size_t errlen);
 
 /* Builds the create body template from cfg; prints startup errors. */
 int dock_build_template(const struct msc_cfg *cfg, json_t **outp);

@@ -111,6 +111,10 @@ dock_exec_create(struct dock_engine *e, const struct dock_exec_req *req,
 	for (i = 0; req->argv[i] != NULL; i++)
 		if (json_array_append_new(cmd, json_string(req->argv[i])) < 0)
 			goto fail;
+	for (i = 0; req->env != NULL && req->env[i] != NULL; i++)
+		if (json_array_append_new(json_object_get(body, "Env"),
+		    json_string(req->env[i])) < 0)
+			goto fail;
 	if (req->workdir != NULL && json_object_set_new(body, "WorkingDir",
 	    json_string(req->workdir)) < 0)
 		goto fail;

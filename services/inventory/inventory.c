@@ -72,7 +72,7 @@ inv_record_free(struct record *r)
 
 /* Answers an Acquire for record r (locked by the caller's caller). */
 static void
-answer(struct record *r, struct waiter *w)
+answer(struct inv_service *s, struct record *r, struct waiter *w)
 {
 	if (w->temporary != r->temporary) {
 		msc_call_fail(w->call, MSC__V1__CODE__FAILED_PRECONDITION,
@@ -86,7 +86,11 @@ answer(struct record *r, struct waiter *w)
 		    "out of memory");
 		return;
 	}
-	msc_call_reply(w->call, &r->computer->base);
+	/* The session routes commands by the driver's identity. */
+	Msc__V1__Computer c = *r->computer;
+
+	c.driver = (char *)msc_fleet_id(s->fleet, (size_t)r->driver);
+	msc_call_reply(w->call, &c.base);
 }
 
 /* Ends the driver work on r: answers every waiter, drops r if unowned. */
@@ -105,7 +109,7 @@ settle(struct inv_service *s, struct record *r, const struct msc_status *st)
 		if (st->code != MSC__V1__CODE__OK)
 			msc_call_fail(w->call, st->code, "%s", st->message);
 		else
-			answer(r, w);
+			answer(s, r, w);
 		free(w);
 	}
 	if (r->n_owners == 0) {
@@ -118,43 +122,146 @@ settle(struct inv_service *s, struct record *r, const struct msc_status *st)
 struct op {
 	struct inv_service *s;
 	struct record *r;
+	int driver;             /* the driver that has or makes it */
+	bool creating;          /* counted in s->creating[driver] */
 };
+
+struct msc_client *
+inv_driver_of(struct inv_service *s, const struct record *r)
+{
+	return msc_fleet_client(s->fleet, (size_t)r->driver);
+}
 
 static void
 created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct op *op = arg;
 
+	if (op->creating) {
+		pthread_mutex_lock(&op->s->mu);
+		op->s->creating[op->driver]--;
+		pthread_mutex_unlock(&op->s->mu);
+	}
 	if (resp != NULL) {
 		op->r->computer = (Msc__V1__Computer *)resp;
 		op->r->temporary = op->r->computer->temporary;
+		op->r->driver = op->driver;
 	}
 	settle(op->s, op->r, st);
 	free(op);
 }
 
 static void
-attached(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+fail_op(struct op *op, Msc__V1__Code code, const char *msg)
 {
-	struct op *op = arg;
-	Msc__V1__CreateRequest cr = MSC__V1__CREATE_REQUEST__INIT;
-	int rv;
+	struct msc_status st = { code, msg };
 
-	if (st->code != MSC__V1__CODE__NOT_FOUND) {
-		created(arg, st, resp);
-		return;
-	}
-	/* Not found: make it, in the mode of the first caller. */
+	settle(op->s, op->r, &st);
+	free(op);
+}
+
+/* Creates the computer on driver i, in the mode of the first caller. */
+static void
+create_on(struct op *op, int i)
+{
+	Msc__V1__CreateRequest cr = MSC__V1__CREATE_REQUEST__INIT;
+	struct inv_service *s = op->s;
+
 	cr.computer_id = op->r->id;
 	cr.temporary = op->r->waiters->temporary;
-	rv = msc_client_call(op->s->driver, &msc__v1__driver__descriptor,
-	    "Create", &cr.base, INV_DRIVER_TIMEOUT_MS, created, op);
-	if (rv != 0) {
-		struct msc_status fail = { MSC__V1__CODE__UNAVAILABLE,
-			"cannot reach the driver" };
-		settle(op->s, op->r, &fail);
-		free(op);
+	op->driver = i;
+	op->creating = true;
+	pthread_mutex_lock(&s->mu);
+	s->creating[i]++;
+	pthread_mutex_unlock(&s->mu);
+	if (msc_client_call(msc_fleet_client(s->fleet, (size_t)i),
+		&msc__v1__driver__descriptor, "Create", &cr.base,
+		INV_DRIVER_TIMEOUT_MS, created, op) != 0) {
+		pthread_mutex_lock(&s->mu);
+		s->creating[i]--;
+		pthread_mutex_unlock(&s->mu);
+		fail_op(op, MSC__V1__CODE__UNAVAILABLE,
+		    "the chosen driver cannot be reached; retry");
 	}
+}
+
+/* Placement: the reachable driver with the fewest computers. */
+static void
+placed(void *arg, struct inv_fan *f)
+{
+	struct op *op = arg;
+	struct inv_service *s = op->s;
+	size_t best_n = (size_t)-1;
+	int best = -1;
+
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < f->n; i++) {
+		const Msc__V1__ComputerList *l = (const void *)f->r[i].resp;
+		size_t n;
+
+		if (l == NULL)
+			continue;
+		n = l->n_computers + (size_t)s->creating[i];
+		if (n < best_n) {
+			best_n = n;
+			best = (int)i;
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	inv_fan_free(f);
+	if (best < 0) {
+		fail_op(op, MSC__V1__CODE__UNAVAILABLE,
+		    "no driver can be reached; retry later");
+		return;
+	}
+	create_on(op, best);
+}
+
+static void
+attached(void *arg, struct inv_fan *f)
+{
+	struct op *op = arg;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	int ok = inv_fan_first_ok(f), bad = inv_fan_first_error(f);
+	char msg[768];
+
+	if (ok >= 0) {
+		/* Found: it lives there. */
+		struct msc_status st = { MSC__V1__CODE__OK, "" };
+
+		op->driver = ok;
+		created(op, &st, f->r[ok].resp);
+		f->r[ok].resp = NULL;
+		inv_fan_free(f);
+		return;
+	}
+	if (bad >= 0) {
+		/*
+		 * A driver that cannot answer may have it: making a second
+		 * one elsewhere would split the computer in two.
+		 */
+		if (f->r[bad].code == MSC__V1__CODE__UNAVAILABLE ||
+		    f->r[bad].code == MSC__V1__CODE__DEADLINE_EXCEEDED)
+			snprintf(msg, sizeof(msg), "Computer '%s' is unavailable: "
+			    "driver '%s' cannot be reached (%s). Retry when it is "
+			    "back.", op->r->id, msc_fleet_id(op->s->fleet,
+						    (size_t)bad),
+			    f->r[bad].msg);
+		else
+			snprintf(msg, sizeof(msg), "%s", f->r[bad].msg);
+		Msc__V1__Code code = f->r[bad].code;
+
+		inv_fan_free(f);
+		fail_op(op, code, msg);
+		return;
+	}
+	inv_fan_free(f);
+	if (msc_fleet_size(op->s->fleet) == 1) {
+		create_on(op, 0);
+		return;
+	}
+	if (inv_fan_out(op->s, "List", &e.base, 30000, placed, op) != 0)
+		fail_op(op, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 }
 
 static void
@@ -167,6 +274,8 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	struct record *r;
 	struct waiter *w;
 	struct op *op;
+
+	/* Found on whichever driver has it, else placed. */
 
 	if (a->computer_id[0] == '\0')
 		msc_slug_random(id);
@@ -192,7 +301,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 			    "reset or delete.", id,
 			    r->temporary ? "true" : "false");
 		else
-			answer(r, w);
+			answer(s, r, w);
 		pthread_mutex_unlock(&s->mu);
 		free(w);
 		return;
@@ -212,7 +321,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		return;
 	}
 	r = calloc(1, sizeof(*r));
-	op = malloc(sizeof(*op));
+	op = calloc(1, sizeof(*op));
 	if (r == NULL || op == NULL || msc_map_put(s->records, id, r) != 0) {
 		pthread_mutex_unlock(&s->mu);
 		free(r);
@@ -228,13 +337,9 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	op->r = r;
 	pthread_mutex_unlock(&s->mu);
 	ref.computer_id = r->id;
-	if (msc_client_call(s->driver, &msc__v1__driver__descriptor, "Attach",
-		&ref.base, INV_DRIVER_TIMEOUT_MS, attached, op) != 0) {
-		struct msc_status fail = { MSC__V1__CODE__UNAVAILABLE,
-			"cannot reach the driver" };
-		settle(s, r, &fail);
-		free(op);
-	}
+	if (inv_fan_out(s, "Attach", &ref.base, INV_DRIVER_TIMEOUT_MS, attached,
+		op) != 0)
+		fail_op(op, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 }
 
 static void
@@ -261,6 +366,7 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	struct inv_service *s = state;
 	Msc__V1__ComputerRef ref = MSC__V1__COMPUTER_REF__INIT;
 	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	struct msc_client *driver = NULL;
 	struct record *r;
 	bool stop = false;
 
@@ -270,6 +376,7 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		del_owner(r, rr->owner);
 		if (r->n_owners == 0 || rr->dead) {
 			stop = r->temporary && r->n_owners == 0;
+			driver = inv_driver_of(s, r);
 			if (r->n_owners == 0) {
 				msc_map_del(s->records, r->id);
 				inv_record_free(r);
@@ -282,7 +389,7 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		return;
 	}
 	ref.computer_id = rr->computer_id;
-	if (msc_client_call(s->driver, &msc__v1__driver__descriptor, "Stop",
+	if (msc_client_call(driver, &msc__v1__driver__descriptor, "Stop",
 		&ref.base, msc_call_remaining_ms(call), stopped, call) != 0)
 		msc_call_fail(call, MSC__V1__CODE__UNAVAILABLE,
 		    "cannot reach the driver");
@@ -299,7 +406,7 @@ static const struct msc_method inventory_methods[] = {
 };
 
 int
-inv_start(const char *url, const char *driver_url, struct inv_service **sp)
+inv_start(const char *url, struct msc_fleet *fleet, struct inv_service **sp)
 {
 	struct inv_service *s = calloc(1, sizeof(*s));
 	int rv;
@@ -307,8 +414,8 @@ inv_start(const char *url, const char *driver_url, struct inv_service **sp)
 	if (s == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&s->mu, NULL);
+	s->fleet = fleet;
 	if ((rv = msc_map_new(&s->records)) != 0 ||
-	    (rv = msc_client_open(driver_url, &s->driver)) != 0 ||
 	    (rv = msc_server_start(url, &msc__v1__inventory__descriptor,
 		 inventory_methods, s, 4096, &s->srv)) != 0) {
 		inv_stop(s);
@@ -332,7 +439,6 @@ inv_stop(struct inv_service *s)
 	if (s == NULL)
 		return;
 	msc_server_stop(s->srv);
-	msc_client_close(s->driver);
 	if (s->records != NULL) {
 		msc_map_each(s->records, free_record, NULL);
 		msc_map_free(s->records);

@@ -10,11 +10,16 @@
 
 struct inv_service;
 
+struct msc_fleet;
+
 /*
- * Serves on `url`, calling the driver at `driver_url`. Returns 0 or a
+ * Serves on `url`, calling the drivers of `fleet` (borrowed; it must
+ * outlive the service). New computers go to the driver with the fewest
+ * computers (those it reports plus creations under way). Returns 0 or a
  * negative errno; *sp is freed with inv_stop().
  */
-int inv_start(const char *url, const char *driver_url, struct inv_service **sp);
+int inv_start(const char *url, struct msc_fleet *fleet,
+    struct inv_service **sp);
 void inv_stop(struct inv_service *s);
 
 #endif /* INV_INVENTORY_H */

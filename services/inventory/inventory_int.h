@@ -8,6 +8,7 @@
 
 #include "driver.pb-c.h"
 #include "inventory.h"
+#include "msc_fleet.h"
 #include "msc_map.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
@@ -27,6 +28,7 @@ struct record {
 	char id[MSC_SLUG_MAX + 1];
 	bool ready;              /* false while the driver works on it */
 	bool temporary;
+	int driver;              /* fleet index of the driver that has it */
 	Msc__V1__Computer *computer;   /* the driver's answer (owned) */
 	char **owners;
 	size_t n_owners;
@@ -37,9 +39,43 @@ struct record {
 struct inv_service {
 	pthread_mutex_t mu;
 	struct msc_map *records;  /* id -> struct record */
-	struct msc_client *driver;
+	struct msc_fleet *fleet;  /* the drivers (borrowed) */
+	int creating[MSC_FLEET_MAX];   /* creations under way per driver */
 	struct msc_server *srv;
 };
+
+/* inventory_fan.c: one call to every driver, one answer. */
+struct inv_fan;
+typedef void (*inv_fan_fn)(void *arg, struct inv_fan *f);
+
+struct inv_fan_result {
+	Msc__V1__Code code;
+	char msg[512];
+	ProtobufCMessage *resp;         /* owned by the fan */
+};
+
+struct inv_fan {
+	size_t n, left;
+	pthread_mutex_t mu;
+	inv_fan_fn done;
+	void *arg;
+	struct inv_fan_result r[MSC_FLEET_MAX];
+};
+
+/*
+ * Calls `method` on every driver; done(arg, fan) runs once, on any
+ * thread, when all have answered; it frees the fan with inv_fan_free().
+ */
+int inv_fan_out(struct inv_service *s, const char *method,
+    const ProtobufCMessage *req, int timeout_ms, inv_fan_fn done, void *arg);
+void inv_fan_free(struct inv_fan *f);
+/* Index of the first OK answer, or -1. */
+int inv_fan_first_ok(const struct inv_fan *f);
+/* Index of the first answer that is neither OK nor NOT_FOUND, or -1. */
+int inv_fan_first_error(const struct inv_fan *f);
+
+/* The client of the record's driver. */
+struct msc_client *inv_driver_of(struct inv_service *s, const struct record *r);
 
 /* Frees a record (not in the map any more). */
 void inv_record_free(struct record *r);

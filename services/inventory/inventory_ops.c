@@ -1,9 +1,12 @@
 /*
  * inventory_ops.c - the lifecycle operations (restart, factory reset,
- * delete) and the list merged from the provider and the records in use.
+ * delete) and the list merged from every driver and the records in use.
+ * An operation goes to the driver that has the computer; when no record
+ * says which, it goes to all of them and the one that has it answers.
  */
 #include "inventory_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,10 +16,13 @@ struct op {
 	struct inv_service *s;
 	struct msc_call *call;
 	char id[MSC_SLUG_MAX + 1];
+	const char *method;
+	bool had_record;
 };
 
 static struct op *
-op_new(struct inv_service *s, struct msc_call *call, const char *id)
+op_new(struct inv_service *s, struct msc_call *call, const char *id,
+    const char *method)
 {
 	struct op *op = calloc(1, sizeof(*op));
 
@@ -26,6 +32,7 @@ op_new(struct inv_service *s, struct msc_call *call, const char *id)
 	}
 	op->s = s;
 	op->call = call;
+	op->method = method;
 	if (id != NULL && msc_slug_normalize(id, op->id) != 0) {
 		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
 		    MSC_SLUG_ERROR);
@@ -35,122 +42,120 @@ op_new(struct inv_service *s, struct msc_call *call, const char *id)
 	return op;
 }
 
+/* Keeps the record's computer current after a restart or reset. */
 static void
-send_to_driver(struct op *op, const char *method, msc_reply_fn done)
+replace_computer(struct op *op, ProtobufCMessage **respp)
 {
-	Msc__V1__ComputerRef ref = MSC__V1__COMPUTER_REF__INIT;
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
-	const ProtobufCMessage *req = op->id[0] ? &ref.base : &e.base;
-
-	ref.computer_id = op->id;
-	if (msc_client_call(op->s->driver, &msc__v1__driver__descriptor, method,
-		req, INV_OP_TIMEOUT_MS, done, op) != 0) {
-		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
-		    "cannot reach the driver");
-		free(op);
-	}
-}
-
-/* Restart and Reset: the driver answers with the computer as it is now. */
-static void
-replaced(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	struct op *op = arg;
 	struct record *r;
 
-	if (resp == NULL) {
-		msc_call_fail(op->call, st->code, "%s", st->message);
-		free(op);
+	if (strcmp(op->method, "Delete") == 0)
 		return;
-	}
-	msc_call_reply(op->call, resp);
 	pthread_mutex_lock(&op->s->mu);
 	r = msc_map_get(op->s->records, op->id);
 	if (r != NULL && r->ready) {
 		if (r->computer != NULL)
 			protobuf_c_message_free_unpacked(&r->computer->base,
 			    NULL);
-		r->computer = (Msc__V1__Computer *)resp;
-		resp = NULL;
+		r->computer = (Msc__V1__Computer *)*respp;
+		*respp = NULL;
 	}
 	pthread_mutex_unlock(&op->s->mu);
+}
+
+static void
+answer(struct op *op, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+
+	if (resp != NULL) {
+		msc_call_reply(op->call, resp);
+		replace_computer(op, &resp);
+	} else if (st->code == MSC__V1__CODE__NOT_FOUND && op->had_record)
+		/* A record whose container is already gone: deleted anyway. */
+		msc_call_reply(op->call, &e.base);
+	else
+		msc_call_fail(op->call, st->code, "%s", st->message);
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	free(op);
 }
 
-void
-inv_h_restart(void *state, struct msc_call *call, const ProtobufCMessage *req)
+static void
+one_answered(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
-	struct op *op = op_new(state, call,
-	    ((const Msc__V1__ComputerRef *)req)->computer_id);
-
-	if (op != NULL)
-		send_to_driver(op, "Restart", replaced);
+	answer(arg, st, resp);
 }
-
-void
-inv_h_reset(void *state, struct msc_call *call, const ProtobufCMessage *req)
-{
-	struct op *op = op_new(state, call,
-	    ((const Msc__V1__ComputerRef *)req)->computer_id);
-
-	if (op != NULL)
-		send_to_driver(op, "Reset", replaced);
-}
-
-struct delete_op {
-	struct op op;
-	bool had_record;
-};
 
 static void
-deleted(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+all_answered(void *arg, struct inv_fan *f)
 {
-	struct delete_op *d = arg;
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	struct op *op = arg;
+	int ok = inv_fan_first_ok(f), bad = inv_fan_first_error(f);
+	struct msc_status st = { MSC__V1__CODE__NOT_FOUND, NULL };
+	char msg[256];
 
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-	/* A record whose container is already gone is deleted all the same. */
-	if (st->code == MSC__V1__CODE__OK ||
-	    (st->code == MSC__V1__CODE__NOT_FOUND && d->had_record))
-		msc_call_reply(d->op.call, &e.base);
-	else
-		msc_call_fail(d->op.call, st->code, "%s", st->message);
-	free(d);
+	if (ok >= 0) {
+		st.code = MSC__V1__CODE__OK;
+		answer(op, &st, f->r[ok].resp);
+		f->r[ok].resp = NULL;
+	} else if (bad >= 0) {
+		st.code = f->r[bad].code;
+		st.message = f->r[bad].msg;
+		answer(op, &st, NULL);
+	} else {
+		snprintf(msg, sizeof(msg), "Computer '%s' was not found.",
+		    op->id);
+		st.message = msg;
+		answer(op, &st, NULL);
+	}
+	inv_fan_free(f);
 }
 
-void
-inv_h_delete(void *state, struct msc_call *call, const ProtobufCMessage *req)
+/* Sends op to the computer's driver, or to every driver. */
+static void
+route(struct op *op)
 {
-	struct inv_service *s = state;
-	struct delete_op *d = calloc(1, sizeof(*d));
+	Msc__V1__ComputerRef ref = MSC__V1__COMPUTER_REF__INIT;
+	struct msc_client *driver = NULL;
 	struct record *r;
+	int rv;
 
-	if (d == NULL) {
-		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
-		return;
-	}
-	d->op.s = s;
-	d->op.call = call;
-	if (msc_slug_normalize(((const Msc__V1__ComputerRef *)req)->computer_id,
-		d->op.id) != 0) {
-		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
-		    MSC_SLUG_ERROR);
-		free(d);
-		return;
-	}
-	pthread_mutex_lock(&s->mu);
-	r = msc_map_get(s->records, d->op.id);
-	if (r != NULL && r->ready) {
-		msc_map_del(s->records, r->id);
+	ref.computer_id = op->id;
+	pthread_mutex_lock(&op->s->mu);
+	r = msc_map_get(op->s->records, op->id);
+	if (r != NULL && r->ready)
+		driver = inv_driver_of(op->s, r);
+	if (r != NULL && r->ready && strcmp(op->method, "Delete") == 0) {
+		msc_map_del(op->s->records, r->id);
 		inv_record_free(r);
-		d->had_record = true;
+		op->had_record = true;
 	}
-	pthread_mutex_unlock(&s->mu);
-	send_to_driver(&d->op, "Delete", deleted);
+	pthread_mutex_unlock(&op->s->mu);
+	if (driver != NULL)
+		rv = msc_client_call(driver, &msc__v1__driver__descriptor,
+		    op->method, &ref.base, INV_OP_TIMEOUT_MS, one_answered, op);
+	else
+		rv = inv_fan_out(op->s, op->method, &ref.base,
+		    INV_OP_TIMEOUT_MS, all_answered, op);
+	if (rv != 0) {
+		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
+		    "the computer's driver cannot be reached; retry later");
+		free(op);
+	}
 }
+
+#define OP_HANDLER(name, method)                                              \
+	void name(void *state, struct msc_call *call,                         \
+	    const ProtobufCMessage *req)                                      \
+	{                                                                     \
+		struct op *op = op_new(state, call,                           \
+		    ((const Msc__V1__ComputerRef *)req)->computer_id, method);\
+		if (op != NULL)                                               \
+			route(op);                                            \
+	}
+OP_HANDLER(inv_h_restart, "Restart")
+OP_HANDLER(inv_h_reset, "Reset")
+OP_HANDLER(inv_h_delete, "Delete")
 
 /* --- the merged list ---------------------------------------------------- */
 
@@ -163,10 +168,18 @@ by_id(const void *a, const void *b)
 }
 
 struct merge {
-	Msc__V1__ComputerList *provider;
-	Msc__V1__Computer **extra;      /* borrowed from records */
-	size_t n_extra, cap;
+	Msc__V1__Computer **rows;
+	size_t n, cap;
 };
+
+static bool
+listed_already(const struct merge *m, const char *id)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->rows[i]->computer_id, id) == 0)
+			return true;
+	return false;
+}
 
 static void
 add_unlisted(void *arg, const char *key, void *value)
@@ -174,58 +187,61 @@ add_unlisted(void *arg, const char *key, void *value)
 	struct merge *m = arg;
 	struct record *r = value;
 
-	if (!r->ready || r->computer == NULL || m->n_extra == m->cap)
-		return;
-	for (size_t i = 0; i < m->provider->n_computers; i++)
-		if (strcmp(m->provider->computers[i]->computer_id, key) == 0)
-			return;         /* the provider's row wins */
-	m->extra[m->n_extra++] = r->computer;
+	if (!r->ready || r->computer == NULL || m->n == m->cap ||
+	    listed_already(m, key))
+		return;         /* a driver's own row wins */
+	m->rows[m->n++] = r->computer;
 }
 
 static void
-listed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+listed(void *arg, struct inv_fan *f)
 {
 	struct op *op = arg;
-	Msc__V1__ComputerList *pl = (Msc__V1__ComputerList *)resp;
 	Msc__V1__ComputerList out = MSC__V1__COMPUTER_LIST__INIT;
-	struct merge m = { pl, NULL, 0, 0 };
+	struct merge m = { NULL, 0, 0 };
+	size_t reached = 0;
 
-	if (pl == NULL) {
-		msc_call_fail(op->call, st->code, "%s", st->message);
-		free(op);
-		return;
-	}
 	pthread_mutex_lock(&op->s->mu);
 	m.cap = msc_map_len(op->s->records);
-	m.extra = calloc(m.cap + 1, sizeof(*m.extra));
-	out.computers = calloc(pl->n_computers + m.cap + 1,
-	    sizeof(*out.computers));
-	if (m.extra != NULL && out.computers != NULL) {
+	for (size_t i = 0; i < f->n; i++)
+		if (f->r[i].resp != NULL) {
+			m.cap += ((Msc__V1__ComputerList *)f->r[i].resp)
+				     ->n_computers;
+			reached++;
+		}
+	m.rows = calloc(m.cap + 1, sizeof(*m.rows));
+	if (m.rows != NULL && reached > 0) {
+		for (size_t i = 0; i < f->n; i++) {
+			Msc__V1__ComputerList *l = (void *)f->r[i].resp;
+
+			for (size_t j = 0; l != NULL && j < l->n_computers; j++)
+				m.rows[m.n++] = l->computers[j];
+		}
 		msc_map_each(op->s->records, add_unlisted, &m);
-		memcpy(out.computers, pl->computers,
-		    pl->n_computers * sizeof(*out.computers));
-		memcpy(out.computers + pl->n_computers, m.extra,
-		    m.n_extra * sizeof(*out.computers));
-		out.n_computers = pl->n_computers + m.n_extra;
-		qsort(out.computers, out.n_computers, sizeof(*out.computers),
-		    by_id);
+		qsort(m.rows, m.n, sizeof(*m.rows), by_id);
+		out.computers = m.rows;
+		out.n_computers = m.n;
 		msc_call_reply(op->call, &out.base);
-	} else
+	} else if (m.rows != NULL)
+		msc_call_fail(op->call, f->r[0].code, "%s", f->r[0].msg);
+	else
 		msc_call_fail(op->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    "oom");
 	pthread_mutex_unlock(&op->s->mu);
-	free(m.extra);
-	free(out.computers);
-	protobuf_c_message_free_unpacked(resp, NULL);
+	free(m.rows);
+	inv_fan_free(f);
 	free(op);
 }
 
 void
 inv_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 {
-	struct op *op = op_new(state, call, NULL);
+	struct op *op = op_new(state, call, NULL, "List");
 
-	(void)req;
-	if (op != NULL)
-		send_to_driver(op, "List", listed);
+	if (op == NULL)
+		return;
+	if (inv_fan_out(op->s, "List", req, 30000, listed, op) != 0) {
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		free(op);
+	}
 }

@@ -1,4 +1,5 @@
 /* main.c - msc-session: the session service as its own process. */
+#include "msc_fleet.h"
 #include "msc_log.h"
 #include "msc_main.h"
 #include "session.h"
@@ -8,6 +9,7 @@ main(int argc, char **argv)
 {
 	struct msc_cfg cfg;
 	struct sess_service *s = NULL;
+	struct msc_fleet *fleet = NULL;
 	int status;
 
 	msc_log_init("msc-session");
@@ -21,14 +23,15 @@ main(int argc, char **argv)
 		goto out;
 	}
 	msc_main_block_signals();
-	if (sess_start(&cfg, cfg.listen, cfg.inventory_url, cfg.driver_url,
-		&s) != 0)
+	if (msc_fleet_open(&cfg, NULL, &fleet) != 0 ||
+	    sess_start(&cfg, cfg.listen, cfg.inventory_url, fleet, &s) != 0)
 		goto out;
 	msc_log_info("serving on %s", cfg.listen);
 	msc_main_wait_signal();
 	sess_stop(s);
 	status = 0;
 out:
+	msc_fleet_close(fleet);
 	msc_cfg_fini(&cfg);
 	return status;
 }

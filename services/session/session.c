@@ -286,7 +286,7 @@ sweep_cb(void *arg)
 
 int
 sess_start(const struct msc_cfg *cfg, const char *url,
-    const char *inventory_url, const char *driver_url,
+    const char *inventory_url, struct msc_fleet *fleet,
     struct sess_service **sp)
 {
 	struct sess_service *s = calloc(1, sizeof(*s));
@@ -295,11 +295,11 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 	if (s == NULL)
 		return -ENOMEM;
 	s->cfg = cfg;
+	s->fleet = fleet;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	if ((rv = msc_map_new(&s->sessions)) != 0 ||
 	    (rv = msc_client_open(inventory_url, &s->inventory)) != 0 ||
-	    (rv = msc_client_open(driver_url, &s->driver)) != 0 ||
 	    (rv = nng_aio_alloc(&s->sweep, sweep_cb, s) != 0 ? -ENOMEM : 0) ||
 	    (rv = msc_server_start(url, &msc__v1__session__descriptor,
 		 session_methods, s, 8192, &s->srv)) != 0) {
@@ -333,7 +333,6 @@ sess_stop(struct sess_service *s)
 	pthread_mutex_unlock(&s->mu);
 	msc_server_stop(s->srv);
 	msc_client_close(s->inventory);
-	msc_client_close(s->driver);
 	if (s->sweep != NULL)
 		nng_aio_free(s->sweep);
 	msc_map_free(s->sessions);

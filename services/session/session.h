@@ -12,9 +12,14 @@
 
 struct sess_service;
 
-/* cfg is borrowed and must outlive the service (timeout, output limit). */
+struct msc_fleet;
+
+/*
+ * cfg and fleet are borrowed and must outlive the service. Commands go
+ * straight to the driver that has the computer.
+ */
 int sess_start(const struct msc_cfg *cfg, const char *url,
-    const char *inventory_url, const char *driver_url,
+    const char *inventory_url, struct msc_fleet *fleet,
     struct sess_service **sp);
 void sess_stop(struct sess_service *s);
 

@@ -16,8 +16,6 @@
 #include "msc_utf8.h"
 
 #define STDIN_LIMIT 2097152
-#define MODE_TEMP ((void *)1)
-#define MODE_PERM ((void *)2)
 
 struct pending {
 	struct sess_service *s;
@@ -27,6 +25,7 @@ struct pending {
 	char id[MSC_SLUG_MAX + 1];   /* explicit id, then the resolved one */
 	bool explicit_id;
 	bool temporary;              /* requested, then resolved */
+	size_t driver;               /* fleet index of the computer's driver */
 	struct pending *next;
 };
 
@@ -199,7 +198,8 @@ run(struct pending *p)
 	er.output_limit = (uint64_t)p->s->cfg->output_limit;
 	/* The driver enforces the timeout; allow it time to kill and reply,
 	 * and time to wait its turn on a busy computer. */
-	if (msc_client_call(p->s->driver, &msc__v1__driver__descriptor, "Exec",
+	if (msc_client_call(msc_fleet_client(p->s->fleet, p->driver),
+		&msc__v1__driver__descriptor, "Exec",
 		&er.base, (int)(er.timeout_s * 1000 + 600000), executed, p) != 0)
 		pending_fail(p, MSC__V1__CODE__UNAVAILABLE,
 		    "the driver service cannot be reached");
@@ -235,16 +235,30 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	pthread_mutex_lock(&s->mu);
 	ss->resolving = false;
 	closed = ss->closed;
-	if (c != NULL) {
+	int driver = c != NULL ? msc_fleet_index(s->fleet, c->driver) : -1;
+
+	if (c != NULL && driver >= 0) {
 		snprintf(p->id, sizeof(p->id), "%s", c->computer_id);
 		p->temporary = c->temporary;
+		p->driver = (size_t)driver;
 		if (!closed &&
 		    msc_map_put(ss->owned, p->id,
-			p->temporary ? MODE_TEMP : MODE_PERM) == 0 &&
+			SESS_OWN(p->temporary, p->driver)) == 0 &&
 		    !p->explicit_id && ss->default_id[0] == '\0')
 			strcpy(ss->default_id, p->id);
 	}
 	pthread_mutex_unlock(&s->mu);
+	if (c != NULL && driver < 0) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "computer '%s' is on driver '%s', "
+		    "which this session service does not know (check "
+		    "--driver-url)", c->computer_id, c->driver);
+		protobuf_c_message_free_unpacked(resp, NULL);
+		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION, msg);
+		drain(s, ss);
+		return;
+	}
 	if (c != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	if (c != NULL && closed) {
@@ -288,8 +302,9 @@ resolve(struct pending *p)
 		strcpy(p->id, ss->default_id);
 	mode = p->id[0] != '\0' ? msc_map_get(ss->owned, p->id) : NULL;
 	if (mode != NULL) {
-		bool temporary = mode == MODE_TEMP;
+		bool temporary = SESS_OWN_TEMPORARY(mode);
 
+		p->driver = SESS_OWN_DRIVER(mode);
 		pthread_mutex_unlock(&s->mu);
 		if (p->explicit_id && p->temporary != temporary) {
 			snprintf(msg, sizeof(msg), "Computer '%s' is already "

@@ -8,6 +8,7 @@
 
 #include <nng/nng.h>
 
+#include "msc_fleet.h"
 #include "msc_map.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
@@ -42,9 +43,19 @@ struct sess_service {
 	bool stopping;
 	struct msc_map *sessions;       /* id -> struct sess */
 	struct msc_client *inventory;
-	struct msc_client *driver;
+	struct msc_fleet *fleet;        /* the drivers (borrowed) */
 	struct msc_server *srv;
 };
+
+/*
+ * What a session records per owned computer: its mode and the fleet index
+ * of its driver, packed in the map's value pointer (never NULL).
+ */
+#define SESS_OWN(temporary, driver)                                           \
+	((void *)(uintptr_t)(((uintptr_t)(driver) << 1 | 1) << 1 |             \
+	    ((temporary) ? 1u : 0u)))
+#define SESS_OWN_TEMPORARY(v) (((uintptr_t)(v) & 1u) != 0)
+#define SESS_OWN_DRIVER(v) ((size_t)((uintptr_t)(v) >> 2))
 
 /* Monotonic milliseconds. */
 uint64_t sess_now_ms(void);

@@ -93,12 +93,14 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	Msc__V1__Computer *c = (Msc__V1__Computer *)resp;
 	struct sess *ss;
 
-	if (c != NULL) {
+	int driver = c != NULL ? msc_fleet_index(op->s->fleet, c->driver) : -1;
+
+	if (c != NULL && driver >= 0) {
 		pthread_mutex_lock(&op->s->mu);
 		ss = msc_map_get(op->s->sessions, op->session_id);
 		if (ss != NULL)
 			(void)msc_map_put(ss->owned, c->computer_id,
-			    c->temporary ? (void *)1 : (void *)2);
+			    SESS_OWN(c->temporary, driver));
 		pthread_mutex_unlock(&op->s->mu);
 	}
 	relay(arg, st, resp);
@@ -120,10 +122,10 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	if (ss != NULL && op->id[0] != '\0')
 		mode = msc_map_get(ss->owned, op->id);
 	pthread_mutex_unlock(&s->mu);
-	if (mode != NULL && (mode == (void *)1) != op->temporary) {
+	if (mode != NULL && SESS_OWN_TEMPORARY(mode) != op->temporary) {
 		msc_call_fail(call, MSC__V1__CODE__FAILED_PRECONDITION,
 		    "Computer '%s' is already attached with temporary=%s.",
-		    op->id, mode == (void *)1 ? "true" : "false");
+		    op->id, SESS_OWN_TEMPORARY(mode) ? "true" : "false");
 		free(op);
 		return;
 	}

@@ -1,0 +1,98 @@
+#include "msc_fleet.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct msc_fleet {
+	size_t n;
+	char ids[MSC_FLEET_MAX][64];
+	struct msc_client *clients[MSC_FLEET_MAX];
+};
+
+int
+msc_fleet_open(const struct msc_cfg *cfg, const char *default_url,
+    struct msc_fleet **fp)
+{
+	struct msc_fleet *f = calloc(1, sizeof(*f));
+	size_t n = cfg->n_driver_urls;
+	int rv;
+
+	if (f == NULL)
+		return -ENOMEM;
+	if (n > MSC_FLEET_MAX) {
+		msc_cfg_error("at most %d drivers", MSC_FLEET_MAX);
+		free(f);
+		return -EINVAL;
+	}
+	if (n == 0) {
+		snprintf(f->ids[0], sizeof(f->ids[0]), "%s", cfg->driver_id);
+		if ((rv = msc_client_open(default_url, &f->clients[0])) != 0) {
+			free(f);
+			return rv;
+		}
+		f->n = 1;
+		*fp = f;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *url;
+
+		(void)msc_cfg_driver(cfg, i, f->ids[i], sizeof(f->ids[i]), &url);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(f->ids[i], f->ids[j]) == 0) {
+				msc_cfg_error("two drivers are named '%s'",
+				    f->ids[i]);
+				msc_fleet_close(f);
+				return -EINVAL;
+			}
+		if ((rv = msc_client_open(url, &f->clients[i])) != 0) {
+			msc_cfg_error("invalid --driver-url '%s'", url);
+			msc_fleet_close(f);
+			return rv;
+		}
+		f->n = i + 1;
+	}
+	*fp = f;
+	return 0;
+}
+
+void
+msc_fleet_close(struct msc_fleet *f)
+{
+	if (f == NULL)
+		return;
+	for (size_t i = 0; i < f->n; i++)
+		msc_client_close(f->clients[i]);
+	free(f);
+}
+
+size_t
+msc_fleet_size(const struct msc_fleet *f)
+{
+	return f->n;
+}
+
+const char *
+msc_fleet_id(const struct msc_fleet *f, size_t i)
+{
+	return f->ids[i];
+}
+
+struct msc_client *
+msc_fleet_client(const struct msc_fleet *f, size_t i)
+{
+	return f->clients[i];
+}
+
+int
+msc_fleet_index(const struct msc_fleet *f, const char *id)
+{
+	if (id == NULL || *id == '\0')
+		return 0;
+	for (size_t i = 0; i < f->n; i++)
+		if (strcmp(f->ids[i], id) == 0)
+			return (int)i;
+	return -1;
+}

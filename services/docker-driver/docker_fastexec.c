@@ -1,0 +1,394 @@
+/*
+ * docker_fastexec.c - dock_fx_run(): one exec through the in-container
+ * helper; see docker_fastexec.h.
+ */
+#include "docker_fastexec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fastexec_wire.h"
+
+#define FX_REQ_SEND_MS	5000
+
+struct fxbuf {
+	char *p;
+	size_t len, cap;
+};
+
+struct fxc {
+	int fd;
+	int64_t deadline;
+	/* The frame being sent: header + up to FX_DATA_MAX of stdin. */
+	uint8_t *sp;
+	size_t slen, soff;
+	size_t in_off;
+	bool in_done;
+	struct fx_parser ps;
+	struct fxbuf out, err;
+	size_t limit;
+};
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+fxbuf_add(struct fxbuf *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *np;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		if ((np = realloc(b->p, cap)) == NULL)
+			return -ENOMEM;
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+/* Connects to dir/sock without following a symlink there. */
+static int
+fx_connect(const char *dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int dfd, pfd = -1, fd = -1, rc = -ENOTCONN;
+
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -ENOTCONN;
+	pfd = openat(dfd, DOCK_FX_SOCK_NAME, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISSOCK(st.st_mode))
+		goto out;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		goto out;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 &&
+	    errno != EINPROGRESS) {
+		close(fd);
+		fd = -1;
+		goto out;
+	}
+	rc = fd;
+out:
+	if (pfd >= 0)
+		close(pfd);
+	close(dfd);
+	return rc;
+}
+
+int
+dock_fx_probe(const char *dir)
+{
+	int fd = fx_connect(dir);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* Waits for events until the deadline: 0 with *rev, or -ETIMEDOUT. */
+static int
+fx_wait(int fd, short events, int64_t deadline, short *rev)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		int64_t left = deadline - now_ms();
+		int n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			continue;
+		*rev = p.revents;
+		return 0;
+	}
+}
+
+/* Sends what it can of the pending frame; -EPIPE when the helper left. */
+static int
+fx_send_some(struct fxc *c)
+{
+	while (c->soff < c->slen) {
+		ssize_t n = send(c->fd, c->sp + c->soff, c->slen - c->soff,
+		    MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n < 0)
+			return -EPIPE;
+		c->soff += (size_t)n;
+	}
+	return 0;
+}
+
+/* Queues the next stdin frame (or STDIN_EOF) once the last one is sent. */
+static void
+fx_next_stdin(struct fxc *c, const struct dock_exec_req *req)
+{
+	size_t k = req->stdin_len - c->in_off;
+
+	if (c->soff < c->slen || c->in_done)
+		return;
+	if (k > FX_DATA_MAX)
+		k = FX_DATA_MAX;
+	(void)fx_hdr_encode(c->sp, k > 0 ? FX_STDIN : FX_STDIN_EOF,
+	    (uint32_t)k);
+	if (k > 0)
+		memcpy(c->sp + FX_HDR_LEN,
+		    (const uint8_t *)req->stdin_data + c->in_off, k);
+	c->in_off += k;
+	c->in_done = k == 0;
+	c->slen = FX_HDR_LEN + k;
+	c->soff = 0;
+}
+
+/* Printable ASCII of an ERROR frame, bounded. */
+static void
+fx_error_text(const uint8_t *p, size_t n, char *err, size_t errlen)
+{
+	char t[256];
+	size_t i, k = 0;
+
+	for (i = 0; i < n && k < sizeof(t) - 1; i++)
+		t[k++] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+	t[k] = '\0';
+	snprintf(err, errlen, "the exec helper refused the command: %s", t);
+}
+
+/*
+ * Handles one frame: 0 to go on, 1 with the outcome set (EXIT, or the
+ * limit passed), or a negative errno with err set.
+ */
+static int
+fx_frame(struct fxc *c, const struct fx_frame *f, struct dock_exec_res *res,
+    char *err, size_t errlen)
+{
+	int outcome, code;
+
+	switch (f->type) {
+	case FX_STDOUT:
+	case FX_STDERR:
+		if (fxbuf_add(f->type == FX_STDOUT ? &c->out : &c->err, f->p,
+		    f->len) != 0) {
+			snprintf(err, errlen, "exec: out of memory");
+			return -ENOMEM;
+		}
+		if (c->out.len + c->err.len > c->limit) {
+			res->outcome = DOCK_EXEC_LIMIT;
+			return 1;
+		}
+		return 0;
+	case FX_EXIT:
+		if (fx_exit_decode(f->p, f->len, &outcome, &code) != 0) {
+			snprintf(err, errlen, "the exec helper sent an invalid "
+			    "exit status");
+			return -EPROTO;
+		}
+		res->outcome = (enum dock_exec_outcome)outcome;
+		res->exit_code = outcome == FX_EXITED ? code : -1;
+		return 1;
+	case FX_ERROR:
+		fx_error_text(f->p, f->len, err, errlen);
+		return -EPROTO;
+	default:
+		snprintf(err, errlen, "the exec helper sent an unexpected "
+		    "frame");
+		return -EPROTO;
+	}
+}
+
+/* Reads what is there and handles each frame; as fx_frame(), or EOF. */
+static int
+fx_read(struct fxc *c, struct dock_exec_res *res, char *err, size_t errlen)
+{
+	uint8_t chunk[65536];
+	size_t off = 0, used;
+	struct fx_frame f;
+	ssize_t n = recv(c->fd, chunk, sizeof(chunk), 0);
+	int rc;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		snprintf(err, errlen, "the exec helper closed the connection "
+		    "before the command finished (it was killed, replaced or "
+		    "the computer stopped)");
+		return -ECONNRESET;
+	}
+	while (off < (size_t)n) {
+		rc = fx_parse(&c->ps, chunk + off, (size_t)n - off, &used, &f);
+		off += used;
+		if (rc == -EPROTO) {
+			snprintf(err, errlen, "the exec helper sent a malformed "
+			    "frame");
+			return rc;
+		}
+		if (rc < 0) {
+			snprintf(err, errlen, "exec: out of memory");
+			return rc;
+		}
+		if (rc == 0)
+			break;
+		if ((rc = fx_frame(c, &f, res, err, errlen)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Sends the whole REQ frame; -ENOTCONN when it cannot be delivered. */
+static int
+fx_send_req(struct fxc *c, const struct dock_exec_req *req, char *err,
+    size_t errlen)
+{
+	struct fx_req r = { .argv = req->argv, .env = req->env,
+		.workdir = req->workdir, .output_limit = req->output_limit,
+		.flags = req->has_stdin ? FX_F_STDIN : 0 };
+	int64_t until = now_ms() + FX_REQ_SEND_MS;
+	short rev;
+	int rc;
+
+	r.timeout_ms = req->timeout_ms > 0 ? (uint32_t)req->timeout_ms : 0;
+	if ((rc = fx_req_encode(&r, &c->sp, &c->slen)) != 0) {
+		snprintf(err, errlen, "exec: the command is too large for the "
+		    "exec helper");
+		return rc == -ENOMEM ? rc : -E2BIG;
+	}
+	c->soff = 0;
+	while (c->soff < c->slen) {
+		if (fx_send_some(c) != 0 ||
+		    (c->soff < c->slen &&
+			fx_wait(c->fd, POLLOUT, until, &rev) != 0)) {
+			snprintf(err, errlen, "the exec helper did not take "
+			    "the request");
+			return -ENOTCONN;
+		}
+	}
+	free(c->sp);
+	if ((c->sp = malloc(FX_HDR_LEN + FX_DATA_MAX)) == NULL)
+		return -ENOMEM;
+	c->slen = c->soff = 0;
+	c->in_done = !req->has_stdin;
+	return 0;
+}
+
+static int
+fx_loop(struct fxc *c, const struct dock_exec_req *req,
+    struct dock_exec_res *res, char *err, size_t errlen)
+{
+	short rev;
+	int rc;
+
+	for (;;) {
+		bool sending;
+
+		if (req->has_stdin)
+			fx_next_stdin(c, req);
+		sending = c->soff < c->slen;
+		rc = fx_wait(c->fd, (short)(POLLIN | (sending ? POLLOUT : 0)),
+		    c->deadline, &rev);
+		if (rc == -ETIMEDOUT) {
+			res->outcome = DOCK_EXEC_TIMEOUT;
+			return 1;
+		}
+		if (rc < 0) {
+			snprintf(err, errlen, "exec: poll: %s", strerror(-rc));
+			return rc;
+		}
+		if (rev & (POLLIN | POLLHUP | POLLERR)) {
+			if ((rc = fx_read(c, res, err, errlen)) != 0)
+				return rc;
+		}
+		/* A command that stops reading stdin early is fine. */
+		if (sending && (rev & POLLOUT) && fx_send_some(c) != 0) {
+			c->in_done = true;
+			c->slen = c->soff = 0;
+		}
+	}
+}
+
+int
+dock_fx_run(const char *dir, const struct dock_exec_req *req,
+    struct dock_exec_res *res, char *err, size_t errlen)
+{
+	struct fxc c = { .fd = -1 };
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_code = -1;
+	if (req->argv == NULL || req->argv[0] == NULL ||
+	    (req->workdir != NULL && req->workdir[0] != '/')) {
+		snprintf(err, errlen, "exec: bad request");
+		return -EINVAL;
+	}
+	if ((c.fd = fx_connect(dir)) < 0) {
+		snprintf(err, errlen, "no exec helper listens in %s", dir);
+		return -ENOTCONN;
+	}
+	fx_parser_init(&c.ps, true);
+	c.limit = req->output_limit;
+	if ((rc = fx_send_req(&c, req, err, errlen)) != 0)
+		goto out;
+	c.deadline = now_ms() + (req->timeout_ms > 0 ?
+	    (int64_t)req->timeout_ms + DOCK_FX_GRACE_MS : (int64_t)1 << 50);
+	rc = fx_loop(&c, req, res, err, errlen);
+	if (rc < 0)
+		goto out;
+	if (res->outcome != DOCK_EXEC_EXITED) {
+		/* Ask the helper to kill now; closing also does. */
+		uint8_t k[FX_HDR_LEN];
+
+		(void)fx_hdr_encode(k, FX_KILL, 0);
+		(void)send(c.fd, k, sizeof(k), MSG_NOSIGNAL | MSG_DONTWAIT);
+		res->exit_code = -1;
+	}
+	if ((rc = fxbuf_add(&c.out, "", 0)) != 0 ||
+	    (rc = fxbuf_add(&c.err, "", 0)) != 0) {
+		snprintf(err, errlen, "exec: out of memory");
+		goto out;
+	}
+	res->out = c.out.p;
+	res->out_len = c.out.len;
+	res->err = c.err.p;
+	res->err_len = c.err.len;
+	c.out.p = c.err.p = NULL;
+	rc = 0;
+out:
+	free(c.sp);
+	free(c.out.p);
+	free(c.err.p);
+	fx_parser_fini(&c.ps);
+	close(c.fd);
+	return rc;
+}

@@ -1,0 +1,191 @@
+/*
+ * msc_exec_helper.c - the exec helper: a static program that runs as a
+ * computer's PID 1 (its Entrypoint, bind-mounted read-only from the host)
+ * and starts commands on request, so an exec costs a fork instead of an
+ * Engine API exec (a runc start).
+ *
+ *   msc-exec-helper [SOCKET]      (default /.msc/sock)
+ *
+ * As init it reaps every orphan and, on SIGTERM/SIGINT/SIGQUIT, forwards
+ * the signal to every process and exits once they are gone (at most
+ * HX_STOP_MS later), so `docker stop` is fast. Other signals (HUP, USR1,
+ * USR2) are forwarded. It listens on SOCKET (in a host folder only the
+ * driver can reach, mounted into this one container) and forks one
+ * session process per connection (helper_session.c). A session that dies
+ * abnormally (say the sandboxed code killed it) has its exec's processes
+ * killed by marker here. Not PID 1 (tests on the host, or --init), it
+ * makes itself a child subreaper instead. If it cannot listen it goes on
+ * as a plain init: the driver then falls back to the Engine API exec.
+ */
+#include "helper.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define HX_MAX_SESSIONS	1024
+#define HX_STOP_MS	3000
+
+struct session {
+	pid_t pid;
+	char marker[33];
+};
+
+static struct session sessions[HX_MAX_SESSIONS];
+static int nsessions;
+
+static int
+listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	(void)unlink(path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    chmod(path, 0666) != 0 || listen(fd, 128) != 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* Reaps every child; kills the exec of a session that died badly. */
+static void
+reap(void)
+{
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (int i = 0; i < nsessions; i++) {
+			if (sessions[i].pid != pid)
+				continue;
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				hx_kill_exec(sessions[i].marker, 0);
+			sessions[i] = sessions[--nsessions];
+			break;
+		}
+	}
+}
+
+static void
+serve(int lfd, const sigset_t *mask)
+{
+	struct session *s;
+	int c;
+
+	if ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		return;
+	if (nsessions == HX_MAX_SESSIONS) {
+		close(c);
+		return;
+	}
+	s = &sessions[nsessions];
+	if (hx_marker(s->marker) != 0 || (s->pid = fork()) < 0) {
+		close(c);
+		return;
+	}
+	if (s->pid == 0) {
+		close(lfd);
+		sigprocmask(SIG_UNBLOCK, mask, NULL);
+		_exit(hx_session(c, s->marker));
+	}
+	nsessions++;
+	close(c);
+}
+
+/* Forwards a stop signal and waits (bounded) for everything to end. */
+static void
+stop(int sfd, int sig)
+{
+	int64_t until = hx_now_ms() + HX_STOP_MS;
+
+	if (getpid() == 1)
+		(void)kill(-1, sig);
+	else
+		for (int i = 0; i < nsessions; i++)
+			(void)kill(sessions[i].pid, SIGKILL);
+	for (;;) {
+		struct pollfd p = { .fd = sfd, .events = POLLIN };
+		struct signalfd_siginfo si;
+		int64_t left = until - hx_now_ms();
+		pid_t pid;
+
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (pid < 0 && errno == ECHILD)
+			break;
+		if (left <= 0)
+			break;
+		(void)poll(&p, 1, (int)left);
+		while (read(sfd, &si, sizeof(si)) > 0)
+			;
+	}
+	_exit(128 + sig);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "/.msc/sock";
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGQUIT,
+		SIGHUP, SIGUSR1, SIGUSR2 };
+	sigset_t mask;
+	int sfd, lfd;
+
+	if (getpid() != 1)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&mask, sigs[i]);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if ((sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		hx_log("signalfd: %s", strerror(errno));
+		return 1;
+	}
+	if ((lfd = listen_on(path)) < 0)
+		hx_log("cannot listen on %s: %s; serving as init only", path,
+		    strerror(-lfd));
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+			{ .fd = lfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		if (poll(p, lfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+			continue;
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			int sig = (int)si.ssi_signo;
+
+			if (sig == SIGCHLD)
+				continue;
+			if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT) {
+				if (lfd >= 0)
+					(void)unlink(path);
+				stop(sfd, sig);
+			}
+			if (getpid() == 1)
+				(void)kill(-1, sig);
+		}
+		reap();
+		if (lfd >= 0 && (p[1].revents & POLLIN))
+			serve(lfd, &mask);
+	}
+}

@@ -1,0 +1,31 @@
+/* main.c - msc-fly-driver: the Fly Machines driver as its own process. */
+#include "fly_driver.h"
+#include "msc_log.h"
+#include "msc_main.h"
+
+int
+main(int argc, char **argv)
+{
+	struct msc_cfg cfg;
+	struct fly_driver *d = NULL;
+	int status;
+
+	msc_log_init("msc-fly-driver");
+	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
+		goto out;
+	status = 1;
+	if (cfg.listen == NULL) {
+		msc_cfg_error("msc-fly-driver needs --listen");
+		goto out;
+	}
+	msc_main_block_signals();
+	if (fly_driver_start(&cfg, cfg.listen, &d) != 0)
+		goto out;
+	msc_log_info("serving on %s", cfg.listen);
+	msc_main_wait_signal();
+	fly_driver_stop(d);
+	status = 0;
+out:
+	msc_cfg_fini(&cfg);
+	return status;
+}
