@@ -178,22 +178,35 @@ body_read(void *arg)
 }
 
 /*
- * A body over the limit is read and dropped before the 413, so that the
- * client, still sending, gets the answer instead of a reset connection;
- * past DRAIN_MAX, or when the client stops sending, the 413 comes at once
- * and the connection closes.
+ * A body over the limit: the 413 goes out at once, then the body still on
+ * its way is read and dropped before the connection closes, so that a
+ * client still sending gets the answer instead of a reset connection. The
+ * connection is taken over from the server for that (hijacked). Past
+ * DRAIN_MAX, or when the client goes quiet, it closes straight away.
  */
 #define DRAIN_MAX (64u * 1024 * 1024)
 #define DRAIN_IDLE_MS 1000      /* per chunk */
 #define DRAIN_CHUNK 65536
 
 struct drain {
-	nng_aio *server_aio;
-	nng_http_conn *conn;
-	nng_aio *rd;
+	nng_http_conn *conn;            /* ours, after the hijack */
+	nng_http_req *req;              /* ours too */
+	nng_http_res *res;
+	nng_aio *aio;
+	bool reading;
 	unsigned long long left;
 	char buf[DRAIN_CHUNK];
 };
+
+static void
+drain_end(struct drain *d)
+{
+	nng_http_conn_close(d->conn);
+	nng_http_res_free(d->res);
+	nng_http_req_free(d->req);
+	nng_aio_reap(d->aio);
+	free(d);
+}
 
 static void
 drain_step(void *arg)
@@ -201,51 +214,57 @@ drain_step(void *arg)
 	struct drain *d = arg;
 	nng_iov iov;
 
-	if (nng_aio_result(d->rd) != 0) {
-		/* The client stopped sending: answer now, then close. */
-		http_respond(d->server_aio, 413, NULL, NULL, 0, "Connection",
-		    "close");
-		nng_aio_reap(d->rd);
-		free(d);
+	if (nng_aio_result(d->aio) != 0) {
+		drain_end(d);
 		return;
 	}
-	d->left -= nng_aio_count(d->rd);
+	if (d->reading)
+		d->left -= nng_aio_count(d->aio);
+	d->reading = true;
 	if (d->left == 0) {
-		http_respond_rpc_error(d->server_aio, 413, -32600,
-		    "Request body too large");
-		nng_aio_reap(d->rd);
-		free(d);
+		drain_end(d);
 		return;
 	}
 	iov.iov_buf = d->buf;
 	iov.iov_len = d->left < DRAIN_CHUNK ? (size_t)d->left : DRAIN_CHUNK;
-	nng_aio_set_iov(d->rd, 1, &iov);
-	nng_http_conn_read_all(d->conn, d->rd);
+	nng_aio_set_iov(d->aio, 1, &iov);
+	nng_aio_set_timeout(d->aio, DRAIN_IDLE_MS);
+	nng_http_conn_read(d->conn, d->aio);
 }
 
 static void
-drain_then_413(nng_aio *aio, nng_http_conn *conn, unsigned long long len)
+drain_then_413(nng_aio *aio, nng_http_conn *conn, nng_http_req *req,
+    unsigned long long len)
 {
-	struct drain *d;
-	nng_iov iov;
+	static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
+	    "\"error\":{\"code\":-32600,\"message\":\"Request body too "
+	    "large\"}}";
+	struct drain *d = NULL;
 
-	if (len > DRAIN_MAX || (d = calloc(1, sizeof(*d))) == NULL) {
+	if (len > DRAIN_MAX || (d = calloc(1, sizeof(*d))) == NULL ||
+	    nng_aio_alloc(&d->aio, drain_step, d) != 0 ||
+	    nng_http_res_alloc(&d->res) != 0 || nng_http_hijack(conn) != 0) {
+		if (d != NULL) {
+			if (d->aio != NULL)
+				nng_aio_free(d->aio);
+			if (d->res != NULL)
+				nng_http_res_free(d->res);
+			free(d);
+		}
 		http_respond(aio, 413, NULL, NULL, 0, "Connection", "close");
 		return;
 	}
-	if (nng_aio_alloc(&d->rd, drain_step, d) != 0) {
-		free(d);
-		http_respond(aio, 413, NULL, NULL, 0, "Connection", "close");
-		return;
-	}
-	d->server_aio = aio;
+	/* The server lets go of the connection: no response from it. */
+	nng_aio_finish(aio, 0);
 	d->conn = conn;
+	d->req = req;
 	d->left = len;
-	iov.iov_buf = d->buf;
-	iov.iov_len = len < DRAIN_CHUNK ? (size_t)len : DRAIN_CHUNK;
-	nng_aio_set_iov(d->rd, 1, &iov);
-	nng_aio_set_timeout(d->rd, DRAIN_IDLE_MS);
-	nng_http_conn_read_all(conn, d->rd);
+	nng_http_res_set_status(d->res, 413);
+	nng_http_res_set_header(d->res, "Content-Type", "application/json");
+	nng_http_res_set_header(d->res, "Connection", "close");
+	nng_http_res_copy_data(d->res, body, sizeof(body) - 1);
+	nng_aio_set_timeout(d->aio, DRAIN_IDLE_MS * 5);
+	nng_http_conn_write_res(conn, d->res, d->aio);
 }
 
 static bool
@@ -295,7 +314,7 @@ http_handle_post(struct edge_http *h, nng_aio *aio, nng_http_req *req,
 		return;
 	}
 	if (len > EDGE_HTTP_MAX_BODY) {
-		drain_then_413(aio, conn, len);
+		drain_then_413(aio, conn, req, len);
 		return;
 	}
 	if (len == 0) {

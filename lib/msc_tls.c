@@ -123,14 +123,17 @@ msc_tls_listener(nng_listener l, const char *url)
 int
 msc_tls_dialer(nng_dialer d, const char *url)
 {
-	char host[256];
 	nng_tls_config *c;
 	int rv;
 
 	if (!is_tls(url))
 		return 0;
-	url_host(url, host, sizeof(host));
-	if ((rv = config_new(NNG_TLS_MODE_CLIENT, host, &c)) != 0)
+	/*
+	 * Every cluster certificate names MSC_TLS_PEER_NAME: what proves a
+	 * peer is the cluster CA's signature, and mbedTLS 2 cannot match IP
+	 * addresses anyway.
+	 */
+	if ((rv = config_new(NNG_TLS_MODE_CLIENT, MSC_TLS_PEER_NAME, &c)) != 0)
 		return rv;
 	rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c);
 	nng_tls_config_free(c);

@@ -12,6 +12,9 @@
 
 #include <nng/nng.h>
 
+/* The DNS name every certificate of a cluster carries (scripts/make-certs). */
+#define MSC_TLS_PEER_NAME "mcp-sandbox-computer"
+
 /*
  * Loads the cluster CA and this service's certificate+key (one PEM file)
  * for every tls+tcp:// listener and dialer of this process. Call once,

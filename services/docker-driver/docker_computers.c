@@ -144,7 +144,7 @@ dup_or_empty(const char *s)
 /* Fills `out` from a container inspect or list row. */
 static int
 fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
-    const char *fallback_image)
+    const char *fallback_image, const char *driver_id)
 {
 	json_t *labels = json_object_get(ctr, "Labels");
 	const char *cid = json_string_value(json_object_get(ctr, "Id"));
@@ -183,7 +183,8 @@ fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
 	out->state = dup_or_empty(state);
 	out->created_at = dup_or_empty(created);
 	out->backend = dup_or_empty("docker");
-	if (!out->computer_id || !out->sandbox_id || !out->image ||
+	out->driver = dup_or_empty(driver_id);
+	if (!out->driver || !out->computer_id || !out->sandbox_id || !out->image ||
 	    !out->state || !out->created_at || !out->backend)
 		return -ENOMEM;
 	return 0;
@@ -282,6 +283,8 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	json_object_set_new(labels, "kilntainers.computer-id", json_string(id));
 	json_object_set_new(labels, "kilntainers.temporary",
 	    json_string(temporary ? "true" : "false"));
+	json_object_set_new(labels, "kilntainers.driver",
+	    json_string(d->cfg->driver_id));
 	json_object_set_new(labels, "kilntainers.image",
 	    json_string(d->cfg->image));
 	hc = json_object_get(body, "HostConfig");
@@ -325,7 +328,7 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	if ((rv = dock_container_inspect(d->engine, cid, T_OP, &ctr, err,
 		 errlen)) != 0)
 		return rv;
-	rv = fill_computer(ctr, id, out, d->cfg->image);
+	rv = fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
 	json_decref(ctr);
 	msc_log_info("created %s computer %s (container %.12s)",
 	    temporary ? "temporary" : "permanent", id, cid);
@@ -339,6 +342,20 @@ engine_up(struct dock_driver *d, char *err, size_t errlen)
 	int rv = dock_engine_ping(d->engine, T_PING, err, errlen);
 
 	return rv == -ETIMEDOUT ? -ECONNREFUSED : rv;
+}
+
+/*
+ * Whether a container with these labels belongs to this driver: made by
+ * it, or by no driver in particular (the reference, an older build).
+ * Drivers sharing one engine each see only their own computers.
+ */
+static bool
+mine(const struct dock_driver *d, json_t *labels)
+{
+	const char *owner = json_string_value(json_object_get(labels,
+	    "kilntainers.driver"));
+
+	return owner == NULL || strcmp(owner, d->cfg->driver_id) == 0;
 }
 
 /* Inspects kilntainer-<id> and checks it is ours. */
@@ -366,6 +383,12 @@ dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
 		snprintf(err, errlen, "Docker name '%s' is already in use by a "
 				      "container not owned by this server.", name);
 		return -EPERM;
+	}
+	if (!mine(d, json_object_get(json_object_get(ctr, "Config"),
+		"Labels"))) {
+		json_decref(ctr);
+		snprintf(err, errlen, "Computer '%s' was not found.", id);
+		return -ENOENT;         /* another driver's: it answers */
 	}
 	*ctrp = ctr;
 	return 0;
@@ -406,7 +429,7 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	}
 	json_object_set_new(json_object_get(ctr, "State"), "Status",
 	    json_string("running"));
-	rv = fill_computer(ctr, id, out, d->cfg->image);
+	rv = fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
 done:
 	json_decref(ctr);
 	return rv;
@@ -530,11 +553,13 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 		    json_object_get(row, "Labels"), "kilntainers.computer-id"));
 		Msc__V1__Computer *c;
 
-		if (id == NULL || (c = malloc(sizeof(*c))) == NULL)
+		if (id == NULL || !mine(d, json_object_get(row, "Labels")) ||
+		    (c = malloc(sizeof(*c))) == NULL)
 			continue;
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 		out->computers[out->n_computers++] = c;
-		if ((rv = fill_computer(row, id, c, d->cfg->image)) != 0)
+		if ((rv = fill_computer(row, id, c, d->cfg->image,
+			 d->cfg->driver_id)) != 0)
 			break;
 	}
 	json_decref(arr);
