@@ -23,6 +23,8 @@ struct msc_client {
 	atomic_uint_fast64_t next_id;
 	atomic_uint_fast64_t since;     /* open time, or when the last pipe went */
 	char url[256];
+	pthread_mutex_t mu;             /* guards calls */
+	struct client_call *calls;      /* open calls */
 };
 
 /* A peer down this long makes calls fail at once, not at their deadline. */
@@ -32,6 +34,7 @@ enum call_state { CALL_SEND, CALL_RECV };
 
 struct client_call {
 	struct msc_client *cli;
+	struct client_call *prev, *next;
 	nng_ctx ctx;
 	nng_aio *aio;
 	enum call_state state;
@@ -89,7 +92,16 @@ call_finish(struct client_call *cc, Msc__V1__Code code, const char *message,
     ProtobufCMessage *resp)
 {
 	struct msc_status st = { code, message };
+	struct msc_client *c = cc->cli;
 
+	pthread_mutex_lock(&c->mu);
+	if (cc->prev != NULL)
+		cc->prev->next = cc->next;
+	else
+		c->calls = cc->next;
+	if (cc->next != NULL)
+		cc->next->prev = cc->prev;
+	pthread_mutex_unlock(&c->mu);
 	cc->cb(cc->arg, &st, resp);
 	atomic_fetch_sub(&cc->cli->open, 1);
 	nng_ctx_close(cc->ctx);
@@ -139,7 +151,11 @@ call_cb(void *arg)
 		if (cc->state == CALL_SEND)
 			nng_msg_free(nng_aio_get_msg(cc->aio));
 		snprintf(msg, sizeof(msg), "service call failed: %s",
-		    rv == NNG_ETIMEDOUT ? "deadline exceeded" : nng_strerror(rv));
+		    rv == NNG_ETIMEDOUT ? "deadline exceeded"
+		    : rv == NNG_ECANCELED
+			? "the connection to the service was lost during the "
+			  "call; it may or may not have happened"
+			: nng_strerror(rv));
 		call_finish(cc, msc_rpc_code_from_nng(rv), msg, NULL);
 		return;
 	}
@@ -157,11 +173,22 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	struct msc_client *c = arg;
 
 	(void)p;
-	if (ev == NNG_PIPE_EV_ADD_POST)
+	if (ev == NNG_PIPE_EV_ADD_POST) {
 		atomic_fetch_add(&c->pipes, 1);
-	else if (ev == NNG_PIPE_EV_REM_POST &&
-	    atomic_fetch_sub(&c->pipes, 1) == 1)
+		return;
+	}
+	if (ev != NNG_PIPE_EV_REM_POST)
+		return;
+	if (atomic_fetch_sub(&c->pipes, 1) == 1)
 		atomic_store(&c->since, nng_clock());
+	/*
+	 * REQ would send the open requests again on the next connection:
+	 * a command could run twice. End them instead (one peer per client).
+	 */
+	pthread_mutex_lock(&c->mu);
+	for (struct client_call *cc = c->calls; cc != NULL; cc = cc->next)
+		nng_aio_cancel(cc->aio);
+	pthread_mutex_unlock(&c->mu);
 }
 
 int
@@ -183,6 +210,7 @@ msc_client_open(const char *url, struct msc_client **cp)
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, MSC_RPC_MAX_MSG);
+	pthread_mutex_init(&c->mu, NULL);
 	atomic_init(&c->open, 0);
 	atomic_init(&c->pipes, 0);
 	atomic_init(&c->next_id, 1);
@@ -210,6 +238,9 @@ msc_client_close(struct msc_client *c)
 	/* Open calls complete with NNG_ECLOSED; wait for their callbacks. */
 	for (int i = 0; i < 500 && atomic_load(&c->open) > 0; i++)
 		nng_msleep(10);
+	if (atomic_load(&c->open) > 0)
+		return;         /* a callback still runs: keep c valid */
+	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
@@ -264,7 +295,13 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	nng_aio_set_timeout(cc->aio, timeout_ms > 0 ? timeout_ms
 						     : NNG_DURATION_INFINITE);
 	nng_aio_set_msg(cc->aio, msg);
+	pthread_mutex_lock(&c->mu);
+	cc->next = c->calls;
+	if (c->calls != NULL)
+		c->calls->prev = cc;
+	c->calls = cc;
 	nng_ctx_send(cc->ctx, cc->aio);
+	pthread_mutex_unlock(&c->mu);
 	return 0;
 fail:
 	free(cc);

@@ -217,11 +217,24 @@ placed(void *arg, struct inv_fan *f)
 	create_on(op, best);
 }
 
+/* Creates the computer on the least loaded driver. */
+static void
+place(struct op *op)
+{
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+
+	if (msc_fleet_size(op->s->fleet) == 1) {
+		create_on(op, 0);
+		return;
+	}
+	if (inv_fan_out(op->s, "List", &e.base, 30000, placed, op) != 0)
+		fail_op(op, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+}
+
 static void
 attached(void *arg, struct inv_fan *f)
 {
 	struct op *op = arg;
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
 	int ok = inv_fan_first_ok(f), bad = inv_fan_first_error(f);
 	char msg[768];
 
@@ -256,12 +269,7 @@ attached(void *arg, struct inv_fan *f)
 		return;
 	}
 	inv_fan_free(f);
-	if (msc_fleet_size(op->s->fleet) == 1) {
-		create_on(op, 0);
-		return;
-	}
-	if (inv_fan_out(op->s, "List", &e.base, 30000, placed, op) != 0)
-		fail_op(op, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+	place(op);
 }
 
 static void
@@ -277,7 +285,9 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 
 	/* Found on whichever driver has it, else placed. */
 
-	if (a->computer_id[0] == '\0')
+	bool fresh = a->computer_id[0] == '\0';
+
+	if (fresh)
 		msc_slug_random(id);
 	else if (msc_slug_normalize(a->computer_id, id) != 0) {
 		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
@@ -337,6 +347,11 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	op->r = r;
 	pthread_mutex_unlock(&s->mu);
 	ref.computer_id = r->id;
+	if (fresh) {
+		/* A new random id exists nowhere: place it straight away. */
+		place(op);
+		return;
+	}
 	if (inv_fan_out(s, "Attach", &ref.base, INV_DRIVER_TIMEOUT_MS, attached,
 		op) != 0)
 		fail_op(op, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");

@@ -186,6 +186,7 @@ run(struct pending *p)
 	const Msc__V1__TerminalExecRequest *r = p->req;
 	Msc__V1__ExecRequest er = MSC__V1__EXEC_REQUEST__INIT;
 	long timeout = r->has_timeout ? (long)r->timeout : p->s->cfg->timeout;
+	char msg[256];
 
 	er.computer_id = p->id;
 	er.command = r->command;
@@ -199,10 +200,13 @@ run(struct pending *p)
 	/* The driver enforces the timeout; allow it time to kill and reply,
 	 * and time to wait its turn on a busy computer. */
 	if (msc_client_call(msc_fleet_client(p->s->fleet, p->driver),
-		&msc__v1__driver__descriptor, "Exec",
-		&er.base, (int)(er.timeout_s * 1000 + 600000), executed, p) != 0)
-		pending_fail(p, MSC__V1__CODE__UNAVAILABLE,
-		    "the driver service cannot be reached");
+		&msc__v1__driver__descriptor, "Exec", &er.base,
+		(int)(er.timeout_s * 1000 + 600000), executed, p) == 0)
+		return;
+	snprintf(msg, sizeof(msg), "Computer '%s' is unavailable: its driver "
+	    "'%s' cannot be reached. Retry later.", p->id,
+	    msc_fleet_id(p->s->fleet, p->driver));
+	pending_fail(p, MSC__V1__CODE__UNAVAILABLE, msg);
 }
 
 /* Runs every call that waited for a resolve; each may queue again. */

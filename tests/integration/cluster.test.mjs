@@ -1,0 +1,113 @@
+// The split services as a small cluster on one host: three docker-driver
+// services, inventory and session apart, every link tls+tcp:// with
+// certificates from scripts/make-certs (issue 10). Placement spreads new
+// computers over the drivers; a driver killed with -9 makes only its own
+// computers unavailable, and when it comes back they work again with their
+// files; a peer with a certificate from another CA is refused.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  startServer, cleanupContainers, cid, listKilntainers, textOf, REPO, sleep, waitFor,
+} from './lib.mjs';
+
+const DPREFIX = `it${randomBytes(3).toString('hex')}-d`;
+const ENV = { MSC_SPLIT_TRANSPORT: 'tls', MSC_SPLIT_DRIVERS: '3', MSC_SPLIT_DRIVER_PREFIX: DPREFIX };
+const BUILD = process.env.MSC_BUILD_DIR || path.join(REPO, 'build');
+
+function driverPid(n) {
+  const out = execFileSync('pgrep', ['-f', `msc-docker-driver .*--driver-id ${DPREFIX}${n}( |$)`]).toString().trim();
+  return Number(out.split('\n')[0]);
+}
+
+after(() => cleanupContainers());
+
+describe('cluster over tls+tcp with three drivers', () => {
+  let s;
+  const respawned = [];
+  before(async () => { s = await startServer([], { mode: 'split', env: ENV }); });
+  after(async () => {
+    await s?.close();
+    for (const p of respawned) { try { p.kill('SIGTERM'); } catch { /* gone */ } }
+  });
+
+  it('spreads new computers evenly over the drivers', async () => {
+    for (let i = 0; i < 6; i++) await s.exec({ computer_id: cid(`place${i}`), temporary: false, command: `echo ${i} > /root/n` });
+    const mine = (await listKilntainers()).filter((c) => c.computerId?.startsWith(cid('place')));
+    const per = {};
+    for (const c of mine) per[c.labels['kilntainers.driver']] = (per[c.labels['kilntainers.driver']] ?? 0) + 1;
+    assert.deepEqual(per, { [`${DPREFIX}1`]: 2, [`${DPREFIX}2`]: 2, [`${DPREFIX}3`]: 2 });
+  });
+
+  it('a driver killed with -9: its computers are unavailable, the others work; back again, they work with their files', async () => {
+    const mine = (await listKilntainers()).filter((c) => c.computerId?.startsWith(cid('place')));
+    const onTwo = mine.find((c) => c.labels['kilntainers.driver'] === `${DPREFIX}2`).computerId;
+    const onOne = mine.find((c) => c.labels['kilntainers.driver'] === `${DPREFIX}1`).computerId;
+    const pid = driverPid(2);
+    const argv = readFileSync(`/proc/${pid}/cmdline`).toString().split('\0').filter(Boolean);
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => { try { process.kill(pid, 0); return false; } catch { return true; } });
+    await sleep(3500);   // past the client's grace period
+    const t0 = Date.now();
+    const down = await s.call({ computer_id: onTwo, temporary: false, command: 'cat /root/n' });
+    assert.equal(down.isError, true);
+    assert.match(textOf(down), new RegExp(`Computer '${onTwo}' is unavailable: its driver '${DPREFIX}2' cannot be reached`));
+    assert.ok(Date.now() - t0 < 5000, 'answered at once, not at the deadline');
+    const up = await s.exec({ computer_id: onOne, temporary: false, command: 'cat /root/n' });
+    assert.match(up.stdout, /^\d\n$/);
+    // a brand-new computer is placed on a driver that answers
+    const fresh = await s.exec({ command: 'echo fresh' });
+    assert.equal(fresh.stdout, 'fresh\n');
+
+    const back = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] });
+    respawned.push(back);
+    await waitFor(async () => {
+      const r = await s.call({ computer_id: onTwo, temporary: false, command: 'cat /root/n' });
+      return !r.isError;
+    }, { timeoutMs: 20000, intervalMs: 500 });
+    const again = await s.exec({ computer_id: onTwo, temporary: false, command: 'cat /root/n' });
+    assert.match(again.stdout, /^\d\n$/, 'files kept');
+  });
+});
+
+describe('certificates', () => {
+  it('a peer whose certificate comes from another CA is refused', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'msc-certs-'));
+    try {
+      execFileSync(path.join(REPO, 'scripts', 'make-certs'), [path.join(dir, 'a'), 'session'], { stdio: 'ignore' });
+      execFileSync(path.join(REPO, 'scripts', 'make-certs'), [path.join(dir, 'b'), 'edge'], { stdio: 'ignore' });
+      const port = 30000 + Math.floor(Math.random() * 20000);
+      const url = `tls+tcp://127.0.0.1:${port}`;
+      const session = spawn(path.join(BUILD, 'services', 'session', 'msc-session'),
+        ['--listen', url, '--inventory-url', 'ipc:///nonexistent-inv.sock',
+          '--tls-ca', path.join(dir, 'a', 'ca.pem'), '--tls-cert', path.join(dir, 'a', 'session.pem')],
+        { stdio: ['ignore', 'ignore', 'ignore'] });
+      try {
+        await sleep(300);
+        const edge = spawn(path.join(BUILD, 'edge', 'msc-edge'),
+          ['--session-url', url, '--tls-ca', path.join(dir, 'b', 'ca.pem'), '--tls-cert', path.join(dir, 'b', 'edge.pem')],
+          { stdio: ['pipe', 'pipe', 'ignore'] });
+        let out = '';
+        edge.stdout.on('data', (d) => { out += d; });
+        edge.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'terminal_execute', arguments: { command: 'true' } } })}\n`);
+        await waitFor(() => out.includes('\n'), { timeoutMs: 20000 });
+        edge.stdin.end();
+        const reply = JSON.parse(out.split('\n')[0]);
+        assert.equal(reply.result.isError, true);
+        assert.match(reply.result.content[0].text, /session service is not available/);
+        edge.kill();
+      } finally { session.kill(); }
+      // and an address that is plain TCP to another host is refused at startup
+      const r = spawn(path.join(BUILD, 'edge', 'msc-edge'), ['--session-url', 'tcp://10.1.2.3:5555'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      r.stderr.on('data', (d) => { err += d; });
+      const code = await new Promise((res) => r.on('exit', res));
+      assert.equal(code, 1);
+      assert.match(err, /plain TCP to another host/);
+    } finally { rmSync(dir, { recursive: true, force: true }); }
+  });
+});
