@@ -78,24 +78,37 @@ http_call_claim(struct http_call *c)
 	return mine;
 }
 
+static void
+server_free(struct edge_http *h)
+{
+	pthread_mutex_destroy(&h->mu);
+	free(h);
+}
+
 void
 http_call_free(struct http_call *c)
 {
-	pthread_mutex_lock(&c->h->mu);
+	struct edge_http *h = c->h;
+	bool last;
+
+	pthread_mutex_lock(&h->mu);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
-	else if (c->h->calls == c)
-		c->h->calls = c->next;
+	else if (h->calls == c)
+		h->calls = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
-	pthread_mutex_unlock(&c->h->mu);
-	atomic_fetch_sub(&c->h->body_bytes, c->len);
-	atomic_fetch_sub(&c->h->open, 1);
+	/* The last call of a stopped server frees it. */
+	last = atomic_fetch_sub(&h->open, 1) == 1 && h->stopped;
+	pthread_mutex_unlock(&h->mu);
+	atomic_fetch_sub(&h->body_bytes, c->len);
 	if (c->rd != NULL)
 		nng_aio_reap(c->rd);    /* may run inside its own callback */
 	json_decref(c->msg);
 	free(c->body);
 	free(c);
+	if (last)
+		server_free(h);
 }
 
 /* Constant-time comparison of a presented secret with ours. */
@@ -337,6 +350,8 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 void
 edge_http_stop(struct edge_http *h)
 {
+	int open;
+
 	if (h == NULL)
 		return;
 	/*
@@ -361,11 +376,13 @@ edge_http_stop(struct edge_http *h)
 		nng_http_server_stop(h->srv);
 		nng_http_server_release(h->srv);
 	}
-	/* Replies still on their way hold the server struct. */
-	for (int i = 0; i < 200 && atomic_load(&h->open) > 0; i++)
-		nng_msleep(10);
 	if (h->url != NULL)
 		nng_url_free(h->url);
-	if (atomic_load(&h->open) == 0)
-		free(h);
+	/* Calls still open hold h: the last one frees it. */
+	pthread_mutex_lock(&h->mu);
+	h->stopped = true;
+	open = atomic_load(&h->open);
+	pthread_mutex_unlock(&h->mu);
+	if (open == 0)
+		server_free(h);
 }

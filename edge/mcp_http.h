@@ -25,7 +25,7 @@ struct edge_http;
 int edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
     const char *description, struct edge_http **hp);
 
-/* Stops listening, waits for open requests (bounded), frees. */
+/* Stops listening and answers open requests 503; h goes with the last. */
 void edge_http_stop(struct edge_http *h);
 
 #endif /* EDGE_MCP_HTTP_H */

@@ -28,6 +28,7 @@ struct edge_http {
 	atomic_size_t body_bytes;     /* request bodies held in memory */
 	pthread_mutex_t mu;           /* guards calls and their `answered` */
 	struct http_call *calls;      /* POSTs in flight, for shutdown */
+	bool stopped;                 /* under mu: the last call frees h */
 };
 
 /* One POST or DELETE to /mcp, from the handler until the reply. */

@@ -11,29 +11,18 @@
 #include "docker_driver.h"
 #include "driver.pb-c.h"
 #include "msc_cfg.h"
-#include "msc_map.h"
-#include "msc_pool.h"
+#include "msc_driver.h"
 #include "msc_rpc.h"
 
 #define DOCK_NAME_PREFIX "kilntainer-"
-#define DOCK_ERRLEN 1024
-
-struct dock_job;
-
-/* Per computer: the exec queue that keeps its commands serial. */
-struct dock_lane {
-	bool busy;
-	struct dock_job *head, *tail;
-};
+#define DOCK_ERRLEN MSC_DRIVER_ERRLEN
 
 struct dock_driver {
 	const struct msc_cfg *cfg;
 	struct dock_engine *engine;
-	struct msc_pool *pool;
-	struct msc_server *srv;
+	struct msc_driver *svc;     /* the Driver service (lib) */
 	json_t *create_template;    /* body built from the flags, once */
-	pthread_mutex_t mu;         /* guards lanes and validated */
-	struct msc_map *lanes;      /* computer id -> struct dock_lane */
+	pthread_mutex_t mu;         /* guards validated and fx_on */
 	bool validated;             /* engine answered and image present */
 	/* The fast exec path (docker_fxsetup.c); fx_on under mu. */
 	bool fx_on;                 /* new computers get the helper */

@@ -14,19 +14,11 @@
 #include "fly_driver.h"
 #include "msc_cfg.h"
 #include "msc_map.h"
-#include "msc_pool.h"
 #include "msc_rpc.h"
 
 #define FLY_ERRLEN 1024
 #define FLY_APPLEN 128
 
-struct fly_job;
-
-/* Per computer: the queue that keeps its operations serial. */
-struct fly_lane {
-	bool busy;
-	struct fly_job *head, *tail;
-};
 
 /* What the driver remembers of a computer's Machine. */
 struct fly_known {
@@ -38,10 +30,8 @@ struct fly_driver {
 	const struct msc_cfg *cfg;
 	struct fly_guest guest;
 	const char *base_url;        /* the Machines API */
-	struct msc_pool *pool;
-	struct msc_server *srv;
-	pthread_mutex_t mu;          /* guards lanes and known */
-	struct msc_map *lanes;       /* computer id -> struct fly_lane */
+	struct msc_driver *svc;      /* the Driver service (lib) */
+	pthread_mutex_t mu;          /* guards known */
 	struct msc_map *known;       /* computer id -> struct fly_known */
 	pthread_mutex_t setup_mu;    /* one setup at a time */
 	struct fly_api *api;         /* set once by fly_setup */

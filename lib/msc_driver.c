@@ -1,0 +1,372 @@
+#include "msc_driver.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_map.h"
+#include "msc_pool.h"
+
+#define DRIVER_MAX_QUEUED 4096
+
+enum job_kind { JOB_CREATE, JOB_ATTACH, JOB_EXEC, JOB_STOP, JOB_DELETE,
+	JOB_RESTART, JOB_RESET, JOB_LIST };
+
+struct job {
+	struct msc_driver *d;
+	struct msc_call *call;
+	const ProtobufCMessage *req;   /* borrowed from the call */
+	enum job_kind kind;
+	char lane_id[64];              /* "" when not on a lane */
+	struct job *next;
+};
+
+/* Per computer: the queue that keeps its jobs serial. */
+struct lane {
+	bool busy;
+	struct job *head, *tail;
+};
+
+struct msc_driver {
+	const struct msc_driver_ops *ops;
+	void *be;
+	struct msc_pool *pool;
+	struct msc_server *srv;
+	pthread_mutex_t mu;             /* guards lanes */
+	struct msc_map *lanes;          /* computer id -> struct lane */
+};
+
+Msc__V1__Code
+msc_driver_code(int rv)
+{
+	switch (rv) {
+	case -ENOENT:
+		return MSC__V1__CODE__NOT_FOUND;
+	case -EEXIST:
+		return MSC__V1__CODE__ALREADY_EXISTS;
+	case -ECONNREFUSED:
+	case -EAGAIN:
+		return MSC__V1__CODE__UNAVAILABLE;
+	case -ETIMEDOUT:
+		return MSC__V1__CODE__DEADLINE_EXCEEDED;
+	case -EINVAL:
+		return MSC__V1__CODE__INVALID_ARGUMENT;
+	case -EPERM:
+	case -EACCES:
+		return MSC__V1__CODE__FAILED_PRECONDITION;
+	case -ECONNABORTED:
+		return MSC__V1__CODE__ABORTED;
+	default:
+		return MSC__V1__CODE__INTERNAL;
+	}
+}
+
+/* The computer named by a ComputerRef request. */
+#define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
+
+static void
+fail(struct job *j, int rv, const char *err)
+{
+	const struct msc_driver_ops *ops = j->d->ops;
+
+	msc_call_fail(j->call, ops->code ? ops->code(rv) : msc_driver_code(rv),
+	    "%s", err);
+}
+
+typedef int (*computer_op)(void *be, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen);
+
+static void
+run_computer_op(struct job *j, computer_op op, const char *id, char *err)
+{
+	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
+	int rv = op(j->d->be, id, &c, err, MSC_DRIVER_ERRLEN);
+
+	if (rv == 0)
+		msc_call_reply(j->call, &c.base);
+	else
+		fail(j, rv, err);
+	j->d->ops->computer_fini(&c);
+}
+
+static void
+run_job(struct job *j, char *err)
+{
+	const struct msc_driver_ops *ops = j->d->ops;
+	int rv;
+
+	switch (j->kind) {
+	case JOB_CREATE: {
+		const Msc__V1__CreateRequest *r = (const void *)j->req;
+		Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
+
+		rv = ops->create(j->d->be, r->computer_id, r->temporary, &c,
+		    err, MSC_DRIVER_ERRLEN);
+		if (rv == 0)
+			msc_call_reply(j->call, &c.base);
+		else
+			fail(j, rv, err);
+		ops->computer_fini(&c);
+		break;
+	}
+	case JOB_ATTACH:
+		run_computer_op(j, ops->attach, REF(j->req), err);
+		break;
+	case JOB_RESTART:
+		run_computer_op(j, ops->restart, REF(j->req), err);
+		break;
+	case JOB_RESET:
+		run_computer_op(j, ops->reset, REF(j->req), err);
+		break;
+	case JOB_STOP:
+	case JOB_DELETE: {
+		Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+
+		rv = ops->stop(j->d->be, REF(j->req), j->kind == JOB_DELETE, err,
+		    MSC_DRIVER_ERRLEN);
+		if (rv == 0)
+			msc_call_reply(j->call, &e.base);
+		else
+			fail(j, rv, err);
+		break;
+	}
+	case JOB_LIST: {
+		Msc__V1__ComputerList l = MSC__V1__COMPUTER_LIST__INIT;
+
+		rv = ops->list(j->d->be, &l, err, MSC_DRIVER_ERRLEN);
+		if (rv == 0)
+			msc_call_reply(j->call, &l.base);
+		else
+			fail(j, rv, err);
+		ops->list_fini(&l);
+		break;
+	}
+	case JOB_EXEC: {
+		Msc__V1__ExecResult res = MSC__V1__EXEC_RESULT__INIT;
+
+		rv = ops->exec(j->d->be, (const Msc__V1__ExecRequest *)j->req,
+		    &res, err, MSC_DRIVER_ERRLEN);
+		if (rv == 0)
+			msc_call_reply(j->call, &res.base);
+		else
+			fail(j, rv, err);
+		free(res.stdout.data);
+		free(res.stderr.data);
+		break;
+	}
+	}
+}
+
+static void lane_next(struct msc_driver *d, const char *id);
+
+static void
+job_run(void *arg)
+{
+	struct job *j = arg;
+	char err[MSC_DRIVER_ERRLEN] = "";
+
+	run_job(j, err);
+	if (j->lane_id[0] != '\0')
+		lane_next(j->d, j->lane_id);
+	free(j);
+}
+
+static void
+submit(struct job *j)
+{
+	int rv = msc_pool_submit(j->d->pool, job_run, j);
+
+	if (rv == 0)
+		return;
+	msc_call_fail(j->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+	    "%s is overloaded (%s); retry later", j->d->ops->name,
+	    strerror(-rv));
+	if (j->lane_id[0] != '\0')
+		lane_next(j->d, j->lane_id);
+	free(j);
+}
+
+/* A job of lane `id` ended: start the next one, or drop the lane. */
+static void
+lane_next(struct msc_driver *d, const char *id)
+{
+	struct lane *lane;
+	struct job *next = NULL;
+
+	pthread_mutex_lock(&d->mu);
+	lane = msc_map_get(d->lanes, id);
+	if (lane != NULL && lane->head != NULL) {
+		next = lane->head;
+		lane->head = next->next;
+		if (lane->head == NULL)
+			lane->tail = NULL;
+	} else if (lane != NULL) {
+		msc_map_del(d->lanes, id);
+		free(lane);
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (next != NULL)
+		submit(next);
+}
+
+/* Queues j on the lane of computer `id`. */
+static void
+lane_submit(struct job *j, const char *id)
+{
+	struct msc_driver *d = j->d;
+	struct lane *lane;
+	bool run_now = false;
+
+	if (strlen(id) >= sizeof(j->lane_id)) {
+		msc_call_fail(j->call, MSC__V1__CODE__INVALID_ARGUMENT,
+		    "computer_id too long");
+		free(j);
+		return;
+	}
+	strcpy(j->lane_id, id);
+	pthread_mutex_lock(&d->mu);
+	lane = msc_map_get(d->lanes, id);
+	if (lane == NULL) {
+		lane = calloc(1, sizeof(*lane));
+		if (lane == NULL || msc_map_put(d->lanes, id, lane) != 0) {
+			pthread_mutex_unlock(&d->mu);
+			free(lane);
+			msc_call_fail(j->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    "out of memory");
+			free(j);
+			return;
+		}
+	}
+	if (!lane->busy) {
+		lane->busy = true;
+		run_now = true;
+	} else if (lane->tail != NULL) {
+		lane->tail->next = j;
+		lane->tail = j;
+	} else
+		lane->head = lane->tail = j;
+	pthread_mutex_unlock(&d->mu);
+	if (run_now)
+		submit(j);
+}
+
+static void
+handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
+    enum job_kind kind, const char *lane_id)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (j == NULL) {
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "out of memory");
+		return;
+	}
+	j->d = state;
+	j->call = call;
+	j->req = req;
+	j->kind = kind;
+	if (lane_id != NULL)
+		lane_submit(j, lane_id);
+	else
+		submit(j);
+}
+
+static void
+h_create(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_CREATE,
+	    ((const Msc__V1__CreateRequest *)req)->computer_id);
+}
+
+static void
+h_exec(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_EXEC,
+	    ((const Msc__V1__ExecRequest *)req)->computer_id);
+}
+
+static void
+h_attach(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_ATTACH, REF(req));
+}
+
+static void
+h_restart(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_RESTART, REF(req));
+}
+
+static void
+h_reset(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_RESET, REF(req));
+}
+
+static void
+h_stop(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_STOP, NULL);
+}
+
+static void
+h_delete(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_DELETE, NULL);
+}
+
+static void
+h_list(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_LIST, NULL);
+}
+
+static const struct msc_method driver_methods[] = {
+	{ "Create", h_create },
+	{ "Attach", h_attach },
+	{ "Exec", h_exec },
+	{ "Stop", h_stop },
+	{ "Delete", h_delete },
+	{ "Restart", h_restart },
+	{ "Reset", h_reset },
+	{ "List", h_list },
+	{ NULL, NULL },
+};
+
+int
+msc_driver_start(const char *url, const struct msc_driver_ops *ops,
+    void *backend, int workers, struct msc_driver **dp)
+{
+	struct msc_driver *d = calloc(1, sizeof(*d));
+	int rv;
+
+	if (d == NULL)
+		return -ENOMEM;
+	d->ops = ops;
+	d->be = backend;
+	pthread_mutex_init(&d->mu, NULL);
+	if ((rv = msc_map_new(&d->lanes)) != 0 ||
+	    (rv = msc_pool_new(workers, DRIVER_MAX_QUEUED, &d->pool)) != 0 ||
+	    (rv = msc_server_start(url, &msc__v1__driver__descriptor,
+		 driver_methods, d, DRIVER_MAX_QUEUED, &d->srv)) != 0) {
+		(void)msc_driver_stop(d);
+		return rv;
+	}
+	*dp = d;
+	return 0;
+}
+
+bool
+msc_driver_stop(struct msc_driver *d)
+{
+	if (d == NULL)
+		return true;
+	msc_server_stop(d->srv);
+	if (!msc_pool_free(d->pool))
+		return false;   /* a job still runs and uses d */
+	msc_map_free(d->lanes);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+	return true;
+}
