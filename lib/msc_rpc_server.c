@@ -115,20 +115,25 @@ send_status(struct msc_call *c, Msc__V1__Code code, const char *message,
 		protobuf_c_message_free_unpacked(c->req, NULL);
 		c->req = NULL;
 	}
-	pthread_mutex_lock(&c->srv->mu);
-	c->srv->open_calls--;
-	c->state = CTX_SEND;
-	pthread_cond_broadcast(&c->srv->cv);
-	pthread_mutex_unlock(&c->srv->mu);
 	if (rv != 0) {
 		/* Cannot even build an error: let the caller's deadline run. */
 		msc_log_err("rpc: cannot pack a reply: %s", strerror(-rv));
 		c->state = CTX_RECV;
 		nng_ctx_recv(c->ctx, c->aio);
-		return;
+	} else {
+		c->state = CTX_SEND;
+		nng_aio_set_msg(c->aio, msg);
+		nng_ctx_send(c->ctx, c->aio);
 	}
-	nng_aio_set_msg(c->aio, msg);
-	nng_ctx_send(c->ctx, c->aio);
+	/*
+	 * Only now is the call over for msc_server_stop(): the aio has its
+	 * next operation, which nng_aio_stop() there waits for. Counting it
+	 * down before would let the server free c under this function.
+	 */
+	pthread_mutex_lock(&c->srv->mu);
+	c->srv->open_calls--;
+	pthread_cond_broadcast(&c->srv->cv);
+	pthread_mutex_unlock(&c->srv->mu);
 }
 
 static void
