@@ -86,15 +86,22 @@ mcp_initialize_result(json_t *params)
 	    "sandbox computer.");
 }
 
-/* Opens this connection's session once (blocking, bounded). */
+/*
+ * Copies this connection's session id into sid, opening the session
+ * first when there is none (blocking, bounded; only the reading thread
+ * opens, a reply thread may clear it).
+ */
 static int
-ensure_session(struct mcp_conn *c, char *err, size_t errlen)
+ensure_session(struct mcp_conn *c, char sid[64], char *err, size_t errlen)
 {
 	Msc__V1__OpenRequest req = MSC__V1__OPEN_REQUEST__INIT;
 	ProtobufCMessage *resp = NULL;
 	Msc__V1__Code code;
 
-	if (c->session_id[0] != '\0')
+	pthread_mutex_lock(&c->mu);
+	snprintf(sid, 64, "%s", c->session_id);
+	pthread_mutex_unlock(&c->mu);
+	if (sid[0] != '\0')
 		return 0;
 	if (c->session == NULL) {
 		snprintf(err, errlen, "no session service is configured");
@@ -104,9 +111,11 @@ ensure_session(struct mcp_conn *c, char *err, size_t errlen)
 	    "Open", &req.base, 10000, &resp, err, errlen);
 	if (code != MSC__V1__CODE__OK)
 		return -EIO;
-	snprintf(c->session_id, sizeof(c->session_id), "%s",
-	    ((Msc__V1__SessionRef *)resp)->session_id);
+	snprintf(sid, 64, "%s", ((Msc__V1__SessionRef *)resp)->session_id);
 	protobuf_c_message_free_unpacked(resp, NULL);
+	pthread_mutex_lock(&c->mu);
+	snprintf(c->session_id, sizeof(c->session_id), "%s", sid);
+	pthread_mutex_unlock(&c->mu);
 	return 0;
 }
 
@@ -133,8 +142,19 @@ static void
 pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct pending_call *pc = arg;
+	struct msc_status lost = { MSC__V1__CODE__UNAVAILABLE,
+		"The session was lost (the session service restarted); "
+		"retry the call." };
 	json_t *result;
 
+	if (resp == NULL && st->code == MSC__V1__CODE__NOT_FOUND &&
+	    strcmp(st->message, "Session not found") == 0) {
+		/* The next call opens a new session (stdio keeps one). */
+		pthread_mutex_lock(&pc->c->mu);
+		pc->c->session_id[0] = '\0';
+		pthread_mutex_unlock(&pc->c->mu);
+		st = &lost;
+	}
 	if (pc->tool == TOOL_EXEC)
 		result = resp != NULL ? tools_exec_result(
 		    (Msc__V1__TerminalExecReply *)resp)
@@ -185,7 +205,7 @@ call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
 }
 
 static bool
-exec_call(struct mcp_conn *c, json_t *id, json_t *args)
+exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
 {
 	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	json_t *keep = json_array();
@@ -199,7 +219,7 @@ exec_call(struct mcp_conn *c, json_t *id, json_t *args)
 		free(msg);
 		goto done;
 	}
-	req.session_id = c->session_id;
+	req.session_id = sid;
 	t = req.has_timeout && req.timeout > 0 && req.timeout < 604800
 	    ? (long)req.timeout
 	    : c->cfg->timeout;
@@ -213,7 +233,8 @@ done:
 }
 
 static bool
-lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args)
+lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args,
+    char *sid)
 {
 	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
 	char *msg = tools_lifecycle_request(tool, args, &req);
@@ -223,7 +244,7 @@ lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args)
 		free(msg);
 		return false;
 	}
-	req.session_id = c->session_id;
+	req.session_id = sid;
 	return call_session(c, id, tool, tools_lifecycle_method(tool),
 	    &req.base, 720000, req.computer_id);
 }
@@ -234,7 +255,7 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
 	int tool = -2;
-	char err[512];
+	char err[512], sid[64];
 
 	if (name == NULL) {
 		mcp_conn_send_error(c, id, -32602,
@@ -250,7 +271,7 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 		send_result(c, id, tools_error_result(text));
 		return false;
 	}
-	if (ensure_session(c, err, sizeof(err)) != 0) {
+	if (ensure_session(c, sid, err, sizeof(err)) != 0) {
 		char text[600];
 
 		snprintf(text, sizeof(text), "The session service is not "
@@ -259,8 +280,8 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 		return false;
 	}
 	if (tool >= 0)
-		return lifecycle_call(c, id, tool, args);
-	return exec_call(c, id, args);
+		return lifecycle_call(c, id, tool, args, sid);
+	return exec_call(c, id, args, sid);
 }
 
 static void

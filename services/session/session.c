@@ -51,8 +51,10 @@ h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		return;
 	}
+	/* "<run><random>": the inventory tells runs apart by the prefix. */
 	msc_random_bytes(raw, sizeof(raw));
-	for (size_t i = 0; i < sizeof(raw); i++)
+	memcpy(ss->id, s->epoch, SESS_EPOCH_LEN);
+	for (size_t i = SESS_EPOCH_LEN / 2; i < sizeof(raw); i++)
 		snprintf(ss->id + 2 * i, 3, "%02x", raw[i]);
 	ss->refs = 1;
 	ss->idle_timeout_s = o->idle_timeout_s;
@@ -131,9 +133,10 @@ release_one(void *arg, const char *key, void *value)
 	struct release_args *ra = arg;
 	Msc__V1__ReleaseRequest rr = MSC__V1__RELEASE_REQUEST__INIT;
 
-	(void)value;
 	rr.computer_id = (char *)key;
 	rr.owner = (char *)ra->owner;
+	rr.temporary = SESS_OWN_TEMPORARY(value);
+	rr.driver = (char *)msc_fleet_id(ra->s->fleet, SESS_OWN_DRIVER(value));
 	if (msc_client_call(ra->s->inventory, &msc__v1__inventory__descriptor,
 		"Release", &rr.base, 60000, released, ra->c) != 0) {
 		ra->c->failures++;
@@ -272,6 +275,37 @@ sweep_locked(struct sess_service *s, bool all)
 }
 
 static void
+forgot(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct sess_service *s = arg;
+
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	pthread_mutex_lock(&s->mu);
+	s->forgetting = false;
+	s->forgot = st->code == MSC__V1__CODE__OK;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/*
+ * Once after start: the inventory drops the owners of an earlier run of
+ * this service (killed, say), so their temporary computers are stopped.
+ */
+static void
+forget_earlier_owners(struct sess_service *s)
+{
+	Msc__V1__ForgetOwnersRequest req = MSC__V1__FORGET_OWNERS_REQUEST__INIT;
+
+	if (s->forgot || s->forgetting)
+		return;
+	s->forgetting = true;
+	req.keep_prefix = s->epoch;
+	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
+		"ForgetOwners", &req.base, 10000, forgot, s) != 0)
+		s->forgetting = false;  /* unreachable: next sweep */
+}
+
+static void
 sweep_cb(void *arg)
 {
 	struct sess_service *s = arg;
@@ -279,6 +313,7 @@ sweep_cb(void *arg)
 	if (nng_aio_result(s->sweep) != 0)
 		return;         /* stopped */
 	pthread_mutex_lock(&s->mu);
+	forget_earlier_owners(s);
 	sweep_locked(s, false);
 	pthread_mutex_unlock(&s->mu);
 	nng_sleep_aio(SWEEP_MS, s->sweep);
@@ -296,6 +331,13 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 		return -ENOMEM;
 	s->cfg = cfg;
 	s->fleet = fleet;
+	{
+		unsigned char e[SESS_EPOCH_LEN / 2];
+
+		msc_random_bytes(e, sizeof(e));
+		for (size_t i = 0; i < sizeof(e); i++)
+			snprintf(s->epoch + 2 * i, 3, "%02x", e[i]);
+	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	if ((rv = msc_map_new(&s->sessions)) != 0 ||
@@ -306,6 +348,9 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 		sess_stop(s);
 		return rv;
 	}
+	pthread_mutex_lock(&s->mu);
+	forget_earlier_owners(s);
+	pthread_mutex_unlock(&s->mu);
 	nng_sleep_aio(SWEEP_MS, s->sweep);
 	*sp = s;
 	return 0;

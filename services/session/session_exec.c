@@ -121,6 +121,8 @@ release(struct pending *p, bool dead)
 	rr.computer_id = p->id;
 	rr.owner = p->ss->id;
 	rr.dead = dead;
+	rr.temporary = p->temporary;
+	rr.driver = (char *)msc_fleet_id(p->s->fleet, p->driver);
 	if (msc_client_call(p->s->inventory, &msc__v1__inventory__descriptor,
 		"Release", &rr.base, 60000, forget, NULL) != 0)
 		msc_log_warn("session: cannot release %s", p->id);

@@ -17,6 +17,7 @@
 
 #define SESS_MAX_SESSIONS 100000
 #define SESS_MAX_PENDING 1024
+#define SESS_EPOCH_LEN 8
 
 struct pending;
 
@@ -41,6 +42,8 @@ struct sess_service {
 	int releasing;                  /* Release calls of ended sessions */
 	nng_aio *sweep;                 /* expires idle sessions each second */
 	bool stopping;
+	bool forgot, forgetting;        /* Inventory/ForgetOwners at start */
+	char epoch[SESS_EPOCH_LEN + 1]; /* this run: the prefix of its ids */
 	struct msc_map *sessions;       /* id -> struct sess */
 	struct msc_client *inventory;
 	struct msc_fleet *fleet;        /* the drivers (borrowed) */

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   startServer, cleanupContainers, cid, listKilntainers, textOf, REPO, sleep, waitFor,
+  containerOf,
 } from './lib.mjs';
 
 const DPREFIX = `it${randomBytes(3).toString('hex')}-d`;
@@ -71,6 +72,41 @@ describe('cluster over tls+tcp with three drivers', () => {
     }, { timeoutMs: 20000, intervalMs: 500 });
     const again = await s.exec({ computer_id: onTwo, temporary: false, command: 'cat /root/n' });
     assert.match(again.stdout, /^\d\n$/, 'files kept');
+  });
+});
+
+describe('the session service killed with -9 and started again', () => {
+  let s;
+  const respawned = [];
+  before(async () => { s = await startServer([], { mode: 'split', env: { ...ENV, MSC_SPLIT_DRIVER_PREFIX: `${DPREFIX}s` } }); });
+  after(async () => {
+    await s?.close();
+    for (const p of respawned) { try { p.kill('SIGTERM'); } catch { /* gone */ } }
+  });
+
+  it('temporary computers of the lost sessions are removed, permanent ones kept, the client is told to retry', async () => {
+    const temp = await s.exec({ computer_id: cid('orphan-temp'), command: 'true' });
+    const perm = await s.exec({ computer_id: cid('orphan-perm'), temporary: false, command: 'echo kept > /root/k' });
+    assert.equal(temp.temporary, true);
+    assert.equal(perm.temporary, false);
+    const out = execFileSync('pgrep', ['-f', `msc-session .*--driver-url ${DPREFIX}s1=`]).toString().trim();
+    const pid = Number(out.split('\n')[0]);
+    const argv = readFileSync(`/proc/${pid}/cmdline`).toString().split('\0').filter(Boolean);
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => { try { process.kill(pid, 0); return false; } catch { return true; } });
+    respawned.push(spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] }));
+    // the restarted service tells the inventory its earlier owners are gone
+    await waitFor(async () => (await containerOf(cid('orphan-temp'))) === null, { timeoutMs: 20000, intervalMs: 500 });
+    assert.ok(await containerOf(cid('orphan-perm')), 'the permanent computer is kept');
+    // the stdio client's session died with the service: one clear error, then a new session
+    let first;
+    await waitFor(async () => {
+      first = await s.call({ command: 'true' });
+      return !/cannot be reached|not available/.test(textOf(first) ?? '');
+    }, { timeoutMs: 20000, intervalMs: 500 });
+    if (first.isError) assert.match(textOf(first), /session was lost .* retry/);
+    const again = await s.exec({ computer_id: cid('orphan-perm'), temporary: false, command: 'cat /root/k' });
+    assert.equal(again.stdout, 'kept\n');
   });
 });
 
