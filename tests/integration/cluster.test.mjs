@@ -110,6 +110,32 @@ describe('the session service killed with -9 and started again', () => {
   });
 });
 
+describe('the inventory killed with -9 and started again', () => {
+  it('computers keep working, and the temporary ones still go when their session ends', async () => {
+    const respawned = [];
+    const s = await startServer([], { mode: 'split', env: { ...ENV, MSC_SPLIT_DRIVER_PREFIX: `${DPREFIX}i` } });
+    try {
+      await s.exec({ computer_id: cid('inv-temp'), command: 'echo a > /root/a' });
+      await s.exec({ computer_id: cid('inv-perm'), temporary: false, command: 'echo p > /root/p' });
+      const out = execFileSync('pgrep', ['-f', `msc-inventory .*--driver-url ${DPREFIX}i1=`]).toString().trim();
+      const pid = Number(out.split('\n')[0]);
+      const argv = readFileSync(`/proc/${pid}/cmdline`).toString().split('\0').filter(Boolean);
+      process.kill(pid, 'SIGKILL');
+      await waitFor(() => { try { process.kill(pid, 0); return false; } catch { return true; } });
+      respawned.push(spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] }));
+      await sleep(500);
+      assert.equal((await s.exec({ computer_id: cid('inv-temp'), command: 'cat /root/a' })).stdout, 'a\n');
+      assert.equal((await s.exec({ computer_id: cid('inv-perm'), temporary: false, command: 'cat /root/p' })).stdout, 'p\n');
+      await s.eof(20000);
+      await waitFor(async () => (await containerOf(cid('inv-temp'))) === null, { timeoutMs: 15000, intervalMs: 500 });
+      assert.ok(await containerOf(cid('inv-perm')), 'the permanent computer is kept');
+    } finally {
+      await s.close();
+      for (const p of respawned) { try { p.kill('SIGTERM'); } catch { /* gone */ } }
+    }
+  });
+});
+
 describe('certificates', () => {
   it('a peer whose certificate comes from another CA is refused', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'msc-certs-'));
