@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "docker_driver.h"
+#include "e2b_driver.h"
 #include "fly_driver.h"
 
 static int
@@ -29,9 +30,22 @@ fly_stop(void *h)
 	fly_driver_stop(h);
 }
 
+static int
+e2b_start(const struct msc_cfg *cfg, const char *url, void **hp)
+{
+	return e2b_driver_start(cfg, url, (struct e2b_driver **)hp);
+}
+
+static void
+e2b_stop(void *h)
+{
+	e2b_driver_stop(h);
+}
+
 static const struct driver_ops drivers[] = {
 	{ "docker", docker_start, docker_stop },
 	{ "fly", fly_start, fly_stop },
+	{ "e2b", e2b_start, e2b_stop },
 };
 
 const struct driver_ops *
@@ -41,6 +55,6 @@ drivers_find(const struct msc_cfg *cfg)
 		if (strcmp(cfg->backend, drivers[i].backend) == 0)
 			return &drivers[i];
 	msc_cfg_error("the %s backend is not available in this build; "
-		      "use --backend docker or fly", cfg->backend);
+		      "use --backend docker, fly or e2b", cfg->backend);
 	return NULL;
 }

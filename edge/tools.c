@@ -42,6 +42,20 @@ tools_description(const struct msc_cfg *cfg)
 		    "files.", cfg->fly_image == NULL ||
 			strcmp(cfg->fly_image, DEFAULT_IMAGE) == 0
 			? "Debian Linux" : cfg->fly_image, name, cfg->timeout);
+	else if (cfg->backend != NULL && strcmp(cfg->backend, "e2b") == 0)
+		n = cfg->e2b_template == NULL ||
+			strcmp(cfg->e2b_template, "base") == 0
+		    ? asprintf(&base,
+			  "Run a command in an isolated Linux remote cloud "
+			  "sandbox (E2B). Commands run in %s. Each call is "
+			  "independent (environment variables and the current "
+			  "directory do not persist). Use working_directory, "
+			  "or chain commands with &&, to run in a specific "
+			  "directory. Use stdin to pass file contents or input "
+			  "(for example command=\"cat > file.txt\" with "
+			  "stdin). The default timeout is %ld seconds; pass "
+			  "timeout to change it.", name, cfg->timeout)
+		    : (base = NULL, 0);
 	else if (strcmp(cfg->image, DEFAULT_IMAGE) == 0)
 		n = asprintf(&base,
 		    "Run a command in an isolated Debian Linux sandbox computer "
@@ -69,7 +83,7 @@ tools_description(const struct msc_cfg *cfg)
 		    "computer; temporary=false keeps it after the session "
 		    "ends.", cfg->image, name, cfg->timeout);
 	free(shell);
-	if (n < 0)
+	if (n < 0 || base == NULL)
 		return NULL;
 	if (cfg->extended_tool_instruction == NULL)
 		return base;

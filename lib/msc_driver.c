@@ -37,6 +37,38 @@ struct msc_driver {
 	struct msc_map *lanes;          /* computer id -> struct lane */
 };
 
+static void
+free_field(char *s)
+{
+	if (s != protobuf_c_empty_string)
+		free(s);
+}
+
+void
+msc_computer_fini(Msc__V1__Computer *c)
+{
+	free_field(c->computer_id);
+	free_field(c->sandbox_id);
+	free_field(c->image);
+	free_field(c->state);
+	free_field(c->created_at);
+	free_field(c->backend);
+	free_field(c->driver);
+	*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
+}
+
+void
+msc_computer_list_fini(Msc__V1__ComputerList *l)
+{
+	for (size_t i = 0; i < l->n_computers; i++) {
+		msc_computer_fini(l->computers[i]);
+		free(l->computers[i]);
+	}
+	free(l->computers);
+	l->computers = NULL;
+	l->n_computers = 0;
+}
+
 Msc__V1__Code
 msc_driver_code(int rv)
 {

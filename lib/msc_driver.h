@@ -46,6 +46,14 @@ struct msc_driver_ops {
 	Msc__V1__Code (*code)(int rv);
 };
 
+/*
+ * Frees the malloc'd string fields of c (leaving protobuf-c's shared empty
+ * string alone) and resets it; and the same for every computer of l, with
+ * the array. Backends use these as computer_fini and list_fini.
+ */
+void msc_computer_fini(Msc__V1__Computer *c);
+void msc_computer_list_fini(Msc__V1__ComputerList *l);
+
 /* The usual mapping of a negative errno to a status code. */
 Msc__V1__Code msc_driver_code(int rv);
 

@@ -190,39 +190,6 @@ fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
 	return 0;
 }
 
-/* Frees a string field unless it is protobuf-c's shared empty string. */
-static void
-free_field(char *s)
-{
-	if (s != protobuf_c_empty_string)
-		free(s);
-}
-
-void
-dock_computer_fini(Msc__V1__Computer *c)
-{
-	free_field(c->computer_id);
-	free_field(c->sandbox_id);
-	free_field(c->image);
-	free_field(c->state);
-	free_field(c->created_at);
-	free_field(c->backend);
-	free_field(c->driver);
-	*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
-}
-
-void
-dock_list_fini(Msc__V1__ComputerList *l)
-{
-	for (size_t i = 0; i < l->n_computers; i++) {
-		dock_computer_fini(l->computers[i]);
-		free(l->computers[i]);
-	}
-	free(l->computers);
-	l->computers = NULL;
-	l->n_computers = 0;
-}
-
 /*
  * The readiness check: `<shell> -c 'echo kilntainers-ready'`, through the
  * helper when the container has one (waiting up to wait_ms for its
@@ -521,7 +488,7 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		rv = dock_create(d, id, temporary, out, err, errlen);
 		if (rv != -EEXIST)
 			break;
-		dock_computer_fini(out);
+		msc_computer_fini(out);
 		usleep(100 * 1000);
 	}
 	if (rv == 0)

@@ -68,8 +68,8 @@ static const struct msc_driver_ops docker_ops = {
 	.stop = op_stop,
 	.list = op_list,
 	.exec = op_exec,
-	.computer_fini = dock_computer_fini,
-	.list_fini = dock_list_fini,
+	.computer_fini = msc_computer_fini,
+	.list_fini = msc_computer_list_fini,
 };
 
 int

@@ -81,8 +81,4 @@ int dock_find(struct dock_driver *d, const char *id, json_t **ctrp,
 /* Builds the create body template from cfg; prints startup errors. */
 int dock_build_template(const struct msc_cfg *cfg, json_t **outp);
 
-/* Frees the strings dock_create/attach/restart/list put in a Computer. */
-void dock_computer_fini(Msc__V1__Computer *c);
-void dock_list_fini(Msc__V1__ComputerList *l);
-
 #endif /* DOCK_DRIVER_INT_H */

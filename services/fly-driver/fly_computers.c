@@ -4,6 +4,7 @@
  * reset, stop, delete and list. All blocking, run on the worker pool.
  */
 #include "fly_driver_int.h"
+#include "msc_driver.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -271,7 +272,7 @@ fly_reset(struct fly_driver *d, const char *id, Msc__V1__Computer *out,
 		rv = fly_create(d, id, temporary, out, err, errlen);
 		if (rv != -EEXIST)
 			break;
-		fly_computer_fini(out);
+		msc_computer_fini(out);
 		usleep(500 * 1000);
 	}
 	if (rv == 0)

@@ -3,6 +3,7 @@
  * wrappers, replies, base64, and the small text formats it reads.
  */
 #include "fly_conv.h"
+#include "msc_driver.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -260,37 +261,6 @@ fly_conv_computer(json_t *m, const char *fallback_image,
 	return 0;
 }
 
-static void
-free_field(char *s)
-{
-	if (s != protobuf_c_empty_string)
-		free(s);
-}
-
-void
-fly_computer_fini(Msc__V1__Computer *c)
-{
-	free_field(c->computer_id);
-	free_field(c->sandbox_id);
-	free_field(c->image);
-	free_field(c->state);
-	free_field(c->created_at);
-	free_field(c->backend);
-	free_field(c->driver);
-	*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
-}
-
-void
-fly_list_fini(Msc__V1__ComputerList *l)
-{
-	for (size_t i = 0; i < l->n_computers; i++) {
-		fly_computer_fini(l->computers[i]);
-		free(l->computers[i]);
-	}
-	free(l->computers);
-	l->computers = NULL;
-	l->n_computers = 0;
-}
 
 static int
 b64val(unsigned char c)

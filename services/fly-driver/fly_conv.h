@@ -79,12 +79,10 @@ bool fly_conv_state_gone(const char *state);
 
 /*
  * Fills a Computer from a Machine object (strings malloc'd; free with
- * fly_computer_fini). `fallback_image` is used without the image key.
+ * msc_computer_fini). `fallback_image` is used without the image key.
  */
 int fly_conv_computer(json_t *machine, const char *fallback_image,
     Msc__V1__Computer *out);
-void fly_computer_fini(Msc__V1__Computer *c);
-void fly_list_fini(Msc__V1__ComputerList *l);
 
 /* Decodes base64 (whitespace ignored). *outp malloc'd. -EINVAL if bad. */
 int fly_conv_b64decode(const char *in, size_t len, char **outp,

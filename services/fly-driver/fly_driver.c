@@ -97,8 +97,8 @@ static const struct msc_driver_ops fly_ops = {
 	.stop = op_stop,
 	.list = op_list,
 	.exec = op_exec,
-	.computer_fini = fly_computer_fini,
-	.list_fini = fly_list_fini,
+	.computer_fini = msc_computer_fini,
+	.list_fini = msc_computer_list_fini,
 	.code = code_for,
 };
 

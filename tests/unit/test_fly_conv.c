@@ -12,6 +12,7 @@
 
 #include "fly_api.h"
 #include "fly_conv.h"
+#include "msc_driver.h"
 
 static void
 test_auth_header(void **state)
@@ -233,7 +234,7 @@ test_computer(void **state)
 	assert_string_equal(c.image, "img");
 	assert_string_equal(c.state, "stopped");
 	assert_string_equal(c.backend, "fly");
-	fly_computer_fini(&c);
+	msc_computer_fini(&c);
 	json_decref(m);
 	assert_true(fly_conv_state_gone("destroyed"));
 	assert_false(fly_conv_state_gone("stopped"));

@@ -1,0 +1,230 @@
+/*
+ * e2b_driver.c - the msc.v1.Driver service for E2B: the shared service
+ * skeleton (lib/msc_driver.h) over the operations of e2b_sandboxes.c and
+ * e2b_exec.c, and the configuration.
+ */
+#include "e2b_driver_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_driver.h"
+#include "msc_log.h"
+
+#define BE(be) ((struct e2b_driver *)(be))
+
+static Msc__V1__Code
+code_for(int rv)
+{
+	switch (rv) {
+	case -ENOENT:
+		return MSC__V1__CODE__NOT_FOUND;
+	case -EEXIST:
+		return MSC__V1__CODE__ALREADY_EXISTS;
+	case -ECONNREFUSED:
+	case -EAGAIN:
+	case -EIO:
+		return MSC__V1__CODE__UNAVAILABLE;
+	case -ETIMEDOUT:
+		return MSC__V1__CODE__DEADLINE_EXCEEDED;
+	case -EINVAL:
+		return MSC__V1__CODE__INVALID_ARGUMENT;
+	case -EPERM:
+	case -EACCES:
+		return MSC__V1__CODE__FAILED_PRECONDITION;
+	case -ECONNABORTED:
+		return MSC__V1__CODE__ABORTED;
+	default:
+		return MSC__V1__CODE__INTERNAL;
+	}
+}
+
+static int
+op_create(void *be, const char *id, bool temporary, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	return e2b_create(BE(be), id, temporary, out, err, errlen);
+}
+
+static int
+op_attach(void *be, const char *id, Msc__V1__Computer *out, char *err,
+    size_t errlen)
+{
+	return e2b_attach(BE(be), id, out, err, errlen);
+}
+
+static int
+op_restart(void *be, const char *id, Msc__V1__Computer *out, char *err,
+    size_t errlen)
+{
+	return e2b_restart(BE(be), id, out, err, errlen);
+}
+
+static int
+op_reset(void *be, const char *id, Msc__V1__Computer *out, char *err,
+    size_t errlen)
+{
+	return e2b_reset(BE(be), id, out, err, errlen);
+}
+
+static int
+op_stop(void *be, const char *id, bool remove, char *err, size_t errlen)
+{
+	return e2b_stop(BE(be), id, remove, err, errlen);
+}
+
+static int
+op_list(void *be, Msc__V1__ComputerList *out, char *err, size_t errlen)
+{
+	return e2b_list(BE(be), out, err, errlen);
+}
+
+static int
+op_exec(void *be, const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *out,
+    char *err, size_t errlen)
+{
+	return e2b_exec(BE(be), req, out, err, errlen);
+}
+
+static const struct msc_driver_ops e2b_ops = {
+	.name = "cloud-driver",
+	.create = op_create,
+	.attach = op_attach,
+	.restart = op_restart,
+	.reset = op_reset,
+	.stop = op_stop,
+	.list = op_list,
+	.exec = op_exec,
+	.computer_fini = msc_computer_fini,
+	.list_fini = msc_computer_list_fini,
+	.code = code_for,
+};
+
+static const char *
+env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : def;
+}
+
+static char *
+trimmed_url(const char *u)
+{
+	char *s = strdup(u);
+	size_t n;
+
+	if (s == NULL)
+		return NULL;
+	n = strlen(s);
+	while (n > 0 && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
+}
+
+static int
+configure(struct e2b_driver *d, const struct msc_cfg *cfg)
+{
+	const char *key = cfg->e2b_api_key, *api, *sbx;
+	char *end;
+
+	if (key == NULL || *key == '\0')
+		key = env_or("E2B_API_KEY", NULL);
+	if (key != NULL && asprintf(&d->key_hdr, "X-API-Key: %s", key) < 0) {
+		d->key_hdr = NULL;
+		return -ENOMEM;
+	}
+	d->lifetime_s = strtol(cfg->e2b_sandbox_timeout != NULL
+		? cfg->e2b_sandbox_timeout : "3600", &end, 10);
+	if (*end != '\0' || d->lifetime_s < 1 || d->lifetime_s > 86400) {
+		msc_cfg_error("argument --e2b-sandbox-timeout: invalid int "
+			      "value: '%s'", cfg->e2b_sandbox_timeout);
+		return -EINVAL;
+	}
+	d->template_id = cfg->e2b_template != NULL && *cfg->e2b_template
+	    ? cfg->e2b_template : "base";
+	if ((d->domain = strdup(env_or("E2B_DOMAIN", "e2b.app"))) == NULL)
+		return -ENOMEM;
+	if ((api = env_or("E2B_API_URL", NULL)) != NULL)
+		d->api_url = trimmed_url(api);
+	else if (asprintf(&d->api_url, "https://api.%s", d->domain) < 0)
+		d->api_url = NULL;
+	if (d->api_url == NULL)
+		return -ENOMEM;
+	if ((sbx = env_or("E2B_SANDBOX_URL", NULL)) != NULL &&
+	    (d->sandbox_url = trimmed_url(sbx)) == NULL)
+		return -ENOMEM;
+	if (strncmp(d->api_url, "http://", 7) != 0 &&
+	    strncmp(d->api_url, "https://", 8) != 0) {
+		msc_cfg_error("E2B_API_URL must start with http:// or "
+			      "https://, got: %s", d->api_url);
+		return -EINVAL;
+	}
+	d->metadata = e2b_conv_pairs(cfg->e2b_metadata, cfg->n_e2b_metadata);
+	d->envs = e2b_conv_pairs(cfg->e2b_env, cfg->n_e2b_env);
+	if (d->metadata == NULL || d->envs == NULL)
+		return -ENOMEM;
+	/* Our keys are ours: a user pair cannot fake or hide them. */
+	json_object_del(d->metadata, E2B_META_OWNED);
+	json_object_del(d->metadata, E2B_META_ID);
+	json_object_del(d->metadata, E2B_META_TEMPORARY);
+	json_object_del(d->metadata, E2B_META_TEMPLATE);
+	return e2b_http_init();
+}
+
+int
+e2b_driver_start(const struct msc_cfg *cfg, const char *url,
+    struct e2b_driver **dp)
+{
+	struct e2b_driver *d;
+	int rv;
+
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return -ENOMEM;
+	d->cfg = cfg;
+	pthread_mutex_init(&d->mu, NULL);
+	if ((rv = configure(d, cfg)) != 0 ||
+	    (rv = msc_map_new(&d->known)) != 0 ||
+	    (rv = msc_driver_start(url, &e2b_ops, d, (int)cfg->driver_workers,
+		 &d->svc)) != 0)
+		goto fail;
+	*dp = d;
+	return 0;
+fail:
+	e2b_driver_stop(d);
+	return rv;
+}
+
+static void
+free_known(void *arg, const char *key, void *value)
+{
+	(void)arg;
+	(void)key;
+	explicit_bzero(value, sizeof(struct e2b_known));
+	free(value);
+}
+
+void
+e2b_driver_stop(struct e2b_driver *d)
+{
+	if (d == NULL)
+		return;
+	if (!msc_driver_stop(d->svc))
+		return;         /* a job still runs and uses d: the process ends */
+	if (d->known != NULL)
+		msc_map_each(d->known, free_known, NULL);
+	msc_map_free(d->known);
+	if (d->key_hdr != NULL) {
+		explicit_bzero(d->key_hdr, strlen(d->key_hdr));
+		free(d->key_hdr);
+	}
+	json_decref(d->metadata);
+	json_decref(d->envs);
+	free(d->api_url);
+	free(d->sandbox_url);
+	free(d->domain);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+}

@@ -1,0 +1,72 @@
+/* e2b_driver_int.h - state shared by the E2B backend's files. */
+#ifndef E2B_DRIVER_INT_H
+#define E2B_DRIVER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "driver.pb-c.h"
+#include "e2b_conv.h"
+#include "e2b_driver.h"
+#include "e2b_http.h"
+#include "msc_cfg.h"
+#include "msc_map.h"
+
+#define E2B_ERRLEN 1024
+
+/* What the driver remembers of a computer's sandbox. */
+struct e2b_known {
+	char sbx[128];
+	char token[256];        /* envdAccessToken; "" when not secure */
+	char domain[128];
+	char envd_version[32];
+	bool temporary;
+	uint64_t refreshed_ms;
+};
+
+struct e2b_driver {
+	const struct msc_cfg *cfg;
+	char *api_url;          /* control plane, no trailing slash */
+	char *sandbox_url;      /* envd override (E2B_SANDBOX_URL), or NULL */
+	char *domain;           /* E2B_DOMAIN, default e2b.app */
+	char *key_hdr;          /* "X-API-Key: ..." or NULL when missing */
+	const char *template_id;
+	long lifetime_s;
+	json_t *metadata, *envs;
+	struct msc_driver *svc;
+	pthread_mutex_t mu;     /* guards known */
+	struct msc_map *known;  /* computer id -> struct e2b_known */
+};
+
+/* One control-plane call under the key and a deadline (e2b_sandboxes.c). */
+int e2b_api(struct e2b_driver *d, const char *method, const char *path,
+    json_t *body, int timeout_ms, bool retry, json_t **respp,
+    char *next, size_t nextlen, char *err, size_t errlen);
+int e2b_lookup(struct e2b_driver *d, const char *id, struct e2b_known *k,
+    char *err, size_t errlen);
+void e2b_forget(struct e2b_driver *d, const char *id);
+int e2b_died(struct e2b_driver *d, const char *id, const char *sbx,
+    char *err, size_t errlen);
+
+int e2b_create(struct e2b_driver *d, const char *id, bool temporary,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int e2b_attach(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen);
+int e2b_restart(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen);
+int e2b_reset(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen);
+int e2b_stop(struct e2b_driver *d, const char *id, bool remove, char *err,
+    size_t errlen);
+int e2b_list(struct e2b_driver *d, Msc__V1__ComputerList *out, char *err,
+    size_t errlen);
+
+/* Commands through envd's process API (e2b_exec.c). */
+int e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *out, char *err, size_t errlen);
+
+#endif /* E2B_DRIVER_INT_H */

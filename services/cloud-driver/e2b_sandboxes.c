@@ -1,0 +1,424 @@
+/*
+ * e2b_sandboxes.c - computers as E2B sandboxes: create with the
+ * kilntainers metadata, find again by metadata, connect (resumes a
+ * paused one), pause or kill at stop, list. All blocking, on the pool.
+ */
+#include "e2b_driver_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msc_log.h"
+
+#define T_CREATE 60000
+#define T_OP 30000
+
+int
+e2b_api(struct e2b_driver *d, const char *method, const char *path,
+    json_t *body, int timeout_ms, bool retry, json_t **respp, char *next,
+    size_t nextlen, char *err, size_t errlen)
+{
+	struct curl_slist h = { .data = d->key_hdr, .next = NULL };
+	char url[4096], what[256];
+	struct e2b_req r = { .method = method, .url = url, .what = what,
+		.hdrs = &h, .body = body, .timeout_ms = timeout_ms,
+		.deadline_ms = timeout_ms * 2 + 20000, .retry_5xx = retry };
+	int rv;
+
+	if (d->key_hdr == NULL) {
+		snprintf(err, errlen, "E2B backend requires an API key: pass "
+				      "--e2b-api-key or set E2B_API_KEY.");
+		return -EACCES;
+	}
+	snprintf(url, sizeof(url), "%s%s", d->api_url, path);
+	snprintf(what, sizeof(what), "E2B API %s %.*s", method,
+	    (int)strcspn(path, "?"), path);
+	rv = e2b_http_call(&r, NULL, respp, next, nextlen, err, errlen);
+	if (rv == -EACCES) {
+		char detail[E2B_ERRLEN];
+
+		snprintf(detail, sizeof(detail), "%s", err);
+		snprintf(err, errlen, "E2B validation failed: %s (check "
+				      "--e2b-api-key or E2B_API_KEY)", detail);
+	}
+	return rv;
+}
+
+static void
+remember(struct e2b_driver *d, const char *id, json_t *sbx,
+    bool fresh_ttl)
+{
+	const char *s = json_string_value(json_object_get(sbx, "sandboxID"));
+	const char *tok = json_string_value(json_object_get(sbx,
+	    "envdAccessToken"));
+	const char *dom = json_string_value(json_object_get(sbx, "domain"));
+	const char *ver = json_string_value(json_object_get(sbx,
+	    "envdVersion"));
+	const char *tmp = e2b_conv_meta(sbx, E2B_META_TEMPORARY);
+	struct e2b_known *k;
+
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&d->mu);
+	if ((k = msc_map_get(d->known, id)) == NULL &&
+	    (k = calloc(1, sizeof(*k))) != NULL &&
+	    msc_map_put(d->known, id, k) != 0) {
+		free(k);
+		k = NULL;
+	}
+	if (k != NULL) {
+		snprintf(k->sbx, sizeof(k->sbx), "%s", s);
+		snprintf(k->token, sizeof(k->token), "%s", tok ? tok : "");
+		snprintf(k->domain, sizeof(k->domain), "%s",
+		    dom ? dom : d->domain);
+		snprintf(k->envd_version, sizeof(k->envd_version), "%s",
+		    ver ? ver : "");
+		if (tmp != NULL)
+			k->temporary = strcmp(tmp, "false") != 0;
+		if (fresh_ttl)
+			k->refreshed_ms = e2b_now_ms();
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+e2b_forget(struct e2b_driver *d, const char *id)
+{
+	pthread_mutex_lock(&d->mu);
+	free(msc_map_del(d->known, id));
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* Finds computer `id`'s sandbox (running or paused) by metadata. */
+static int
+find(struct e2b_driver *d, const char *id, json_t **sp, char *err,
+    size_t errlen)
+{
+	char path[1024], q[768];
+	json_t *arr = NULL, *s, *hit = NULL;
+	size_t i;
+	int rv;
+
+	if ((rv = e2b_conv_meta_query(E2B_META_ID, id, q, sizeof(q))) != 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/v2/sandboxes?metadata=%s&state=running"
+				     "%%2Cpaused&limit=100", q);
+	if ((rv = e2b_api(d, "GET", path, NULL, T_OP, true, &arr, NULL, 0,
+		 err, errlen)) != 0)
+		return rv;
+	json_array_foreach (arr, i, s) {
+		const char *m = e2b_conv_meta(s, E2B_META_ID);
+
+		if (m != NULL && strcmp(m, id) == 0) {
+			hit = s;
+			break;
+		}
+	}
+	if (hit == NULL) {
+		json_decref(arr);
+		e2b_forget(d, id);
+		snprintf(err, errlen, "Computer '%s' was not found.", id);
+		return -ENOENT;
+	}
+	*sp = json_incref(hit);
+	json_decref(arr);
+	return 0;
+}
+
+static int
+kill_sbx(struct e2b_driver *d, const char *sbx, char *err, size_t errlen)
+{
+	char path[256];
+	int rv;
+
+	snprintf(path, sizeof(path), "/sandboxes/%s", sbx);
+	rv = e2b_api(d, "DELETE", path, NULL, T_OP, true, NULL, NULL, 0, err,
+	    errlen);
+	return rv == -ENOENT ? 0 : rv;
+}
+
+int
+e2b_create(struct e2b_driver *d, const char *id, bool temporary,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	json_t *body, *s = NULL;
+	int rv;
+
+	rv = find(d, id, &s, err, errlen);
+	json_decref(s);
+	s = NULL;
+	if (rv == 0) {
+		snprintf(err, errlen, "Computer '%s' already exists in E2B.", id);
+		return -EEXIST;
+	}
+	if (rv != -ENOENT)
+		return rv;
+	body = e2b_conv_create_body(d->template_id, d->lifetime_s, d->metadata,
+	    d->envs, d->cfg->network, id, temporary);
+	if (body == NULL)
+		return -ENOMEM;
+	/* Not retried on 5xx: a retry could make a second sandbox. */
+	rv = e2b_api(d, "POST", "/sandboxes", body, T_CREATE, false, &s, NULL,
+	    0, err, errlen);
+	json_decref(body);
+	if (rv != 0) {
+		char detail[E2B_ERRLEN];
+
+		snprintf(detail, sizeof(detail), "%s", err);
+		snprintf(err, errlen, "Failed to create E2B sandbox: %s", detail);
+		return rv;
+	}
+	if (json_string_value(json_object_get(s, "sandboxID")) == NULL) {
+		json_decref(s);
+		snprintf(err, errlen, "Failed to create E2B sandbox: the reply "
+				      "has no sandboxID");
+		return -EPROTO;
+	}
+	json_object_set_new(s, "metadata", json_pack("{s:s, s:s, s:s}",
+	    E2B_META_ID, id, E2B_META_TEMPORARY, temporary ? "true" : "false",
+	    E2B_META_TEMPLATE, d->template_id));
+	json_object_set_new(s, "state", json_string("running"));
+	remember(d, id, s, true);
+	rv = e2b_conv_computer(s, d->template_id, out);
+	msc_log_info("created %s computer %s (E2B sandbox %s)",
+	    temporary ? "temporary" : "permanent", id,
+	    json_string_value(json_object_get(s, "sandboxID")));
+	json_decref(s);
+	return rv;
+}
+
+/* POST /connect: resumes a paused sandbox; the reply has the token. */
+static int
+connect_sbx(struct e2b_driver *d, const char *id, json_t *s, char *err,
+    size_t errlen)
+{
+	const char *sbx = json_string_value(json_object_get(s, "sandboxID"));
+	json_t *body = json_pack("{s:I}", "timeout", (json_int_t)d->lifetime_s);
+	json_t *r = NULL, *v;
+	const char *key;
+	char path[256];
+	int rv;
+
+	snprintf(path, sizeof(path), "/sandboxes/%s/connect", sbx);
+	rv = e2b_api(d, "POST", path, body, T_CREATE, true, &r, NULL, 0, err,
+	    errlen);
+	json_decref(body);
+	if (rv != 0)
+		return rv;
+	json_object_foreach (r, key, v)
+		if (strcmp(key, "metadata") != 0)
+			json_object_set(s, key, v);
+	json_object_set_new(s, "state", json_string("running"));
+	json_decref(r);
+	remember(d, id, s, true);
+	return 0;
+}
+
+int
+e2b_attach(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	json_t *s = NULL;
+	const char *state;
+	int rv;
+
+	if ((rv = find(d, id, &s, err, errlen)) != 0)
+		return rv;
+	state = json_string_value(json_object_get(s, "state"));
+	if (state != NULL && strcmp(state, "paused") == 0)
+		msc_log_info("resuming paused computer %s", id);
+	if ((rv = connect_sbx(d, id, s, err, errlen)) == 0)
+		rv = e2b_conv_computer(s, d->template_id, out);
+	json_decref(s);
+	return rv;
+}
+
+int
+e2b_restart(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	json_t *s = NULL;
+	char path[256];
+	int rv;
+
+	/* E2B has no reboot: pause and resume (files and memory kept). */
+	if ((rv = find(d, id, &s, err, errlen)) != 0)
+		return rv;
+	snprintf(path, sizeof(path), "/sandboxes/%s/pause",
+	    json_string_value(json_object_get(s, "sandboxID")));
+	rv = e2b_api(d, "POST", path, NULL, T_CREATE, true, NULL, NULL, 0, err,
+	    errlen);
+	json_decref(s);
+	if (rv != 0 && rv != -EEXIST)
+		return rv;
+	return e2b_attach(d, id, out, err, errlen);
+}
+
+int
+e2b_reset(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	const char *tmp;
+	json_t *s = NULL;
+	bool temporary;
+	int rv;
+
+	if ((rv = find(d, id, &s, err, errlen)) != 0)
+		return rv;
+	tmp = e2b_conv_meta(s, E2B_META_TEMPORARY);
+	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
+	rv = kill_sbx(d, json_string_value(json_object_get(s, "sandboxID")),
+	    err, errlen);
+	json_decref(s);
+	e2b_forget(d, id);
+	if (rv != 0)
+		return rv;
+	if ((rv = e2b_create(d, id, temporary, out, err, errlen)) == 0)
+		msc_log_info("factory reset computer %s", id);
+	return rv;
+}
+
+int
+e2b_stop(struct e2b_driver *d, const char *id, bool remove, char *err,
+    size_t errlen)
+{
+	json_t *s = NULL;
+	const char *tmp, *sbx, *state;
+	char path[256];
+	int rv;
+
+	if ((rv = find(d, id, &s, err, errlen)) != 0)
+		return rv == -ENOENT && !remove ? 0 : rv;
+	tmp = e2b_conv_meta(s, E2B_META_TEMPORARY);
+	sbx = json_string_value(json_object_get(s, "sandboxID"));
+	state = json_string_value(json_object_get(s, "state"));
+	if (remove || tmp == NULL || strcmp(tmp, "false") != 0) {
+		rv = kill_sbx(d, sbx, err, errlen);
+		e2b_forget(d, id);
+		if (rv == 0)
+			msc_log_info("killed computer %s (E2B sandbox %s)", id,
+			    sbx);
+	} else if (state == NULL || strcmp(state, "paused") != 0) {
+		snprintf(path, sizeof(path), "/sandboxes/%s/pause", sbx);
+		rv = e2b_api(d, "POST", path, NULL, T_CREATE, true, NULL, NULL,
+		    0, err, errlen);
+		if (rv == -EEXIST)      /* 409: not running any more */
+			rv = 0;
+		if (rv == 0)
+			msc_log_info("paused computer %s (E2B sandbox %s)", id,
+			    sbx);
+	}
+	json_decref(s);
+	return rv;
+}
+
+int
+e2b_list(struct e2b_driver *d, Msc__V1__ComputerList *out, char *err,
+    size_t errlen)
+{
+	char path[2048], q[256], next[512] = "", esc[1024];
+	json_t *arr = NULL, *s;
+	size_t i, cap = 0;
+	int rv, pages = 0;
+
+	if ((rv = e2b_conv_meta_query(E2B_META_OWNED, "true", q,
+		 sizeof(q))) != 0)
+		return rv;
+	do {
+		int n = snprintf(path, sizeof(path), "/v2/sandboxes?metadata=%s"
+				 "&state=running%%2Cpaused&limit=100", q);
+
+		if (next[0] != '\0' &&
+		    e2b_http_escape(next, esc, sizeof(esc)) == 0)
+			snprintf(path + n, sizeof(path) - (size_t)n,
+			    "&nextToken=%s", esc);
+		if ((rv = e2b_api(d, "GET", path, NULL, T_OP, true, &arr, next,
+			 sizeof(next), err, errlen)) != 0)
+			return rv;
+		json_array_foreach (arr, i, s) {
+			Msc__V1__Computer *c, **grown;
+
+			if (e2b_conv_meta(s, E2B_META_ID) == NULL ||
+			    !json_is_string(json_object_get(json_object_get(s,
+				"metadata"), E2B_META_OWNED)))
+				continue;
+			if (out->n_computers == cap) {
+				cap = cap ? cap * 2 : 16;
+				grown = realloc(out->computers,
+				    cap * sizeof(*grown));
+				if (grown == NULL) {
+					json_decref(arr);
+					return -ENOMEM;
+				}
+				out->computers = grown;
+			}
+			if ((c = malloc(sizeof(*c))) == NULL)
+				break;
+			*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
+			out->computers[out->n_computers++] = c;
+			if ((rv = e2b_conv_computer(s, d->template_id, c)) != 0)
+				break;
+		}
+		json_decref(arr);
+		arr = NULL;
+	} while (rv == 0 && next[0] != '\0' && ++pages < 50);
+	return rv;
+}
+
+int
+e2b_lookup(struct e2b_driver *d, const char *id, struct e2b_known *k,
+    char *err, size_t errlen)
+{
+	struct e2b_known *hit;
+	json_t *s = NULL;
+	int rv;
+
+	pthread_mutex_lock(&d->mu);
+	if ((hit = msc_map_get(d->known, id)) != NULL)
+		*k = *hit;
+	pthread_mutex_unlock(&d->mu);
+	if (hit != NULL)
+		return 0;
+	/* Not known here (another driver made it): connect gets a token. */
+	if ((rv = find(d, id, &s, err, errlen)) != 0)
+		return rv;
+	rv = connect_sbx(d, id, s, err, errlen);
+	json_decref(s);
+	if (rv != 0)
+		return rv;
+	pthread_mutex_lock(&d->mu);
+	if ((hit = msc_map_get(d->known, id)) != NULL)
+		*k = *hit;
+	pthread_mutex_unlock(&d->mu);
+	return hit != NULL ? 0 : -ENOMEM;
+}
+
+int
+e2b_died(struct e2b_driver *d, const char *id, const char *sbx, char *err,
+    size_t errlen)
+{
+	char path[256], ignore[E2B_ERRLEN];
+	json_t *s = NULL;
+	const char *state;
+	bool dead;
+	int rv;
+
+	snprintf(path, sizeof(path), "/sandboxes/%s", sbx);
+	rv = e2b_api(d, "GET", path, NULL, 15000, true, &s, NULL, 0, ignore,
+	    sizeof(ignore));
+	state = json_string_value(json_object_get(s, "state"));
+	dead = rv == -ENOENT || (rv == 0 && state != NULL &&
+				    strcmp(state, "running") != 0);
+	json_decref(s);
+	if (!dead)
+		return 0;
+	e2b_forget(d, id);
+	snprintf(err, errlen, "Computer '%s' died during command execution: "
+			      "its E2B sandbox %s was killed, paused or "
+			      "expired. The next call starts it again.", id, sbx);
+	msc_log_warn("e2b: computer %s (sandbox %s) died", id, sbx);
+	return -ECONNABORTED;
+}

@@ -1,0 +1,31 @@
+/* main.c - msc-cloud-driver: the cloud driver (E2B) as its own process. */
+#include "e2b_driver.h"
+#include "msc_log.h"
+#include "msc_main.h"
+
+int
+main(int argc, char **argv)
+{
+	struct msc_cfg cfg;
+	struct e2b_driver *d = NULL;
+	int status;
+
+	msc_log_init("msc-cloud-driver");
+	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
+		goto out;
+	status = 1;
+	if (cfg.listen == NULL) {
+		msc_cfg_error("msc-cloud-driver needs --listen");
+		goto out;
+	}
+	msc_main_block_signals();
+	if (e2b_driver_start(&cfg, cfg.listen, &d) != 0)
+		goto out;
+	msc_log_info("serving on %s", cfg.listen);
+	msc_main_wait_signal();
+	e2b_driver_stop(d);
+	status = 0;
+out:
+	msc_cfg_fini(&cfg);
+	return status;
+}

@@ -1,0 +1,162 @@
+// The e2b backend against the local fake of E2B (fake_e2b.py), whose sandboxes are real Docker
+// containers: exec semantics over the Connect process stream, temporary and permanent computers
+// (killed / paused and resumed), metadata lookup after a restart, credentials, and a sandbox
+// killed behind the server's back.
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER,
+} from '../integration/lib.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const KEY = 'e2b_fake' + Math.random().toString(16).slice(2);
+let fake;
+let api;
+
+function startFake() {
+  return new Promise((resolve, reject) => {
+    const p = spawn('python3', [path.join(HERE, 'fake_e2b.py'), '--key', KEY],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (c) => {
+      out += c;
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve({ proc: p, url: `http://127.0.0.1:${m[1]}` });
+    });
+    p.on('exit', (code) => reject(new Error(`fake_e2b.py exited ${code}`)));
+  });
+}
+
+async function fakeApi(method, p, body) {
+  const r = await fetch(api + p, {
+    method,
+    headers: { 'X-API-Key': KEY, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  return { status: r.status, body: text ? JSON.parse(text) : null };
+}
+
+const sandboxOf = async (id) => (await fakeApi('GET', '/_fake/state')).body.sandboxes
+  .find((s) => s.metadata?.['kilntainers-computer-id'] === id);
+
+function e2b(flags = [], extra = {}) {
+  return startServer(['--backend', 'e2b', ...flags], {
+    env: { E2B_API_KEY: KEY, E2B_API_URL: api, E2B_SANDBOX_URL: api, E2B_DOMAIN: '', ...extra },
+  });
+}
+
+before(async () => { ({ proc: fake, url: api } = await startFake()); });
+
+after(async () => {
+  fake?.kill('SIGTERM');
+  await new Promise((r) => (fake.exitCode !== null ? r() : fake.once('exit', r)));
+});
+
+describe('e2b backend', () => {
+  it('runs commands: echo, stdin, cwd, args, exit codes, timeout 124, output limit', async () => {
+    const s = await e2b(['--output-limit', '1000', '--e2b-metadata', 'team=qa', '--e2b-env', 'GREETING=hi']);
+    try {
+      const id = cid('exec');
+      const base = { computer_id: id };
+      let r = assertReplyShape(await s.call({ ...base, command: 'echo hello world' }));
+      assert.deepEqual([r.stdout, r.stderr, r.exit_code], ['hello world\n', '', 0]);
+      assert.ok(!s.stderr().includes(KEY), 'the key is never logged');
+      const sb = await sandboxOf(id);
+      assert.equal(sb.metadata.team, 'qa');
+      assert.equal(sb.metadata.kilntainers, 'true');
+      assert.equal(sb.metadata['kilntainers-temporary'], 'true');
+      r = assertReplyShape(await s.call({ ...base, command: 'echo $GREETING; echo hello | tr a-z A-Z; echo err >&2; exit 3' }));
+      assert.deepEqual([r.stdout, r.stderr, r.exit_code], ['hi\nHELLO\n', 'err\n', 3]);
+      r = assertReplyShape(await s.call({ ...base, args: ['echo', 'hello | tr a-z A-Z'] }));
+      assert.equal(r.stdout, 'hello | tr a-z A-Z\n');
+      r = assertReplyShape(await s.call({ ...base, command: 'pwd && cat', working_directory: '/etc', stdin: 'Hello\nWorld\t!' }));
+      assert.equal(r.stdout, '/etc\nHello\nWorld\t!');
+      r = assertReplyShape(await s.call({ ...base, command: 'cat > /tmp/e2e_content', stdin: "it's \"quoted\" $HOME" }));
+      r = assertReplyShape(await s.call({ ...base, command: 'cat /tmp/e2e_content' }));
+      assert.equal(r.stdout, "it's \"quoted\" $HOME");
+      r = assertReplyShape(await s.call({ ...base, command: 'ls /nonexistent' }));
+      assert.notEqual(r.exit_code, 0);
+      assert.match(r.stderr, /No such file/);
+      const t0 = Date.now();
+      r = assertReplyShape(await s.call({ ...base, command: 'sleep 300 & echo started; sleep 100', timeout: 2 }));
+      assert.equal(r.exit_code, 124);
+      assert.equal(r.stderr, TIMEOUT_MARKER(2));
+      assert.ok(Date.now() - t0 < 15000);
+      r = assertReplyShape(await s.call({ ...base, command: 'cat /proc/[0-9]*/cmdline | tr "\\0" " "' }));
+      assert.ok(!/sleep (300|100)/.test(r.stdout), `leftover processes: ${r.stdout}`);
+      r = assertReplyShape(await s.call({ ...base, command: 'head -c 2048 /dev/zero | tr "\\0" a' }));
+      assert.equal(r.exit_code, 1);
+      assert.equal(r.stderr, LIMIT_MARKER(1000));
+      r = assertReplyShape(await s.call({ ...base, command: 'yes', timeout: 30 }));
+      assert.equal(r.stderr, LIMIT_MARKER(1000));
+    } finally { await s.close(); }
+  });
+
+  it('kills temporary sandboxes at session end; pauses permanent ones and finds them after a restart', async () => {
+    const tmp = cid('tmp');
+    const perm = cid('perm');
+    const s = await e2b();
+    try {
+      assertReplyShape(await s.call({ computer_id: tmp, command: 'true' }));
+      assertReplyShape(await s.call({ computer_id: perm, temporary: false, command: 'echo kept > /root/f' }));
+      assert.equal((await sandboxOf(perm)).metadata['kilntainers-temporary'], 'false');
+    } finally { await s.eof(20000); }
+    assert.equal(await sandboxOf(tmp), undefined, 'temporary killed');
+    const kept = await sandboxOf(perm);
+    assert.ok(kept, 'permanent kept');
+    // paused (as at the end of its last use, or by autoPause): the next call resumes it
+    if (kept.state === 'running') assert.equal((await fakeApi('POST', `/sandboxes/${kept.sandboxID}/pause`)).status, 204);
+    assert.equal((await sandboxOf(perm)).state, 'paused');
+    const s2 = await e2b();
+    try {
+      const r = assertReplyShape(await s2.call({ computer_id: perm, temporary: false, command: 'cat /root/f' }));
+      assert.equal(r.stdout, 'kept\n');
+      assert.equal((await sandboxOf(perm)).state, 'running', 'resumed');
+    } finally { await s2.close(); }
+    await fakeApi('DELETE', `/sandboxes/${(await sandboxOf(perm)).sandboxID}`);
+  });
+
+  it('a wrong or missing key is a clear error and makes nothing', async () => {
+    const s = await e2b([], { E2B_API_KEY: 'e2b_wrong' });
+    try {
+      const text = assertToolError(await s.call({ command: 'true' }), 'E2B validation failed', '401');
+      assert.ok(!text.includes('e2b_wrong'));
+    } finally { await s.close(); }
+    const s2 = await e2b([], { E2B_API_KEY: '' });
+    try {
+      assertToolError(await s2.call({ command: 'true' }), 'E2B_API_KEY');
+    } finally { await s2.close(); }
+  });
+
+  it('an unknown template is a clear error', async () => {
+    const s = await e2b(['--e2b-template', 'nope', '--tool-instruction-override', 'x']);
+    try {
+      assertToolError(await s.call({ command: 'true' }), 'Failed to create E2B sandbox');
+    } finally { await s.close(); }
+  });
+
+  it('a sandbox killed behind our back is reported as died, mid-command too', async () => {
+    const s = await e2b();
+    try {
+      const id = cid('died');
+      assertReplyShape(await s.call({ computer_id: id, command: 'true' }));
+      let sb = await sandboxOf(id);
+      assert.equal((await fakeApi('DELETE', `/sandboxes/${sb.sandboxID}`)).status, 204);
+      assertToolError(await s.call({ computer_id: id, command: 'true' }), 'died');
+      const r = assertReplyShape(await s.call({ computer_id: id, command: 'echo back' }));
+      assert.equal(r.stdout, 'back\n');
+      sb = await sandboxOf(id);
+      const t0 = Date.now();
+      const pending = s.call({ computer_id: id, command: 'sleep 60', timeout: 90 });
+      await new Promise((res) => setTimeout(res, 1500));
+      await fakeApi('DELETE', `/sandboxes/${sb.sandboxID}`);
+      assertToolError(await pending, 'died');
+      assert.ok(Date.now() - t0 < 20000, 'no hang');
+    } finally { await s.close(); }
+  });
+});
