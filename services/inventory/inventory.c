@@ -390,7 +390,12 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	if (r != NULL && r->ready) {
 		del_owner(r, rr->owner);
 		if (r->n_owners == 0 || rr->dead) {
-			stop = r->temporary && r->n_owners == 0;
+			/*
+			 * The last owner left: temporary computers go; the
+			 * driver may idle a permanent one (Fly stops the
+			 * Machine, E2B pauses the sandbox, Docker keeps it).
+			 */
+			stop = r->n_owners == 0;
 			driver = inv_driver_of(s, r);
 			if (r->n_owners == 0) {
 				msc_map_del(s->records, r->id);
