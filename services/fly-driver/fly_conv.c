@@ -62,42 +62,19 @@ fly_conv_guest(const char *image, const char *region, const char *kind,
 	return 0;
 }
 
-int
-fly_conv_image_ref(const char *image, char *buf, size_t len)
-{
-	const char *slash = strchr(image, '/');
-	size_t first = slash ? (size_t)(slash - image) : 0;
-	bool has_host = slash != NULL &&
-	    (memchr(image, '.', first) != NULL ||
-		memchr(image, ':', first) != NULL ||
-		(first == 9 && strncmp(image, "localhost", 9) == 0));
-	int n;
-
-	if (has_host)
-		n = snprintf(buf, len, "%s", image);
-	else if (slash != NULL)
-		n = snprintf(buf, len, "registry-1.docker.io/%s", image);
-	else
-		n = snprintf(buf, len, "registry-1.docker.io/library/%s", image);
-	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
-}
-
 json_t *
 fly_conv_machine_body(const struct fly_guest *g, const char *id,
     bool temporary)
 {
-	char ref[1024];
 	json_t *body, *config, *rootfs;
 
-	if (fly_conv_image_ref(g->image, ref, sizeof(ref)) != 0)
-		return NULL;
 	rootfs = json_pack("{s:s}", "persist", temporary ? "never" : "always");
 	if (rootfs != NULL && g->rootfs_size_gb > 0)
 		json_object_set_new(rootfs, "size_gb",
 		    json_integer(g->rootfs_size_gb));
 	config = json_pack("{s:s, s:{s:[ss]}, s:{s:s, s:s, s:s, s:s}, "
 			   "s:{s:s, s:I, s:I}, s:o, s:{s:s}, s:b}",
-	    "image", ref,
+	    "image", g->image,
 	    "init", "exec", "/bin/sleep", "inf",
 	    "metadata", FLY_META_OWNED, "true", FLY_META_ID, id,
 	    FLY_META_TEMPORARY, temporary ? "true" : "false", FLY_META_IMAGE,

@@ -38,13 +38,6 @@ int fly_conv_guest(const char *image, const char *region, const char *kind,
     struct fly_guest *g, char *err, size_t errlen);
 
 /*
- * A fully qualified image reference: "debian:bookworm-slim" becomes
- * "registry-1.docker.io/library/debian:bookworm-slim"; references with a
- * registry host are kept.
- */
-int fly_conv_image_ref(const char *image, char *buf, size_t len);
-
-/*
  * The POST /v1/apps/{app}/machines body for computer `id`: name = id,
  * metadata with the kilntainers keys, init.exec keeping it alive, guest,
  * rootfs.persist (never/always), restart policy (no/always) and

@@ -57,10 +57,8 @@ def docker(*args, input=None, timeout=None):
 
 
 def local_image(ref):
-    for p in ("registry-1.docker.io/library/", "registry-1.docker.io/",
-              "docker.io/library/", "docker.io/"):
-        if ref.startswith(p):
-            return ref[len(p):]
+    # The driver sends the image as the user named it; the fake runs it
+    # from the local engine under that name.
     return ref
 
 
@@ -377,8 +375,7 @@ class Handler(BaseHTTPRequestHandler):
             m = {"id": mid, "name": name, "state": "created",
                  "region": region, "instance_id": secrets.token_hex(8),
                  "private_ip": "fdaa::%x" % len(MACHINES), "config": cfg,
-                 "image_ref": {"registry": "registry-1.docker.io",
-                               "repository": local_image(cfg["image"])},
+                 "image_ref": {"repository": local_image(cfg["image"])},
                  "created_at": now_iso(), "updated_at": now_iso(),
                  "events": [], "_app": app}
             MACHINES[mid] = m

@@ -333,16 +333,16 @@ test_pull_midstream_error(void **state)
 	(void)state;
 	assert_int_equal(fake_start(&f, "1.41"), 0);
 	e = engine_for(&f);
-	assert_int_equal(dock_image_ensure(e, "registry.local:5000/a/b:1",
+	assert_int_equal(dock_image_ensure(e, "localhost:5000/a/b:1",
 	    5000, err, sizeof(err)), -EIO);
 	assert_non_null(strstr(err, "Failed to pull image "
-	    "'registry.local:5000/a/b:1'"));
+	    "'localhost:5000/a/b:1'"));
 	assert_non_null(strstr(err, "boom"));
-	assert_non_null(strstr(f.last, "fromImage=registry.local%3A5000%2Fa%2Fb"
+	assert_non_null(strstr(f.last, "fromImage=localhost%3A5000%2Fa%2Fb"
 	    "&tag=1 "));
-	assert_int_equal(dock_image_ensure(e, "registry.local:5000/a/b", 5000,
+	assert_int_equal(dock_image_ensure(e, "localhost:5000/a/b", 5000,
 	    err, sizeof(err)), -EIO);
-	assert_non_null(strstr(f.last, "fromImage=registry.local%3A5000%2Fa%2Fb"
+	assert_non_null(strstr(f.last, "fromImage=localhost%3A5000%2Fa%2Fb"
 	    "&tag=latest "));
 	assert_int_equal(dock_image_ensure(e, "a/b@sha256:0123", 5000, err,
 	    sizeof(err)), -EIO);

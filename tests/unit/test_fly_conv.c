@@ -50,23 +50,6 @@ test_escape(void **state)
 }
 
 static void
-test_image_ref(void **state)
-{
-	char buf[256];
-
-	(void)state;
-	fly_conv_image_ref("debian:bookworm-slim", buf, sizeof(buf));
-	assert_string_equal(buf,
-	    "registry-1.docker.io/library/debian:bookworm-slim");
-	fly_conv_image_ref("me/img:1", buf, sizeof(buf));
-	assert_string_equal(buf, "registry-1.docker.io/me/img:1");
-	fly_conv_image_ref("ghcr.io/me/img", buf, sizeof(buf));
-	assert_string_equal(buf, "ghcr.io/me/img");
-	fly_conv_image_ref("localhost:5000/x", buf, sizeof(buf));
-	assert_string_equal(buf, "localhost:5000/x");
-}
-
-static void
 test_guest(void **state)
 {
 	struct fly_guest g;
@@ -294,7 +277,6 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auth_header),
 		cmocka_unit_test(test_escape),
-		cmocka_unit_test(test_image_ref),
 		cmocka_unit_test(test_guest),
 		cmocka_unit_test(test_machine_body),
 		cmocka_unit_test(test_exec_argv),
