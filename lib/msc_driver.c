@@ -97,6 +97,12 @@ msc_driver_code(int rv)
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
 
+Msc__V1__Code
+msc_driver_code_cloud(int rv)
+{
+	return rv == -EIO ? MSC__V1__CODE__UNAVAILABLE : msc_driver_code(rv);
+}
+
 static void
 fail(struct job *j, int rv, const char *err)
 {

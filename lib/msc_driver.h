@@ -57,6 +57,9 @@ void msc_computer_list_fini(Msc__V1__ComputerList *l);
 /* The usual mapping of a negative errno to a status code. */
 Msc__V1__Code msc_driver_code(int rv);
 
+/* The same for a cloud provider, whose I/O errors (-EIO) are outages. */
+Msc__V1__Code msc_driver_code_cloud(int rv);
+
 /*
  * Serves msc.v1.Driver on url with `workers` pool threads. `ops` and
  * `backend` are borrowed and must outlive the service.

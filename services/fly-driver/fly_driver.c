@@ -14,33 +14,6 @@
 
 #define BE(be) ((struct fly_driver *)(be))
 
-/* Fly API failures (5xx, -EIO) mean the provider is unavailable. */
-static Msc__V1__Code
-code_for(int rv)
-{
-	switch (rv) {
-	case -ENOENT:
-		return MSC__V1__CODE__NOT_FOUND;
-	case -EEXIST:
-		return MSC__V1__CODE__ALREADY_EXISTS;
-	case -ECONNREFUSED:
-	case -EAGAIN:
-	case -EIO:
-		return MSC__V1__CODE__UNAVAILABLE;
-	case -ETIMEDOUT:
-		return MSC__V1__CODE__DEADLINE_EXCEEDED;
-	case -EINVAL:
-		return MSC__V1__CODE__INVALID_ARGUMENT;
-	case -EPERM:
-	case -EACCES:
-		return MSC__V1__CODE__FAILED_PRECONDITION;
-	case -ECONNABORTED:
-		return MSC__V1__CODE__ABORTED;
-	default:
-		return MSC__V1__CODE__INTERNAL;
-	}
-}
-
 static int
 op_create(void *be, const char *id, bool temporary, Msc__V1__Computer *out,
     char *err, size_t errlen)
@@ -99,7 +72,7 @@ static const struct msc_driver_ops fly_ops = {
 	.exec = op_exec,
 	.computer_fini = msc_computer_fini,
 	.list_fini = msc_computer_list_fini,
-	.code = code_for,
+	.code = msc_driver_code_cloud,
 };
 
 static void
