@@ -136,6 +136,48 @@ describe('the inventory killed with -9 and started again', () => {
   });
 });
 
+describe('two HTTP edges in front of one session service', () => {
+  it('a session opened on one edge is served by the other', async () => {
+    const port = 30000 + Math.floor(Math.random() * 20000);
+    const split = spawn(path.join(REPO, 'scripts', 'run-split'),
+      ['--transport', 'http', '--port', String(port)],
+      { env: { ...process.env, ...ENV, MSC_SPLIT_DRIVERS: '1', MSC_SPLIT_DRIVER_PREFIX: `${DPREFIX}h` }, stdio: ['pipe', 'ignore', 'ignore'] });
+    let second;
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, { timeoutMs: 15000 });
+      // the second edge: the first one's command line, on another port
+      const pid = Number(execFileSync('pgrep', ['-f', `msc-edge .*--port ${port}`]).toString().trim().split('\n')[0]);
+      const argv = readFileSync(`/proc/${pid}/cmdline`).toString().split('\0').filter(Boolean);
+      const port2 = port + 1;
+      argv[argv.indexOf('--port') + 1] = String(port2);
+      second = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] });
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port2}/healthz`).catch(() => null))?.ok, { timeoutMs: 15000 });
+      const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+      const init = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
+      const sid = init.headers.get('mcp-session-id');
+      assert.ok(sid);
+      const call = async (p, id, command) => (await fetch(`http://127.0.0.1:${p}/mcp`, { method: 'POST',
+        headers: { ...headers, 'Mcp-Session-Id': sid },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'terminal_execute', arguments: { computer_id: cid('edges'), command } } }) })).json();
+      const a = await call(port, 2, 'echo from-one > /root/e');
+      assert.equal(a.result.isError, false, JSON.stringify(a));
+      const b = await call(port2, 3, 'cat /root/e');
+      assert.equal(b.result.structuredContent.stdout, 'from-one\n', 'the other edge serves the same session and computer');
+      const del = await fetch(`http://127.0.0.1:${port2}/mcp`, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid } });
+      assert.equal(del.status, 200);
+      const gone = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { ...headers, 'Mcp-Session-Id': sid },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' }) });
+      assert.equal(gone.status, 404, 'ended on one edge, ended for all');
+      await waitFor(async () => (await containerOf(cid('edges'))) === null, { timeoutMs: 15000, intervalMs: 500 });
+    } finally {
+      second?.kill('SIGTERM');
+      split.kill('SIGTERM');
+      await new Promise((res) => split.on('exit', res));
+    }
+  });
+});
+
 describe('certificates', () => {
   it('a peer whose certificate comes from another CA is refused', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'msc-certs-'));
