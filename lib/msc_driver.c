@@ -108,8 +108,7 @@ fail(struct job *j, int rv, const char *err)
 {
 	const struct msc_driver_ops *ops = j->d->ops;
 
-	msc_call_fail(j->call, ops->code ? ops->code(rv) : msc_driver_code(rv),
-	    "%s", err);
+	msc_call_fail(j->call, ops->code(rv), "%s", err);
 }
 
 typedef int (*computer_op)(void *be, const char *id, Msc__V1__Computer *out,
@@ -125,7 +124,7 @@ run_computer_op(struct job *j, computer_op op, const char *id, char *err)
 		msc_call_reply(j->call, &c.base);
 	else
 		fail(j, rv, err);
-	j->d->ops->computer_fini(&c);
+	msc_computer_fini(&c);
 }
 
 static void
@@ -145,7 +144,7 @@ run_job(struct job *j, char *err)
 			msc_call_reply(j->call, &c.base);
 		else
 			fail(j, rv, err);
-		ops->computer_fini(&c);
+		msc_computer_fini(&c);
 		break;
 	}
 	case JOB_ATTACH:
@@ -177,7 +176,7 @@ run_job(struct job *j, char *err)
 			msc_call_reply(j->call, &l.base);
 		else
 			fail(j, rv, err);
-		ops->list_fini(&l);
+		msc_computer_list_fini(&l);
 		break;
 	}
 	case JOB_EXEC: {

@@ -39,17 +39,68 @@ struct msc_driver_ops {
 	/* out->stdout/stderr data are malloc'd; the skeleton frees them. */
 	int (*exec)(void *be, const Msc__V1__ExecRequest *req,
 	    Msc__V1__ExecResult *out, char *err, size_t errlen);
-	/* Free what create/attach/restart/reset and list put in out. */
-	void (*computer_fini)(Msc__V1__Computer *c);
-	void (*list_fini)(Msc__V1__ComputerList *l);
-	/* Optional: the status code of an error (else msc_driver_code). */
+	/* The status code of an error (msc_driver_code, or _cloud). */
 	Msc__V1__Code (*code)(int rv);
 };
 
 /*
+ * Defines `static const struct msc_driver_ops VAR` for a backend whose
+ * operations are PREFIX_create(struct PREFIX_driver *, ...), _attach,
+ * _restart, _reset, _stop, _list and _exec, with the strings they put in
+ * computers freed by msc_computer_fini and msc_computer_list_fini.
+ */
+#define MSC_DRIVER_OPS(var, prefix, label, code_fn)                          \
+	static int var##_create(void *be, const char *id, bool temporary,    \
+	    Msc__V1__Computer *out, char *err, size_t errlen)                 \
+	{                                                                     \
+		return prefix##_create(be, id, temporary, out, err, errlen);  \
+	}                                                                     \
+	static int var##_attach(void *be, const char *id,                    \
+	    Msc__V1__Computer *out, char *err, size_t errlen)                 \
+	{                                                                     \
+		return prefix##_attach(be, id, out, err, errlen);             \
+	}                                                                     \
+	static int var##_restart(void *be, const char *id,                   \
+	    Msc__V1__Computer *out, char *err, size_t errlen)                 \
+	{                                                                     \
+		return prefix##_restart(be, id, out, err, errlen);            \
+	}                                                                     \
+	static int var##_reset(void *be, const char *id,                     \
+	    Msc__V1__Computer *out, char *err, size_t errlen)                 \
+	{                                                                     \
+		return prefix##_reset(be, id, out, err, errlen);              \
+	}                                                                     \
+	static int var##_stop(void *be, const char *id, bool remove,         \
+	    char *err, size_t errlen)                                         \
+	{                                                                     \
+		return prefix##_stop(be, id, remove, err, errlen);            \
+	}                                                                     \
+	static int var##_list(void *be, Msc__V1__ComputerList *out,          \
+	    char *err, size_t errlen)                                         \
+	{                                                                     \
+		return prefix##_list(be, out, err, errlen);                   \
+	}                                                                     \
+	static int var##_exec(void *be, const Msc__V1__ExecRequest *req,     \
+	    Msc__V1__ExecResult *out, char *err, size_t errlen)               \
+	{                                                                     \
+		return prefix##_exec(be, req, out, err, errlen);              \
+	}                                                                     \
+	static const struct msc_driver_ops var = {                           \
+		.name = label,                                                \
+		.create = var##_create,                                      \
+		.attach = var##_attach,                                      \
+		.restart = var##_restart,                                    \
+		.reset = var##_reset,                                        \
+		.stop = var##_stop,                                          \
+		.list = var##_list,                                          \
+		.exec = var##_exec,                                          \
+		.code = code_fn,                                              \
+	}
+
+/*
  * Frees the malloc'd string fields of c (leaving protobuf-c's shared empty
  * string alone) and resets it; and the same for every computer of l, with
- * the array. Backends use these as computer_fini and list_fini.
+ * the array.
  */
 void msc_computer_fini(Msc__V1__Computer *c);
 void msc_computer_list_fini(Msc__V1__ComputerList *l);

@@ -12,68 +12,7 @@
 #include "msc_driver.h"
 #include "msc_log.h"
 
-#define BE(be) ((struct fly_driver *)(be))
-
-static int
-op_create(void *be, const char *id, bool temporary, Msc__V1__Computer *out,
-    char *err, size_t errlen)
-{
-	return fly_create(BE(be), id, temporary, out, err, errlen);
-}
-
-static int
-op_attach(void *be, const char *id, Msc__V1__Computer *out, char *err,
-    size_t errlen)
-{
-	return fly_attach(BE(be), id, out, err, errlen);
-}
-
-static int
-op_restart(void *be, const char *id, Msc__V1__Computer *out, char *err,
-    size_t errlen)
-{
-	return fly_restart(BE(be), id, out, err, errlen);
-}
-
-static int
-op_reset(void *be, const char *id, Msc__V1__Computer *out, char *err,
-    size_t errlen)
-{
-	return fly_reset(BE(be), id, out, err, errlen);
-}
-
-static int
-op_stop(void *be, const char *id, bool remove, char *err, size_t errlen)
-{
-	return fly_stop(BE(be), id, remove, err, errlen);
-}
-
-static int
-op_list(void *be, Msc__V1__ComputerList *out, char *err, size_t errlen)
-{
-	return fly_list(BE(be), out, err, errlen);
-}
-
-static int
-op_exec(void *be, const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *out,
-    char *err, size_t errlen)
-{
-	return fly_exec(BE(be), req, out, err, errlen);
-}
-
-static const struct msc_driver_ops fly_ops = {
-	.name = "fly-driver",
-	.create = op_create,
-	.attach = op_attach,
-	.restart = op_restart,
-	.reset = op_reset,
-	.stop = op_stop,
-	.list = op_list,
-	.exec = op_exec,
-	.computer_fini = msc_computer_fini,
-	.list_fini = msc_computer_list_fini,
-	.code = msc_driver_code_cloud,
-};
+MSC_DRIVER_OPS(fly_ops, fly, "fly-driver", msc_driver_code_cloud);
 
 static void
 free_known(void *arg, const char *key, void *value)
