@@ -8,6 +8,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -19,6 +20,17 @@ import {
 const DPREFIX = `it${randomBytes(3).toString('hex')}-d`;
 const ENV = { MSC_SPLIT_TRANSPORT: 'tls', MSC_SPLIT_DRIVERS: '3', MSC_SPLIT_DRIVER_PREFIX: DPREFIX };
 const BUILD = process.env.MSC_BUILD_DIR || path.join(REPO, 'build');
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
 
 function driverPid(n) {
   const out = execFileSync('pgrep', ['-f', `msc-docker-driver .*--driver-id ${DPREFIX}${n}( |$)`]).toString().trim();
@@ -138,7 +150,7 @@ describe('the inventory killed with -9 and started again', () => {
 
 describe('two HTTP edges in front of one session service', () => {
   it('a session opened on one edge is served by the other', async () => {
-    const port = 30000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const split = spawn(path.join(REPO, 'scripts', 'run-split'),
       ['--transport', 'http', '--port', String(port)],
       { env: { ...process.env, ...ENV, MSC_SPLIT_DRIVERS: '1', MSC_SPLIT_DRIVER_PREFIX: `${DPREFIX}h` }, stdio: ['pipe', 'ignore', 'ignore'] });
@@ -148,7 +160,7 @@ describe('two HTTP edges in front of one session service', () => {
       // the second edge: the first one's command line, on another port
       const pid = Number(execFileSync('pgrep', ['-f', `msc-edge .*--port ${port}`]).toString().trim().split('\n')[0]);
       const argv = readFileSync(`/proc/${pid}/cmdline`).toString().split('\0').filter(Boolean);
-      const port2 = port + 1;
+      const port2 = await freePort();
       argv[argv.indexOf('--port') + 1] = String(port2);
       second = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] });
       await waitFor(async () => (await fetch(`http://127.0.0.1:${port2}/healthz`).catch(() => null))?.ok, { timeoutMs: 15000 });
@@ -172,8 +184,11 @@ describe('two HTTP edges in front of one session service', () => {
       await waitFor(async () => (await containerOf(cid('edges'))) === null, { timeoutMs: 15000, intervalMs: 500 });
     } finally {
       second?.kill('SIGTERM');
-      split.kill('SIGTERM');
-      await new Promise((res) => split.on('exit', res));
+      if (split.exitCode === null && split.signalCode === null) {
+        const exited = new Promise((res) => split.on('exit', res));
+        split.kill('SIGTERM');
+        await Promise.race([exited, sleep(15000)]);
+      }
     }
   });
 });
@@ -209,7 +224,7 @@ describe('certificates', () => {
       const r = spawn(path.join(BUILD, 'edge', 'msc-edge'), ['--session-url', 'tcp://10.1.2.3:5555'], { stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       r.stderr.on('data', (d) => { err += d; });
-      const code = await new Promise((res) => r.on('exit', res));
+      const code = await new Promise((res) => r.on('close', res));  // after stderr is read
       assert.equal(code, 1);
       assert.match(err, /plain TCP to another host/);
     } finally { rmSync(dir, { recursive: true, force: true }); }
