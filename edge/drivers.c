@@ -5,6 +5,8 @@
 #include "docker_driver.h"
 #include "e2b_driver.h"
 #include "fly_driver.h"
+#include "modal_driver.h"
+#include "wasm_driver.h"
 
 static int
 docker_start(const struct msc_cfg *cfg, const char *url, void **hp)
@@ -42,10 +44,37 @@ e2b_stop(void *h)
 	e2b_driver_stop(h);
 }
 
+static int
+modal_start(const struct msc_cfg *cfg, const char *url, void **hp)
+{
+	return modal_driver_start(cfg, url, (struct modal_driver **)hp);
+}
+
+static void
+modal_stop(void *h)
+{
+	modal_driver_stop(h);
+}
+
+static int
+wasm_start(const struct msc_cfg *cfg, const char *url, void **hp)
+{
+	return wasm_driver_start(cfg, url, (struct wasm_driver **)hp);
+}
+
+static void
+wasm_stop(void *h)
+{
+	wasm_driver_stop(h);
+}
+
 static const struct driver_ops drivers[] = {
 	{ "docker", docker_start, docker_stop },
 	{ "fly", fly_start, fly_stop },
 	{ "e2b", e2b_start, e2b_stop },
+	{ "modal", modal_start, modal_stop },
+	{ "go_busybox", wasm_start, wasm_stop },
+	{ "wasm", wasm_start, wasm_stop },
 };
 
 const struct driver_ops *
@@ -55,6 +84,7 @@ drivers_find(const struct msc_cfg *cfg)
 		if (strcmp(cfg->backend, drivers[i].backend) == 0)
 			return &drivers[i];
 	msc_cfg_error("the %s backend is not available in this build; "
-		      "use --backend docker, fly or e2b", cfg->backend);
+		      "use --backend docker, fly, e2b, modal, go_busybox "
+		      "or wasm", cfg->backend);
 	return NULL;
 }

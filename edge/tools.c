@@ -15,6 +15,10 @@
 #include "msc_cfg.h"
 
 #define DEFAULT_IMAGE "debian:bookworm-slim"
+#define BUSYBOX_APPLETS                                                       \
+	"ls cat grep sed awk sort uniq wc cut tr diff head tail find mkdir "  \
+	"rmdir rm cp mv echo printf tee touch basename dirname seq xargs "    \
+	"sleep pwd"
 
 char *
 tools_description(const struct msc_cfg *cfg)
@@ -56,6 +60,53 @@ tools_description(const struct msc_cfg *cfg)
 			  "stdin). The default timeout is %ld seconds; pass "
 			  "timeout to change it.", name, cfg->timeout)
 		    : (base = NULL, 0);
+	else if (cfg->backend != NULL && strcmp(cfg->backend, "modal") == 0)
+		n = asprintf(&base,
+		    "Run a command in an isolated %s remote cloud sandbox "
+		    "(Modal)%s%s, the agent's own. Commands run in %s (use args "
+		    "to run a program without a shell). Each call is "
+		    "independent (environment variables and the current "
+		    "directory do not persist), but the filesystem persists "
+		    "between calls. Use working_directory, or chain commands "
+		    "with &&, to run in a specific directory. Use stdin to pass "
+		    "file contents or input (for example command=\"cat > "
+		    "file.txt\" with stdin). The default timeout is %ld "
+		    "seconds; pass timeout to change it.",
+		    strcmp(cfg->image, DEFAULT_IMAGE) == 0 ? "Debian Linux"
+							   : "Linux",
+		    strcmp(cfg->image, DEFAULT_IMAGE) == 0 ? ""
+			: " built from the container image ",
+		    strcmp(cfg->image, DEFAULT_IMAGE) == 0 ? "" : cfg->image,
+		    name, cfg->timeout);
+	else if (cfg->backend != NULL && strcmp(cfg->backend,
+		     "go_busybox") == 0)
+		n = asprintf(&base,
+		    "Run commands in an isolated, lightweight WebAssembly "
+		    "sandbox: a Busybox-style multicall toolbox, not a full "
+		    "Linux. Commands: " BUSYBOX_APPLETS ". Use args for one "
+		    "command, for example args=['ls','-la'], "
+		    "args=['grep','-r','pattern','.'] or args=['cat','file.txt']"
+		    "; args=['--list'] lists every command. command runs a "
+		    "small shell line over the same commands: pipes, "
+		    "redirections (< > >> 2>&1), &&, ||, ; and globs work; "
+		    "there is no bash, no other program and no network. Each "
+		    "call is independent, but files persist between calls. "
+		    "Use working_directory to run in a specific directory and "
+		    "stdin to pass input. The default timeout is %ld seconds; "
+		    "pass timeout to change it.", cfg->timeout);
+	else if (cfg->backend != NULL && strcmp(cfg->backend, "wasm") == 0)
+		n = asprintf(&base,
+		    "Run a WebAssembly (WASI) program, %s, in an isolated "
+		    "sandbox with its own private filesystem and no network. "
+		    "Pass its command line as args (the program's name is "
+		    "added in front)%s. Each call is independent, but files "
+		    "persist between calls. Use working_directory to run in a "
+		    "specific directory and stdin to pass input. The default "
+		    "timeout is %ld seconds; pass timeout to change it.",
+		    cfg->wasm_path != NULL ? cfg->wasm_path : "the module",
+		    strcmp(cfg->shell, "/bin/bash") != 0
+			? "; command runs a line through the program's shell"
+			: "", cfg->timeout);
 	else if (strcmp(cfg->image, DEFAULT_IMAGE) == 0)
 		n = asprintf(&base,
 		    "Run a command in an isolated Debian Linux sandbox computer "

@@ -63,6 +63,12 @@ void msc_call_reply(struct msc_call *call, const ProtobufCMessage *resp);
 void msc_call_fail(struct msc_call *call, Msc__V1__Code code,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * How the message of a call that failed on the way (not answered by the
+ * service: the connection broke, the deadline passed) begins.
+ */
+#define MSC_RPC_CALL_FAILED "service call failed: "
+
 /* The outcome of a client call; `message` is borrowed for the callback. */
 struct msc_status {
 	Msc__V1__Code code;

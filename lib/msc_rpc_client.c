@@ -38,6 +38,7 @@ struct client_call {
 	nng_ctx ctx;
 	nng_aio *aio;
 	enum call_state state;
+	nng_time deadline;              /* 0: none */
 	const ProtobufCMessageDescriptor *output;
 	msc_reply_fn cb;
 	void *arg;
@@ -145,22 +146,41 @@ call_cb(void *arg)
 {
 	struct client_call *cc = arg;
 	int rv = nng_aio_result(cc->aio);
-	char msg[128];
+	char msg[256];
 
+	if (rv != 0 && cc->state == CALL_SEND) {
+		nng_msg_free(nng_aio_get_msg(cc->aio));
+		/* Never handed to a connection: it did not happen. */
+		call_finish(cc, rv == NNG_ENOMEM ?
+		    MSC__V1__CODE__RESOURCE_EXHAUSTED :
+		    MSC__V1__CODE__UNAVAILABLE,
+		    MSC_RPC_CALL_FAILED "the service cannot be reached", NULL);
+		return;
+	}
 	if (rv != 0) {
-		if (cc->state == CALL_SEND)
-			nng_msg_free(nng_aio_get_msg(cc->aio));
-		snprintf(msg, sizeof(msg), "service call failed: %s",
-		    rv == NNG_ETIMEDOUT ? "deadline exceeded"
-		    : rv == NNG_ECANCELED
-			? "the connection to the service was lost during the "
-			  "call; it may or may not have happened"
-			: nng_strerror(rv));
+		/* Sent, and then no answer. */
+		if (rv == NNG_ETIMEDOUT)
+			snprintf(msg, sizeof(msg), MSC_RPC_CALL_FAILED
+			    "deadline exceeded");
+		else
+			snprintf(msg, sizeof(msg), MSC_RPC_CALL_FAILED
+			    "the connection to the service was lost during "
+			    "the call (%s); it may or may not have happened",
+			    nng_strerror(rv));
 		call_finish(cc, msc_rpc_code_from_nng(rv), msg, NULL);
 		return;
 	}
 	if (cc->state == CALL_SEND) {
+		nng_duration left = NNG_DURATION_INFINITE;
+
+		if (cc->deadline != 0) {
+			nng_time now = nng_clock();
+
+			left = cc->deadline > now ? (nng_duration)(cc->deadline -
+			    now) : 1;
+		}
 		cc->state = CALL_RECV;
+		nng_aio_set_timeout(cc->aio, left);
 		nng_ctx_recv(cc->ctx, cc->aio);
 		return;
 	}
@@ -172,8 +192,8 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct msc_client *c = arg;
 
-	(void)p;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
+		msc_tls_pipe_watch(p);
 		atomic_fetch_add(&c->pipes, 1);
 		return;
 	}
@@ -252,6 +272,8 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	const ProtobufCMethodDescriptor *m;
 	Msc__V1__Envelope env = MSC__V1__ENVELOPE__INIT;
 	struct client_call *cc;
+	nng_time now = nng_clock(), down;
+	nng_duration send_ms;
 	char name[256];
 	nng_msg *msg;
 	int rv;
@@ -259,9 +281,17 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	m = protobuf_c_service_descriptor_get_method_by_name(svc, method);
 	if (m == NULL)
 		return -ENOENT;
-	if (atomic_load(&c->pipes) == 0 &&
-	    nng_clock() - atomic_load(&c->since) > CLIENT_DOWN_GRACE_MS)
-		return -ENOTCONN;
+	send_ms = timeout_ms > 0 ? timeout_ms : NNG_DURATION_INFINITE;
+	if (atomic_load(&c->pipes) == 0) {
+		down = atomic_load(&c->since);
+		down = now > down ? now - down : 0;
+		if (down > CLIENT_DOWN_GRACE_MS)
+			return -ENOTCONN;
+		/* Wait for the peer to come back until the grace ends. */
+		if (send_ms == NNG_DURATION_INFINITE ||
+		    (nng_time)send_ms > CLIENT_DOWN_GRACE_MS - down)
+			send_ms = (nng_duration)(CLIENT_DOWN_GRACE_MS - down) + 1;
+	}
 	if (atomic_fetch_add(&c->open, 1) >= CLIENT_MAX_OPEN) {
 		atomic_fetch_sub(&c->open, 1);
 		return -EAGAIN;
@@ -275,6 +305,7 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	cc->cb = cb;
 	cc->arg = arg;
 	cc->state = CALL_SEND;
+	cc->deadline = timeout_ms > 0 ? now + (nng_time)timeout_ms : 0;
 	snprintf(name, sizeof(name), "%s/%s", svc->name, method);
 	env.request_id = atomic_fetch_add(&c->next_id, 1);
 	env.method = name;
@@ -292,8 +323,7 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 		rv = -EIO;
 		goto fail;
 	}
-	nng_aio_set_timeout(cc->aio, timeout_ms > 0 ? timeout_ms
-						     : NNG_DURATION_INFINITE);
+	nng_aio_set_timeout(cc->aio, send_ms);
 	nng_aio_set_msg(cc->aio, msg);
 	pthread_mutex_lock(&c->mu);
 	cc->next = c->calls;

@@ -188,6 +188,15 @@ dispatch(struct msc_call *c, nng_msg *msg)
 	s->handlers[m - s->svc->methods](s->state, c, c->req);
 }
 
+/* A new connection: make it fail when its peer's host goes away. */
+static void
+pipe_added(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	msc_tls_pipe_watch(p);
+}
+
 /* Whether a context must stop re-arming: the server is going away. */
 static bool
 ctx_done(struct msc_server *s, int rv)
@@ -276,6 +285,7 @@ msc_server_start(const char *url, const ProtobufCServiceDescriptor *svc,
 		goto fail;
 	}
 	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, MSC_RPC_MAX_MSG);
+	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, pipe_added, NULL);
 	nng_listener l;
 
 	if ((rv = nng_listener_create(&l, s->sock, url)) != 0 ||

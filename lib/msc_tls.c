@@ -1,7 +1,14 @@
 #include "msc_tls.h"
 
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <nng/supplemental/tls/tls.h>
@@ -138,4 +145,76 @@ msc_tls_dialer(nng_dialer d, const char *url)
 	rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c);
 	nng_tls_config_free(c);
 	return rv;
+}
+
+/* Whether a kernel address is the NNG one. */
+static bool
+same_addr(const struct sockaddr_storage *k, const nng_sockaddr *n)
+{
+	const struct sockaddr_in *k4 = (const void *)k;
+	const struct sockaddr_in6 *k6 = (const void *)k;
+
+	if (k->ss_family == AF_INET && n->s_family == NNG_AF_INET)
+		return k4->sin_port == n->s_in.sa_port &&
+		    k4->sin_addr.s_addr == n->s_in.sa_addr;
+	if (k->ss_family == AF_INET6 && n->s_family == NNG_AF_INET6)
+		return k6->sin6_port == n->s_in6.sa_port &&
+		    memcmp(&k6->sin6_addr, n->s_in6.sa_addr, 16) == 0;
+	return false;
+}
+
+/* Keepalive probes while idle, a user timeout while data is in flight. */
+static void
+set_dead_peer_limits(int fd)
+{
+	unsigned int user_ms = MSC_TLS_DEAD_PEER_MS;
+	int on = 1, idle = 1, intvl = 1;
+	int cnt = MSC_TLS_DEAD_PEER_MS / 1000;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+	    sizeof(intvl));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms,
+	    sizeof(user_ms));
+}
+
+void
+msc_tls_pipe_watch(nng_pipe p)
+{
+	struct sockaddr_storage k;
+	nng_sockaddr loc, rem;
+	struct dirent *e;
+	socklen_t len;
+	DIR *d;
+
+	if (nng_pipe_get_addr(p, NNG_OPT_LOCADDR, &loc) != 0 ||
+	    nng_pipe_get_addr(p, NNG_OPT_REMADDR, &rem) != 0 ||
+	    (loc.s_family != NNG_AF_INET && loc.s_family != NNG_AF_INET6))
+		return;
+	/*
+	 * NNG 1.5 does not give a pipe's descriptor out: find the socket
+	 * with the pipe's two addresses (a TCP connection is unique by them).
+	 */
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+
+		if (*end != '\0' || end == e->d_name || fd == dirfd(d))
+			continue;
+		len = sizeof(k);
+		if (getsockname((int)fd, (struct sockaddr *)&k, &len) != 0 ||
+		    !same_addr(&k, &loc))
+			continue;
+		len = sizeof(k);
+		if (getpeername((int)fd, (struct sockaddr *)&k, &len) != 0 ||
+		    !same_addr(&k, &rem))
+			continue;
+		set_dead_peer_limits((int)fd);
+		break;
+	}
+	closedir(d);
 }

@@ -36,4 +36,17 @@ int msc_tls_check_url(const char *url, bool allow_plain, char *err,
 int msc_tls_listener(nng_listener l, const char *url);
 int msc_tls_dialer(nng_dialer d, const char *url);
 
+/* A TCP peer that acknowledges nothing for this long is cut off. */
+#define MSC_TLS_DEAD_PEER_MS 5000
+
+/*
+ * Makes a tcp:// or tls+tcp:// connection fail when its peer stops
+ * acknowledging for MSC_TLS_DEAD_PEER_MS (host gone, link down, a
+ * partition), idle or not, instead of at the kernel's limits (minutes):
+ * the calls on it end and the dialer reconnects. A peer that is alive but
+ * slow still acknowledges and is kept. Call from an NNG_PIPE_EV_ADD_POST
+ * callback; other transports are left alone.
+ */
+void msc_tls_pipe_watch(nng_pipe p);
+
 #endif /* MSC_TLS_H */

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs the libFuzzer target of the JSON-RPC reader for $1 seconds (default
-# 60) with ASan and UBSan, starting from tests/fuzz/corpus.
+# Runs the libFuzzer targets for $1 seconds in all (default 60) with ASan
+# and UBSan: the JSON-RPC reader from tests/fuzz/corpus, then the WASI host
+# (fuzz_wasi_args) from tests/fuzz/corpus-wasi.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -12,6 +13,19 @@ fi
 ninja -C build-fuzz tests/fuzz/fuzz_jsonrpc >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp tests/fuzz/corpus/* "$work/"
-./build-fuzz/tests/fuzz/fuzz_jsonrpc -max_total_time="$secs" \
-	-max_len=65536 -print_final_stats=1 "$work" 2>&1 | tail -5
+# A third of the time (at least 1 s) goes to the WASI host's target.
+wsecs=$((secs / 3))
+[ "$wsecs" -ge 1 ] || wsecs=1
+jsecs=$((secs - wsecs))
+[ "$jsecs" -ge 1 ] || jsecs=1
+mkdir "$work/jsonrpc" "$work/wasi"
+cp tests/fuzz/corpus/* "$work/jsonrpc/"
+./build-fuzz/tests/fuzz/fuzz_jsonrpc -max_total_time="$jsecs" \
+	-max_len=65536 -print_final_stats=1 "$work/jsonrpc" 2>&1 | tail -5
+if ninja -C build-fuzz -t query tests/fuzz/fuzz_wasi_args >/dev/null 2>&1; then
+	ninja -C build-fuzz tests/fuzz/fuzz_wasi_args >/dev/null
+	cp tests/fuzz/corpus-wasi/* "$work/wasi/"
+	./build-fuzz/tests/fuzz/fuzz_wasi_args -max_total_time="$wsecs" \
+		-max_len=4096 -timeout=10 -print_final_stats=1 "$work/wasi" \
+		2>&1 | tail -5
+fi

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "e2b_http.h"
+#include "msc_http.h"
 
 json_t *
 e2b_conv_pairs(const char *const *items, size_t n)
@@ -62,12 +62,12 @@ e2b_conv_meta_query(const char *key, const char *value, char *buf,
 	char k[256], v[512], inner[1024];
 	int rv;
 
-	if ((rv = e2b_http_escape(key, k, sizeof(k))) != 0 ||
-	    (rv = e2b_http_escape(value, v, sizeof(v))) != 0)
+	if ((rv = msc_http_escape(key, k, sizeof(k))) != 0 ||
+	    (rv = msc_http_escape(value, v, sizeof(v))) != 0)
 		return rv;
 	if (snprintf(inner, sizeof(inner), "%s=%s", k, v) >= (int)sizeof(inner))
 		return -ENOSPC;
-	return e2b_http_escape(inner, buf, len);
+	return msc_http_escape(inner, buf, len);
 }
 
 const char *

@@ -84,7 +84,7 @@ configure(struct e2b_driver *d, const struct msc_cfg *cfg)
 	json_object_del(d->metadata, E2B_META_ID);
 	json_object_del(d->metadata, E2B_META_TEMPORARY);
 	json_object_del(d->metadata, E2B_META_TEMPLATE);
-	return e2b_http_init();
+	return msc_http_init();
 }
 
 int

@@ -12,8 +12,8 @@
 #include "driver.pb-c.h"
 #include "e2b_conv.h"
 #include "e2b_driver.h"
-#include "e2b_http.h"
 #include "msc_cfg.h"
+#include "msc_http.h"
 #include "msc_map.h"
 
 #define E2B_ERRLEN 1024

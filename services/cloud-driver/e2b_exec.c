@@ -87,13 +87,14 @@ unary(struct x *x, const char *method, json_t *body, char *err,
     size_t errlen)
 {
 	char url[640], what[128];
-	struct e2b_req r = { .method = "POST", .url = url, .what = what,
-		.hdrs = x->hdrs, .body = body, .timeout_ms = 15000,
-		.deadline_ms = 30000, .retry_5xx = false };
+	struct msc_http_req r = { .method = "POST", .url = url,
+		.what = what, .peer = "E2B", .hdrs = x->hdrs, .body = body,
+		.timeout_ms = 15000, .deadline_ms = 30000, .retry_5xx = false,
+		.err_key = "message" };
 
 	snprintf(url, sizeof(url), "%s/process.Process/%s", x->base, method);
 	snprintf(what, sizeof(what), "E2B envd %s", method);
-	return e2b_http_call(&r, NULL, NULL, NULL, 0, err, errlen);
+	return msc_http_call(&r, NULL, NULL, NULL, 0, err, errlen);
 }
 
 static int
@@ -159,7 +160,7 @@ on_data(char *p, size_t sz, size_t n, void *arg)
 	struct stream *s = pair[0];
 	size_t len = sz * n;
 
-	s->last_ms = e2b_now_ms();
+	s->last_ms = msc_now_ms();
 	if (s->status == 0)
 		curl_easy_getinfo(pair[1], CURLINFO_RESPONSE_CODE, &s->status);
 	if (s->status != 200) {
@@ -226,7 +227,7 @@ run(struct x *x, const char *cmd, json_t *args, const char *cwd,
 	json_t *req, *proc;
 	char *msg, *env = NULL, url[640], hdr[64];
 	size_t envlen = 0;
-	uint64_t end = e2b_now_ms() + timeout_ms;
+	uint64_t end = msc_now_ms() + timeout_ms;
 	bool fed = in == NULL;
 	CURLM *m;
 	CURL *c;
@@ -274,7 +275,7 @@ run(struct x *x, const char *cmd, json_t *args, const char *cwd,
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, pair);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_multi_add_handle(m, c);
-	s->last_ms = e2b_now_ms();
+	s->last_ms = msc_now_ms();
 	while (running) {
 		CURLMsg *cm;
 		int left;
@@ -297,9 +298,9 @@ run(struct x *x, const char *cmd, json_t *args, const char *cwd,
 				break;
 			}
 		}
-		if (e2b_now_ms() >= end)
+		if (msc_now_ms() >= end)
 			break;
-		if (e2b_now_ms() - s->last_ms > IDLE_MS) {
+		if (msc_now_ms() - s->last_ms > IDLE_MS) {
 			snprintf(err, errlen, "E2B envd Start: the stream went "
 					      "silent");
 			rv = -EPIPE;
@@ -321,7 +322,7 @@ run(struct x *x, const char *cmd, json_t *args, const char *cwd,
 		    : s->status == 429			  ? -EAGAIN
 							  : -EPIPE;
 	} else if (rv == 0 && !running && !s->ended && !s->over && !s->eos &&
-	    e2b_now_ms() < end) {
+	    msc_now_ms() < end) {
 		snprintf(err, errlen, "E2B envd Start: the stream ended early");
 		rv = -EPIPE;
 	}
@@ -379,7 +380,7 @@ refresh_ttl(struct x *x)
 	json_t *body;
 	struct e2b_known *k;
 
-	if (e2b_now_ms() - x->k.refreshed_ms < 60000)
+	if (msc_now_ms() - x->k.refreshed_ms < 60000)
 		return;
 	snprintf(path, sizeof(path), "/sandboxes/%s/timeout", x->k.sbx);
 	body = json_pack("{s:I}", "timeout", (json_int_t)x->d->lifetime_s);
@@ -389,7 +390,7 @@ refresh_ttl(struct x *x)
 	json_decref(body);
 	pthread_mutex_lock(&x->d->mu);
 	if ((k = msc_map_get(x->d->known, x->id)) != NULL)
-		k->refreshed_ms = e2b_now_ms();
+		k->refreshed_ms = msc_now_ms();
 	pthread_mutex_unlock(&x->d->mu);
 }
 
@@ -403,7 +404,7 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 	char tok[33];
 	const char *cmd, *shell = d->cfg->shell;
 	json_t *args, *envs;
-	uint64_t start = e2b_now_ms(), timeout_ms;
+	uint64_t start = msc_now_ms(), timeout_ms;
 	int rv, tries = 0;
 
 	if ((rv = e2b_lookup(d, r->computer_id, &x.k, err, errlen)) != 0) {
@@ -451,7 +452,7 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 		if (rv != -EAGAIN || s.pid != 0 || ++tries > 5)
 			break;
 		stream_fini(&s);
-		usleep((useconds_t)e2b_http_backoff_ms(tries, 0) * 1000);
+		usleep((useconds_t)msc_http_backoff_ms(tries, 0) * 1000);
 	}
 	if (rv == 0 && s.ended) {
 		res->exit_code = s.exit_code;
@@ -488,6 +489,6 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 	json_decref(args);
 	json_decref(envs);
 	curl_slist_free_all(x.hdrs);
-	res->duration_ms = e2b_now_ms() - start;
+	res->duration_ms = msc_now_ms() - start;
 	return rv;
 }

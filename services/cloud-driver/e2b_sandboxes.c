@@ -23,9 +23,11 @@ e2b_api(struct e2b_driver *d, const char *method, const char *path,
 {
 	struct curl_slist h = { .data = d->key_hdr, .next = NULL };
 	char url[4096], what[256];
-	struct e2b_req r = { .method = method, .url = url, .what = what,
-		.hdrs = &h, .body = body, .timeout_ms = timeout_ms,
-		.deadline_ms = timeout_ms * 2 + 20000, .retry_5xx = retry };
+	struct msc_http_req r = { .method = method, .url = url,
+		.what = what, .peer = "E2B", .hdrs = &h, .body = body,
+		.timeout_ms = timeout_ms, .deadline_ms = timeout_ms * 2 + 20000,
+		.retry_5xx = retry, .err_key = "message",
+		.capture = "X-Next-Token" };
 	int rv;
 
 	if (d->key_hdr == NULL) {
@@ -36,7 +38,7 @@ e2b_api(struct e2b_driver *d, const char *method, const char *path,
 	snprintf(url, sizeof(url), "%s%s", d->api_url, path);
 	snprintf(what, sizeof(what), "E2B API %s %.*s", method,
 	    (int)strcspn(path, "?"), path);
-	rv = e2b_http_call(&r, NULL, respp, next, nextlen, err, errlen);
+	rv = msc_http_call(&r, NULL, respp, next, nextlen, err, errlen);
 	if (rv == -EACCES) {
 		char detail[E2B_ERRLEN];
 
@@ -79,7 +81,7 @@ remember(struct e2b_driver *d, const char *id, json_t *sbx,
 		if (tmp != NULL)
 			k->temporary = strcmp(tmp, "false") != 0;
 		if (fresh_ttl)
-			k->refreshed_ms = e2b_now_ms();
+			k->refreshed_ms = msc_now_ms();
 	}
 	pthread_mutex_unlock(&d->mu);
 }
@@ -332,7 +334,7 @@ e2b_list(struct e2b_driver *d, Msc__V1__ComputerList *out, char *err,
 				 "&state=running%%2Cpaused&limit=100", q);
 
 		if (next[0] != '\0' &&
-		    e2b_http_escape(next, esc, sizeof(esc)) == 0)
+		    msc_http_escape(next, esc, sizeof(esc)) == 0)
 			snprintf(path + n, sizeof(path) - (size_t)n,
 			    "&nextToken=%s", esc);
 		if ((rv = e2b_api(d, "GET", path, NULL, T_OP, true, &arr, next,

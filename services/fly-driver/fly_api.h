@@ -1,17 +1,15 @@
 /*
- * fly_api.h - the Fly Machines REST API over libcurl: JSON requests with
- * the right Authorization header, a deadline on every call, bounded
- * retries with jittered back-off on 429 and 5xx.
+ * fly_api.h - the Fly Machines REST API: the Authorization header for a
+ * token, and one JSON call over msc_http (deadline, bounded retries with
+ * jittered back-off on 429 and 5xx).
  *
- * Thread-safe: each call uses its own CURL easy handle and struct fly_api
- * is read-only after fly_api_new(). Calls block; run them on a pool.
+ * Thread-safe: struct fly_api is read-only after fly_api_new(). Calls
+ * block; run them on a pool.
  *
- * Errors: 0, or a negative errno: -ENOENT (404), -EACCES (401/403),
- * -EEXIST (409, or 422 with status name_taken), -EINVAL (400/422),
- * -ETIMEDOUT (408 or our deadline), -ECONNREFUSED (API unreachable),
- * -EAGAIN (429 after every retry), -EIO (5xx or another status), -EPROTO
- * (malformed JSON). `err` then holds one line naming the call, the status
- * and Fly's {"error"} text. The token never appears in `err` or in logs.
+ * Errors: those of msc_http_call(), with Fly's 422 {"status":
+ * "name_taken"} (or an "already ..." message) as -EEXIST. `err` then
+ * holds one line naming the call, the status and Fly's {"error"} text.
+ * The token never appears in `err` or in logs.
  */
 #ifndef FLY_API_H
 #define FLY_API_H
@@ -62,8 +60,5 @@ struct fly_req {
  */
 int fly_api_call(struct fly_api *a, const struct fly_req *r, long *statusp,
     json_t **respp, char *err, size_t errlen);
-
-/* Percent-escapes s for a path segment or query value into buf. */
-int fly_api_escape(const char *s, char *buf, size_t len);
 
 #endif /* FLY_API_H */

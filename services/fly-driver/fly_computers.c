@@ -23,12 +23,12 @@ static int
 wait_started(struct fly_driver *d, const char *mid, char *err,
     size_t errlen)
 {
-	uint64_t end = fly_now_ms() + T_START_TOTAL;
+	uint64_t end = msc_now_ms() + T_START_TOTAL;
 	char path[256];
 	int rv = -ETIMEDOUT;
 
-	while (fly_now_ms() < end) {
-		long left = (long)((end - fly_now_ms()) / 1000);
+	while (msc_now_ms() < end) {
+		long left = (long)((end - msc_now_ms()) / 1000);
 		long t = left < 1 ? 1 : left > 60 ? 60 : left;
 
 		snprintf(path, sizeof(path), "/v1/apps/%s/machines/%s/wait?"
@@ -65,7 +65,7 @@ readiness(struct fly_driver *d, const char *mid, char *err, size_t errlen)
 	const char *cmd = "echo kilntainers-ready";
 	json_t *argv = fly_conv_exec_argv(d->cfg->shell, cmd, NULL, 0, NULL,
 	    NULL, 0);
-	uint64_t end = fly_now_ms() + 30000;
+	uint64_t end = msc_now_ms() + 30000;
 	char *out = NULL, *eout = NULL;
 	size_t olen, elen;
 	int code = 0, rv;
@@ -82,7 +82,7 @@ readiness(struct fly_driver *d, const char *mid, char *err, size_t errlen)
 			rv = fly_conv_exec_reply(reply, &out, &olen, &eout,
 			    &elen, &code);
 		json_decref(reply);
-		if (rv == 0 || rv == -EACCES || fly_now_ms() > end)
+		if (rv == 0 || rv == -EACCES || msc_now_ms() > end)
 			break;
 		usleep(500 * 1000);
 	}

@@ -13,6 +13,7 @@
 #include "fly_conv.h"
 #include "fly_driver.h"
 #include "msc_cfg.h"
+#include "msc_http.h"
 #include "msc_map.h"
 #include "msc_rpc.h"
 
@@ -77,7 +78,5 @@ int fly_list(struct fly_driver *d, Msc__V1__ComputerList *out, char *err,
 /* Commands (fly_exec.c). */
 int fly_exec(struct fly_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
-
-uint64_t fly_now_ms(void);
 
 #endif /* FLY_DRIVER_INT_H */

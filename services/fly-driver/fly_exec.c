@@ -145,7 +145,7 @@ run_short(struct run *x, const char *stdin_data, Msc__V1__ExecResult *res,
 	rv = fly_exec_once(x->d, x->mid, argv, stdin_data, r->stdin.len,
 	    x->timeout_s + 5, &reply, err, errlen);
 	json_decref(argv);
-	took = fly_now_ms() - x->start;
+	took = msc_now_ms() - x->start;
 	if (rv == -ETIMEDOUT) {
 		kill_all(x);
 		res->outcome = MSC__V1__EXEC_OUTCOME__TIMED_OUT;
@@ -242,7 +242,7 @@ static unsigned
 wait_s(struct run *x)
 {
 	uint64_t deadline = x->start + (uint64_t)x->timeout_s * 1000;
-	uint64_t now = fly_now_ms();
+	uint64_t now = msc_now_ms();
 	unsigned w;
 
 	if (now >= deadline)
@@ -340,7 +340,7 @@ fly_exec(struct fly_driver *d, const Msc__V1__ExecRequest *r,
 	const char *stdin_data = NULL;
 	int rv;
 
-	x.start = fly_now_ms();
+	x.start = msc_now_ms();
 	if ((rv = fly_machine_id(d, r->computer_id, &k, err, errlen)) != 0) {
 		if (rv == -ENOENT) {
 			snprintf(err, errlen, "Computer '%s' died during command "
@@ -368,7 +368,7 @@ fly_exec(struct fly_driver *d, const Msc__V1__ExecRequest *r,
 		rv = run_short(&x, stdin_data, out, err, errlen);
 	else
 		rv = run_long(&x, stdin_data, out, err, errlen);
-	out->duration_ms = fly_now_ms() - x.start;
+	out->duration_ms = msc_now_ms() - x.start;
 	if (rv != 0) {
 		free(out->stdout.data);
 		free(out->stderr.data);

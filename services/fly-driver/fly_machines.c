@@ -10,20 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "msc_log.h"
 
 #define T_GET 20000
-
-uint64_t
-fly_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 int
 fly_call(struct fly_driver *d, const char *method, const char *path,
@@ -91,7 +81,7 @@ fly_find(struct fly_driver *d, const char *id, json_t **mp, char *err,
 
 	if ((rv = fly_setup(d, err, errlen)) != 0)
 		return rv;
-	if (fly_api_escape(id, esc, sizeof(esc)) != 0)
+	if (msc_http_escape(id, esc, sizeof(esc)) != 0)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/v1/apps/%s/machines?include_deleted="
 				     "false&metadata." FLY_META_ID "=%s",

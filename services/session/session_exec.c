@@ -144,6 +144,18 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 			pthread_mutex_unlock(&p->s->mu);
 			release(p, true);
 		}
+		if (st->code == MSC__V1__CODE__UNAVAILABLE &&
+		    strncmp(st->message, MSC_RPC_CALL_FAILED,
+			strlen(MSC_RPC_CALL_FAILED)) == 0) {
+			char msg[1024];
+
+			/* The link to the driver broke during the call. */
+			snprintf(msg, sizeof(msg), "Computer '%s' is unavailable "
+			    "(driver '%s'): %s. Retry later.", p->id,
+			    msc_fleet_id(p->s->fleet, p->driver), st->message);
+			pending_fail(p, st->code, msg);
+			return;
+		}
 		pending_fail(p, st->code, st->message);
 		return;
 	}

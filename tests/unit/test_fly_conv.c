@@ -37,19 +37,6 @@ test_auth_header(void **state)
 }
 
 static void
-test_escape(void **state)
-{
-	char buf[64];
-
-	(void)state;
-	assert_int_equal(fly_api_escape("a-b_c.d", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "a-b_c.d");
-	assert_int_equal(fly_api_escape("a b&c=/", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "a%20b%26c%3D%2F");
-	assert_int_equal(fly_api_escape("&&&&", buf, 6), -ENOSPC);
-}
-
-static void
 test_guest(void **state)
 {
 	struct fly_guest g;
@@ -276,7 +263,6 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auth_header),
-		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_guest),
 		cmocka_unit_test(test_machine_body),
 		cmocka_unit_test(test_exec_argv),

@@ -1,0 +1,157 @@
+#!/bin/sh
+# cluster.sh: the cluster benchmark (issue 10). SESSIONS concurrent MCP sessions over HTTP,
+# round-robin over two edges, in front of one session service, one inventory and three
+# docker-drivers (each its own driver identity on this machine's engine), every link tls+tcp://
+# on loopback with certificates from scripts/make-certs and one --cluster file. Each session
+# initializes, runs a first terminal_execute (which creates its computer) and CALLS more
+# (`true`, `echo hi`), all sessions at once (bench/cluster-load.mjs). In the same run, as the
+# baseline the ratios are taken against: the same load with BASELINE sessions against one
+# all-in-one HTTP server, and against the cluster. Records calls/s, p50/p99 of terminal_execute,
+# computer creation and removal times, computers per driver and each process's memory, and
+# appends a section to bench/RESULTS.md. Every container it made is removed at the end.
+#
+#   bench/cluster.sh [SESSIONS [CALLS [BASELINE]]]      (default 1000 4 100)
+#
+# Env: MSC_BUILD_DIR (default build), BENCH_NO_APPEND=1 (print the tables only), BENCH_FLAGS
+# (more flags for every process, e.g. "--driver-workers 16").
+# Computers run with --no-network: a Linux bridge takes at most 1024 ports, and docker0 is
+# shared with everything else on the engine.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+bin=${MSC_BUILD_DIR:-$repo/build}
+n=${1:-1000}
+calls=${2:-4}
+nbase=${3:-100}
+
+for b in mcp-sandbox-computer services/session/msc-session services/inventory/msc-inventory \
+	services/docker-driver/msc-docker-driver edge/msc-edge; do
+	[ -x "$bin/$b" ] || { echo "cluster-bench: $bin/$b not built" >&2; exit 1; }
+done
+docker image inspect debian:bookworm-slim >/dev/null 2>&1 ||
+	{ echo "cluster-bench: no Docker engine with debian:bookworm-slim" >&2; exit 1; }
+
+tmp=$(mktemp -d /tmp/msc-cluster-bench.XXXXXX)
+tag=bench$$
+ids="$tag-d1 $tag-d2 $tag-d3 $tag-aio"
+base=$((20000 + $$ % 20000))
+# Every process gets the same flags, as with scripts/run-split.
+flags="--transport http --no-network --session-timeout 3600 ${BENCH_FLAGS:-}"
+pids=""
+
+# Every container of this run, by its driver identity.
+containers() {
+	for d in $ids; do
+		docker ps -aq --filter "label=kilntainers.driver=$d"
+	done
+}
+remove_containers() {
+	for d in $ids; do
+		for name in $(docker ps -a --filter "label=kilntainers.driver=$d" --format '{{.Names}}'); do
+			docker rm -f "$name" >/dev/null 2>&1
+			rm -rf "/run/mcp-sandbox-computer/$name"
+		done
+	done
+}
+stop_services() {
+	# shellcheck disable=SC2086
+	[ -z "$pids" ] || kill -TERM $pids 2>/dev/null || true
+	for p in $pids; do wait "$p" 2>/dev/null || true; done
+	pids=""
+}
+cleanup() {
+	stop_services
+	remove_containers
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+start() {
+	"$@" </dev/null 2>>"$tmp/services.log" &
+	pids="$pids $!"
+	last=$!
+}
+wait_healthy() {
+	i=0
+	until curl -sf "http://127.0.0.1:$1/healthz" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ "$i" -lt 100 ] || { echo "cluster-bench: nothing on port $1" >&2; tail -n 20 "$tmp/services.log" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+load() {
+	node "$here/cluster-load.mjs" "$@" --calls "$calls"
+}
+
+echo "cluster-bench: baseline, all-in-one, $nbase sessions" >&2
+start "$bin/mcp-sandbox-computer" --port $((base + 60)) --driver-id "$tag-aio" $flags
+wait_healthy $((base + 60))
+load --edge "http://127.0.0.1:$((base + 60))/mcp" --sessions "$nbase" --pid "all-in-one=$last" \
+	--driver-label "$tag-aio" --label "all-in-one, 1 process" >"$tmp/1.json"
+stop_services
+
+echo "cluster-bench: cluster over tls+tcp" >&2
+"$repo/scripts/make-certs" "$tmp/certs" session inventory edge d1 d2 d3 2>/dev/null
+{
+	echo "session-url = tls+tcp://127.0.0.1:$((base + 2))"
+	echo "inventory-url = tls+tcp://127.0.0.1:$((base + 1))"
+	for i in 1 2 3; do echo "driver-url = $tag-d$i=tls+tcp://127.0.0.1:$((base + 10 + i))"; done
+	echo "tls-ca = $tmp/certs/ca.pem"
+} >"$tmp/cluster.conf"
+cl="--cluster $tmp/cluster.conf"
+procs=""
+for i in 1 2 3; do
+	# shellcheck disable=SC2086
+	start "$bin/services/docker-driver/msc-docker-driver" $cl --listen "tls+tcp://127.0.0.1:$((base + 10 + i))" \
+		--driver-id "$tag-d$i" --tls-cert "$tmp/certs/d$i.pem" $flags
+	procs="$procs --pid driver-$i=$last"
+done
+# shellcheck disable=SC2086
+start "$bin/services/inventory/msc-inventory" $cl --listen "tls+tcp://127.0.0.1:$((base + 1))" \
+	--tls-cert "$tmp/certs/inventory.pem" $flags
+procs="$procs --pid inventory=$last"
+# shellcheck disable=SC2086
+start "$bin/services/session/msc-session" $cl --listen "tls+tcp://127.0.0.1:$((base + 2))" \
+	--tls-cert "$tmp/certs/session.pem" $flags
+procs="$procs --pid session=$last"
+for e in 1 2; do
+	# shellcheck disable=SC2086
+	start "$bin/edge/msc-edge" $cl --port $((base + 50 + e)) --tls-cert "$tmp/certs/edge.pem" $flags
+	procs="$procs --pid edge-$e=$last"
+	wait_healthy $((base + 50 + e))
+done
+edges="--edge http://127.0.0.1:$((base + 51))/mcp --edge http://127.0.0.1:$((base + 52))/mcp"
+echo "cluster-bench: cluster, $nbase sessions" >&2
+# shellcheck disable=SC2086
+load $edges --sessions "$nbase" $procs --driver-label "$tag-d" --label "cluster, 2 edges, 3 drivers" >"$tmp/2.json"
+echo "cluster-bench: cluster, $n sessions" >&2
+# shellcheck disable=SC2086
+load $edges --sessions "$n" $procs --driver-label "$tag-d" --label "cluster, 2 edges, 3 drivers" >"$tmp/3.json"
+stop_services
+left=$(containers | wc -l)
+
+node "$here/cluster-load.mjs" --render "$tmp/1.json" "$tmp/2.json" "$tmp/3.json" >"$tmp/tables.md"
+cat "$tmp/tables.md"
+if grep -q '"errors":[1-9]' "$tmp"/*.json; then
+	echo "cluster-bench: some calls failed; the services' stderr ends with:" >&2
+	tail -n 20 "$tmp/services.log" >&2
+fi
+echo "cluster-bench: containers left after the run: $left" >&2
+[ "${BENCH_NO_APPEND:-}" = 1 ] && exit 0
+
+rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo uncommitted)
+if [ -n "$(git -C "$repo" status --porcelain 2>/dev/null | head -n 1)" ]; then rev="$rev+dirty"; fi
+{
+	printf '\n## %s cluster, %s sessions over two edges (rev %s, %s cores, Docker %s, node %s)\n\n' \
+		"$(date -u '+%Y-%m-%d %H:%M UTC')" "$n" "$rev" "$(nproc)" \
+		"$(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?')" "$(node --version)"
+	printf 'Appended by `BENCH_FLAGS="%s" bench/cluster.sh %s %s %s`: every process on this one machine, links tls+tcp:// on loopback. Each session: initialize, a first terminal_execute `true` that creates its computer (create columns), then %s more (`true`, `echo hi`) one after another, all sessions at once (the p50/p99/calls/s columns); then DELETE, and the time until the drivers have removed every computer. Ratios against the first row (the same load on one all-in-one process). Computers with --no-network. VmRSS/VmHWM from /proc/<pid>/status with the sessions and computers still open. Containers left after the run: %s.\n\n' \
+		"${BENCH_FLAGS:-}" "$n" "$calls" "$nbase" "$calls" "$left"
+	cat "$tmp/tables.md"
+if grep -q '"errors":[1-9]' "$tmp"/*.json; then
+	echo "cluster-bench: some calls failed; the services' stderr ends with:" >&2
+	tail -n 20 "$tmp/services.log" >&2
+fi
+} >>"$here/RESULTS.md"
+echo "cluster-bench: appended to $here/RESULTS.md" >&2

@@ -1,0 +1,126 @@
+/*
+ * modal_driver.c - the msc.v1.Driver service for Modal: the shared
+ * service skeleton (lib/msc_driver.h) over the operations of
+ * modal_sandboxes.c and modal_exec.c, and the configuration.
+ */
+#include "modal_driver_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_driver.h"
+#include "msc_log.h"
+
+MSC_DRIVER_OPS(modal_ops, modal, "cloud-driver", msc_driver_code_cloud);
+
+#define DEFAULT_IMAGE "debian:bookworm-slim"
+
+static int
+configure(struct modal_driver *d, const struct msc_cfg *cfg)
+{
+	char err[MODAL_ERRLEN];
+	int rv;
+
+	if ((rv = modal_conf_resolve(cfg->modal_token_id,
+		 cfg->modal_token_secret, &d->creds, err, sizeof(err))) != 0) {
+		msc_cfg_error("%s", err);
+		return rv;
+	}
+	if (grpc_target_init(&d->api, d->creds.server_url) != 0) {
+		msc_cfg_error("the Modal server URL must start with https:// "
+			      "(or http:// for a local server), got: %s",
+		    d->creds.server_url);
+		return -EINVAL;
+	}
+	d->app_name = cfg->modal_app_name != NULL && *cfg->modal_app_name
+	    ? cfg->modal_app_name : "kilntainers";
+	d->image = cfg->image != NULL && *cfg->image ? cfg->image
+						     : DEFAULT_IMAGE;
+	if (modal_conv_cpu(cfg->modal_cpu != NULL ? cfg->modal_cpu : "1.0",
+		&d->milli_cpu) != 0) {
+		msc_cfg_error("argument --modal-cpu: invalid value: '%s' (a "
+			      "number of cores above 0, such as 0.5 or 2)",
+		    cfg->modal_cpu);
+		return -EINVAL;
+	}
+	if (modal_conv_uint(cfg->modal_memory != NULL ? cfg->modal_memory
+						      : "512", 1, 4194304,
+		&d->memory_mb) != 0) {
+		msc_cfg_error("argument --modal-memory: invalid int value: '%s' "
+			      "(MiB)", cfg->modal_memory);
+		return -EINVAL;
+	}
+	if (modal_conv_uint(cfg->sandbox_timeout != NULL ? cfg->sandbox_timeout
+							 : "3600", 1, 86400,
+		&d->lifetime_s) != 0) {
+		msc_cfg_error("argument --sandbox-timeout: invalid value: '%s' "
+			      "(seconds, 1 to 86400)", cfg->sandbox_timeout);
+		return -EINVAL;
+	}
+	if (cfg->gpu != NULL && *cfg->gpu != '\0' &&
+	    modal_conv_gpu(cfg->gpu, d->gpu_type, sizeof(d->gpu_type),
+		&d->gpu_count) != 0) {
+		msc_cfg_error("argument --gpu: invalid value: '%s' (a GPU type "
+			      "such as A10G or H100, optionally :count)",
+		    cfg->gpu);
+		return -EINVAL;
+	}
+	return grpc_global_init();
+}
+
+int
+modal_driver_start(const struct msc_cfg *cfg, const char *url,
+    struct modal_driver **dp)
+{
+	struct modal_driver *d;
+	int rv;
+
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return -ENOMEM;
+	d->cfg = cfg;
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_mutex_init(&d->build_mu, NULL);
+	if ((rv = configure(d, cfg)) != 0 ||
+	    (rv = msc_map_new(&d->known)) != 0 ||
+	    (rv = msc_driver_start(url, &modal_ops, d, (int)cfg->driver_workers,
+		 &d->svc)) != 0)
+		goto fail;
+	if (d->creds.token_id[0] == '\0' || d->creds.token_secret[0] == '\0')
+		msc_log_warn("modal: no token yet: pass --modal-token-id and "
+			     "--modal-token-secret, set MODAL_TOKEN_ID and "
+			     "MODAL_TOKEN_SECRET, or add them to ~/.modal.toml");
+	*dp = d;
+	return 0;
+fail:
+	modal_driver_stop(d);
+	return rv;
+}
+
+static void
+free_known(void *arg, const char *key, void *value)
+{
+	(void)arg;
+	(void)key;
+	explicit_bzero(value, sizeof(struct modal_known));
+	free(value);
+}
+
+void
+modal_driver_stop(struct modal_driver *d)
+{
+	if (d == NULL)
+		return;
+	if (!msc_driver_stop(d->svc))
+		return;         /* a job still runs and uses d: the process ends */
+	if (d->known != NULL)
+		msc_map_each(d->known, free_known, NULL);
+	msc_map_free(d->known);
+	grpc_target_fini(&d->api);
+	modal_creds_clear(&d->creds);
+	explicit_bzero(d->auth_token, sizeof(d->auth_token));
+	pthread_mutex_destroy(&d->mu);
+	pthread_mutex_destroy(&d->build_mu);
+	free(d);
+}

@@ -1,0 +1,117 @@
+/* modal_driver_int.h - state shared by the Modal backend's files. */
+#ifndef MODAL_DRIVER_INT_H
+#define MODAL_DRIVER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "driver.pb-c.h"
+#include "grpc_call.h"
+#include "modal_client.pb-c.h"
+#include "modal_conf.h"
+#include "modal_conv.h"
+#include "modal_driver.h"
+#include "modal_task_command_router.pb-c.h"
+#include "msc_cfg.h"
+#include "msc_map.h"
+
+#define MODAL_ERRLEN 1024
+#define MODAL_SVC "/modal.client.ModalClient/"
+#define MODAL_ROUTER_SVC "/modal.task_command_router.TaskCommandRouter/"
+
+typedef Modal__Client__SandboxInfo ModalSandboxInfo;
+typedef Modal__Client__GenericResult ModalResult;
+
+/* What the driver remembers of a computer's sandbox. */
+struct modal_known {
+	char sandbox_id[128];
+	char task_id[128];
+	char router_url[512];
+	char jwt[4096];         /* the command router's */
+	int64_t jwt_exp;        /* Unix seconds; 0: unknown */
+	bool temporary;
+};
+
+struct modal_driver {
+	const struct msc_cfg *cfg;
+	struct grpc_target api;         /* the control plane */
+	struct modal_creds creds;
+	const char *app_name;
+	const char *image;              /* --image */
+	uint32_t milli_cpu, memory_mb, lifetime_s, gpu_count;
+	char gpu_type[64];
+	struct msc_driver *svc;
+	pthread_mutex_t build_mu;       /* one image build at a time */
+	pthread_mutex_t mu;             /* guards the rest */
+	char app_id[128];
+	char image_id[128];             /* --image, built */
+	char auth_token[4096];          /* x-modal-auth-token */
+	int64_t auth_refresh_at;        /* Unix seconds */
+	struct msc_map *known;          /* computer id -> struct modal_known */
+};
+
+/* Control-plane calls (modal_api.c). */
+int modal_call(struct modal_driver *d, const char *method,
+    const ProtobufCMessage *req, const ProtobufCMessageDescriptor *rdesc,
+    ProtobufCMessage **respp, uint64_t timeout_ms, bool retry, char *err,
+    size_t errlen);
+int modal_call_stream(struct modal_driver *d, const char *method,
+    const ProtobufCMessage *req, const ProtobufCMessageDescriptor *rdesc,
+    int (*fn)(const ProtobufCMessage *, void *), void *arg,
+    uint64_t timeout_ms, char *err, size_t errlen);
+int modal_app(struct modal_driver *d, char *app_id, size_t len, char *err,
+    size_t errlen);
+int modal_image(struct modal_driver *d, char *image_id, size_t len,
+    char *err, size_t errlen);
+int modal_router_access(struct modal_driver *d, struct modal_known *k,
+    char *err, size_t errlen);
+/* The router endpoint of k, and its "authorization" metadata. */
+int modal_router_target(struct modal_driver *d, const struct modal_known *k,
+    struct grpc_target *t, struct curl_slist **mdp, char *err,
+    size_t errlen);
+int modal_router_call(struct modal_driver *d, struct modal_known *k,
+    const char *method, const ProtobufCMessage *req,
+    const ProtobufCMessageDescriptor *rdesc, ProtobufCMessage **respp,
+    uint64_t timeout_ms, char *err, size_t errlen);
+
+/* Sandboxes (modal_sandboxes.c). */
+int modal_lookup(struct modal_driver *d, const char *id,
+    struct modal_known *k, char *err, size_t errlen);
+void modal_remember(struct modal_driver *d, const char *id,
+    const struct modal_known *k);
+void modal_forget(struct modal_driver *d, const char *id);
+int modal_died(struct modal_driver *d, const char *id, const char *sbx,
+    char *err, size_t errlen);
+int modal_terminate(struct modal_driver *d, const char *sbx, char *err,
+    size_t errlen);
+
+int modal_create(struct modal_driver *d, const char *id, bool temporary,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int modal_attach(struct modal_driver *d, const char *id,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int modal_restart(struct modal_driver *d, const char *id,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int modal_reset(struct modal_driver *d, const char *id,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int modal_stop(struct modal_driver *d, const char *id, bool remove,
+    char *err, size_t errlen);
+int modal_list(struct modal_driver *d, Msc__V1__ComputerList *out,
+    char *err, size_t errlen);
+
+/* Commands through the task's command router (modal_exec.c). */
+int modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *out, char *err, size_t errlen);
+/* Runs argv on a known sandbox (readiness checks, sweeps). */
+struct modal_run {
+	char *out, *err;
+	size_t olen, elen;
+	int exit_code;
+	bool exited, timed_out, over;
+};
+int modal_exec_argv(struct modal_driver *d, struct modal_known *k,
+    const char *const *argv, size_t argc, uint32_t timeout_s,
+    struct modal_run *r, char *err, size_t errlen);
+void modal_run_fini(struct modal_run *r);
+
+#endif /* MODAL_DRIVER_INT_H */

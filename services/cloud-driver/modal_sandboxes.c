@@ -1,0 +1,591 @@
+/*
+ * modal_sandboxes.c - computers as Modal sandboxes: create with the
+ * kilntainers tags (a failed create terminates what it made), find again
+ * by tag, wait for the task and its command router, terminate, restart
+ * through a filesystem snapshot, list. All blocking, on the pool.
+ */
+#include "modal_driver_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "msc_log.h"
+
+#define T_OP 30000
+#define T_CREATE 60000
+#define T_READY_MS 180000       /* a sandbox has this long to get a task */
+#define T_READINESS_S 60
+
+void
+modal_remember(struct modal_driver *d, const char *id,
+    const struct modal_known *k)
+{
+	struct modal_known *hit;
+
+	pthread_mutex_lock(&d->mu);
+	if ((hit = msc_map_get(d->known, id)) == NULL &&
+	    (hit = calloc(1, sizeof(*hit))) != NULL &&
+	    msc_map_put(d->known, id, hit) != 0) {
+		free(hit);
+		hit = NULL;
+	}
+	if (hit != NULL)
+		*hit = *k;
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+modal_forget(struct modal_driver *d, const char *id)
+{
+	struct modal_known *k;
+
+	pthread_mutex_lock(&d->mu);
+	if ((k = msc_map_del(d->known, id)) != NULL) {
+		explicit_bzero(k, sizeof(*k));
+		free(k);
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* The app's sandboxes with tag name=value (NULL: every one of ours). */
+static int
+list_page(struct modal_driver *d, const char *name, const char *value,
+    double before, Modal__Client__SandboxListResponse **respp, char *err,
+    size_t errlen)
+{
+	Modal__Client__SandboxListRequest req =
+	    MODAL__CLIENT__SANDBOX_LIST_REQUEST__INIT;
+	Modal__Client__SandboxTag tag = MODAL__CLIENT__SANDBOX_TAG__INIT;
+	Modal__Client__SandboxTag *tags[1] = { &tag };
+	char app_id[128];
+	int rv;
+
+	if ((rv = modal_app(d, app_id, sizeof(app_id), err, errlen)) != 0)
+		return rv;
+	req.app_id = app_id;
+	req.environment_name = d->creds.environment;
+	req.before_timestamp = before;
+	tag.tag_name = (char *)name;
+	tag.tag_value = (char *)value;
+	req.n_tags = 1;
+	req.tags = tags;
+	return modal_call(d, "SandboxList", &req.base,
+	    &modal__client__sandbox_list_response__descriptor,
+	    (ProtobufCMessage **)respp, T_OP, true, err, errlen);
+}
+
+/*
+ * Finds computer `id`'s running sandbox: *sp points into *respp, which
+ * the caller frees. -ENOENT when there is none.
+ */
+static int
+find(struct modal_driver *d, const char *id,
+    Modal__Client__SandboxListResponse **respp, ModalSandboxInfo **sp,
+    char *err, size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	int rv;
+
+	*respp = NULL;
+	if ((rv = list_page(d, MODAL_TAG_ID, id, 0, &resp, err, errlen)) != 0)
+		return rv;
+	for (size_t i = 0; i < resp->n_sandboxes; i++) {
+		ModalSandboxInfo *s = resp->sandboxes[i];
+		const char *tag = modal_conv_tag(s, MODAL_TAG_ID);
+
+		if (tag == NULL || strcmp(tag, id) != 0 ||
+		    modal_conv_tag(s, MODAL_TAG_OWNED) == NULL ||
+		    (s->task_info != NULL &&
+			modal_conv_finished(s->task_info->result)))
+			continue;
+		*respp = resp;
+		*sp = s;
+		return 0;
+	}
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	modal_forget(d, id);
+	snprintf(err, errlen, "Computer '%s' was not found.", id);
+	return -ENOENT;
+}
+
+int
+modal_terminate(struct modal_driver *d, const char *sbx, char *err,
+    size_t errlen)
+{
+	Modal__Client__SandboxTerminateRequest req =
+	    MODAL__CLIENT__SANDBOX_TERMINATE_REQUEST__INIT;
+	Modal__Client__SandboxTerminateResponse *resp = NULL;
+	int rv;
+
+	req.sandbox_id = (char *)sbx;
+	rv = modal_call(d, "SandboxTerminate", &req.base,
+	    &modal__client__sandbox_terminate_response__descriptor,
+	    (ProtobufCMessage **)&resp, T_OP, true, err, errlen);
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(&resp->base, NULL);
+	return rv == -ENOENT ? 0 : rv;
+}
+
+/* Waits for the sandbox's task, then gets its command router. */
+static int
+connect_task(struct modal_driver *d, const char *id, const char *sbx,
+    bool temporary, struct modal_known *k, char *err, size_t errlen)
+{
+	Modal__Client__SandboxGetTaskIdRequest req =
+	    MODAL__CLIENT__SANDBOX_GET_TASK_ID_REQUEST__INIT;
+	uint64_t end = grpc_now_ms() + T_READY_MS;
+	int rv;
+
+	memset(k, 0, sizeof(*k));
+	snprintf(k->sandbox_id, sizeof(k->sandbox_id), "%s", sbx);
+	k->temporary = temporary;
+	req.sandbox_id = (char *)sbx;
+	req.timeout = 50;
+	req.wait_until_ready = true;
+	while (k->task_id[0] == '\0') {
+		Modal__Client__SandboxGetTaskIdResponse *resp = NULL;
+		char why[512];
+
+		if (grpc_now_ms() >= end) {
+			snprintf(err, errlen, "Modal sandbox %s got no task "
+					      "within %d s", sbx, T_READY_MS / 1000);
+			return -ETIMEDOUT;
+		}
+		if ((rv = modal_call(d, "SandboxGetTaskId", &req.base,
+			 &modal__client__sandbox_get_task_id_response__descriptor,
+			 (ProtobufCMessage **)&resp, 60000, true, err,
+			 errlen)) != 0)
+			return rv;
+		if (modal_conv_finished(resp->task_result)) {
+			modal_conv_ended(resp->task_result, why, sizeof(why));
+			snprintf(err, errlen, "Modal sandbox %s %s", sbx, why);
+			protobuf_c_message_free_unpacked(&resp->base, NULL);
+			return -ECONNABORTED;
+		}
+		if (resp->task_id != NULL)
+			snprintf(k->task_id, sizeof(k->task_id), "%s",
+			    resp->task_id);
+		protobuf_c_message_free_unpacked(&resp->base, NULL);
+	}
+	if ((rv = modal_router_access(d, k, err, errlen)) != 0)
+		return rv;
+	modal_remember(d, id, k);
+	return 0;
+}
+
+static int
+fill(Msc__V1__Computer *out, const char *id, const char *sbx,
+    bool temporary, const char *image)
+{
+	char when[32];
+
+	modal_conv_time((double)time(NULL), when, sizeof(when));
+	out->computer_id = strdup(id);
+	out->sandbox_id = strdup(sbx);
+	out->temporary = temporary;
+	out->image = strdup(image);
+	out->state = strdup("running");
+	out->created_at = strdup(when);
+	out->backend = strdup("modal");
+	return out->computer_id && out->sandbox_id && out->image &&
+		out->state && out->created_at && out->backend ? 0 : -ENOMEM;
+}
+
+/* Proves the sandbox runs commands: `<shell> -c 'echo kilntainers-ready'`. */
+static int
+readiness(struct modal_driver *d, struct modal_known *k, char *err,
+    size_t errlen)
+{
+	const char *argv[] = { d->cfg->shell, "-c", "echo kilntainers-ready" };
+	struct modal_run r = { 0 };
+	char detail[MODAL_ERRLEN] = "";
+	int rv;
+
+	rv = modal_exec_argv(d, k, argv, 3, T_READINESS_S, &r, detail,
+	    sizeof(detail));
+	if (rv == 0 && r.exited && r.out != NULL &&
+	    strstr(r.out, "kilntainers-ready") != NULL) {
+		modal_run_fini(&r);
+		return 0;
+	}
+	if (rv == 0)
+		snprintf(detail, sizeof(detail), "exit %d%s%.300s",
+		    r.exited ? r.exit_code : 124, r.err && *r.err ? ": " : "",
+		    r.err ? r.err : "");
+	snprintf(err, errlen, "Modal sandbox %s started but readiness check "
+			      "failed (%s). If the image has no %s, pass "
+			      "--shell /bin/sh.", k->sandbox_id, detail,
+	    d->cfg->shell);
+	modal_run_fini(&r);
+	return rv != 0 && rv != -EIO ? rv : -EIO;
+}
+
+/* Makes computer `id`'s sandbox from image_id; nothing left on failure. */
+static int
+create_sandbox(struct modal_driver *d, const char *id, bool temporary,
+    const char *image_id, Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	Modal__Client__SandboxCreateRequest req =
+	    MODAL__CLIENT__SANDBOX_CREATE_REQUEST__INIT;
+	Modal__Client__SandboxCreateResponse *resp = NULL;
+	Modal__Client__Sandbox def = MODAL__CLIENT__SANDBOX__INIT;
+	Modal__Client__Resources res = MODAL__CLIENT__RESOURCES__INIT;
+	Modal__Client__GPUConfig gpu = MODAL__CLIENT__GPUCONFIG__INIT;
+	Modal__Client__NetworkAccess net = MODAL__CLIENT__NETWORK_ACCESS__INIT;
+	Modal__Client__SchedulerPlacement place =
+	    MODAL__CLIENT__SCHEDULER_PLACEMENT__INIT;
+	Modal__Client__SandboxTag tag[4], *tags[4];
+	char *region = (char *)d->cfg->region, app_id[128], sbx[128];
+	char ignore[MODAL_ERRLEN];
+	struct modal_known k;
+	const char *kv[4][2] = { { MODAL_TAG_OWNED, "true" }, { MODAL_TAG_ID, id },
+		{ MODAL_TAG_TEMPORARY, temporary ? "true" : "false" },
+		{ MODAL_TAG_IMAGE, d->image } };
+	int rv;
+
+	if ((rv = modal_app(d, app_id, sizeof(app_id), err, errlen)) != 0)
+		return rv;
+	for (int i = 0; i < 4; i++) {
+		modal__client__sandbox_tag__init(&tag[i]);
+		tag[i].tag_name = (char *)kv[i][0];
+		tag[i].tag_value = (char *)kv[i][1];
+		tags[i] = &tag[i];
+	}
+	res.milli_cpu = d->milli_cpu;
+	res.memory_mb = d->memory_mb;
+	if (d->gpu_type[0] != '\0') {
+		gpu.gpu_type = d->gpu_type;
+		gpu.count = d->gpu_count;
+		res.gpu_config = &gpu;
+	}
+	net.network_access_type = d->cfg->network
+	    ? MODAL__CLIENT__NETWORK_ACCESS__NETWORK_ACCESS_TYPE__OPEN
+	    : MODAL__CLIENT__NETWORK_ACCESS__NETWORK_ACCESS_TYPE__BLOCKED;
+	def.image_id = (char *)image_id;
+	def.resources = &res;
+	def.timeout_secs = d->lifetime_s;
+	def.block_network = !d->cfg->network;
+	def.network_access = &net;
+	if (region != NULL && *region != '\0') {
+		place.n_regions = 1;
+		place.regions = &region;
+		def.scheduler_placement = &place;
+	}
+	req.app_id = app_id;
+	req.definition = &def;
+	req.n_tags = 4;
+	req.tags = tags;
+	/* Not retried: a second attempt could make a second sandbox. */
+	if ((rv = modal_call(d, "SandboxCreate", &req.base,
+		 &modal__client__sandbox_create_response__descriptor,
+		 (ProtobufCMessage **)&resp, T_CREATE, false, err,
+		 errlen)) != 0)
+		return rv;
+	snprintf(sbx, sizeof(sbx), "%s", resp->sandbox_id ? resp->sandbox_id
+							   : "");
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	if (sbx[0] == '\0') {
+		snprintf(err, errlen, "Modal SandboxCreate: no sandbox id in the "
+				      "reply");
+		return -EPROTO;
+	}
+	if ((rv = connect_task(d, id, sbx, temporary, &k, err, errlen)) != 0 ||
+	    (rv = readiness(d, &k, err, errlen)) != 0 ||
+	    (rv = fill(out, id, sbx, temporary, d->image)) != 0) {
+		modal_forget(d, id);
+		if (modal_terminate(d, sbx, ignore, sizeof(ignore)) != 0)
+			msc_log_warn("modal: cannot terminate sandbox %s after a "
+				     "failed create: %s", sbx, ignore);
+		return rv;
+	}
+	msc_log_info("created %s computer %s (Modal sandbox %s)",
+	    temporary ? "temporary" : "permanent", id, sbx);
+	return 0;
+}
+
+static int
+create_err(int rv, char *err, size_t errlen)
+{
+	char detail[MODAL_ERRLEN];
+
+	if (rv == -EACCES || rv == -ECONNREFUSED)
+		return rv;      /* already says what to do */
+	snprintf(detail, sizeof(detail), "%s", err);
+	snprintf(err, errlen, "Failed to create Modal sandbox: %s", detail);
+	return rv;
+}
+
+int
+modal_create(struct modal_driver *d, const char *id, bool temporary,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	ModalSandboxInfo *s;
+	char image_id[128];
+	int rv;
+
+	if ((rv = find(d, id, &resp, &s, err, errlen)) == 0) {
+		protobuf_c_message_free_unpacked(&resp->base, NULL);
+		snprintf(err, errlen, "Computer '%s' already exists in Modal.",
+		    id);
+		return -EEXIST;
+	}
+	if (rv != -ENOENT)
+		return rv;
+	if ((rv = modal_image(d, image_id, sizeof(image_id), err, errlen)) != 0 ||
+	    (rv = create_sandbox(d, id, temporary, image_id, out, err,
+		 errlen)) != 0)
+		return create_err(rv, err, errlen);
+	return 0;
+}
+
+static bool
+tag_temporary(const ModalSandboxInfo *s)
+{
+	const char *t = modal_conv_tag(s, MODAL_TAG_TEMPORARY);
+
+	return t == NULL || strcmp(t, "false") != 0;
+}
+
+int
+modal_attach(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	ModalSandboxInfo *s;
+	struct modal_known k;
+	int rv;
+
+	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+		return rv;
+	rv = connect_task(d, id, s->id, tag_temporary(s), &k, err, errlen);
+	if (rv == -ECONNABORTED) {
+		/* Ended between the list and now: as if it was not there. */
+		snprintf(err, errlen, "Computer '%s' was not found.", id);
+		rv = -ENOENT;
+	}
+	if (rv == 0)
+		rv = modal_conv_computer(s, d->image, out);
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	explicit_bzero(&k, sizeof(k));
+	return rv;
+}
+
+int
+modal_lookup(struct modal_driver *d, const char *id, struct modal_known *k,
+    char *err, size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	ModalSandboxInfo *s;
+	struct modal_known *hit;
+	int rv;
+
+	pthread_mutex_lock(&d->mu);
+	if ((hit = msc_map_get(d->known, id)) != NULL)
+		*k = *hit;
+	pthread_mutex_unlock(&d->mu);
+	if (hit != NULL)
+		return 0;
+	/* Not known here (made by an earlier run or another driver). */
+	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+		return rv;
+	rv = connect_task(d, id, s->id, tag_temporary(s), k, err, errlen);
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	return rv;
+}
+
+int
+modal_died(struct modal_driver *d, const char *id, const char *sbx,
+    char *err, size_t errlen)
+{
+	Modal__Client__SandboxWaitRequest req =
+	    MODAL__CLIENT__SANDBOX_WAIT_REQUEST__INIT;
+	Modal__Client__SandboxWaitResponse *resp = NULL;
+	char ignore[MODAL_ERRLEN], why[600];
+	bool dead;
+	int rv;
+
+	req.sandbox_id = (char *)sbx;
+	req.timeout = 0.5f;
+	rv = modal_call(d, "SandboxWait", &req.base,
+	    &modal__client__sandbox_wait_response__descriptor,
+	    (ProtobufCMessage **)&resp, 15000, true, ignore, sizeof(ignore));
+	dead = rv == -ENOENT || (rv == 0 && modal_conv_finished(resp->result));
+	if (dead)
+		modal_conv_ended(rv == 0 ? resp->result : NULL, why, sizeof(why));
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(&resp->base, NULL);
+	if (!dead)
+		return 0;
+	modal_forget(d, id);
+	snprintf(err, errlen, "Computer '%s' died during command execution: "
+			      "its Modal sandbox %s %s. The next call starts it "
+			      "again.", id, sbx, why);
+	msc_log_warn("modal: computer %s (sandbox %s) died: %s", id, sbx, why);
+	return -ECONNABORTED;
+}
+
+int
+modal_restart(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	Modal__Client__SandboxSnapshotFsRequest req =
+	    MODAL__CLIENT__SANDBOX_SNAPSHOT_FS_REQUEST__INIT;
+	Modal__Client__SandboxSnapshotFsResponse *snap = NULL;
+	ModalSandboxInfo *s;
+	char image_id[128] = "", sbx[128];
+	bool temporary;
+	int rv;
+
+	/* No reboot on Modal: snapshot the filesystem, start it again. */
+	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+		return rv;
+	snprintf(sbx, sizeof(sbx), "%s", s->id);
+	temporary = tag_temporary(s);
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	req.sandbox_id = sbx;
+	req.timeout = 55;
+	if ((rv = modal_call(d, "SandboxSnapshotFs", &req.base,
+		 &modal__client__sandbox_snapshot_fs_response__descriptor,
+		 (ProtobufCMessage **)&snap, 120000, false, err, errlen)) != 0)
+		return rv;
+	if (snap->image_id != NULL && (snap->result == NULL ||
+					  snap->result->status ==
+	    MODAL__CLIENT__GENERIC_RESULT__GENERIC_STATUS__GENERIC_STATUS_SUCCESS))
+		snprintf(image_id, sizeof(image_id), "%s", snap->image_id);
+	else {
+		char why[600];
+
+		modal_conv_ended(snap->result, why, sizeof(why));
+		snprintf(err, errlen, "Modal could not snapshot sandbox %s: "
+				      "the snapshot %s", sbx, why);
+		rv = -EIO;
+	}
+	protobuf_c_message_free_unpacked(&snap->base, NULL);
+	if (rv != 0)
+		return rv;
+	modal_forget(d, id);
+	if ((rv = modal_terminate(d, sbx, err, errlen)) != 0)
+		return rv;
+	if ((rv = create_sandbox(d, id, temporary, image_id, out, err,
+		 errlen)) != 0)
+		return create_err(rv, err, errlen);
+	msc_log_info("restarted computer %s (Modal sandbox %s, files kept)", id,
+	    out->sandbox_id);
+	return 0;
+}
+
+int
+modal_reset(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	ModalSandboxInfo *s;
+	char image_id[128];
+	bool temporary;
+	int rv;
+
+	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+		return rv;
+	temporary = tag_temporary(s);
+	rv = modal_terminate(d, s->id, err, errlen);
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	modal_forget(d, id);
+	if (rv != 0)
+		return rv;
+	if ((rv = modal_image(d, image_id, sizeof(image_id), err, errlen)) != 0 ||
+	    (rv = create_sandbox(d, id, temporary, image_id, out, err,
+		 errlen)) != 0)
+		return create_err(rv, err, errlen);
+	msc_log_info("factory reset computer %s", id);
+	return 0;
+}
+
+int
+modal_stop(struct modal_driver *d, const char *id, bool remove, char *err,
+    size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	ModalSandboxInfo *s;
+	int rv;
+
+	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+		return rv == -ENOENT && !remove ? 0 : rv;
+	if (remove || tag_temporary(s)) {
+		if ((rv = modal_terminate(d, s->id, err, errlen)) == 0)
+			msc_log_info("terminated computer %s (Modal sandbox %s)",
+			    id, s->id);
+		modal_forget(d, id);
+	} else
+		/* Modal cannot pause: it runs on until its lifetime ends. */
+		msc_log_info("kept permanent computer %s (Modal sandbox %s)",
+		    id, s->id);
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	return rv;
+}
+
+static int
+add_computer(Msc__V1__ComputerList *out, size_t *cap,
+    const ModalSandboxInfo *s, const char *image)
+{
+	Msc__V1__Computer *c, **grown;
+
+	for (size_t i = 0; i < out->n_computers; i++)
+		if (strcmp(out->computers[i]->sandbox_id, s->id) == 0)
+			return 0;       /* seen on an earlier page */
+	if (out->n_computers == *cap) {
+		size_t n = *cap ? *cap * 2 : 16;
+
+		if ((grown = realloc(out->computers, n * sizeof(*grown))) == NULL)
+			return -ENOMEM;
+		out->computers = grown;
+		*cap = n;
+	}
+	if ((c = malloc(sizeof(*c))) == NULL)
+		return -ENOMEM;
+	*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
+	out->computers[out->n_computers++] = c;
+	return modal_conv_computer(s, image, c);
+}
+
+int
+modal_list(struct modal_driver *d, Msc__V1__ComputerList *out, char *err,
+    size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	double before = 0;
+	size_t cap = 0;
+	int rv = 0;
+
+	for (int page = 0; rv == 0 && page < 50; page++) {
+		double oldest = before;
+
+		if ((rv = list_page(d, MODAL_TAG_OWNED, "true", before, &resp,
+			 err, errlen)) != 0)
+			break;
+		for (size_t i = 0; rv == 0 && i < resp->n_sandboxes; i++) {
+			ModalSandboxInfo *s = resp->sandboxes[i];
+
+			if (oldest == 0 || (s->created_at > 0 &&
+					       s->created_at < oldest))
+				oldest = s->created_at;
+			if (s->id == NULL ||
+			    modal_conv_tag(s, MODAL_TAG_ID) == NULL)
+				continue;
+			rv = add_computer(out, &cap, s, d->image);
+		}
+		/* Pages go back in time; an empty or stuck one ends it. */
+		if (resp->n_sandboxes == 0 || !(oldest > 0) ||
+		    (before > 0 && oldest >= before)) {
+			protobuf_c_message_free_unpacked(&resp->base, NULL);
+			break;
+		}
+		before = oldest;
+		protobuf_c_message_free_unpacked(&resp->base, NULL);
+	}
+	return rv;
+}

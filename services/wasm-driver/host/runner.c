@@ -1,0 +1,337 @@
+/*
+ * runner.c - one guest command in one short-lived process:
+ *
+ *   <runner> --root DIR [--cwd GUESTPATH] [--max-memory-mib N] [--fuel N]
+ *	[--status-fd FD] [--module FILE.so] [--cpu-seconds N]
+ *	[--env NAME=VALUE]... -- ARGV0 [ARGS...]
+ *
+ * The runner's fds 0-2 are the guest's; DIR is the guest's "/" (fd 3).
+ * --cwd (default "/") is normalised inside the root ("/../.." is "/"),
+ * made like mkdir -p, and given to the guest as env PWD, which our
+ * toolbox chdir()s to; wasi-libc itself starts in "/", so a module that
+ * ignores PWD sees relative paths from "/". The guest's environment is
+ * PWD, HOME=/ and the --env entries, nothing of the runner's.
+ * --max-memory-mib (default 256, at most 4096) caps the linear memory:
+ * memory.grow fails beyond it, so malloc returns NULL in the guest.
+ * --fuel sets the module's __fuel counter (msc-wasm-fuel) before _start.
+ * --cpu-seconds sets RLIMIT_CPU as a backstop to the caller's SIGKILL.
+ *
+ * At the end one line goes to --status-fd:
+ *   exit <code>     _start returned (0) or proc_exit(code); code clamped
+ *                   to 0..255 and also the runner's exit status
+ *   fuel            the fuel ran out; exit status 124
+ *   trap <message>  any other trap (out of bounds, unreachable, call stack
+ *                   exhausted, ...); also "[kilntainers: WASM trap: <msg>]"
+ *                   on stderr; exit status 1
+ *   error <message> the runner could not start the guest (bad flags, root,
+ *                   module); the message also on stderr; exit status 125
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "runner_module.h"
+#include "wasi_host.h"
+#include "wasm-rt-impl.h"
+
+#define EXIT_JUMP 0x4000        /* proc_exit's longjmp value: no trap code */
+#define MAX_ENV 64
+#define PAGES_PER_MIB 16
+#define STACK_BYTES (8u << 20)
+
+struct runner_opts {
+	const char *root, *cwd, *module;
+	long long mem_mib, fuel, cpu_s;
+	int status_fd;
+	char *env[MAX_ENV + 3];
+	int nenv;
+	char **argv;
+};
+
+static int err_fd = 2;          /* the runner's own stderr, kept apart */
+static int status_fd = -1;
+
+static void
+status_line(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	if (status_fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	(void)!write(status_fd, buf, (size_t)n);
+}
+
+/* A setup error: message on stderr and the status fd, exit 125. */
+static int
+setup_error(const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	dprintf(err_fd, "msc-wasm: %s\n", msg);
+	status_line("error %s", msg);
+	return 125;
+}
+
+static int
+number(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Finds --status-fd first, so that errors in other flags reach it too. */
+static void
+early_status_fd(int argc, char **argv)
+{
+	long long v;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *s = NULL;
+
+		if (strcmp(argv[i], "--status-fd") == 0 && i + 1 < argc)
+			s = argv[i + 1];
+		else if (strncmp(argv[i], "--status-fd=", 12) == 0)
+			s = argv[i] + 12;
+		if (s != NULL && number(s, 0, INT32_MAX, &v) == 0 &&
+		    fcntl((int)v, F_GETFD) >= 0)
+			status_fd = (int)v;
+	}
+}
+
+static int
+parse(int argc, char **argv, struct runner_opts *o)
+{
+	static const struct option lo[] = {
+		{ "root", required_argument, NULL, 'r' },
+		{ "cwd", required_argument, NULL, 'c' },
+		{ "max-memory-mib", required_argument, NULL, 'm' },
+		{ "fuel", required_argument, NULL, 'f' },
+		{ "status-fd", required_argument, NULL, 's' },
+		{ "module", required_argument, NULL, 'M' },
+		{ "cpu-seconds", required_argument, NULL, 'C' },
+		{ "env", required_argument, NULL, 'e' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long long v;
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'r':
+			o->root = optarg;
+			break;
+		case 'c':
+			o->cwd = optarg;
+			break;
+		case 'M':
+			o->module = optarg;
+			break;
+		case 'm':
+			if (number(optarg, 1, 4096, &o->mem_mib) != 0)
+				return setup_error("--max-memory-mib: '%s' is "
+				    "not 1 to 4096", optarg);
+			break;
+		case 'f':
+			if (number(optarg, 1, INT64_MAX, &o->fuel) != 0)
+				return setup_error("--fuel: '%s' is not a "
+				    "positive integer", optarg);
+			break;
+		case 'C':
+			if (number(optarg, 1, 1 << 30, &o->cpu_s) != 0)
+				return setup_error("--cpu-seconds: '%s' is not "
+				    "a positive integer", optarg);
+			break;
+		case 's':
+			if (number(optarg, 0, INT32_MAX, &v) != 0 ||
+			    fcntl((int)v, F_GETFD) < 0)
+				return setup_error("--status-fd: '%s' is not an "
+				    "open fd", optarg);
+			o->status_fd = status_fd = (int)v;
+			fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+			break;
+		case 'e':
+			if (o->nenv >= MAX_ENV || strchr(optarg, '=') == NULL)
+				return setup_error("--env: '%s' is not NAME="
+				    "VALUE (at most %d)", optarg, MAX_ENV);
+			o->env[o->nenv++] = optarg;
+			break;
+		default:
+			return setup_error("unknown or incomplete option '%s'",
+			    argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return setup_error("usage: runner --root DIR [--cwd PATH] "
+		    "[--max-memory-mib N] [--fuel N] [--status-fd FD] "
+		    "[--module FILE.so] -- ARGV0 [ARGS...]");
+	if (o->root == NULL)
+		return setup_error("--root DIR is required");
+	o->argv = argv + optind;
+	return 0;
+}
+
+/* Opens /dev/null on any of fds 0-2 that is closed, and keeps stderr. */
+static void
+fix_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0) {
+			int n = open("/dev/null", O_RDWR);
+
+			if (n >= 0 && n != fd) {
+				dup2(n, fd);
+				close(n);
+			}
+		}
+	err_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
+	if (err_fd < 0)
+		err_fd = 2;
+}
+
+static void
+limits(const struct runner_opts *o)
+{
+	struct rlimit rl;
+
+	/* Deep guest recursion must hit a guard page, not eat the host. */
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && (rl.rlim_cur ==
+		RLIM_INFINITY || rl.rlim_cur > STACK_BYTES)) {
+		rl.rlim_cur = STACK_BYTES;
+		setrlimit(RLIMIT_STACK, &rl);
+	}
+	if (o->cpu_s > 0) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)o->cpu_s;
+		setrlimit(RLIMIT_CPU, &rl);
+	}
+	signal(SIGPIPE, SIG_IGN);       /* a closed pipe is EPIPE to the guest */
+}
+
+static void
+on_exit_jump(struct wasi_ctx *c)
+{
+	(void)c;
+	WASM_RT_LONGJMP(wasm_rt_jmp_buf, EXIT_JUMP);
+}
+
+/* Runs the guest; returns the runner's exit status. */
+static int
+run(const struct runner_module *m, const struct runner_opts *o,
+    struct wasi_ctx *ctx)
+{
+	void *volatile inst;
+	int64_t *volatile fuel = NULL;
+	uint32_t limit = (uint32_t)o->mem_mib * PAGES_PER_MIB;
+	wasm_rt_memory_t *mem;
+	int trap;
+
+	wasm_rt_init();
+	m->init_module();
+	if ((inst = calloc(1, m->instance_size())) == NULL)
+		return setup_error("out of memory");
+	/* The memory lives in the instance: its address is known already. */
+	mem = ctx->mem = m->memory(inst);
+	trap = wasm_rt_impl_try();
+	if (trap == 0) {
+		m->instantiate(inst, ctx);
+		fuel = m->fuel(inst);
+		*fuel = o->fuel > 0 ? o->fuel : INT64_MAX;
+		if (mem->pages > limit) {
+			status_line("trap the module needs %u MiB of memory, "
+			    "over the limit of %lld MiB", mem->pages /
+			    PAGES_PER_MIB, o->mem_mib);
+			dprintf(err_fd, "[kilntainers: WASM trap: the module "
+			    "needs more memory than the limit]\n");
+			return 1;
+		}
+		if (mem->max_pages > limit)
+			mem->max_pages = limit;
+		m->start(inst);
+		status_line("exit 0");
+		return 0;
+	}
+	if (trap == EXIT_JUMP) {
+		uint32_t code = ctx->exit_code > 255 ? 255 : ctx->exit_code;
+
+		status_line("exit %u", code);
+		return (int)code;
+	}
+	if (fuel != NULL && *fuel < 0) {
+		status_line("fuel");
+		return 124;
+	}
+	status_line("trap %s", wasm_rt_strerror((wasm_rt_trap_t)trap));
+	dprintf(err_fd, "[kilntainers: WASM trap: %s]\n",
+	    wasm_rt_strerror((wasm_rt_trap_t)trap));
+	return 1;
+}
+
+int
+runner_main(int argc, char **argv, const struct runner_module *builtin)
+{
+	static struct wasi_ctx ctx;
+	struct runner_opts o = { .cwd = "/", .mem_mib = 256, .status_fd = -1 };
+	struct runner_module dl;
+	const struct runner_module *m = builtin;
+	char pwd[4200], cwd[4096], err[512];
+	int rv;
+
+	fix_stdio();
+	early_status_fd(argc, argv);
+	if ((rv = parse(argc, argv, &o)) != 0)
+		_exit(rv);
+	limits(&o);
+	if (o.module != NULL) {
+		if (runner_module_open(o.module, &dl, err, sizeof(err)) != 0)
+			_exit(setup_error("%s", err));
+		m = &dl;
+	}
+	if (m == NULL)
+		_exit(setup_error("no module: give --module FILE.so"));
+	if (m->abi() != MSC_WASM_ABI)
+		_exit(setup_error("module ABI %u, this runner needs %d: "
+		    "recompile it", m->abi(), MSC_WASM_ABI));
+	o.env[o.nenv++] = "HOME=/";
+	o.env[o.nenv++] = pwd;
+	o.env[o.nenv] = NULL;
+	if ((rv = wasi_ctx_init(&ctx, o.root, o.argv, o.env,
+		 on_exit_jump)) != 0)
+		_exit(setup_error("cannot open the root '%s': %s", o.root,
+		    rv == -ENOSYS ? "the kernel has no openat2 (Linux 5.6+ "
+				    "is needed)" : strerror(-rv)));
+	if ((rv = wasi_make_cwd(&ctx, o.cwd, cwd, sizeof(cwd))) != 0)
+		_exit(setup_error("working directory '%s': %s", o.cwd,
+		    rv == -ENOTDIR ? "not a directory" : strerror(-rv)));
+	snprintf(pwd, sizeof(pwd), "PWD=%s", cwd);
+	/* No atexit handlers or stdio buffers matter; a trap may have left
+	 * the guest mid-call, so leave at once. */
+	_exit(run(m, &o, &ctx));
+}

@@ -1,0 +1,218 @@
+/*
+ * wasi_ctx.c - the WASI host's state: set-up, the fd table, errno
+ * conversion and the working directory.
+ */
+#include "wasi_host.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "wasi_int.h"
+
+uint8_t
+wasi_filetype(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return WASI_FILETYPE_REGULAR_FILE;
+	case S_IFDIR:
+		return WASI_FILETYPE_DIRECTORY;
+	case S_IFLNK:
+		return WASI_FILETYPE_SYMBOLIC_LINK;
+	case S_IFCHR:
+		return WASI_FILETYPE_CHARACTER_DEVICE;
+	case S_IFBLK:
+		return WASI_FILETYPE_BLOCK_DEVICE;
+	case S_IFSOCK:
+		return WASI_FILETYPE_SOCKET_STREAM;
+	default:
+		return WASI_FILETYPE_UNKNOWN;   /* pipes too */
+	}
+}
+
+uint32_t
+wasi_errno(int e)
+{
+	static const struct {
+		int host;
+		uint16_t wasi;
+	} map[] = {
+		{ E2BIG, WASI_E2BIG }, { EACCES, WASI_EACCES },
+		{ EAGAIN, WASI_EAGAIN }, { EBADF, WASI_EBADF },
+		{ EBUSY, WASI_EBUSY }, { EDQUOT, WASI_EDQUOT },
+		{ EEXIST, WASI_EEXIST }, { EFAULT, WASI_EFAULT },
+		{ EFBIG, WASI_EFBIG }, { EILSEQ, WASI_EILSEQ },
+		{ EINTR, WASI_EINTR }, { EINVAL, WASI_EINVAL },
+		{ EIO, WASI_EIO }, { EISDIR, WASI_EISDIR },
+		{ ELOOP, WASI_ELOOP }, { EMFILE, WASI_EMFILE },
+		{ EMLINK, WASI_EMLINK }, { ENAMETOOLONG, WASI_ENAMETOOLONG },
+		{ ENFILE, WASI_ENFILE }, { ENODEV, WASI_ENODEV },
+		{ ENOENT, WASI_ENOENT }, { ENOMEM, WASI_ENOMEM },
+		{ ENOSPC, WASI_ENOSPC }, { ENOSYS, WASI_ENOSYS },
+		{ ENOTDIR, WASI_ENOTDIR }, { ENOTEMPTY, WASI_ENOTEMPTY },
+		{ ENOTSOCK, WASI_ENOTSOCK }, { EOPNOTSUPP, WASI_ENOTSUP },
+		{ ENOTTY, WASI_ENOTTY }, { ENXIO, WASI_ENXIO },
+		{ EOVERFLOW, WASI_EOVERFLOW }, { EPERM, WASI_EPERM },
+		{ EPIPE, WASI_EPIPE }, { ERANGE, WASI_ERANGE },
+		{ EROFS, WASI_EROFS }, { ESPIPE, WASI_ESPIPE },
+		{ ETIMEDOUT, WASI_ETIMEDOUT }, { ETXTBSY, WASI_ETXTBSY },
+		{ EXDEV, WASI_EXDEV },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].host == e)
+			return map[i].wasi;
+	return WASI_EIO;
+}
+
+int
+wasi_fd_add(struct wasi_ctx *c, int host, uint8_t type, char *dir)
+{
+	for (int i = 0; i < WASI_MAX_FDS; i++) {
+		if (c->fds[i].host >= 0)
+			continue;
+		c->fds[i] = (struct wasi_fd){ host, type, false, dir };
+		return i;
+	}
+	close(host);
+	free(dir);
+	return -EMFILE;
+}
+
+int
+wasi_ctx_init(struct wasi_ctx *c, const char *root_dir, char *const *argv,
+    char *const *envp, void (*on_exit)(struct wasi_ctx *))
+{
+	struct stat st;
+	int fd, rv;
+
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < WASI_MAX_FDS; i++)
+		c->fds[i].host = -1;
+	c->argv = argv;
+	c->envp = envp;
+	c->on_exit = on_exit;
+	if ((c->root = open(root_dir, O_RDONLY | O_DIRECTORY |
+		 O_CLOEXEC)) < 0)
+		return -errno;
+	/* Refuse to run at all on a kernel without openat2 (before 5.6). */
+	if ((fd = wasi_open_in_root(c, "/", O_PATH | O_DIRECTORY, 0)) < 0) {
+		rv = fd;
+		goto fail;
+	}
+	close(fd);
+	c->root_path = realpath(root_dir, NULL);
+	for (int i = 0; i < 3; i++)
+		if (fstat(i, &st) == 0)
+			c->fds[i] = (struct wasi_fd){ i,
+				wasi_filetype(st.st_mode), false, NULL };
+	if ((fd = openat(c->root, ".", O_RDONLY | O_DIRECTORY |
+		 O_CLOEXEC)) < 0) {
+		rv = -errno;
+		goto fail;
+	}
+	c->fds[WASI_ROOT_FD] = (struct wasi_fd){ fd,
+		WASI_FILETYPE_DIRECTORY, true, strdup("/") };
+	if (c->fds[WASI_ROOT_FD].dir == NULL) {
+		rv = -ENOMEM;
+		goto fail;
+	}
+	return 0;
+fail:
+	wasi_ctx_fini(c);
+	return rv;
+}
+
+void
+wasi_ctx_fini(struct wasi_ctx *c)
+{
+	for (int i = 0; i < WASI_MAX_FDS; i++) {
+		if (c->fds[i].host > 2)
+			close(c->fds[i].host);
+		free(c->fds[i].dir);
+		c->fds[i].host = -1;
+		c->fds[i].dir = NULL;
+	}
+	if (c->root >= 0)
+		close(c->root);
+	c->root = -1;
+	free(c->root_path);
+	c->root_path = NULL;
+}
+
+/* Lexically normalises path into out: "/a/b", ".." stopping at "/". */
+static int
+normalise(const char *path, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	while (*path != '\0') {
+		const char *end = strchrnul(path, '/');
+		size_t len = (size_t)(end - path);
+
+		if (len == 2 && path[0] == '.' && path[1] == '.') {
+			while (n > 0 && out[n - 1] != '/')
+				n--;
+			if (n > 0)
+				n--;
+		} else if (len > 0 && !(len == 1 && path[0] == '.')) {
+			if (n + 1 + len + 1 > outlen)
+				return -ENAMETOOLONG;
+			out[n++] = '/';
+			memcpy(out + n, path, len);
+			n += len;
+		}
+		path = *end == '/' ? end + 1 : end;
+	}
+	if (n == 0)
+		out[n++] = '/';
+	out[n] = '\0';
+	return 0;
+}
+
+int
+wasi_make_cwd(struct wasi_ctx *c, const char *path, char *out, size_t outlen)
+{
+	char norm[WASI_PATH_MAX], name[WASI_PATH_MAX];
+	int rv, fd;
+	bool slash;
+
+	if ((rv = normalise(path, norm, sizeof(norm))) != 0)
+		return rv;
+	if (strlen(norm) >= outlen)
+		return -ENAMETOOLONG;
+	/* Each prefix "/a", "/a/b", ... then the whole path. */
+	for (size_t i = 1; norm[i - 1] != '\0'; i++) {
+		char saved = norm[i];
+
+		if (saved != '/' && saved != '\0')
+			continue;
+		norm[i] = '\0';
+		fd = wasi_open_in_root(c, norm, O_PATH | O_DIRECTORY, 0);
+		if (fd == -ENOENT) {
+			int pfd = wasi_open_parent(c, norm, name, &slash);
+
+			if (pfd < 0) {
+				norm[i] = saved;
+				return pfd;
+			}
+			rv = wasi_name_special(name) ||
+			    mkdirat(pfd, name, 0777) == 0 ? 0 : -errno;
+			close(pfd);
+			fd = rv == 0 || rv == -EEXIST ? wasi_open_in_root(c,
+			    norm, O_PATH | O_DIRECTORY, 0) : rv;
+			if (fd == -ENOENT)
+				fd = -ENOTDIR;  /* a dangling symlink */
+		}
+		norm[i] = saved;
+		if (fd < 0)
+			return fd;
+		close(fd);
+	}
+	memcpy(out, norm, strlen(norm) + 1);
+	return 0;
+}

@@ -1,0 +1,296 @@
+/* util.c - messages, file opening, numbers, paths and buffers for applets. */
+#include "toolbox.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+
+void
+tb_err(struct tb_io *io, const char *applet, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(io->out);
+	fprintf(io->err, "%s: ", applet);
+	va_start(ap, fmt);
+	vfprintf(io->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', io->err);
+	fflush(io->err);
+}
+
+void
+tb_errno(struct tb_io *io, const char *applet, const char *what)
+{
+	tb_err(io, applet, "%s: %s", what, strerror(errno));
+}
+
+FILE *
+tb_open_in(struct tb_io *io, const char *applet, const char *path)
+{
+	FILE *f;
+	struct stat st;
+
+	if (path == NULL || strcmp(path, "-") == 0 ||
+	    strcmp(path, "/dev/stdin") == 0)
+		return io->in;
+	if ((f = fopen(path, "r")) == NULL && strcmp(path, "/dev/null") == 0)
+		f = tb_null_stream("r");
+	if (f == NULL) {
+		tb_errno(io, applet, path);
+		return NULL;
+	}
+	if (fileno(f) >= 0 && fstat(fileno(f), &st) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		fclose(f);
+		errno = EISDIR;
+		tb_errno(io, applet, path);
+		return NULL;
+	}
+	return f;
+}
+
+void
+tb_close_in(struct tb_io *io, FILE *f)
+{
+	if (f != NULL && f != io->in)
+		fclose(f);
+}
+
+int
+tb_copy(FILE *in, FILE *out)
+{
+	char buf[8192];
+	size_t n;
+
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			return -1;
+	return ferror(in) ? -1 : 0;
+}
+
+int
+tb_parse_ll(const char *s, long long *vp)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*vp = v;
+	return 0;
+}
+
+char *
+tb_path_join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p;
+
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	if ((p = malloc(dl + nl + 2)) == NULL)
+		return NULL;
+	memcpy(p, dir, dl);
+	if (dl > 0 && dir[dl - 1] != '/')
+		p[dl++] = '/';
+	memcpy(p + dl, name, nl + 1);
+	return p;
+}
+
+const char *
+tb_basename(const char *path)
+{
+	static const char slash[] = "/";
+	const char *end = path + strlen(path), *p;
+
+	while (end > path + 1 && end[-1] == '/')
+		end--;
+	if (end == path + 1 && path[0] == '/')
+		return slash;
+	for (p = end; p > path && p[-1] != '/'; p--)
+		;
+	return p;
+}
+
+char *
+tb_human(char *buf, size_t n, unsigned long long v)
+{
+	static const char units[] = "KMGTPE";
+	double d = (double)v;
+	int u = -1;
+
+	if (v < 1024) {
+		snprintf(buf, n, "%llu", v);
+		return buf;
+	}
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	if (d < 10)
+		snprintf(buf, n, "%.1f%c", d, units[u]);
+	else
+		snprintf(buf, n, "%.0f%c", d, units[u]);
+	return buf;
+}
+
+bool
+tb_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void *
+tb_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL) {
+		fputs("toolbox: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void *
+tb_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (q == NULL) {
+		fputs("toolbox: out of memory\n", stderr);
+		abort();
+	}
+	return q;
+}
+
+char *
+tb_xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(tb_xmalloc(n), s, n);
+}
+
+mode_t
+tb_mode_perm(mode_t mode)
+{
+	if ((mode & 07777) != 0)
+		return mode & 07777;
+	/* WASI has no permissions: show what a umask-022 system would. */
+	return S_ISDIR(mode) ? 0755 : 0644;
+}
+
+void
+tb_buf_add(struct tb_buf *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		b->data = tb_xrealloc(b->data, cap);
+		b->cap = cap;
+	}
+	if (n > 0)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+void
+tb_buf_addc(struct tb_buf *b, int c)
+{
+	char ch = (char)c;
+
+	tb_buf_add(b, &ch, 1);
+}
+
+void
+tb_buf_adds(struct tb_buf *b, const char *s)
+{
+	tb_buf_add(b, s, strlen(s));
+}
+
+char *
+tb_buf_str(struct tb_buf *b)
+{
+	tb_buf_add(b, "", 0);
+	b->data[b->len] = '\0';
+	return b->data;
+}
+
+void
+tb_buf_free(struct tb_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+int
+tb_regcomp(struct tb_io *io, const char *applet, regex_t *re, const char *pat,
+    int flags)
+{
+	char msg[256];
+	int e;
+
+	if ((e = regcomp(re, pat, flags)) != 0) {
+		regerror(e, re, msg, sizeof(msg));
+		tb_err(io, applet, "bad regex '%s': %s", pat, msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **
+tb_dir_names(const char *path, size_t *np)
+{
+	DIR *d = opendir(*path ? path : ".");
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+
+	if (d == NULL)
+		return NULL;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (n + 1 >= cap)
+			names = tb_xrealloc(names, (cap = cap ? cap * 2 : 16) *
+			    sizeof(char *));
+		names[n++] = tb_xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (names == NULL)
+		names = tb_xmalloc(sizeof(char *));
+	names[n] = NULL;
+	if (n > 1)
+		qsort(names, n, sizeof(char *), name_cmp);
+	*np = n;
+	return names;
+}
+
+void
+tb_dir_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}

@@ -1,0 +1,64 @@
+/* wasm_driver_int.h - state shared by the wasm backend's files. */
+#ifndef WASM_DRIVER_INT_H
+#define WASM_DRIVER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "driver.pb-c.h"
+#include "msc_cfg.h"
+#include "msc_map.h"
+#include "wasm_driver.h"
+
+/* The state of one computer while a command runs in it. */
+struct wasm_running {
+	pid_t pid;              /* the runner child; 0 when none */
+	bool ended;             /* Stop/Delete/Restart ended the command */
+};
+
+struct wasm_driver {
+	const struct msc_cfg *cfg;
+	const char *backend;    /* "go_busybox" or "wasm" */
+	char *dir;              /* <state>/<backend>: one folder per computer */
+	char *runner;           /* the runner executable */
+	char *module_so;        /* wasm: the compiled module; else NULL */
+	char *module_name;      /* argv[0] the guest sees: the module's stem */
+	char *image;            /* what list shows as the image */
+	long max_memory_mib;
+	long long fuel;         /* 0: unlimited */
+	bool shell_mode;        /* command mode available */
+	struct msc_driver *svc;
+	pthread_mutex_t mu;     /* guards running */
+	struct msc_map *running; /* computer id -> struct wasm_running */
+};
+
+/* wasm_computers.c: the Driver operations on computer folders. */
+int wasm_create(struct wasm_driver *d, const char *id, bool temporary,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int wasm_attach(struct wasm_driver *d, const char *id,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int wasm_restart(struct wasm_driver *d, const char *id,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int wasm_reset(struct wasm_driver *d, const char *id,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int wasm_stop(struct wasm_driver *d, const char *id, bool remove,
+    char *err, size_t errlen);
+int wasm_list(struct wasm_driver *d, Msc__V1__ComputerList *out,
+    char *err, size_t errlen);
+bool wasm_exists(struct wasm_driver *d, const char *id);
+
+/* Kills the command running in computer id, if any (wasm_exec.c). */
+void wasm_end_running(struct wasm_driver *d, const char *id);
+
+/* wasm_exec.c: runs one command in a runner child. */
+int wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *out, char *err, size_t errlen);
+
+/* wasm_fs.c: folder helpers that never follow a guest's symlinks. */
+int wasm_rmtree_at(int dirfd, const char *name);
+int wasm_computer_root(struct wasm_driver *d, const char *id, char *buf,
+    size_t len);
+
+#endif /* WASM_DRIVER_INT_H */

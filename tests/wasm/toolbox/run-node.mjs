@@ -1,0 +1,33 @@
+// run-node.mjs - runs the toolbox .wasm under Node's WASI (preview 1), for
+// testing the module without the wasm2c host.
+//
+//   node run-node.mjs busybox.wasm [applet args...]
+//
+// The sandbox root "/" is TOOLBOX_ROOT or the current directory; the guest
+// starts in "/" (PWD=/). stdin/stdout/stderr are the process's own. The exit
+// status is the module's. Not a security boundary (see notes/wasm.md).
+import { readFileSync } from 'node:fs';
+
+process.removeAllListeners('warning');
+const { WASI } = await import('node:wasi');
+
+const [wasmPath, ...args] = process.argv.slice(2);
+if (!wasmPath) {
+	process.stderr.write('usage: node run-node.mjs busybox.wasm [args...]\n');
+	process.exit(2);
+}
+const root = process.env.TOOLBOX_ROOT || process.cwd();
+const env = { PWD: '/', HOME: '/', PATH: '/bin' };
+for (const k of ['TZ', 'LC_ALL', 'LANG'])
+	if (process.env[k] !== undefined)
+		env[k] = process.env[k];
+const wasi = new WASI({
+	version: 'preview1',
+	args: ['busybox', ...args],
+	env,
+	preopens: { '/': root },
+	returnOnExit: true,
+});
+const mod = await WebAssembly.compile(readFileSync(wasmPath));
+const inst = await WebAssembly.instantiate(mod, wasi.getImportObject());
+process.exitCode = wasi.start(inst);

@@ -1,0 +1,263 @@
+// The WebAssembly backends through the official MCP client: go_busybox (our toolbox module and
+// its shell) and wasm (a user's WASI module, tests/wasm/guest/probe.c): the reference's acceptance
+// cases, escapes, the fuel, memory, timeout and output limits, and the computers' folders
+// (temporary ones removed at session end, permanent ones found again after a restart).
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER, run, MSC_BIN,
+} from '../integration/lib.mjs';
+
+const PROBE = process.env.PROBE_WASM;
+let state;          // KILNTAINERS_WASM_DIR of this run
+let outside;        // a host folder next to it that no guest may touch
+
+before(() => {
+  state = fs.mkdtempSync(path.join(os.tmpdir(), 'msc-wasm-test-'));
+  outside = path.join(state, 'outside');
+  fs.mkdirSync(outside);
+  fs.writeFileSync(path.join(outside, 'secret.txt'), 'host secret\n');
+});
+after(() => fs.rmSync(state, { recursive: true, force: true }));
+
+const env = () => ({ KILNTAINERS_WASM_DIR: state, HOME: state });
+const busybox = (flags = []) => startServer(['--backend', 'go_busybox', ...flags], { env: env() });
+const wasm = (flags = []) => startServer(['--backend', 'wasm', '--wasm-path', PROBE, ...flags], { env: env() });
+const folder = (backend, id) => path.join(state, backend, id);
+
+describe('go_busybox backend', () => {
+  it('describes itself: Busybox, args, ls, grep', async () => {
+    const s = await busybox();
+    try {
+      const { tools } = await s.client.listTools();
+      const d = tools.find((t) => t.name === 'terminal_execute').description;
+      for (const w of ['Busybox', 'args', 'ls', 'grep', 'pipes']) assert.ok(d.includes(w), `${w} in ${d}`);
+    } finally { await s.close(); }
+  });
+
+  it('passes the reference acceptance cases', async () => {
+    const s = await busybox();
+    try {
+      const base = { computer_id: cid('bb-accept') };
+      const ok = async (args, extra = {}) => assertReplyShape(await s.call({ ...base, args, ...extra }));
+      let r = await ok(['tee', 'test.txt'], { stdin: 'hello wasm\nsecond line\n' });
+      assert.equal(r.exit_code, 0);
+      r = await ok(['cat', 'test.txt']);
+      assert.deepEqual([r.stdout, r.stderr, r.exit_code], ['hello wasm\nsecond line\n', '', 0]);
+      r = await ok(['ls', '-la']);
+      assert.match(r.stdout, /test\.txt/);
+      await ok(['tee', 'a.txt'], { stdin: 'A\n' });
+      await ok(['tee', 'b.txt'], { stdin: 'B\n' });
+      r = await ok(['cat', 'a.txt', 'b.txt']);
+      assert.equal(r.stdout, 'A\nB\n');
+      r = await ok(['grep', 'hello', 'test.txt']);
+      assert.deepEqual([r.stdout, r.exit_code], ['hello wasm\n', 0]);
+      r = await ok(['grep', '-r', 'wasm', '.']);
+      assert.match(r.stdout, /test\.txt:hello wasm/);
+      r = await ok(['cat'], { stdin: 'from stdin' });
+      assert.equal(r.stdout, 'from stdin');
+      r = await ok(['echo', 'hello', 'world']);
+      assert.equal(r.stdout, 'hello world\n');
+      await ok(['seq', '1', '10'], {});
+      r = assertReplyShape(await s.call({ ...base, command: 'seq 1 10 > n.txt' }));
+      r = await ok(['head', '-n', '3', 'n.txt']);
+      assert.equal(r.stdout, '1\n2\n3\n');
+      r = await ok(['tail', '-n', '3', 'n.txt']);
+      assert.equal(r.stdout, '8\n9\n10\n');
+      r = await ok(['wc', '-l', 'test.txt']);
+      assert.match(r.stdout.trim(), /^2\b/);
+      r = await ok(['wc', '-l'], { stdin: 'x\ny\n' });
+      assert.equal(r.stdout.trim(), '2');
+      assert.equal((await ok(['mkdir', 'sub'])).exit_code, 0);
+      assert.match((await ok(['ls'])).stdout, /sub/);
+      assert.equal((await ok(['rmdir', 'sub'])).exit_code, 0);
+      assert.doesNotMatch((await ok(['ls'])).stdout, /sub/);
+      r = await ok(['grep', 'x', 'nonexistentfile.txt']);
+      assert.notEqual(r.exit_code, 0);
+      assert.match(r.stderr, /nonexistentfile\.txt/);
+      r = await ok(['nosuchapplet']);
+      assert.equal(r.exit_code, 2);
+      assert.match(r.stderr, /applet not found: nosuchapplet/);
+      r = await ok(['--list']);
+      for (const a of ['ls', 'cat', 'grep', 'sed', 'awk', 'sort', 'find', 'xargs']) {
+        assert.ok(r.stdout.split('\n').includes(a), `${a} listed`);
+      }
+    } finally { await s.close(); }
+  });
+
+  it('runs shell lines: pipes, redirections, &&, ||, globs, variables', async () => {
+    const s = await busybox();
+    try {
+      const base = { computer_id: cid('bb-shell') };
+      const sh = async (command, extra = {}) => assertReplyShape(await s.call({ ...base, command, ...extra }));
+      let r = await sh('echo hello | tr a-z A-Z');
+      assert.deepEqual([r.stdout, r.exit_code], ['HELLO\n', 0]);
+      r = await sh('printf "b\\na\\nc\\na\\n" | sort | uniq -c | sort -rn | head -n 1');
+      assert.match(r.stdout, /^\s*2 a\n$/);
+      r = await sh('echo one > f1.txt && echo two >> f1.txt; cat f1.txt');
+      assert.equal(r.stdout, 'one\ntwo\n');
+      r = await sh('false || echo fallback; false && echo never; echo $?');
+      assert.equal(r.stdout, 'fallback\n1\n');
+      r = await sh('echo x > g1.log; echo y > g2.log; ls *.log');
+      assert.equal(r.stdout, 'g1.log\ng2.log\n');
+      r = await sh('cat missing.txt 2>&1 | grep -c missing');
+      assert.equal(r.stdout, '1\n');
+      r = await sh('awk \'{s += $1} END {print s}\'', { stdin: '1\n2\n3\n' });
+      assert.equal(r.stdout, '6\n');
+      r = await sh('sed -e s/world/wasm/ ', { stdin: 'hello world\n' });
+      assert.equal(r.stdout, 'hello wasm\n');
+      r = await sh('NAME=agent; echo "hi $NAME"');
+      assert.equal(r.stdout, 'hi agent\n');
+      r = await sh('nosuchcmd');
+      assert.equal(r.exit_code, 127);
+      r = await sh('pwd', { working_directory: '/work/deep' });
+      assert.equal(r.stdout, '/work/deep\n');
+      r = await sh('exit 7');
+      assert.equal(r.exit_code, 7);
+    } finally { await s.close(); }
+  });
+
+  it('keeps every path inside the computer', async () => {
+    const s = await busybox();
+    try {
+      const id = cid('bb-escape');
+      const base = { computer_id: id };
+      const sh = async (command, extra = {}) => assertReplyShape(await s.call({ ...base, command, ...extra }));
+      let r = await sh('pwd', { working_directory: '/../../..' });
+      assert.equal(r.stdout, '/\n');
+      r = await sh('ls /../../..; ls ../../..');
+      assert.doesNotMatch(r.stdout, /outside|go_busybox|etc/);
+      r = await sh('cat /etc/hostname /proc/self/environ');
+      assert.notEqual(r.exit_code, 0);
+      r = await sh(`cat ${outside}/secret.txt ../../../outside/secret.txt`);
+      assert.notEqual(r.exit_code, 0);
+      assert.doesNotMatch(r.stdout, /host secret/);
+      // A link made by the guest resolves inside the computer, and so does one made on the host.
+      r = await sh('ln -s ../../../../outside up && cat up/secret.txt; ln -s /etc etc2; ls etc2');
+      assert.doesNotMatch(r.stdout, /host secret|passwd/);
+      fs.symlinkSync(outside, path.join(folder('go_busybox', id), 'root', 'hostlink'));
+      r = await sh('cat hostlink/secret.txt');
+      assert.notEqual(r.exit_code, 0);
+      r = await sh('echo pwned > ../../../outside/new.txt; rm -rf ../../../outside');
+      assert.ok(fs.existsSync(path.join(outside, 'secret.txt')));
+      assert.ok(!fs.existsSync(path.join(outside, 'new.txt')));
+      assert.ok(!fs.existsSync(path.join(state, 'go_busybox', 'work')), 'no folders made outside');
+    } finally { await s.close(); }
+  });
+
+  it('ends runaway commands: timeout 124, output limit, memory', async () => {
+    const s = await busybox(['--output-limit', '5000', '--wasm-max-memory', '32']);
+    try {
+      const base = { computer_id: cid('bb-limits') };
+      const t0 = Date.now();
+      let r = assertReplyShape(await s.call({ ...base, command: 'sleep 30', timeout: 1 }));
+      assert.equal(r.exit_code, 124);
+      assert.ok(r.stderr.includes(TIMEOUT_MARKER(1)));
+      assert.ok(Date.now() - t0 < 10000);
+      r = assertReplyShape(await s.call({ ...base, args: ['awk', 'BEGIN { while (1) x++ }'], timeout: 1 }));
+      assert.equal(r.exit_code, 124);
+      r = assertReplyShape(await s.call({ ...base, args: ['seq', '1', '100000'] }));
+      assert.equal(r.stdout, '');
+      assert.ok(r.stderr.includes(LIMIT_MARKER(5000)));
+      r = assertReplyShape(await s.call({ ...base, args: ['awk', 'BEGIN { s = "xxxxxxxxxxxxxxxx"; while (1) s = s s }'], timeout: 20 }));
+      assert.notEqual(r.exit_code, 0);
+      assert.notEqual(r.exit_code, 124, 'memory runs out before the deadline');
+      r = assertReplyShape(await s.call({ ...base, args: ['echo', 'still fine'] }));
+      assert.equal(r.stdout, 'still fine\n');
+    } finally { await s.close(); }
+  });
+
+  it('removes temporary folders at session end and keeps permanent ones across restarts', async () => {
+    const tmpId = cid('bb-tmp');
+    const permId = cid('bb-perm');
+    let s = await busybox();
+    try {
+      assertReplyShape(await s.call({ computer_id: tmpId, command: 'echo t > t.txt' }));
+      assertReplyShape(await s.call({ computer_id: permId, temporary: false, command: 'echo kept > p.txt' }));
+      assert.ok(fs.existsSync(folder('go_busybox', tmpId)));
+    } finally { await s.close(); }
+    assert.ok(!fs.existsSync(folder('go_busybox', tmpId)), 'temporary folder removed');
+    assert.ok(fs.existsSync(path.join(folder('go_busybox', permId), 'root', 'p.txt')));
+    s = await startServer(['--backend', 'go_busybox'], { env: { ...env(), ENABLE_LIFECYCLE_TOOLS: 'true' } });
+    try {
+      const list = await s.client.callTool({ name: 'computer_list', arguments: {} });
+      assert.match(JSON.stringify(list.structuredContent), new RegExp(permId));
+      const r = assertReplyShape(await s.call({ computer_id: permId, temporary: false, args: ['cat', 'p.txt'] }));
+      assert.equal(r.stdout, 'kept\n');
+      const del = await s.client.callTool({ name: 'computer_delete', arguments: { computer_id: permId } });
+      assert.ok(!del.isError, JSON.stringify(del));
+    } finally { await s.close(); }
+    assert.ok(!fs.existsSync(folder('go_busybox', permId)), 'deleted folder removed');
+  });
+});
+
+describe('wasm backend', () => {
+  it('refuses a missing module with the reference texts', async () => {
+    let r = await run(MSC_BIN, ['--backend', 'wasm', '--wasm-path', path.join(state, 'nope.wasm')], { env: { ...process.env, ...env() } });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /WASM file not found: '.*nope\.wasm'/);
+    r = await run(MSC_BIN, ['--backend', 'wasm'], { env: { ...process.env, ...env() } });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /--wasm-path/);
+    fs.writeFileSync(path.join(state, 'bad.wasm'), 'not a module');
+    r = await run(MSC_BIN, ['--backend', 'wasm', '--wasm-path', path.join(state, 'bad.wasm')], { env: { ...process.env, ...env() } });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /Failed to compile WASM module/);
+  });
+
+  it('runs the module with args, stdin, files and exit codes', async () => {
+    const s = await wasm();
+    try {
+      const base = { computer_id: cid('w-run') };
+      const ok = async (args, extra = {}) => assertReplyShape(await s.call({ ...base, args, ...extra }));
+      let r = await ok(['echo', 'hello']);
+      assert.deepEqual([r.stdout, r.stderr, r.exit_code], ['hello\n', '', 0]);
+      r = await ok(['anything', 'x']);
+      assert.equal(r.stdout, '[probe]\n[anything]\n[x]\n', 'argv[0] is the module stem');
+      r = await ok(['cat'], { stdin: 'piped' });
+      assert.equal(r.stdout, 'piped');
+      assert.equal((await ok(['write', 'f.txt', 'data'])).exit_code, 0);
+      assert.equal((await ok(['read', 'f.txt'])).stdout, 'data');
+      assert.equal((await ok(['read', '/f.txt'], { working_directory: '/sub' })).stdout, 'data');
+      assert.equal((await ok(['exit', '42'])).exit_code, 42);
+      r = await ok(['stderr']);
+      assert.equal(r.stderr, 'to stderr\n');
+      const e = await s.call({ ...base, command: 'echo hello' });
+      assertToolError(e, 'command mode', 'shell');
+    } finally { await s.close(); }
+  });
+
+  it('passes command lines to the module shell given by --shell', async () => {
+    const s = await wasm(['--shell', 'ash']);
+    try {
+      const r = assertReplyShape(await s.call({ computer_id: cid('w-shell'), command: 'echo hello' }));
+      assert.equal(r.stdout, '[probe]\n[ash]\n[-c]\n[echo hello]\n');
+    } finally { await s.close(); }
+  });
+
+  it('stops a loop by fuel and by timeout, and a hog by the memory cap', async () => {
+    const s = await wasm(['--wasm-fuel', '1000000', '--wasm-max-memory', '16']);
+    try {
+      const base = { computer_id: cid('w-fuel') };
+      let r = assertReplyShape(await s.call({ ...base, args: ['loop'], timeout: 30 }));
+      assert.equal(r.exit_code, 124);
+      assert.ok(r.stderr.includes('timed out'), r.stderr);
+      r = assertReplyShape(await s.call({ ...base, args: ['alloc', '64'] }));
+      assert.equal(r.exit_code, 3);
+      assert.match(r.stdout, /allocated (\d+) MiB/);
+      assert.ok(Number(/allocated (\d+)/.exec(r.stdout)[1]) < 16);
+      r = assertReplyShape(await s.call({ ...base, args: ['alloc', '4'] }));
+      assert.equal(r.exit_code, 0);
+    } finally { await s.close(); }
+    const t = await wasm();
+    try {
+      const r = assertReplyShape(await t.call({ computer_id: cid('w-loop'), args: ['loop'], timeout: 1 }));
+      assert.equal(r.exit_code, 124);
+      assert.ok(r.stderr.includes(TIMEOUT_MARKER(1)));
+    } finally { await t.close(); }
+  });
+});
