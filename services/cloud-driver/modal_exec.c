@@ -329,9 +329,16 @@ drive(struct xrun *x)
 		if (x->rv != 0 || x->r->over)
 			return;
 		now = grpc_now_ms();
-		if (x->r->exited && ((x->io[0].done && x->io[1].done) ||
-					now - x->waited_at >= DRAIN_MS))
+		if (x->r->exited && x->io[0].done && x->io[1].done)
 			return;
+		if (x->r->exited && now - x->waited_at >= DRAIN_MS) {
+			/* A child may hold a descriptor open; a broken read not. */
+			if (x->io[0].retry_at != 0 || x->io[1].retry_at != 0)
+				set_fail(x, -EIO, "Modal command router "
+				    "TaskExecStdioRead: the output stream was cut "
+				    "short and could not be resumed");
+			return;
+		}
 		if (now >= x->end) {
 			x->r->timed_out = !x->r->exited;
 			return;

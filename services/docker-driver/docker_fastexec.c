@@ -307,7 +307,7 @@ static int
 fx_loop(struct fxc *c, const struct dock_exec_req *req,
     struct dock_exec_res *res, char *err, size_t errlen)
 {
-	short rev;
+	short rev = 0;
 	int rc;
 
 	for (;;) {

@@ -37,11 +37,14 @@ static wasm_rt_memory_t mem;
 static jmp_buf exit_jmp;
 static unsigned runs;
 
-static const char *const nasty[] = { "..", "../", "../outside/secret",
+/* The last three are set up at run time: host paths next to the root. */
+static char abs_secret[128], abs_outside[96], abs_new[128];
+static const char *nasty[] = { "..", "../", "../outside/secret",
 	"/etc/passwd", "/proc/self/root/etc/passwd", "hostlink/secret",
 	"hostlink", "a/b/../../..", ".", "/", "dir/..", "dir/../../x",
 	"file", "dir", "dir/", "link-up", "../../../../../../tmp", "abs",
-	"/proc/self/fd/3", "dir/./sub", "file/", "x\0y", "" };
+	"/proc/self/fd/3", "dir/./sub", "file/", "x\0y", "",
+	abs_secret, abs_outside, abs_new };
 static char *const guest_argv[] = { "fuzz", "a", NULL };
 static char *const guest_envp[] = { "PWD=/", NULL };
 
@@ -247,6 +250,9 @@ setup(void)
 		abort();
 	fputs("SECRET\n", f);
 	fclose(f);
+	snprintf(abs_secret, sizeof(abs_secret), "%s", secret);
+	snprintf(abs_outside, sizeof(abs_outside), "%s", outside);
+	snprintf(abs_new, sizeof(abs_new), "%s/new", outside);
 	atexit(cleanup);
 	seed_root();
 }

@@ -212,6 +212,10 @@ describe('modal backend', () => {
     try {
       assertToolError(await s.call({ command: 'true' }), 'MODAL_TOKEN_ID', '--modal-token-id');
     } finally { await s.close(); }
+    s = await modal([], { MODAL_SERVER_URL: 'http://127.0.0.1:1' });
+    try {
+      assertToolError(await s.call({ command: 'true' }), 'Cannot connect to Modal', 'status.modal.com');
+    } finally { await s.close(); }
     s = await modal(['--modal-token-id', TOKEN_ID, '--modal-token-secret', TOKEN_SECRET],
       { MODAL_TOKEN_ID: '', MODAL_TOKEN_SECRET: '' });
     try {

@@ -265,11 +265,13 @@ run(const struct runner_module *m, const struct runner_opts *o,
 		fuel = m->fuel(inst);
 		*fuel = o->fuel > 0 ? o->fuel : INT64_MAX;
 		if (mem->pages > limit) {
-			status_line("trap the module needs %u MiB of memory, "
-			    "over the limit of %lld MiB", mem->pages /
-			    PAGES_PER_MIB, o->mem_mib);
-			dprintf(err_fd, "[kilntainers: WASM trap: the module "
-			    "needs more memory than the limit]\n");
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "the module needs %u MiB of "
+			    "memory, over the limit of %lld MiB", (mem->pages +
+				PAGES_PER_MIB - 1) / PAGES_PER_MIB, o->mem_mib);
+			status_line("trap %s", msg);
+			dprintf(err_fd, "[kilntainers: WASM trap: %s]\n", msg);
 			return 1;
 		}
 		if (mem->max_pages > limit)

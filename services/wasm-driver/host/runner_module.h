@@ -3,16 +3,17 @@
  * module. `msc-wasm-fuel --glue` writes, next to that C, the msc_wasm_*
  * functions below; msc-wasm-busybox links them in, msc-wasm-exec finds
  * them in a module .so with dlsym(). The glue's msc_wasm_abi() must equal
- * MSC_WASM_ABI: change it whenever these functions or the WASI host's
- * exported symbols change, so a cached .so from another version is
- * refused instead of misused.
+ * MSC_WASM_ABI: change it whenever these functions, the WASI host's
+ * exported symbols or what msc-wasm-fuel makes of a module change; it is
+ * part of the cached .so's name (wasm_compile.h), and a runner refuses a
+ * .so of another number.
  */
 #ifndef RUNNER_MODULE_H
 #define RUNNER_MODULE_H
 
-#define MSC_WASM_ABI 1
+#define MSC_WASM_ABI 2
 
-#ifndef MSC_WASM_FUEL_TOOL
+#ifndef MSC_WASM_ABI_ONLY
 #include <stddef.h>
 #include <stdint.h>
 

@@ -17,7 +17,9 @@ static int
 open_flags(uint32_t dirflags, uint32_t oflags, uint64_t rights,
     uint32_t fdflags)
 {
-	bool rd = rights & WASI_RIGHTS_READ, wr = rights & WASI_RIGHTS_WRITE;
+	/* Only fd_write means writing: toolchains ask for datasync or
+	 * set_size rights on files they only read. */
+	bool rd = rights & WASI_RIGHTS_READ, wr = rights & WASI_RIGHT_FD_WRITE;
 	int fl = O_NOCTTY;
 
 	if (oflags & WASI_O_DIRECTORY)

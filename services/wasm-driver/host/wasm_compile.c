@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MSC_WASM_ABI_ONLY       /* the number, not the wasm-rt types */
+#include "runner_module.h"
 #include "wasm_sha256.h"
 
 #define MAX_WASM_BYTES (512u << 20)
@@ -361,7 +363,8 @@ wasm_compile_module(const char *wasm_path, const char *cache_dir,
 		return failf(&j, rv, "cannot make the cache %s: %s", cache_dir,
 		    strerror(-rv));
 	}
-	snprintf(dst, sizeof(dst), "%s/%s.so", cache_dir, hex);
+	snprintf(dst, sizeof(dst), "%s/%s-%d.so", cache_dir, hex,
+	    MSC_WASM_ABI);
 	if (stat(dst, &st) == 0 && S_ISREG(st.st_mode)) {
 		close(fd);
 		goto found;

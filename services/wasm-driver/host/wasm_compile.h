@@ -17,7 +17,9 @@
 
 /*
  * Returns in *so_path_out (malloc'd, the caller frees) the path of
- * <cache_dir>/<sha256>.so for the module at wasm_path, compiling it first
+ * <cache_dir>/<sha256 of the file>-<MSC_WASM_ABI>.so (the ABI number of
+ * runner_module.h, so a runner never meets a .so of another version) for
+ * the module at wasm_path, compiling it first
  * unless the cache has it (the file is renamed in place atomically, so
  * concurrent calls are safe). cache_dir is made if missing (not its
  * parents). Blocks: about a second for a small module, minutes for a

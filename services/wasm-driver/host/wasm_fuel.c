@@ -31,7 +31,7 @@
 
 #include <binaryen-c.h>
 
-#define MSC_WASM_FUEL_TOOL
+#define MSC_WASM_ABI_ONLY
 #include "runner_module.h"
 #include "wasi_sigs.h"
 
@@ -211,6 +211,26 @@ check_wasi(BinaryenModuleRef m)
 	return 0;
 }
 
+/*
+ * wasm2c gives instantiate() a parameter for the WASI instance only when
+ * the module imports from wasi_snapshot_preview1; an unused import of
+ * sched_yield makes that so for every module, as the glue expects.
+ */
+static void
+anchor_wasi(BinaryenModuleRef m)
+{
+	for (BinaryenIndex i = 0; i < BinaryenGetNumFunctions(m); i++) {
+		const char *mod = BinaryenFunctionImportGetModule(
+		    BinaryenGetFunctionByIndex(m, i));
+
+		if (imported(mod) && strcmp(mod, "wasi_snapshot_preview1") == 0)
+			return;
+	}
+	BinaryenAddFunctionImport(m, "__msc_wasi_anchor",
+	    "wasi_snapshot_preview1", "sched_yield", BinaryenTypeNone(),
+	    BinaryenTypeInt32());
+}
+
 /* The fuel counter of the file comment. */
 static int
 add_fuel(BinaryenModuleRef m)
@@ -224,6 +244,7 @@ add_fuel(BinaryenModuleRef m)
 	    BinaryenGetFunction(m, "log_execution") != NULL)
 		return fail("%s", "the module already has __fuel or "
 			    "log_execution");
+	anchor_wasi(m);
 	BinaryenModuleRunPasses(m, log_pass, 1);
 	BinaryenRemoveFunction(m, "log_execution");
 	BinaryenAddGlobal(m, "__fuel", BinaryenTypeInt64(), true,

@@ -47,6 +47,9 @@ read_file(const char *path)
 	return rv;
 }
 
+/* Keeps the compiler from dropping allocations nobody reads. */
+static char *volatile sink;
+
 /* Allocates n MiB and touches it; reports how far it got. */
 static int
 alloc(long mib)
@@ -59,6 +62,7 @@ alloc(long mib)
 		if (p == NULL)
 			break;
 		memset(p, 1, 1 << 20);
+		sink = p;
 	}
 	printf("allocated %ld MiB\n", got);
 	return got == mib ? 0 : 3;

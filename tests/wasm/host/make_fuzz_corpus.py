@@ -9,7 +9,8 @@ NASTY = ["..", "../", "../outside/secret", "/etc/passwd",
          "/proc/self/root/etc/passwd", "hostlink/secret", "hostlink",
          "a/b/../../..", ".", "/", "dir/..", "dir/../../x", "file", "dir",
          "dir/", "link-up", "../../../../../../tmp", "abs",
-         "/proc/self/fd/3", "dir/./sub", "file/", "x\0y", ""]
+         "/proc/self/fd/3", "dir/./sub", "file/", "x\0y", "",
+         "ABS_SECRET", "ABS_OUTSIDE", "ABS_NEW"]  # host paths, at run time
 OPS = {n: i for i, n in enumerate([
     "args_get", "args_sizes_get", "environ_get", "environ_sizes_get",
     "clock_res_get", "clock_time_get", "fd_advise", "fd_allocate",
@@ -43,19 +44,20 @@ def call(name, *args, x=a64(0), y=a64(0)):
     return bytes([OPS[name]]) + b"".join(args) + x + y
 
 
-def path(off, name):
-    """Pokes a nasty path (no NUL) at off; returns (bytes, ptr, len)."""
+def path(off, name, length=None):
+    """Pokes a nasty path (no NUL) at off; returns (bytes, len)."""
     i = NASTY.index(name)
-    return bytes([0xe0, i]) + struct.pack("<H", off), len(name.encode())
+    n = len(name.encode()) if length is None else length
+    return bytes([0xe1, i]) + struct.pack("<H", off), n
 
 
 def poke(off, data):
     return bytes([0xf0]) + struct.pack("<H", off) + bytes([len(data)]) + data
 
 
-def at(fd, name, off=100):
+def at(fd, name, off=100, length=None):
     """A (fd, ptr, len) triple for a nasty path poked at off."""
-    b, n = path(off, name)
+    b, n = path(off, name, length)
     return b, [small(fd), mem(off), small(n)]
 
 
@@ -112,7 +114,18 @@ def seeds():
         call("fd_renumber", small(4), small(3)) +
         call("fd_prestat_get", small(3), mem(600)) +
         call("fd_close", small(3)))
-    # 6: proc_exit, then a tiny memory.
+    # 6: the host's absolute paths next to the root, as long as they are
+    # under /tmp/fuzz-wasi-XXXXXX/outside/.
+    for name, n in (("ABS_SECRET", 36), ("ABS_NEW", 33)):
+        if True:
+            b, a = at(3, name, 100, n)
+            out["abs-%s" % name.lower()] = (
+                mem_size + b + call(
+                    "path_open", a[0], small(1), a[1], a[2], small(9),
+                    small(0), mem(200), x=a64(0xffffffff), y=a64(0)) +
+                call("path_unlink_file", *a) +
+                call("path_create_directory", *a))
+    # 7: proc_exit, then a tiny memory.
     out["exit"] = mem_size + call("proc_exit", small(3))
     out["tiny-mem"] = (struct.pack("<H", 7) + call(
         "args_get", mem(0), mem(4)) + call("fd_write", small(1), mem(0),

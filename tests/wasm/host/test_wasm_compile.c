@@ -5,7 +5,7 @@
  * tiny module, of the probe's hello, and of msc-wasm-busybox when built.
  *
  * usage: test_wasm_compile RUNNER PROBE.wasm TINY.wasm BAD_IMPORT.wasm
- *	BAD_SIG.wasm REACTOR.wasm START.wasm [BUSYBOX_RUNNER]
+ *	BAD_SIG.wasm REACTOR.wasm START.wasm BIGMEM.wasm [BUSYBOX_RUNNER]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -119,7 +119,7 @@ compile_and_cache(const char *wasm)
 	WH_CHECK(strcmp(so1, so2) == 0);
 	WH_CHECK(stat(so1, &st) == 0 && S_ISREG(st.st_mode));
 	base = strrchr(so1, '/') + 1;
-	WH_CHECK(strlen(base) == 64 + 3 && strcmp(base + 64, ".so") == 0);
+	WH_CHECK(strlen(base) == 64 + 5 && strcmp(base + 64, "-2.so") == 0);
 	WH_CHECK(hit < first && hit < 200);
 	free(so1);
 	free(so2);
@@ -234,14 +234,35 @@ busybox(const char *runner)
 	wh_run_free(&r);
 }
 
+/* A module without imports whose initial memory is over a small limit. */
+static void
+initial_memory(const char *wasm)
+{
+	char *so = wh_compile(wasm, cache, NULL);
+	const char *small[] = { w.runner, "--root", w.root, "--module", so,
+		"--max-memory-mib", "2", "--status-fd", "3", "--", "m", NULL };
+	const char *enough[] = { w.runner, "--root", w.root, "--module", so,
+		"--max-memory-mib", "7", "--status-fd", "3", "--", "m", NULL };
+	struct wh_run r;
+
+	wh_spawn(&r, small, NULL, 0);
+	WH_CHECK(r.code == 1 && strcmp(r.status, "trap the module needs 7 MiB "
+	    "of memory, over the limit of 2 MiB") == 0);
+	wh_run_free(&r);
+	wh_spawn(&r, enough, NULL, 0);
+	WH_CHECK(r.code == 0 && strcmp(r.status, "exit 0") == 0);
+	wh_run_free(&r);
+	free(so);
+}
+
 int
 main(int argc, char **argv)
 {
 	char *tiny, *probe;
 
-	if (argc < 8) {
+	if (argc < 9) {
 		fprintf(stderr, "usage: %s RUNNER PROBE TINY BAD_IMPORT BAD_SIG "
-				"REACTOR START [BUSYBOX]\n", argv[0]);
+				"REACTOR START BIGMEM [BUSYBOX]\n", argv[0]);
 		return 2;
 	}
 	if (wh_setup(&w, argv[1], NULL) != 0) {
@@ -252,6 +273,7 @@ main(int argc, char **argv)
 	compile_and_cache(argv[3]);
 	compile_and_cache(argv[2]);
 	errors(argv);
+	initial_memory(argv[8]);
 
 	tiny = wh_compile(argv[3], cache, NULL);
 	probe = wh_compile(argv[2], cache, NULL);
@@ -261,7 +283,7 @@ main(int argc, char **argv)
 		const char *h[] = { argv[1], "--root", w.root, "--module",
 			probe, "--status-fd", "3", "--", "probe", "hello",
 			NULL };
-		const char *b[] = { argc > 8 ? argv[8] : "", "--root", w.root,
+		const char *b[] = { argc > 9 ? argv[9] : "", "--root", w.root,
 			"--status-fd", "3", "--", "busybox", "true", NULL };
 
 		const char *s[] = { argv[1], "--root", w.root, "--module",
@@ -270,13 +292,13 @@ main(int argc, char **argv)
 		bench("tiny module (proc_exit 42)", t, "exit 42");
 		peak_rss("probe sleeping", s);
 		bench("probe hello (wasi-libc)", h, "exit 0");
-		const char *bs[] = { argc > 8 ? argv[8] : "", "--root",
+		const char *bs[] = { argc > 9 ? argv[9] : "", "--root",
 			w.root, "--", "busybox", "sleep", "1", NULL };
 
-		if (argc > 8 && access(argv[8], X_OK) == 0) {
+		if (argc > 9 && access(argv[9], X_OK) == 0) {
 			bench("msc-wasm-busybox true", b, "exit 0");
 			peak_rss("busybox sleeping", bs);
-			busybox(argv[8]);
+			busybox(argv[9]);
 		}
 	}
 	free(tiny);

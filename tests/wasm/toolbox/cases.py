@@ -311,8 +311,8 @@ t("awk/assign NF", ["awk", "{NF = 2; print}"], stdin="a b c d\n",
   out="a b\n")
 t("awk/field beyond NF", ["awk", "{$5 = \"e\"; print; print NF}"],
   stdin="a b\n", out="a b   e\n5\n")
-t("awk/ENVIRON", ["awk", "BEGIN {print ENVIRON[\"TBVAR\"]}"],
-  env={"TBVAR": "set"}, out="set\n")
+t("awk/ENVIRON", "TBVAR=set awk 'BEGIN {print ENVIRON[\"TBVAR\"]}'",
+  out="set\n")
 t("awk/FILENAME FNR", ["awk", "FNR == 1 {print FILENAME}", "a.txt",
                        "b.txt"], out="a.txt\nb.txt\n")
 t("awk/operand assignment", ["awk", "{print x, $0}", "x=1", "a.txt", "x=2",
@@ -561,7 +561,7 @@ t("sleep/bad", ["sleep", "x"], rc=1, err_has=["invalid time"])
 t("yes/head", "yes | head -n 3", out="y\ny\ny\n")
 t("yes/word", "yes ok | head -2", out="ok\nok\n")
 t("env/var", ["env", "FOO=bar", "sh", "-c", "echo $FOO"], out="bar\n")
-t("env/list", ["env"], env={"TBX": "1"}, out_has=["TBX=1\n"])
+t("env/list", "export TBX=1; env", out_has=["TBX=1\n"])
 t("tee", ["tee", "t1.txt"], stdin="data\n", out="data\n",
   files={"t1.txt": "data\n"})
 t("tee/-a", ["tee", "-a", "a.txt"], stdin="more\n", out="more\n",
@@ -618,11 +618,11 @@ t("sh/&>", "ls a.txt nope &> both.txt; cat both.txt",
 t("sh/>&2", "echo to-err >&2", err="to-err\n", out="")
 t("sh/2>/dev/null", "cat nope 2>/dev/null; echo rc=$?", out="rc=1\n")
 t("sh/>/dev/null", "echo hidden > /dev/null", out="")
-t("sh/quotes", "echo 'single $HOME' \"double $X\" back\\ slash",
-  env={"X": "x"}, out="single $HOME double x back slash\n")
+t("sh/quotes", "X=x; echo 'single $HOME' \"double $X\" back\\ slash",
+  out="single $HOME double x back slash\n")
 t("sh/vars", "A=1; B=\"$A two\"; echo $B ${A}0 ${#B}", out="1 two 10 5\n")
-t("sh/var defaults", "echo ${U:-def} ${U-d2} ${E:-emp} ${S:+alt}; "
-  "echo ${U:=set} $U", env={"E": "", "S": "s"},
+t("sh/var defaults", "E=; S=s; echo ${U:-def} ${U-d2} ${E:-emp} "
+  "${S:+alt}; echo ${U:=set} $U",
   out="def d2 emp alt\nset set\n")
 t("sh/var trim", "f=archive.tar.gz; echo ${f%.gz} ${f%%.*} ${f#*.} "
   "${f##*.} ${f/tar/TAR}", out="archive.tar archive tar.gz gz "
@@ -674,8 +674,8 @@ t("sh/subshell", "x=1; (x=2; cd sub; echo $x); echo $x; ls a.txt",
   out="2\n1\na.txt\n")
 t("sh/group redirect", "{ echo a; echo b; } > g.txt; cat g.txt",
   out="a\nb\n")
-t("sh/heredoc", "cat <<EOF\nline $X\n  indented\nEOF\necho after",
-  env={"X": "1"}, out="line 1\n  indented\nafter\n")
+t("sh/heredoc", "X=1\ncat <<EOF\nline $X\n  indented\nEOF\necho after",
+  out="line 1\n  indented\nafter\n")
 t("sh/heredoc quoted", "cat <<'EOF'\n$NOT expanded `x`\nEOF",
   out="$NOT expanded `x`\n")
 t("sh/heredoc to file", "cat > f.txt <<'EOF'\nwritten\nEOF\ncat f.txt",

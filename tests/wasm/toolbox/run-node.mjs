@@ -17,10 +17,13 @@ if (!wasmPath) {
 	process.exit(2);
 }
 const root = process.env.TOOLBOX_ROOT || process.cwd();
-const env = { PWD: '/', HOME: '/', PATH: '/bin' };
-for (const k of ['TZ', 'LC_ALL', 'LANG'])
-	if (process.env[k] !== undefined)
-		env[k] = process.env[k];
+// The caller's environment passes through, except what describes the host.
+const env = {};
+for (const [k, v] of Object.entries(process.env))
+	if (!['PWD', 'HOME', 'PATH', 'OLDPWD', 'TOOLBOX_ROOT'].includes(k) &&
+	    !k.startsWith('NODE'))
+		env[k] = v;
+Object.assign(env, { PWD: '/', HOME: '/', PATH: '/bin' });
 const wasi = new WASI({
 	version: 'preview1',
 	args: ['busybox', ...args],

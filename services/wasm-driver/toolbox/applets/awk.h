@@ -147,6 +147,7 @@ struct awk {
 	regex_t			**regs;		/* compiled literals */
 	int			 nregs;
 	bool			 error;
+	int			 pdepth;	/* parser recursion */
 	/* records */
 	struct aval		*fields;	/* [0] is $0 */
 	int			 nf, fcap;

@@ -6,6 +6,7 @@
 
 static struct anode *primary(struct awk *a);
 static struct anode *unary(struct awk *a);
+static bool deeper(struct awk *a);
 
 void
 awk_syntax_error(struct awk *a)
@@ -266,13 +267,18 @@ static struct anode *
 unary(struct awk *a)
 {
 	int t = peek(a);
+	struct anode *n;
 
+	if (!deeper(a))
+		return mk(a, E_NUM);
 	if (t == '!' || t == '-' || t == '+') {
 		adv(a);
-		return mk2(a, t == '!' ? E_NOT : t == '-' ? E_NEG : E_PLUS, 0,
+		n = mk2(a, t == '!' ? E_NOT : t == '-' ? E_NEG : E_PLUS, 0,
 		    unary(a), NULL);
-	}
-	return power(a);
+	} else
+		n = power(a);
+	a->pdepth--;
+	return n;
 }
 
 static struct anode *
@@ -399,8 +405,37 @@ or_expr(struct awk *a, bool nogt)
 	return n;
 }
 
+static struct anode *expr_nested(struct awk *a, bool nogt);
+
+/* Bounds the parser's recursion on deeply nested input. */
+static bool
+deeper(struct awk *a)
+{
+	if (a->pdepth >= 200) {
+		if (!a->error)
+			tb_err(a->io, "awk", "expression nested too deeply");
+		a->error = true;
+		a->pos = a->ntoks - 1;
+		return false;
+	}
+	a->pdepth++;
+	return true;
+}
+
 struct anode *
 awk_expr(struct awk *a, bool nogt)
+{
+	struct anode *n;
+
+	if (!deeper(a))
+		return mk(a, E_NUM);
+	n = expr_nested(a, nogt);
+	a->pdepth--;
+	return n;
+}
+
+static struct anode *
+expr_nested(struct awk *a, bool nogt)
 {
 	struct anode *n = or_expr(a, nogt);
 	int t = peek(a);

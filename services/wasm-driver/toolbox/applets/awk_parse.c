@@ -169,8 +169,28 @@ for_stmt(struct awk *a)
 	return n;
 }
 
+static struct anode *stmt_nested(struct awk *a);
+
 static struct anode *
 stmt(struct awk *a)
+{
+	struct anode *n;
+
+	if (a->pdepth >= 200) {
+		if (!a->error)
+			tb_err(a->io, "awk", "statements nested too deeply");
+		a->error = true;
+		a->pos = a->ntoks - 1;
+		return mk(a, S_BLOCK);
+	}
+	a->pdepth++;
+	n = stmt_nested(a);
+	a->pdepth--;
+	return n;
+}
+
+static struct anode *
+stmt_nested(struct awk *a)
 {
 	struct anode *n;
 	int t = peek(a);

@@ -244,8 +244,12 @@ applet_touch(struct tb_io *io, int argc, char **argv)
 	struct tb_opt o;
 	bool create = true;
 	int c, rc = 0;
-	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+	struct timespec ts[2];
 	long long ll;
+
+	/* Explicit times: some WASI hosts reject UTIME_NOW. */
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[1] = ts[0];
 
 	tb_opt_init(&o, io, "touch", argc, argv);
 	while ((c = tb_opt_next(&o, "cahmd:")) != TB_OPT_END) {
@@ -273,8 +277,7 @@ applet_touch(struct tb_io *io, int argc, char **argv)
 			int fd = open(argv[i], O_WRONLY | O_CREAT, 0666);
 
 			if (fd >= 0) {
-				if (ts[0].tv_nsec != UTIME_NOW)
-					futimens(fd, ts);
+				futimens(fd, ts);
 				close(fd);
 				continue;
 			}

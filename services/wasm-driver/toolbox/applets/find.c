@@ -40,6 +40,7 @@ struct find {
 	bool		 depth_first;
 	bool		 has_action;
 	bool		 pruned, quit;
+	int		 depth;		/* parser recursion */
 	int		 rc;
 	time_t		 now;
 	struct fnode	*root;
@@ -138,8 +139,25 @@ parse_exec(struct find *f)
 	return n;
 }
 
+static struct fnode *parse_primary_nested(struct find *f);
+
 static struct fnode *
 parse_primary(struct find *f)
+{
+	struct fnode *n;
+
+	if (f->depth >= 200) {
+		tb_err(f->io, "find", "expression nested too deeply");
+		return NULL;
+	}
+	f->depth++;
+	n = parse_primary_nested(f);
+	f->depth--;
+	return n;
+}
+
+static struct fnode *
+parse_primary_nested(struct find *f)
 {
 	const char *p = f->av[f->pos++], *a;
 	struct fnode *n;

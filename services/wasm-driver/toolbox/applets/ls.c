@@ -221,9 +221,24 @@ read_dir(struct ls_opts *l, const char *path, size_t *np)
 		l->rc = 2;
 		return NULL;
 	}
-	while ((de = readdir(d)) != NULL) {
-		const char *nm = de->d_name;
+	/* Some WASI hosts list no "." and "..": add them for -a. */
+	bool dot = false, dotdot = false, eod = false;
 
+	for (;;) {
+		const char *nm;
+
+		if (!eod && (de = readdir(d)) != NULL)
+			nm = de->d_name;
+		else if ((eod = true) && l->all && !dot)
+			nm = ".";
+		else if (l->all && !dotdot)
+			nm = "..";
+		else
+			break;
+		if (strcmp(nm, ".") == 0)
+			dot = true;
+		else if (strcmp(nm, "..") == 0)
+			dotdot = true;
 		if (nm[0] == '.' && !l->all && (!l->almost ||
 		    strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0))
 			continue;

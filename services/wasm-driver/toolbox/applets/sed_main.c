@@ -47,10 +47,14 @@ sed_inplace(struct sed *sd)
 static bool
 inplace_arg(const char *a, const char **suffix)
 {
-	if (strncmp(a, "-i", 2) == 0 && a[2] != '\0' &&
-	    strspn(a + 2, "nEsru") != strlen(a + 2)) {
-		*suffix = a + 2;
-		return true;
+	if (a[0] == '-' && a[1] == 'i' && a[2] != '\0') {
+		/* "-in" is -i -n, "-i.bak" a suffix. */
+		for (const char *p = a + 2; *p != '\0'; p++)
+			if (strchr("nEsru", *p) == NULL) {
+				*suffix = a + 2;
+				return true;
+			}
+		return false;
 	}
 	if (strncmp(a, "--in-place", 10) == 0 && (a[10] == '\0' ||
 	    a[10] == '=')) {

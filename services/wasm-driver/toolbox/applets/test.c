@@ -10,6 +10,7 @@ struct tst {
 	struct tb_io	*io;
 	char		**av;
 	int		 n, pos;
+	int		 depth;
 	bool		 err;
 };
 
@@ -169,12 +170,23 @@ t_primary(struct tst *t)
 static bool
 t_not(struct tst *t)
 {
+	bool v;
+
+	if (t->depth >= 200) {
+		if (!t->err)
+			tb_err(t->io, "test", "expression too complex");
+		t->err = true;
+		return false;
+	}
+	t->depth++;
 	if (t->pos < t->n && strcmp(t->av[t->pos], "!") == 0 &&
 	    t->pos + 1 < t->n) {
 		t->pos++;
-		return !t_not(t);
-	}
-	return t_primary(t);
+		v = !t_not(t);
+	} else
+		v = t_primary(t);
+	t->depth--;
+	return v;
 }
 
 static bool

@@ -12,6 +12,7 @@
 #include "../toolbox.h"
 
 #define SH_MAX_DEPTH	48	/* nested $(...), eval, sh -c, . */
+#define SH_MAX_NEST	200	/* nested compound commands in a script */
 
 /* Tokens. */
 enum sh_tok {
@@ -110,6 +111,7 @@ struct sh_lex {
 	bool		 error;		/* syntax error already printed */
 	struct sh_redir	*pending[SH_MAX_PENDING];	/* heredocs */
 	int		 npending;
+	int		 depth;		/* parser nesting */
 };
 
 /* Loads the next token if none is loaded; returns its type. */
@@ -191,6 +193,9 @@ int sh_bi_return(struct sh *, struct tb_io *, int, char **);
 int sh_bi_break(struct sh *, struct tb_io *, int, char **);
 int sh_bi_local(struct sh *, struct tb_io *, int, char **);
 int sh_bi_let(struct sh *, struct tb_io *, int, char **);
+/* set -X / set -o NAME; 0 or -1 for an unknown option. */
+int sh_set_option(struct sh *sh, char c, bool on);
+int sh_set_long(struct sh *sh, const char *name, bool on);
 /* Reads a whole file ("-": io->in); NULL (message printed) on error. */
 char *sh_read_file(struct sh *sh, struct tb_io *io, const char *path);
 

@@ -224,6 +224,42 @@ sh_bi_unset(struct sh *sh, struct tb_io *io, int argc, char **argv)
 }
 
 int
+sh_set_long(struct sh *sh, const char *name, bool on)
+{
+	static const struct {
+		const char	*name;
+		char		 c;
+	} longs[] = { { "errexit", 'e' }, { "xtrace", 'x' }, { "nounset", 'u' },
+		{ "noglob", 'f' }, { "pipefail", 'p' }, { "verbose", 'v' },
+		{ "monitor", 'm' }, { "hashall", 'h' }, { "noclobber", 'C' } };
+
+	for (size_t k = 0; k < sizeof(longs) / sizeof(longs[0]); k++)
+		if (strcmp(name, longs[k].name) == 0) {
+			if (longs[k].c == 'p')
+				sh->pipefail = on;
+			else
+				sh_set_option(sh, longs[k].c, on);
+			return 0;
+		}
+	return -1;
+}
+
+int
+sh_set_option(struct sh *sh, char c, bool on)
+{
+	switch (c) {
+	case 'e': sh->errexit = on; return 0;
+	case 'x': sh->xtrace = on; return 0;
+	case 'u': sh->nounset = on; return 0;
+	case 'f': sh->noglob = on; return 0;
+	case 'v': case 'h': case 'm': case 'b': case 'C': case 'i': case 's':
+	case 'l':
+		return 0;
+	}
+	return -1;
+}
+
+int
 sh_bi_set(struct sh *sh, struct tb_io *io, int argc, char **argv)
 {
 	int i;
@@ -237,37 +273,24 @@ sh_bi_set(struct sh *sh, struct tb_io *io, int argc, char **argv)
 		const char *a = argv[i];
 		bool on = a[0] == '-';
 
-		if (strcmp(a, "--") == 0) {
+		if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) {
 			i++;
 			set_params(sh, argc - i, argv + i);
 			return 0;
 		}
 		if (a[0] != '-' && a[0] != '+')
 			break;
-		if (a[1] == 'o') {
-			const char *opt = i + 1 < argc ? argv[++i] : "";
-
-			if (strcmp(opt, "pipefail") == 0)
-				sh->pipefail = on;
-			else if (strcmp(opt, "errexit") == 0)
-				sh->errexit = on;
-			else if (strcmp(opt, "nounset") == 0)
-				sh->nounset = on;
-			else if (strcmp(opt, "xtrace") == 0)
-				sh->xtrace = on;
-			else if (strcmp(opt, "noglob") == 0)
-				sh->noglob = on;
-			continue;
-		}
 		for (const char *p = a + 1; *p; p++) {
-			switch (*p) {
-			case 'e': sh->errexit = on; break;
-			case 'x': sh->xtrace = on; break;
-			case 'u': sh->nounset = on; break;
-			case 'f': sh->noglob = on; break;
-			case 'v': case 'h': case 'm': case 'b': case 'C':
-				break;
-			default:
+			if (*p == 'o') {
+				const char *name = i + 1 < argc ? argv[++i] :
+				    "";
+
+				if (sh_set_long(sh, name, on) != 0) {
+					tb_err(io, "sh", "set: %s: invalid "
+					    "option name", name);
+					return 2;
+				}
+			} else if (sh_set_option(sh, *p, on) != 0) {
 				tb_err(io, "sh", "set: -%c: invalid option", *p);
 				return 2;
 			}

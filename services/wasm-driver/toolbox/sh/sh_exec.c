@@ -376,7 +376,7 @@ run_node(struct sh *sh, struct sh_node *n, struct tb_io *io)
 {
 	struct tb_io cio = *io;
 	struct sh_rstate rs = { .nfiles = 0 };
-	struct snapshot snap;
+	struct snapshot *snap;
 	int rc = 0;
 
 	if (n == NULL || sh->exiting)
@@ -400,17 +400,26 @@ run_node(struct sh *sh, struct sh_node *n, struct tb_io *io)
 			rc = run_node(sh, n->b, &cio);
 		break;
 	case N_SEQ:
-		rc = run_node(sh, n->a, &cio);
-		if (!interrupted(sh))
-			rc = run_node(sh, n->b, &cio);
+		/* Iterate along the right-deep chain (see sh_parse.c). */
+		for (struct sh_node *p = n;; p = p->b) {
+			if (p->kind != N_SEQ || (p != n && p->redirs != NULL)) {
+				rc = run_node(sh, p, &cio);
+				break;
+			}
+			rc = run_node(sh, p->a, &cio);
+			if (interrupted(sh))
+				break;
+		}
 		break;
 	case N_NOT:
 		rc = !run_cond(sh, n->a, &cio);
 		break;
 	case N_SUBSHELL:
-		snapshot_take(sh, &snap);
+		snap = tb_xmalloc(sizeof(*snap));
+		snapshot_take(sh, snap);
 		rc = run_node(sh, n->a, &cio);
-		snapshot_restore(sh, &snap);
+		snapshot_restore(sh, snap);
+		free(snap);
 		sh->exiting = false;
 		sh->breaking = sh->continuing = 0;
 		break;

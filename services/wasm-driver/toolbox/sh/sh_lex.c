@@ -17,8 +17,10 @@ sh_lex_error(struct sh_lex *lx, const char *msg, const char *what)
 		tb_err(lx->sh->io, "sh", "syntax error: %s", msg);
 }
 
+static size_t skip_construct(const char *s, size_t i, size_t len, int nest);
+
 static size_t
-skip_parens(const char *s, size_t i, size_t len)
+skip_parens(const char *s, size_t i, size_t len, int nest)
 {
 	int depth = 0;
 
@@ -28,7 +30,7 @@ skip_parens(const char *s, size_t i, size_t len)
 		if (c == '\\') {
 			i += 2;
 		} else if (c == '\'' || c == '"' || c == '`' || c == '$') {
-			size_t j = sh_skip_construct(s, i, len);
+			size_t j = skip_construct(s, i, len, nest + 1);
 
 			if (j == (size_t)-1)
 				return j;
@@ -49,9 +51,18 @@ skip_parens(const char *s, size_t i, size_t len)
 size_t
 sh_skip_construct(const char *s, size_t i, size_t len)
 {
+	return skip_construct(s, i, len, 0);
+}
+
+/* nest bounds the recursion of nested quotes and substitutions. */
+static size_t
+skip_construct(const char *s, size_t i, size_t len, int nest)
+{
 	size_t j;
 	int depth;
 
+	if (nest > SH_MAX_NEST)
+		return (size_t)-1;
 	switch (s[i]) {
 	case '\'':
 		for (j = i + 1; j < len; j++)
@@ -65,7 +76,7 @@ sh_skip_construct(const char *s, size_t i, size_t len)
 			else if (s[j] == '"')
 				return j + 1;
 			else if (s[j] == '$' || s[j] == '`') {
-				size_t k = sh_skip_construct(s, j, len);
+				size_t k = skip_construct(s, j, len, nest + 1);
 
 				if (k == (size_t)-1)
 					return k;
@@ -86,7 +97,7 @@ sh_skip_construct(const char *s, size_t i, size_t len)
 		return (size_t)-1;
 	case '$':
 		if (i + 1 < len && s[i + 1] == '(')
-			return skip_parens(s, i + 1, len);
+			return skip_parens(s, i + 1, len, nest + 1);
 		if (i + 1 < len && s[i + 1] == '{') {
 			for (j = i + 2, depth = 1; j < len;) {
 				if (s[j] == '\\')
@@ -94,7 +105,7 @@ sh_skip_construct(const char *s, size_t i, size_t len)
 				else if (s[j] == '\'' || s[j] == '"' ||
 				    s[j] == '`' || (s[j] == '$' && j + 1 < len
 				    && (s[j + 1] == '(' || s[j + 1] == '{'))) {
-					size_t k = sh_skip_construct(s, j, len);
+					size_t k = skip_construct(s, j, len, nest + 1);
 
 					if (k == (size_t)-1)
 						return k;

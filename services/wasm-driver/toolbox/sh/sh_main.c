@@ -1,6 +1,7 @@
 /* sh_main.c - builtin dispatch and the sh applet (sh -c, sh file, stdin). */
 #include "sh.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +111,45 @@ bi_printenv(struct sh *sh, struct tb_io *io, int argc, char **argv)
 	return rc;
 }
 
+/* [[ ... ]]: test, plus == != (glob patterns) and =~ (extended regex). */
+static int
+bi_dbracket(struct sh *sh, struct tb_io *io, int argc, char **argv)
+{
+	char **av;
+	int rc;
+
+	(void)sh;
+	if (argc < 2 || strcmp(argv[argc - 1], "]]") != 0) {
+		tb_err(io, "sh", "[[: missing ']]'");
+		return 2;
+	}
+	argc--;
+	if (argc == 4 && (strcmp(argv[2], "==") == 0 ||
+	    strcmp(argv[2], "=") == 0 || strcmp(argv[2], "!=") == 0)) {
+		bool m = fnmatch(argv[3], argv[1], 0) == 0;
+
+		return (argv[2][0] == '!') == m;
+	}
+	if (argc == 4 && strcmp(argv[2], "=~") == 0) {
+		regex_t re;
+
+		if (tb_regcomp(io, "sh", &re, argv[3], REG_EXTENDED |
+		    REG_NOSUB) != 0)
+			return 2;
+		rc = regexec(&re, argv[1], 0, NULL, 0) == 0 ? 0 : 1;
+		regfree(&re);
+		return rc;
+	}
+	av = tb_xmalloc(sizeof(char *) * (size_t)(argc + 1));
+	av[0] = (char *)"test";
+	for (int i = 1; i < argc; i++)
+		av[i] = strcmp(argv[i], "==") == 0 ? (char *)"=" : argv[i];
+	av[argc] = NULL;
+	rc = applet_test(io, argc, av);
+	free(av);
+	return rc;
+}
+
 struct builtin {
 	const char	*name;
 	int		(*fn)(struct sh *, struct tb_io *, int, char **);
@@ -118,6 +158,7 @@ struct builtin {
 static const struct builtin builtins[] = {
 	{ ".", sh_bi_source },
 	{ ":", bi_colon },
+	{ "[[", bi_dbracket },
 	{ "alias", bi_colon },
 	{ "break", sh_bi_break },
 	{ "cd", sh_bi_cd },
@@ -178,8 +219,33 @@ sh_free(struct sh *sh)
 	}
 }
 
+static int sh_run_applet(struct tb_io *io, int argc, char **argv);
+
+/*
+ * Shells started by shells (sh script.sh, awk's system(), xargs sh) all
+ * run on one C stack: bound their nesting. The counter is back to zero
+ * when the outermost shell returns.
+ */
+#define SH_MAX_SHELLS 16
+static int sh_active;
+
 int
 applet_sh(struct tb_io *io, int argc, char **argv)
+{
+	int rc;
+
+	if (sh_active >= SH_MAX_SHELLS) {
+		tb_err(io, "sh", "too many nested shells");
+		return 2;
+	}
+	sh_active++;
+	rc = sh_run_applet(io, argc, argv);
+	sh_active--;
+	return rc;
+}
+
+static int
+sh_run_applet(struct tb_io *io, int argc, char **argv)
 {
 	struct sh sh = { .io = io, .arg0 = (char *)"sh" };
 	const char *cmd = NULL;
@@ -187,40 +253,32 @@ applet_sh(struct tb_io *io, int argc, char **argv)
 	int i = 1, rc;
 
 	for (; i < argc && (argv[i][0] == '-' || argv[i][0] == '+') &&
-	    argv[i][1] != '\0'; i++) {
+	    argv[i][1] != '\0' && cmd == NULL; i++) {
 		bool on = argv[i][0] == '-';
 
 		if (strcmp(argv[i], "--") == 0) {
 			i++;
 			break;
 		}
-		if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "+o") == 0) {
-			if (i + 1 < argc && strcmp(argv[i + 1], "pipefail") == 0)
-				sh.pipefail = on;
-			i++;
-			continue;
-		}
 		for (const char *p = argv[i] + 1; *p; p++) {
-			switch (*p) {
-			case 'c':
+			if (*p == 'c' && on) {
 				if (i + 1 >= argc) {
 					tb_err(io, "sh", "-c requires an "
 					    "argument");
 					return 2;
 				}
 				cmd = argv[++i];
-				break;
-			case 'e': sh.errexit = on; break;
-			case 'x': sh.xtrace = on; break;
-			case 'u': sh.nounset = on; break;
-			case 'f': sh.noglob = on; break;
-			case 's': case 'i': case 'l': case 'v': break;
-			default:
+			} else if (*p == 'o') {
+				if (i + 1 >= argc || sh_set_long(&sh,
+				    argv[++i], on) != 0) {
+					tb_err(io, "sh", "-o: invalid option "
+					    "name");
+					return 2;
+				}
+			} else if (sh_set_option(&sh, *p, on) != 0) {
 				tb_err(io, "sh", "-%c: invalid option", *p);
 				return 2;
 			}
-			if (cmd != NULL && *p == 'c')
-				break;
 		}
 	}
 	if (cmd != NULL) {

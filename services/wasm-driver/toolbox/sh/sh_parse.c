@@ -52,6 +52,16 @@ sh_node_free(struct sh_node *n)
 		n->refs--;
 		return;
 	}
+	/* Long lists are SEQ chains along b: walk them without recursing. */
+	while (n->kind == N_SEQ && n->refs == 0 && n->b != NULL &&
+	    n->b->kind == N_SEQ && n->b->refs == 0) {
+		struct sh_node *next = n->b;
+
+		sh_node_free(n->a);
+		redirs_free(n->redirs);
+		free(n);
+		n = next;
+	}
 	sh_node_free(n->a);
 	sh_node_free(n->b);
 	sh_node_free(n->c);
@@ -398,8 +408,26 @@ fail:
 	return NULL;
 }
 
+static struct sh_node *p_command_nested(struct sh_lex *lx);
+
+/* Bounds the parser's recursion (nested compound commands). */
 static struct sh_node *
 p_command(struct sh_lex *lx)
+{
+	struct sh_node *n;
+
+	if (lx->depth >= SH_MAX_NEST) {
+		sh_lex_error(lx, "commands nested too deeply", NULL);
+		return NULL;
+	}
+	lx->depth++;
+	n = p_command_nested(lx);
+	lx->depth--;
+	return n;
+}
+
+static struct sh_node *
+p_command_nested(struct sh_lex *lx)
 {
 	struct sh_node *n = NULL;
 	enum sh_tok t = sh_lex_peek(lx);
@@ -516,7 +544,7 @@ p_and_or(struct sh_lex *lx)
 static struct sh_node *
 p_list(struct sh_lex *lx)
 {
-	struct sh_node *n = NULL, *x;
+	struct sh_node *n = NULL, *x, **tail = &n;
 
 	skip_newlines(lx);
 	while (!at_list_end(lx)) {
@@ -524,7 +552,13 @@ p_list(struct sh_lex *lx)
 			sh_node_free(n);
 			return NULL;
 		}
-		n = n ? pair(N_SEQ, n, x) : x;
+		/* SEQ(a, SEQ(b, c)): run and freed iteratively along b. */
+		if (*tail == NULL)
+			*tail = x;
+		else {
+			*tail = pair(N_SEQ, *tail, x);
+			tail = &(*tail)->b;
+		}
 		if (sh_lex_peek(lx) == T_SEMI || lx->tok == T_AMP ||
 		    lx->tok == T_NEWLINE) {
 			sh_lex_next(lx);
