@@ -85,6 +85,7 @@ load() {
 }
 
 echo "cluster-bench: baseline, all-in-one, $nbase sessions" >&2
+# shellcheck disable=SC2086
 start "$bin/mcp-sandbox-computer" --port $((base + 60)) --driver-id "$tag-aio" $flags
 wait_healthy $((base + 60))
 load --edge "http://127.0.0.1:$((base + 60))/mcp" --sessions "$nbase" --pid "all-in-one=$last" \
@@ -146,6 +147,7 @@ if [ -n "$(git -C "$repo" status --porcelain 2>/dev/null | head -n 1)" ]; then r
 	printf '\n## %s cluster, %s sessions over two edges (rev %s, %s cores, Docker %s, node %s)\n\n' \
 		"$(date -u '+%Y-%m-%d %H:%M UTC')" "$n" "$rev" "$(nproc)" \
 		"$(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?')" "$(node --version)"
+	# shellcheck disable=SC2016
 	printf 'Appended by `BENCH_FLAGS="%s" bench/cluster.sh %s %s %s`: every process on this one machine, links tls+tcp:// on loopback. Each session: initialize, a first terminal_execute `true` that creates its computer (create columns), then %s more (`true`, `echo hi`) one after another, all sessions at once (the p50/p99/calls/s columns); then DELETE, and the time until the drivers have removed every computer. Ratios against the first row (the same load on one all-in-one process). Computers with --no-network. VmRSS/VmHWM from /proc/<pid>/status with the sessions and computers still open. Containers left after the run: %s.\n\n' \
 		"${BENCH_FLAGS:-}" "$n" "$calls" "$nbase" "$calls" "$left"
 	cat "$tmp/tables.md"

@@ -202,7 +202,7 @@ describe('kill -9 of each service under load', () => {
             continue;
           }
           if (k.temporary) tempsEver.add(k.id());
-          const r = await execute(k.edge, k.sid, { computer_id: k.id(), temporary: !k.temporary ? false : true,
+          const r = await execute(k.edge, k.sid, { computer_id: k.id(), temporary: k.temporary,
             command: `echo ${k.writes + 1} >> /root/log; tail -n1 /root/log` }, { timeoutMs: 25000 });
           if (r.status === 404) {           // the session service lost the session: start again
             stats.reinit++;
@@ -393,7 +393,7 @@ describe('certificates', () => {
   });
 
   it('a server whose certificate expired is refused by its client', async () => {
-    const url = `tls+tcp://${L.ROOT_IP}:7999`;
+    const url = `tls+tcp://${L.ROOT_IP}:${30000 + Math.floor(Math.random() * 20000)}`;
     const rogue = spawn(L.SESSION_BIN, ['--listen', url, '--inventory-url', L.sessionUrl,
       '--driver-url', `x=${L.sessionUrl}`, '--tls-ca', path.join(cluster.certs, 'ca.pem'), '--tls-cert', expiredCert()],
     { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -750,3 +750,37 @@ t("sh/awk in pipeline", "cat data.csv | awk -F, 'NR>1{print $1}' | sort -r",
   out="carol\nbob\nalice\n")
 t("sh/sed in pipeline", "seq 5 | sed -n '2,4p' | tr '\\n' ' '",
   out="2 3 4 ")
+t("sh/[[ ]]", "x=foo.txt; e=; [[ $x == *.txt ]] && [[ -z $e ]] && "
+  "[[ $x =~ ^fo+ ]] && [[ $x != *.md ]] && [[ -f a.txt ]] && echo ok",
+  out="ok\n")
+t("sh/set -euo pipefail", "set -euo pipefail; echo a; false | true; "
+  "echo b", rc=1, out="a\n")
+t("sh/nested shells bounded", "echo 'sh self.sh' > self.sh; sh self.sh",
+  rc="nonzero", err_has=["too many nested shells"])
+t("sh/long script", ";".join(["true"] * 3000) + "; echo done",
+  out="done\n")
+t("sh/deep nesting refused", "(" * 3000, rc=2,
+  err_has=["nested too deeply"])
+t("sh/bash alias", ["bash", "-c", "echo from bash"], out="from bash\n")
+
+# --- extras ---
+t("sha256sum", ["sha256sum", "empty.txt"],
+  out="e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+  "  empty.txt\n")
+t("sha256sum/abc", ["sha256sum"], stdin="abc",
+  out="ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+  "  -\n")
+t("sha256sum/-c", "sha256sum a.txt b.txt > sums && sha256sum -c sums",
+  out="a.txt: OK\nb.txt: OK\n")
+t("md5sum", ["md5sum"], stdin="abc",
+  out="900150983cd24fb0d6963f7d28e17f72  -\n")
+t("base64", ["base64"], stdin="hello world", out="aGVsbG8gd29ybGQ=\n")
+t("base64/-d", ["base64", "-d"], stdin="aGVsbG8gd29ybGQ=\n",
+  out="hello world")
+t("base64/wrap", "seq 1 40 | base64 | head -1 | wc -c", out="77\n")
+t("tac", ["tac", "nums.txt"], out="4\n33\n2\n10\n")
+t("rev", ["rev"], stdin="abc\nxy\n", out="cba\nyx\n")
+t("nl", ["nl", "a.txt"], out="     1\tfile a\n")
+t("paste", ["paste", "-d", ",", "a.txt", "b.txt"], out="file a,file b\n")
+t("paste/-s", ["paste", "-s", "-d", "+", "nums.txt"], out="10+2+33+4\n")
+t("uname", ["uname"], out_re=r"^\w+\n$")

@@ -1,6 +1,6 @@
 /*
  * misc.c - small applets: true, false, pwd, sleep, basename, dirname, yes,
- * nproc, env, seq, date, time.
+ * nproc, env, seq, date, time, uname.
  */
 #include "../toolbox.h"
 
@@ -11,6 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifndef __wasi__
+#include <sys/utsname.h>
+#endif
 
 extern char **environ;
 
@@ -393,4 +396,49 @@ applet_time(struct tb_io *io, int argc, char **argv)
 	fprintf(io->err, "real\t%dm%.3fs\nuser\t0m0.000s\nsys\t0m0.000s\n",
 	    (int)(real / 60), fmod(real, 60));
 	return rc;
+}
+
+int
+applet_uname(struct tb_io *io, int argc, char **argv)
+{
+	const char *f[5] = { "WASI", "sandbox", "preview1", "toolbox",
+		"wasm32" };	/* sysname nodename release version machine */
+	bool show[5] = { false };
+	struct tb_opt o;
+	bool any = false, first = true;
+	int c;
+#ifndef __wasi__
+	struct utsname u;
+
+	if (uname(&u) == 0) {
+		f[0] = u.sysname;
+		f[1] = u.nodename;
+		f[2] = u.release;
+		f[3] = u.version;
+		f[4] = u.machine;
+	}
+#endif
+	tb_opt_init(&o, io, "uname", argc, argv);
+	while ((c = tb_opt_next(&o, "asnrvmpio")) != TB_OPT_END) {
+		const char *k = strchr("snrvm", c);
+
+		if (c == 'a')
+			for (int i = 0; i < 5; i++)
+				show[i] = true;
+		else if (k != NULL)
+			show[k - "snrvm"] = true;
+		else if (c != 'p' && c != 'i' && c != 'o')
+			return 1;
+		any = true;
+	}
+	if (!any)
+		show[0] = true;
+	for (int i = 0; i < 5; i++) {
+		if (!show[i])
+			continue;
+		fprintf(io->out, first ? "%s" : " %s", f[i]);
+		first = false;
+	}
+	fputc('\n', io->out);
+	return 0;
 }

@@ -63,8 +63,22 @@ run_simple(struct sh *sh, struct sh_node *n, struct tb_io *io)
 
 	while (nassign < n->nwords && is_assignment(n->words[nassign]))
 		nassign++;
+	/* [[ ... ]]: words are neither split nor globbed (as in bash). */
+	bool dbracket = nassign < n->nwords &&
+	    strcmp(n->words[nassign], "[[") == 0;
+
 	for (int i = nassign; i < n->nwords; i++) {
-		if (sh_expand_fields(sh, n->words[i], &f, &nf) != 0) {
+		if (dbracket) {
+			char *s = sh_expand_str(sh, n->words[i]);
+
+			if (s == NULL) {
+				sh_free_fields(argv, argc);
+				return 1;
+			}
+			f = tb_xmalloc(sizeof(char *));
+			f[0] = s;
+			nf = 1;
+		} else if (sh_expand_fields(sh, n->words[i], &f, &nf) != 0) {
 			sh_free_fields(argv, argc);
 			return 1;
 		}
