@@ -158,8 +158,9 @@ set_field(struct modal_profile *p, const char *key, const char *val,
 	if (boolean)
 		return;
 	for (size_t i = 0; i < sizeof(f) / sizeof(*f); i++)
-		if (strcmp(key, f[i].name) == 0)
-			snprintf(f[i].dst, f[i].len, "%s", val);
+		if (strcmp(key, f[i].name) == 0 &&
+		    snprintf(f[i].dst, f[i].len, "%s", val) >= (int)f[i].len)
+			f[i].dst[0] = '\0';    /* too long: no half value */
 }
 
 /* Parses one `key = value` line into t (NULL: outside any table). */

@@ -195,6 +195,21 @@ describe('go_busybox backend', () => {
   });
 });
 
+describe('go_busybox split into processes', () => {
+  it('serves the same computers through msc-wasm-driver', async () => {
+    const s = await startServer(['--backend', 'go_busybox'], { mode: 'split', env: env() });
+    try {
+      const id = cid('bb-split');
+      let r = assertReplyShape(await s.call({ computer_id: id, command: 'echo split > s.txt && cat s.txt | wc -c' }));
+      assert.deepEqual([r.stdout.trim(), r.exit_code], ['6', 0]);
+      r = assertReplyShape(await s.call({ computer_id: id, command: 'sleep 10', timeout: 1 }));
+      assert.equal(r.exit_code, 124);
+      assert.ok(fs.existsSync(folder('go_busybox', id)));
+    } finally { await s.close(); }
+    assert.ok(!fs.existsSync(folder('go_busybox', cid('bb-split'))), 'temporary folder removed at session end');
+  });
+});
+
 describe('wasm backend', () => {
   it('refuses a missing module with the reference texts', async () => {
     let r = await run(MSC_BIN, ['--backend', 'wasm', '--wasm-path', path.join(state, 'nope.wasm')], { env: { ...process.env, ...env() } });
