@@ -86,6 +86,48 @@ mcp_initialize_result(json_t *params)
 	    "sandbox computer.");
 }
 
+const char *
+mcp_unsent_text(int rv, int *retry_sp)
+{
+	int retry_s = 5;
+	const char *text;
+
+	switch (rv) {
+	case -EAGAIN:
+		retry_s = 1;
+		text = "The session service is overloaded (too many calls in "
+		       "flight); retry in a second.";
+		break;
+	case -ENOTCONN:
+		text = "The session service is unavailable: it cannot be "
+		       "reached; retry in a few seconds.";
+		break;
+	case -ENOMEM:
+		text = "The server is out of memory; retry later.";
+		break;
+	default:
+		text = "The call could not be sent to the session service; "
+		       "retry in a few seconds.";
+		break;
+	}
+	if (retry_sp != NULL)
+		*retry_sp = retry_s;
+	return text;
+}
+
+const char *
+mcp_failed_text(const struct msc_status *st, char *buf, size_t len)
+{
+	const char *m = st->message;
+	size_t pre = strlen(MSC_RPC_CALL_FAILED);
+
+	if (strncmp(m, MSC_RPC_CALL_FAILED, pre) != 0)
+		return m;
+	snprintf(buf, len, "The session service is unavailable (%s); retry "
+	    "in a few seconds.", m + pre);
+	return buf;
+}
+
 /*
  * Copies this connection's session id into sid, opening the session
  * first when there is none (blocking, bounded; only the reading thread
@@ -109,6 +151,8 @@ ensure_session(struct mcp_conn *c, char sid[64], char *err, size_t errlen)
 	}
 	code = msc_client_call_sync(c->session, &msc__v1__session__descriptor,
 	    "Open", &req.base, 10000, &resp, err, errlen);
+	if (code == MSC__V1__CODE__RESOURCE_EXHAUSTED)
+		return -EAGAIN;
 	if (code != MSC__V1__CODE__OK)
 		return -EIO;
 	snprintf(sid, 64, "%s", ((Msc__V1__SessionRef *)resp)->session_id);
@@ -178,6 +222,7 @@ call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
     const ProtobufCMessage *req, int timeout_ms, const char *computer_id)
 {
 	struct pending_call *pc = calloc(1, sizeof(*pc));
+	int rv;
 
 	if (pc == NULL) {
 		mcp_conn_send_error(c, id, -32603, "Internal error: out of memory");
@@ -192,10 +237,10 @@ call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
 	pthread_mutex_lock(&c->mu);
 	c->inflight++;
 	pthread_mutex_unlock(&c->mu);
-	if (msc_client_call(c->session, &msc__v1__session__descriptor, method,
-		req, timeout_ms, pending_done, pc) != 0) {
-		send_result(c, id, tools_error_result(
-		    "The server is overloaded; retry later."));
+	if ((rv = msc_client_call(c->session, &msc__v1__session__descriptor,
+		 method, req, timeout_ms, pending_done, pc)) != 0) {
+		send_result(c, id, tools_error_result(mcp_unsent_text(rv,
+		    NULL)));
 		json_decref(pc->id);
 		free(pc);
 		call_done(c);
@@ -254,7 +299,7 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
-	int tool = -2;
+	int tool = -2, rv;
 	char err[512], sid[64];
 
 	if (name == NULL) {
@@ -271,11 +316,12 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 		send_result(c, id, tools_error_result(text));
 		return false;
 	}
-	if (ensure_session(c, sid, err, sizeof(err)) != 0) {
+	if ((rv = ensure_session(c, sid, err, sizeof(err))) != 0) {
 		char text[600];
 
-		snprintf(text, sizeof(text), "The session service is not "
-		    "available: %s", err);
+		snprintf(text, sizeof(text), "The session service is %s: %s; "
+		    "retry in a few seconds.", rv == -EAGAIN ? "overloaded"
+		    : "not available", err);
 		send_result(c, id, tools_error_result(text));
 		return false;
 	}

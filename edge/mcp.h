@@ -62,6 +62,23 @@ bool mcp_conn_handle_json(struct mcp_conn *c, json_t *msg);
 /* The initialize result for the client's params (new reference). */
 json_t *mcp_initialize_result(json_t *params);
 
+/*
+ * What the client is told when a call to the session service could not
+ * be sent: `rv` is msc_client_call's error. Too many calls open is an
+ * overload; a service unreachable for a few seconds is unavailable. Each
+ * says when to retry; *retry_sp (may be NULL) gets the seconds to wait.
+ */
+const char *mcp_unsent_text(int rv, int *retry_sp);
+
+/*
+ * The text of a failed call to the session service: the service's own
+ * message, or for a call that failed on the way (the service cannot be
+ * reached, the connection broke) one that says so and when to retry, in
+ * buf. Returns st->message or buf.
+ */
+const char *mcp_failed_text(const struct msc_status *st, char *buf,
+    size_t len);
+
 /* Sends a JSON-RPC error to the client. `id` is borrowed (may be NULL). */
 void mcp_conn_send_error(struct mcp_conn *c, json_t *id, int code,
     const char *message);

@@ -66,6 +66,36 @@ http_respond_rpc_error(nng_aio *aio, uint16_t status, int code, const char *msg)
 	json_decref(body);
 }
 
+void
+http_respond_unsent(nng_aio *aio, int rv)
+{
+	int retry_s;
+	const char *text = mcp_unsent_text(rv, &retry_s);
+	char after[16];
+	json_t *body = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0",
+	    "id", "error", "code", -32603, "message", text);
+
+	snprintf(after, sizeof(after), "%d", retry_s);
+	http_respond_json(aio, 503, body, "Retry-After", after);
+	json_decref(body);
+}
+
+void
+http_respond_failed(nng_aio *aio, const struct msc_status *st)
+{
+	char buf[512];
+	const char *text = mcp_failed_text(st, buf, sizeof(buf));
+	json_t *body = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0",
+	    "id", "error", "code", -32603, "message", text);
+	bool retry = st->code == MSC__V1__CODE__UNAVAILABLE ||
+	    st->code == MSC__V1__CODE__RESOURCE_EXHAUSTED ||
+	    st->code == MSC__V1__CODE__DEADLINE_EXCEEDED;
+
+	http_respond_json(aio, 503, body, retry ? "Retry-After" : NULL,
+	    retry ? "5" : NULL);
+	json_decref(body);
+}
+
 bool
 http_call_claim(struct http_call *c)
 {
@@ -199,7 +229,7 @@ closed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	if (st->code == MSC__V1__CODE__NOT_FOUND)
 		http_respond_rpc_error(aio, 404, -32001, "Session not found");
 	else if (st->code != MSC__V1__CODE__OK)
-		http_respond_rpc_error(aio, 503, -32603, st->message);
+		http_respond_failed(aio, st);
 	else
 		http_respond(aio, 200, NULL, NULL, 0, NULL, NULL);
 }
@@ -209,6 +239,7 @@ handle_delete(struct edge_http *h, nng_aio *aio, nng_http_req *req)
 {
 	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
 	const char *sid = nng_http_req_get_header(req, "Mcp-Session-Id");
+	int rv;
 
 	if (sid == NULL) {
 		http_respond_rpc_error(aio, 400, -32000,
@@ -216,10 +247,9 @@ handle_delete(struct edge_http *h, nng_aio *aio, nng_http_req *req)
 		return;
 	}
 	ref.session_id = (char *)sid;
-	if (msc_client_call(h->session, &msc__v1__session__descriptor, "Close",
-		&ref.base, 120000, closed, aio) != 0)
-		http_respond_rpc_error(aio, 503, -32603,
-		    "the session service is overloaded");
+	if ((rv = msc_client_call(h->session, &msc__v1__session__descriptor,
+		 "Close", &ref.base, 120000, closed, aio)) != 0)
+		http_respond_unsent(aio, rv);
 }
 
 /* --- routing ------------------------------------------------------------ */

@@ -61,6 +61,13 @@ void http_respond_json(nng_aio *aio, uint16_t status, json_t *body,
 /* A JSON-RPC error (id null) as the whole reply. */
 void http_respond_rpc_error(nng_aio *aio, uint16_t status, int code,
     const char *msg);
+/*
+ * 503 for a call to the session service that could not be sent (`rv`
+ * from msc_client_call) or that failed on the way or at the service
+ * (`st`): the text says overloaded or unavailable, and Retry-After when.
+ */
+void http_respond_unsent(nng_aio *aio, int rv);
+void http_respond_failed(nng_aio *aio, const struct msc_status *st);
 /* Frees a POST call and gives back what it counted. */
 void http_call_free(struct http_call *c);
 /* Whether header `name` contains `value` (case-insensitive). */

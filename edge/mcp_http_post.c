@@ -47,7 +47,7 @@ opened(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 
 	if (resp == NULL) {
 		if (http_call_claim(c))
-			http_respond_rpc_error(c->aio, 503, -32603, st->message);
+			http_respond_failed(c->aio, st);
 		http_call_free(c);
 		return;
 	}
@@ -78,7 +78,7 @@ touched(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	}
 	if (st->code != MSC__V1__CODE__OK) {
 		if (http_call_claim(c))
-			http_respond_rpc_error(c->aio, 503, -32603, st->message);
+			http_respond_failed(c->aio, st);
 		http_call_free(c);
 		return;
 	}
@@ -171,8 +171,7 @@ body_read(void *arg)
 	}
 	if (rv != 0) {
 		if (http_call_claim(c))
-			http_respond_rpc_error(c->aio, 503, -32603,
-		    "the session service is overloaded");
+			http_respond_unsent(c->aio, rv);
 		http_call_free(c);
 	}
 }

@@ -17,8 +17,9 @@
 #define DEFAULT_IMAGE "debian:bookworm-slim"
 #define BUSYBOX_APPLETS                                                       \
 	"ls cat grep sed awk sort uniq wc cut tr diff head tail find mkdir "  \
-	"rmdir rm cp mv echo printf tee touch basename dirname seq xargs "    \
-	"sleep pwd"
+	"rmdir rm cp mv ln echo printf tee touch basename dirname seq xargs " \
+	"sleep pwd stat du date env test nl paste rev tac base64 md5sum "     \
+	"sha256sum"
 
 char *
 tools_description(const struct msc_cfg *cfg)
@@ -87,9 +88,11 @@ tools_description(const struct msc_cfg *cfg)
 		    "command, for example args=['ls','-la'], "
 		    "args=['grep','-r','pattern','.'] or args=['cat','file.txt']"
 		    "; args=['--list'] lists every command. command runs a "
-		    "small shell line over the same commands: pipes, "
-		    "redirections (< > >> 2>&1), &&, ||, ; and globs work; "
-		    "there is no bash, no other program and no network. Each "
+		    "small POSIX-style shell over the same commands (also as "
+		    "sh -c or bash -c): pipes, redirections, &&, ||, ;, "
+		    "variables, globs, $(...), if/for/while and functions work; "
+		    "there is no other program, no background job and no "
+		    "network. Each "
 		    "call is independent, but files persist between calls. "
 		    "Use working_directory to run in a specific directory and "
 		    "stdin to pass input. The default timeout is %ld seconds; "

@@ -389,6 +389,10 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		msc_cfg_error("--driver-workers must be between 1 and 4096.");
 		return -EINVAL;
 	}
+	if (cfg->driver_creations < 1 || cfg->driver_creations > 4096) {
+		msc_cfg_error("--driver-creations must be between 1 and 4096.");
+		return -EINVAL;
+	}
 	if (strcmp(cfg->engine, "docker") != 0 &&
 	    strcmp(cfg->engine, "podman") != 0) {
 		msc_cfg_error("--engine must be docker or podman, got: %s",

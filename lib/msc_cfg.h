@@ -57,6 +57,7 @@ struct msc_cfg {
 	const char *listen;
 	const char *driver_id;
 	long driver_workers;
+	long driver_creations;           /* docker: creations at once */
 	const char *cluster;            /* --cluster FILE */
 	const char *tls_ca;
 	const char *tls_cert;

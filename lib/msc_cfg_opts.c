@@ -148,6 +148,9 @@ const struct opt msc_cfg_opts[] = {
 	    "Identity of this driver instance (default: docker-1)" },
 	{ "driver-workers", OPT_LONG, F(driver_workers), 0, "64", "N", NULL,
 	    DEPL, "Engine calls a driver runs at once (default: 64)" },
+	{ "driver-creations", OPT_LONG, F(driver_creations), 0, "8", "N",
+	    NULL, DEPL, "Computers a docker driver creates at once; the rest "
+	    "wait their turn (default: 8)" },
 };
 const size_t msc_cfg_nopts = sizeof(msc_cfg_opts) / sizeof(*msc_cfg_opts);
 

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +11,8 @@
 #include "msc_pool.h"
 
 #define DRIVER_MAX_QUEUED 4096
+/* A creation that cannot start this long before its deadline fails. */
+#define DRIVER_CREATE_MIN_MS 1000
 
 enum job_kind { JOB_CREATE, JOB_ATTACH, JOB_EXEC, JOB_STOP, JOB_DELETE,
 	JOB_RESTART, JOB_RESET, JOB_LIST };
@@ -33,8 +37,14 @@ struct msc_driver {
 	void *be;
 	struct msc_pool *pool;
 	struct msc_server *srv;
-	pthread_mutex_t mu;             /* guards lanes */
+	pthread_mutex_t mu;             /* guards lanes and the gate */
 	struct msc_map *lanes;          /* computer id -> struct lane */
+	/* The creation gate: creates and resets at once, and those waiting. */
+	int max_creating;               /* 0: no bound but the pool's */
+	int creating;
+	struct job *gate_head, *gate_tail;
+	size_t gate_queued;
+	bool stopping;                  /* the gate takes no more */
 };
 
 static void
@@ -196,6 +206,30 @@ run_job(struct job *j, char *err)
 }
 
 static void lane_next(struct msc_driver *d, const char *id);
+static void gate_leave(struct msc_driver *d);
+
+/* Whether j makes a computer, and so passes the creation gate. */
+static bool
+creates(const struct job *j)
+{
+	return j->kind == JOB_CREATE || j->kind == JOB_RESET;
+}
+
+/* Ends j without running it: fails its call, frees its lane's turn. */
+static void __attribute__((format(printf, 3, 4)))
+job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
+{
+	char msg[MSC_DRIVER_ERRLEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	msc_call_fail(j->call, code, "%s", msg);
+	if (j->lane_id[0] != '\0')
+		lane_next(j->d, j->lane_id);
+	free(j);
+}
 
 static void
 job_run(void *arg)
@@ -204,24 +238,110 @@ job_run(void *arg)
 	char err[MSC_DRIVER_ERRLEN] = "";
 
 	run_job(j, err);
+	if (creates(j))
+		gate_leave(j->d);
 	if (j->lane_id[0] != '\0')
 		lane_next(j->d, j->lane_id);
 	free(j);
 }
 
+/* Hands j to the pool (a creation has its gate slot already). */
 static void
-submit(struct job *j)
+pool_submit(struct job *j)
 {
 	int rv = msc_pool_submit(j->d->pool, job_run, j);
 
 	if (rv == 0)
 		return;
-	msc_call_fail(j->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+	if (creates(j))
+		gate_leave(j->d);
+	job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 	    "%s is overloaded (%s); retry later", j->d->ops->name,
 	    strerror(-rv));
-	if (j->lane_id[0] != '\0')
-		lane_next(j->d, j->lane_id);
-	free(j);
+}
+
+/*
+ * The creation gate: at most max_creating creations run at once (an
+ * engine asked for many at once gets slow at all of them); the others
+ * wait in order, not on a pool thread, so commands keep flowing. One
+ * that can no longer start well before its deadline fails instead.
+ */
+static void
+gate_enter(struct job *j)
+{
+	struct msc_driver *d = j->d;
+
+	pthread_mutex_lock(&d->mu);
+	if (d->max_creating == 0 || d->creating < d->max_creating) {
+		d->creating++;
+		pthread_mutex_unlock(&d->mu);
+		pool_submit(j);
+		return;
+	}
+	if (d->stopping) {
+		pthread_mutex_unlock(&d->mu);
+		job_abort(j, MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
+		    d->ops->name);
+		return;
+	}
+	if (d->gate_queued >= DRIVER_MAX_QUEUED) {
+		pthread_mutex_unlock(&d->mu);
+		job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "%s is overloaded (%zu creations wait); retry later",
+		    d->ops->name, (size_t)DRIVER_MAX_QUEUED);
+		return;
+	}
+	j->next = NULL;
+	if (d->gate_tail != NULL)
+		d->gate_tail->next = j;
+	else
+		d->gate_head = j;
+	d->gate_tail = j;
+	d->gate_queued++;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* A creation ended: the next one that still has time takes its slot. */
+static void
+gate_leave(struct msc_driver *d)
+{
+	struct job *late = NULL, *next = NULL, *j;
+
+	pthread_mutex_lock(&d->mu);
+	d->creating--;
+	while (next == NULL && (j = d->gate_head) != NULL) {
+		d->gate_head = j->next;
+		if (d->gate_head == NULL)
+			d->gate_tail = NULL;
+		d->gate_queued--;
+		j->next = NULL;
+		if (msc_call_remaining_ms(j->call) < DRIVER_CREATE_MIN_MS) {
+			j->next = late;
+			late = j;
+		} else {
+			d->creating++;
+			next = j;
+		}
+	}
+	pthread_mutex_unlock(&d->mu);
+	while ((j = late) != NULL) {
+		late = j->next;
+		job_abort(j, MSC__V1__CODE__DEADLINE_EXCEEDED,
+		    "Computer '%s' could not be created: it waited for one of "
+		    "the %d creations at once of %s until its deadline; retry "
+		    "later", j->lane_id, d->max_creating, d->ops->name);
+	}
+	if (next != NULL)
+		pool_submit(next);
+}
+
+static void
+submit(struct job *j)
+{
+	if (creates(j))
+		gate_enter(j);
+	else
+		pool_submit(j);
 }
 
 /* A job of lane `id` ended: start the next one, or drop the lane. */
@@ -394,11 +514,35 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 	return 0;
 }
 
+void
+msc_driver_limit_creations(struct msc_driver *d, int n)
+{
+	pthread_mutex_lock(&d->mu);
+	d->max_creating = n > 0 ? n : 0;
+	pthread_mutex_unlock(&d->mu);
+}
+
 bool
 msc_driver_stop(struct msc_driver *d)
 {
+	struct job *j;
+
 	if (d == NULL)
 		return true;
+	/* Creations still waiting for the gate will not start. */
+	pthread_mutex_lock(&d->mu);
+	d->stopping = true;
+	j = d->gate_head;
+	d->gate_head = d->gate_tail = NULL;
+	d->gate_queued = 0;
+	pthread_mutex_unlock(&d->mu);
+	while (j != NULL) {
+		struct job *next = j->next;
+
+		job_abort(j, MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
+		    d->ops->name);
+		j = next;
+	}
 	msc_server_stop(d->srv);
 	if (!msc_pool_free(d->pool))
 		return false;   /* a job still runs and uses d */

@@ -119,6 +119,14 @@ int msc_driver_start(const char *url, const struct msc_driver_ops *ops,
     void *backend, int workers, struct msc_driver **dp);
 
 /*
+ * At most n creations (Create, Reset) run at once, of the pool's
+ * workers; the others wait in order without holding a worker, and one
+ * whose caller's deadline is less than a second away when its turn comes
+ * fails with DEADLINE_EXCEEDED. 0: no bound but the pool's (the default).
+ */
+void msc_driver_limit_creations(struct msc_driver *d, int n);
+
+/*
  * Stops serving and frees. Returns false when a job still runs (a long
  * command): the backend must then stay allocated, as the process ends.
  * Accepts NULL.

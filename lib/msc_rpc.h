@@ -86,6 +86,13 @@ typedef void (*msc_reply_fn)(void *arg, const struct msc_status *st,
 /* Dials `url` (in the background; the peer may come later). */
 int msc_client_open(const char *url, struct msc_client **cp);
 
+/*
+ * How many times a connection to the peer came up since the client was
+ * opened: a change means the peer may have restarted (and lost what it
+ * held in memory).
+ */
+uint64_t msc_client_connections(struct msc_client *c);
+
 /* Closes the socket; open calls complete with UNAVAILABLE. Accepts NULL. */
 void msc_client_close(struct msc_client *c);
 

@@ -20,6 +20,7 @@ struct msc_client {
 	nng_socket sock;
 	atomic_int open;
 	atomic_int pipes;               /* connections up now */
+	atomic_uint_fast64_t connects;  /* connections made since open */
 	atomic_uint_fast64_t next_id;
 	atomic_uint_fast64_t since;     /* open time, or when the last pipe went */
 	char url[256];
@@ -195,6 +196,7 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		msc_tls_pipe_watch(p);
 		atomic_fetch_add(&c->pipes, 1);
+		atomic_fetch_add(&c->connects, 1);
 		return;
 	}
 	if (ev != NNG_PIPE_EV_REM_POST)
@@ -233,6 +235,7 @@ msc_client_open(const char *url, struct msc_client **cp)
 	pthread_mutex_init(&c->mu, NULL);
 	atomic_init(&c->open, 0);
 	atomic_init(&c->pipes, 0);
+	atomic_init(&c->connects, 0);
 	atomic_init(&c->next_id, 1);
 	atomic_init(&c->since, nng_clock());
 	snprintf(c->url, sizeof(c->url), "%s", url);
@@ -247,6 +250,12 @@ msc_client_open(const char *url, struct msc_client **cp)
 	}
 	*cp = c;
 	return 0;
+}
+
+uint64_t
+msc_client_connections(struct msc_client *c)
+{
+	return atomic_load(&c->connects);
 }
 
 void

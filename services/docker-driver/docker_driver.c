@@ -34,6 +34,8 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
 		goto fail;
+	/* An engine asked for many containers at once is slow at each. */
+	msc_driver_limit_creations(d->svc, (int)cfg->driver_creations);
 	*dp = d;
 	return 0;
 fail:

@@ -28,8 +28,8 @@ has_owner(const struct record *r, const char *owner)
 	return false;
 }
 
-static int
-add_owner(struct record *r, const char *owner)
+int
+inv_owner_add(struct record *r, const char *owner)
 {
 	char **grown, *dup;
 
@@ -81,7 +81,7 @@ answer(struct inv_service *s, struct record *r, struct waiter *w)
 		    w->temporary ? "true" : "false");
 		return;
 	}
-	if (add_owner(r, w->owner) != 0) {
+	if (inv_owner_add(r, w->owner) != 0) {
 		msc_call_fail(w->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    "out of memory");
 		return;
@@ -424,98 +424,11 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		    "cannot reach the driver");
 }
 
-struct forget {
-	struct inv_service *s;
-	const char *keep;               /* owner prefix of the live run */
-	char (*ids)[MSC_SLUG_MAX + 1];
-	struct msc_client **drivers;    /* NULL: permanent, keep it */
-	size_t n;
-};
-
-static void
-collect_ready(void *arg, const char *key, void *value)
-{
-	struct forget *f = arg;
-	struct record *r = value;
-
-	size_t keep = strlen(f->keep);
-
-	if (!r->ready)
-		return;         /* a creation under way has live waiters */
-	for (size_t i = 0; i < r->n_owners;) {
-		if (strncmp(r->owners[i], f->keep, keep) == 0) {
-			i++;
-			continue;
-		}
-		free(r->owners[i]);
-		r->owners[i] = r->owners[--r->n_owners];
-	}
-	if (r->n_owners > 0)
-		return;
-	snprintf(f->ids[f->n], sizeof(f->ids[f->n]), "%s", key);
-	f->drivers[f->n++] = r->temporary ? inv_driver_of(f->s, r) : NULL;
-}
-
-static void
-forgot_one(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	(void)arg;
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-	if (st->code != MSC__V1__CODE__OK)
-		msc_log_warn("inventory: stopping an orphaned computer failed: "
-			     "%s", st->message);
-}
-
-static void
-h_forget_owners(void *state, struct msc_call *call,
-    const ProtobufCMessage *req)
-{
-	struct inv_service *s = state;
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
-	struct forget f = { s, NULL, NULL, NULL, 0 };
-	size_t n;
-
-	f.keep = ((const Msc__V1__ForgetOwnersRequest *)req)->keep_prefix;
-	pthread_mutex_lock(&s->mu);
-	n = msc_map_len(s->records);
-	f.ids = calloc(n + 1, sizeof(*f.ids));
-	f.drivers = calloc(n + 1, sizeof(*f.drivers));
-	if (f.ids == NULL || f.drivers == NULL) {
-		pthread_mutex_unlock(&s->mu);
-		free(f.ids);
-		free(f.drivers);
-		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
-		return;
-	}
-	msc_map_each(s->records, collect_ready, &f);
-	for (size_t i = 0; i < f.n; i++) {
-		struct record *r = msc_map_del(s->records, f.ids[i]);
-
-		if (r != NULL)
-			inv_record_free(r);
-	}
-	pthread_mutex_unlock(&s->mu);
-	for (size_t i = 0; i < f.n; i++) {
-		Msc__V1__ComputerRef ref = MSC__V1__COMPUTER_REF__INIT;
-
-		if (f.drivers[i] == NULL)
-			continue;
-		ref.computer_id = f.ids[i];
-		msc_log_info("stopping temporary computer %s: its sessions are "
-			     "gone", f.ids[i]);
-		(void)msc_client_call(f.drivers[i], &msc__v1__driver__descriptor,
-		    "Stop", &ref.base, 60000, forgot_one, NULL);
-	}
-	free(f.ids);
-	free(f.drivers);
-	msc_call_reply(call, &e.base);
-}
-
 static const struct msc_method inventory_methods[] = {
 	{ "Acquire", h_acquire },
 	{ "Release", h_release },
-	{ "ForgetOwners", h_forget_owners },
+	{ "ForgetOwners", inv_h_forget_owners },
+	{ "Claim", inv_h_claim },
 	{ "List", inv_h_list },
 	{ "Restart", inv_h_restart },
 	{ "Reset", inv_h_reset },

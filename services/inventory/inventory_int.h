@@ -80,6 +80,15 @@ struct msc_client *inv_driver_of(struct inv_service *s, const struct record *r);
 /* Frees a record (not in the map any more). */
 void inv_record_free(struct record *r);
 
+/* Adds an owner to r unless it has it; 0 or -ENOMEM. Lock held. */
+int inv_owner_add(struct record *r, const char *owner);
+
+/* inventory_owners.c: owners lost with a session service, or claimed. */
+void inv_h_forget_owners(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void inv_h_claim(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+
 /* inventory_ops.c: the lifecycle operations and the merged list. */
 void inv_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req);
 void inv_h_restart(void *state, struct msc_call *call,

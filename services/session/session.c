@@ -73,54 +73,6 @@ h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	msc_call_reply(call, &ref.base);
 }
 
-/* An ended session waits for one Release per owned computer. */
-struct closing {
-	struct sess_service *s;
-	struct msc_call *call;          /* NULL when the session expired */
-	size_t left;
-	int failures;
-};
-
-/* One release of c is over (lock held); the last one answers. */
-static void
-close_step_locked(struct closing *c, bool failed)
-{
-	struct sess_service *s = c->s;
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
-
-	c->failures += failed;
-	if (--c->left > 0)
-		return;
-	if (--s->releasing == 0)
-		pthread_cond_broadcast(&s->cv);
-	if (c->call != NULL && c->failures > 0)
-		msc_call_fail(c->call, MSC__V1__CODE__UNAVAILABLE,
-		    "%d computer(s) could not be released", c->failures);
-	else if (c->call != NULL)
-		msc_call_reply(c->call, &e.base);
-	free(c);
-}
-
-static void
-close_step(struct closing *c, bool failed)
-{
-	struct sess_service *s = c->s;
-
-	pthread_mutex_lock(&s->mu);
-	close_step_locked(c, failed);
-	pthread_mutex_unlock(&s->mu);
-}
-
-static void
-released(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-	if (st->code != MSC__V1__CODE__OK)
-		msc_log_warn("session: release failed: %s", st->message);
-	close_step(arg, st->code != MSC__V1__CODE__OK);
-}
-
 struct release_args {
 	struct sess_service *s;
 	struct closing *c;
@@ -131,42 +83,31 @@ static void
 release_one(void *arg, const char *key, void *value)
 {
 	struct release_args *ra = arg;
-	Msc__V1__ReleaseRequest rr = MSC__V1__RELEASE_REQUEST__INIT;
 
-	rr.computer_id = (char *)key;
-	rr.owner = (char *)ra->owner;
-	rr.temporary = SESS_OWN_TEMPORARY(value);
-	rr.driver = (char *)msc_fleet_id(ra->s->fleet, SESS_OWN_DRIVER(value));
-	if (msc_client_call(ra->s->inventory, &msc__v1__inventory__descriptor,
-		"Release", &rr.base, 60000, released, ra->c) != 0) {
-		ra->c->failures++;
-		ra->c->left--;
-	}
+	sess_release_locked(ra->s, key, ra->owner, SESS_OWN_TEMPORARY(value),
+	    SESS_OWN_DRIVER(value), false, ra->c);
 }
 
 /*
  * Ends session ss (lock held): removes it, releases its computers, and
- * answers `call` (may be NULL) when every release is done. Returns -ENOMEM
- * when it could not start.
+ * answers `call` (may be NULL) when every release has been tried once,
+ * or after a few seconds (they go on). Returns -ENOMEM when it could not
+ * start.
  */
 static int
 sess_end(struct sess_service *s, struct sess *ss, struct msc_call *call)
 {
 	struct release_args ra = { s, NULL, ss->id };
 
-	if ((ra.c = calloc(1, sizeof(*ra.c))) == NULL)
+	ra.c = sess_closing_new(s, call, msc_map_len(ss->owned));
+	if (ra.c == NULL)
 		return -ENOMEM;
-	ra.c->s = s;
-	ra.c->call = call;
 	msc_map_del(s->sessions, ss->id);
 	ss->closed = true;
-	/* One extra step, taken below, so nothing finishes early. */
-	ra.c->left = msc_map_len(ss->owned) + 1;
-	s->releasing++;
 	msc_map_each(ss->owned, release_one, &ra);
 	msc_log_debug("session %s ended", ss->id);
 	sess_unref(ss);
-	close_step_locked(ra.c, false);
+	sess_closing_step_locked(ra.c);
 	return 0;
 }
 
@@ -315,6 +256,7 @@ sweep_cb(void *arg)
 	pthread_mutex_lock(&s->mu);
 	forget_earlier_owners(s);
 	sweep_locked(s, false);
+	sess_owners_sweep(s);
 	pthread_mutex_unlock(&s->mu);
 	nng_sleep_aio(SWEEP_MS, s->sweep);
 }
@@ -375,6 +317,7 @@ sess_stop(struct sess_service *s)
 	while (s->releasing > 0)
 		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) != 0)
 			break;
+	sess_owners_stop(s);
 	pthread_mutex_unlock(&s->mu);
 	msc_server_stop(s->srv);
 	msc_client_close(s->inventory);

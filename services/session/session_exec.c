@@ -102,30 +102,14 @@ set_text(ProtobufCBinaryData *out, const char *text)
 	out->len = out->data != NULL ? strlen(text) : 0;
 }
 
-static void
-forget(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	(void)arg;
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-	if (st->code != MSC__V1__CODE__OK)
-		msc_log_warn("session: release failed: %s", st->message);
-}
-
 /* Tells the inventory this session no longer holds p->id. */
 static void
 release(struct pending *p, bool dead)
 {
-	Msc__V1__ReleaseRequest rr = MSC__V1__RELEASE_REQUEST__INIT;
-
-	rr.computer_id = p->id;
-	rr.owner = p->ss->id;
-	rr.dead = dead;
-	rr.temporary = p->temporary;
-	rr.driver = (char *)msc_fleet_id(p->s->fleet, p->driver);
-	if (msc_client_call(p->s->inventory, &msc__v1__inventory__descriptor,
-		"Release", &rr.base, 60000, forget, NULL) != 0)
-		msc_log_warn("session: cannot release %s", p->id);
+	pthread_mutex_lock(&p->s->mu);
+	sess_release_locked(p->s, p->id, p->ss->id, p->temporary, p->driver,
+	    dead, NULL);
+	pthread_mutex_unlock(&p->s->mu);
 }
 
 static void

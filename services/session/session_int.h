@@ -20,6 +20,8 @@
 #define SESS_EPOCH_LEN 8
 
 struct pending;
+struct closing;
+struct sess_release;
 
 struct sess {
 	char id[33];
@@ -39,10 +41,19 @@ struct sess_service {
 	const struct msc_cfg *cfg;
 	pthread_mutex_t mu;             /* guards all below and every sess */
 	pthread_cond_t cv;
-	int releasing;                  /* Release calls of ended sessions */
+	int releasing;                  /* Release calls in flight */
+	struct closing *closings;       /* Close calls not answered yet */
+	struct sess_release *owed;      /* releases to send again */
+	size_t n_owed;
 	nng_aio *sweep;                 /* expires idle sessions each second */
 	bool stopping;
 	bool forgot, forgetting;        /* Inventory/ForgetOwners at start */
+	/* Inventory/Claim after each new connection to the inventory. */
+	uint64_t claimed_conn;          /* the connection claimed on */
+	uint64_t claim_conn;            /* the one a round in flight is for */
+	int claim_calls;                /* calls of that round in flight */
+	size_t claim_n;                 /* computers claimed in that round */
+	bool claim_failed;
 	char epoch[SESS_EPOCH_LEN + 1]; /* this run: the prefix of its ids */
 	struct msc_map *sessions;       /* id -> struct sess */
 	struct msc_client *inventory;
@@ -74,6 +85,37 @@ void sess_h_reset(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 void sess_h_delete(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
+
+/* session_owners.c: what the inventory is told about owned computers. */
+
+/*
+ * Sends Inventory/Release for computer `id` of session `owner` and sends
+ * it again, with a growing delay, until the inventory confirms it: the
+ * last release of a temporary computer removes it, which a loaded engine
+ * may take long to do. `c` (may be NULL) is the Close that counts it.
+ * Lock held.
+ */
+void sess_release_locked(struct sess_service *s, const char *id,
+    const char *owner, bool temporary, size_t driver, bool dead,
+    struct closing *c);
+/*
+ * A Close that answers `call` (may be NULL) when `n` releases have been
+ * tried once, or after SESS_CLOSE_WAIT_MS, whichever comes first; the
+ * releases go on after the answer. NULL when out of memory. Lock held.
+ */
+struct closing *sess_closing_new(struct sess_service *s,
+    struct msc_call *call, size_t n);
+/* One of c's releases was started (or could not be): lock held. */
+void sess_closing_step_locked(struct closing *c);
+/*
+ * Each second (lock held): answers the Close calls that waited long
+ * enough, sends the releases that are due again, and claims the
+ * computers of every session when the connection to the inventory is a
+ * new one (the inventory may have restarted without its records).
+ */
+void sess_owners_sweep(struct sess_service *s);
+/* At stop (lock held): answers every Close, drops the releases owed. */
+void sess_owners_stop(struct sess_service *s);
 
 /* session_exec.c */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,

@@ -32,9 +32,12 @@ function freePort() {
   });
 }
 
+function pidOf(pattern) {
+  return Number(execFileSync('pgrep', ['-f', pattern]).toString().trim().split('\n')[0]);
+}
+
 function driverPid(n) {
-  const out = execFileSync('pgrep', ['-f', `msc-docker-driver .*--driver-id ${DPREFIX}${n}( |$)`]).toString().trim();
-  return Number(out.split('\n')[0]);
+  return pidOf(`msc-docker-driver .*--driver-id ${DPREFIX}${n}( |$)`);
 }
 
 after(() => cleanupContainers());
@@ -148,6 +151,76 @@ describe('the inventory killed with -9 and started again', () => {
   });
 });
 
+describe('the inventory and then the session service killed with -9', () => {
+  it('the computers claimed again at the new inventory: the temporary ones of the lost sessions go, permanent ones stay', async () => {
+    const respawned = [];
+    const pfx = `${DPREFIX}b`;
+    const s = await startServer([], { mode: 'split', env: { ...ENV, MSC_SPLIT_DRIVER_PREFIX: pfx } });
+    try {
+      await s.exec({ computer_id: cid('both-temp'), command: 'true' });
+      await s.exec({ computer_id: cid('both-perm'), temporary: false, command: 'true' });
+      const restart = async (prog) => {
+        const pid = pidOf(`${prog} .*--driver-url ${pfx}1=`);
+        const argv = readFileSync(`/proc/${pid}/cmdline`).toString().split('\0').filter(Boolean);
+        process.kill(pid, 'SIGKILL');
+        await waitFor(() => { try { process.kill(pid, 0); return false; } catch { return true; } });
+        respawned.push(spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] }));
+      };
+      await restart('msc-inventory');
+      // the session service sees a new connection and tells the new inventory what its sessions hold
+      await waitFor(() => /claimed 2 computer\(s\)/.test(s.stderr()), { timeoutMs: 10000 });
+      await restart('msc-session');
+      const gone = await waitFor(async () => (await containerOf(cid('both-temp'))) === null, { timeoutMs: 15000, intervalMs: 500 });
+      assert.ok(gone, `the temporary computer of the lost session was removed:\n${s.stderr().slice(-2000)}`);
+      assert.ok(await containerOf(cid('both-perm')), 'the permanent computer is kept');
+    } finally {
+      await s.close();
+      for (const p of respawned) { try { p.kill('SIGTERM'); } catch { /* gone */ } }
+    }
+  });
+});
+
+describe('a session ends while its driver is slow to remove computers', () => {
+  it('DELETE answers within seconds, and the computer goes when the driver gets to it', async () => {
+    const port = await freePort();
+    const pfx = `${DPREFIX}r`;
+    const split = spawn(path.join(REPO, 'scripts', 'run-split'),
+      ['--transport', 'http', '--port', String(port)],
+      { env: { ...process.env, ...ENV, MSC_SPLIT_DRIVERS: '1', MSC_SPLIT_DRIVER_PREFIX: pfx }, stdio: ['pipe', 'ignore', 'ignore'] });
+    let driver = 0;
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, { timeoutMs: 15000 });
+      const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+      const url = `http://127.0.0.1:${port}/mcp`;
+      const init = await fetch(url, { method: 'POST', headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
+      const sid = init.headers.get('mcp-session-id');
+      const r = await (await fetch(url, { method: 'POST', headers: { ...headers, 'Mcp-Session-Id': sid },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'terminal_execute', arguments: { computer_id: cid('slow-rm'), command: 'true' } } }) })).json();
+      assert.equal(r.result.isError, false, JSON.stringify(r));
+      // the driver stops answering (its host still acknowledges TCP: alive, just slow)
+      driver = pidOf(`msc-docker-driver .*--driver-id ${pfx}1( |$)`);
+      process.kill(driver, 'SIGSTOP');
+      const t0 = Date.now();
+      const del = await fetch(url, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid }, signal: AbortSignal.timeout(20000) });
+      const ms = Date.now() - t0;
+      assert.equal(del.status, 200, await del.text());
+      assert.ok(ms < 10000, `DELETE took ${ms} ms`);
+      assert.ok(await containerOf(cid('slow-rm')), 'still there while the driver is stopped');
+      process.kill(driver, 'SIGCONT');
+      const gone = await waitFor(async () => (await containerOf(cid('slow-rm'))) === null, { timeoutMs: 30000, intervalMs: 500 });
+      assert.ok(gone, 'removed once the driver answers again');
+    } finally {
+      if (driver) { try { process.kill(driver, 'SIGCONT'); } catch { /* gone */ } }
+      if (split.exitCode === null && split.signalCode === null) {
+        const exited = new Promise((res) => split.on('exit', res));
+        split.kill('SIGTERM');
+        await Promise.race([exited, sleep(15000)]);
+      }
+    }
+  });
+});
+
 describe('two HTTP edges in front of one session service', () => {
   it('a session opened on one edge is served by the other', async () => {
     const port = await freePort();
@@ -190,6 +263,34 @@ describe('two HTTP edges in front of one session service', () => {
         await Promise.race([exited, sleep(15000)]);
       }
     }
+  });
+});
+
+describe('an HTTP edge whose session service is down', () => {
+  it('says the service is unavailable (not overloaded) and when to retry', async () => {
+    const port = await freePort();
+    const edge = spawn(path.join(BUILD, 'edge', 'msc-edge'),
+      ['--transport', 'http', '--port', String(port), '--session-url', `ipc://${os.tmpdir()}/msc-no-session-${process.pid}.sock`],
+      { stdio: ['ignore', 'ignore', 'ignore'] });
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, { timeoutMs: 15000 });
+      const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+      const init = () => fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
+      // at first the call waits a little for the service to come, then says it cannot be reached
+      const first = await init();
+      assert.equal(first.status, 503);
+      assert.match((await first.json()).error.message, /session service is unavailable.*cannot be reached.*retry/);
+      // past that grace the call is not even sent: still "unavailable", with Retry-After
+      await sleep(3200);
+      for (const r of [await init(), await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'DELETE', headers: { 'Mcp-Session-Id': 'x'.repeat(32) } })]) {
+        assert.equal(r.status, 503);
+        assert.ok(Number(r.headers.get('retry-after')) > 0, 'Retry-After');
+        const { message } = (await r.json()).error;
+        assert.match(message, /session service is unavailable: it cannot be reached; retry/);
+        assert.doesNotMatch(message, /overloaded/);
+      }
+    } finally { edge.kill('SIGTERM'); }
   });
 });
 

@@ -1,5 +1,6 @@
 /* test_tools.c - terminal_execute arguments: the edge's type rules, the
  * session's validation messages, the result shape and the description. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "mcp.h"
 #include "session_int.h"
 #include "tools.h"
 
@@ -195,6 +197,32 @@ description(void **state)
 	free(d);
 }
 
+/* A call that cannot be sent: overloaded and unavailable told apart. */
+static void
+unsent_messages(void **state)
+{
+	struct msc_status lost = { MSC__V1__CODE__UNAVAILABLE,
+		MSC_RPC_CALL_FAILED "the service cannot be reached" };
+	struct msc_status own = { MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		"too many sessions" };
+	char buf[256];
+	int retry = 0;
+
+	(void)state;
+	assert_non_null(strstr(mcp_unsent_text(-EAGAIN, &retry),
+	    "overloaded"));
+	assert_int_equal(retry, 1);
+	assert_null(strstr(mcp_unsent_text(-ENOTCONN, &retry), "overloaded"));
+	assert_non_null(strstr(mcp_unsent_text(-ENOTCONN, &retry),
+	    "unavailable: it cannot be reached; retry"));
+	assert_int_equal(retry, 5);
+	assert_string_equal(mcp_failed_text(&lost, buf, sizeof(buf)),
+	    "The session service is unavailable (the service cannot be "
+	    "reached); retry in a few seconds.");
+	assert_string_equal(mcp_failed_text(&own, buf, sizeof(buf)),
+	    "too many sessions");
+}
+
 int
 main(void)
 {
@@ -205,6 +233,7 @@ main(void)
 		cmocka_unit_test(coercions),
 		cmocka_unit_test(result_shape),
 		cmocka_unit_test(description),
+		cmocka_unit_test(unsent_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,9 @@
  * main.c - entry point of the toolbox ("busybox" multi-call program).
  *
  * Run as "busybox <applet> args..." (argv[0] names no applet) or through
- * an applet name as argv[0]. A PWD that is an absolute path becomes the
- * working directory: that is how the WASI host passes it.
+ * an applet name as argv[0]. Under WASI a PWD that is an absolute path
+ * becomes the working directory: that is how the host passes it (wasi-libc
+ * itself always starts in "/"). Natively the inherited directory is used.
  */
 #include "toolbox.h"
 
@@ -25,13 +26,16 @@ int
 main(int argc, char **argv)
 {
 	struct tb_io io = { stdin, stdout, stderr };
-	const char *pwd = getenv("PWD");
 	const char *name = argc > 0 ? tb_basename(argv[0]) : "busybox";
 	const struct tb_applet *a;
 	int rc;
 
+#ifdef __wasi__
+	const char *pwd = getenv("PWD");
+
 	if (pwd != NULL && pwd[0] == '/')
 		(void)chdir(pwd);
+#endif
 	if ((a = tb_applet_find(name)) == NULL) {
 		if (argc < 2 || strcmp(argv[1], "--help") == 0) {
 			usage(stdout);

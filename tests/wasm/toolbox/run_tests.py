@@ -123,6 +123,9 @@ def main():
     if not prefix:
         print(__doc__, file=sys.stderr)
         return 2
+    # Cases run in their scratch directory: make relative paths absolute.
+    prefix = [os.path.abspath(p) if "/" in p and os.path.exists(p) else p
+              for p in prefix]
     flt = re.compile(os.environ.get("TOOLBOX_FILTER", ""))
     todo = [c for c in cases.CASES if flt.search(c["name"])]
     names = set()

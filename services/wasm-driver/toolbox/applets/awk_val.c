@@ -121,6 +121,31 @@ aval_tonum(struct aval *v)
 	return 0;
 }
 
+/* True when fmt (CONVFMT, OFMT) has exactly one floating conversion. */
+static bool
+float_format(const char *fmt)
+{
+	int convs = 0;
+
+	for (const char *p = fmt; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (*++p == '%')
+			continue;
+		while (*p && strchr("-+ #0", *p))
+			p++;
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (*p == '.')
+			for (p++; isdigit((unsigned char)*p); p++)
+				;
+		if (*p == '\0' || strchr("eEfFgGaA", *p) == NULL)
+			return false;
+		convs++;
+	}
+	return convs == 1;
+}
+
 static char *
 num_to_str(struct awk *a, double d, int fmt_var)
 {
@@ -136,7 +161,7 @@ num_to_str(struct awk *a, double d, int fmt_var)
 	if (isinf(d))
 		return tb_xstrdup(d < 0 ? "-inf" : "inf");
 	fmt = aval_tostr(a, &a->globals[fmt_var].v);
-	if (strchr(fmt, '%') == NULL)
+	if (!float_format(fmt))
 		fmt = "%.6g";
 	snprintf(buf, sizeof(buf), fmt, d);
 	return tb_xstrdup(buf);

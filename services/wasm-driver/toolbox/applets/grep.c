@@ -9,6 +9,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#define GREP_INBUF (64 * 1024)
+
 struct grep {
 	struct tb_io	*io;
 	char		**pats;
@@ -24,6 +26,7 @@ struct grep {
 	size_t		 nincl, nexcl, nexcl_dir;
 	bool		 any;	/* a line was selected somewhere */
 	bool		 error;
+	char		*inbuf;		/* a large read buffer for files */
 };
 
 static void
@@ -325,6 +328,11 @@ grep_path(struct grep *g, const char *path, bool top)
 		g->error = true;
 		return;
 	}
+	/* Big reads: each one crosses into the WASI host. */
+	if (g->inbuf == NULL)
+		g->inbuf = malloc(GREP_INBUF);
+	if (g->inbuf != NULL)
+		setvbuf(in, g->inbuf, _IOFBF, GREP_INBUF);
 	grep_stream(g, in, path);
 	fclose(in);
 }
@@ -363,6 +371,21 @@ grep_num(struct grep *g, const char *s, long long *vp)
 	return 0;
 }
 
+/*
+ * True when pattern p means the same as a fixed string: no character a
+ * basic (or, with ext, extended) regex treats specially. Such patterns
+ * take the strstr path, far faster than regexec.
+ */
+static bool
+plain_pattern(const char *p, bool ext)
+{
+	for (; *p != '\0'; p++)
+		if (strchr(".[]*^$\\", *p) != NULL ||
+		    (ext && strchr("+?(){}|", *p) != NULL))
+			return false;
+	return true;
+}
+
 static int
 grep_compile(struct grep *g)
 {
@@ -372,6 +395,13 @@ grep_compile(struct grep *g)
 	for (size_t i = 0; i < g->npats; i++)
 		if (g->pats[i][0] == '\0')
 			g->match_all = true;
+	if (!g->fixed) {
+		bool plain = true;
+
+		for (size_t i = 0; i < g->npats && plain; i++)
+			plain = plain_pattern(g->pats[i], g->ext);
+		g->fixed = plain;
+	}
 	if (g->match_all || g->fixed)
 		return 0;
 	g->res = calloc(g->npats, sizeof(regex_t));
@@ -401,6 +431,7 @@ grep_free(struct grep *g)
 	free_strs(g->incl, g->nincl);
 	free_strs(g->excl, g->nexcl);
 	free_strs(g->excl_dir, g->nexcl_dir);
+	free(g->inbuf);
 }
 
 static int

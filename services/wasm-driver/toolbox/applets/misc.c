@@ -252,7 +252,7 @@ applet_seq(struct tb_io *io, int argc, char **argv)
 	const char *sep = "\n";
 	double v[3] = { 1, 1, 0 };
 	int i = 1, n, prec = 0, width = 0;
-	bool pad = false;
+	bool pad = false, expo = false;
 	char *end;
 
 	while (i < argc && argv[i][0] == '-' && argv[i][1] != '\0' &&
@@ -288,6 +288,8 @@ applet_seq(struct tb_io *io, int argc, char **argv)
 			v[k == 0 ? 0 : 2] = d;
 		else
 			v[k] = d;
+		if (strpbrk(argv[i + k], "eE") != NULL)
+			expo = true;
 		if (k < n - 1 || n == 1) {
 			int dp = decimals(argv[i + k]);
 
@@ -305,19 +307,23 @@ applet_seq(struct tb_io *io, int argc, char **argv)
 
 		width = l1 > l2 ? l1 : l2;
 	}
-	for (long long k = 0;; k++) {
+	/* A count, not a float comparison: 1e300 + 1 == 1e300. */
+	double count = floor((v[2] - v[0]) / v[1] + 1e-9) + 1;
+
+	for (long long k = 0; (double)k < count; k++) {
 		double x = v[0] + (double)k * v[1];
 
-		if ((v[1] > 0 && x > v[2] + 1e-9) ||
-		    (v[1] < 0 && x < v[2] - 1e-9))
-			break;
 		if (k > 0)
 			fputs(sep, io->out);
-		fprintf(io->out, pad ? "%0*.*f" : "%*.*f", width, prec, x);
+		if (expo)
+			fprintf(io->out, "%g", x);
+		else
+			fprintf(io->out, pad ? "%0*.*f" : "%*.*f", width, prec,
+			    x);
 		if (ferror(io->out))
 			return 1;
 	}
-	if (v[1] > 0 ? v[0] <= v[2] : v[0] >= v[2])
+	if (count >= 1)
 		fputc('\n', io->out);
 	return 0;
 }

@@ -1,0 +1,288 @@
+/* test_driver.c - the Driver service skeleton (lib/msc_driver) over
+ * inproc:// with a fake backend: the creation gate bounds creations at
+ * once, commands pass creations that wait, and a creation that waited
+ * until its deadline fails without reaching the backend. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "driver.pb-c.h"
+#include "msc_driver.h"
+#include "msc_rpc.h"
+
+#define URL "inproc://test-driver"
+#define NCREATE 12
+
+struct fake {
+	pthread_mutex_t mu;
+	int creating, max_creating, creates;
+	int create_ms;
+};
+
+static struct fake fake = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int
+fake_create(void *be, const char *id, bool temporary, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	struct fake *f = be;
+
+	(void)err;
+	(void)errlen;
+	pthread_mutex_lock(&f->mu);
+	f->creates++;
+	if (++f->creating > f->max_creating)
+		f->max_creating = f->creating;
+	pthread_mutex_unlock(&f->mu);
+	usleep((useconds_t)f->create_ms * 1000);
+	pthread_mutex_lock(&f->mu);
+	f->creating--;
+	pthread_mutex_unlock(&f->mu);
+	out->computer_id = strdup(id);
+	out->temporary = temporary;
+	return out->computer_id != NULL ? 0 : -ENOMEM;
+}
+
+static int
+fake_ref(void *be, const char *id, Msc__V1__Computer *out, char *err,
+    size_t errlen)
+{
+	(void)be;
+	(void)id;
+	(void)out;
+	snprintf(err, errlen, "not here");
+	return -ENOENT;
+}
+
+static int
+fake_stop(void *be, const char *id, bool remove, char *err, size_t errlen)
+{
+	(void)be;
+	(void)id;
+	(void)remove;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+static int
+fake_list(void *be, Msc__V1__ComputerList *out, char *err, size_t errlen)
+{
+	(void)be;
+	(void)out;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+static int
+fake_exec(void *be, const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *out,
+    char *err, size_t errlen)
+{
+	(void)be;
+	(void)req;
+	(void)err;
+	(void)errlen;
+	out->stdout.data = (uint8_t *)strdup("ok");
+	out->stdout.len = 2;
+	return 0;
+}
+
+static const struct msc_driver_ops fake_ops = {
+	.name = "fake-driver",
+	.create = fake_create,
+	.attach = fake_ref,
+	.restart = fake_ref,
+	.reset = fake_ref,
+	.stop = fake_stop,
+	.list = fake_list,
+	.exec = fake_exec,
+	.code = msc_driver_code,
+};
+
+/* The answers of calls made at once. */
+struct answers {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int n, ok;
+	Msc__V1__Code last_code;
+	char last_msg[512];
+	uint64_t exec_ms;       /* when the exec answered, 0 before */
+	uint64_t fail_ms;       /* when the last failure came */
+};
+
+static struct answers ans = { .mu = PTHREAD_MUTEX_INITIALIZER,
+	.cv = PTHREAD_COND_INITIALIZER };
+
+static void
+answered(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	bool is_exec = arg != NULL;
+
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	pthread_mutex_lock(&ans.mu);
+	ans.n++;
+	if (st->code == MSC__V1__CODE__OK)
+		ans.ok++;
+	else {
+		ans.last_code = st->code;
+		snprintf(ans.last_msg, sizeof(ans.last_msg), "%s", st->message);
+		ans.fail_ms = now_ms();
+	}
+	if (is_exec)
+		ans.exec_ms = now_ms();
+	pthread_cond_broadcast(&ans.cv);
+	pthread_mutex_unlock(&ans.mu);
+}
+
+static void
+wait_answers(int n)
+{
+	pthread_mutex_lock(&ans.mu);
+	while (ans.n < n)
+		pthread_cond_wait(&ans.cv, &ans.mu);
+	pthread_mutex_unlock(&ans.mu);
+}
+
+static struct msc_driver *drv;
+static struct msc_client *cli;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	memset(&ans.n, 0, sizeof(ans) - offsetof(struct answers, n));
+	fake.creating = fake.max_creating = fake.creates = 0;
+	if (msc_driver_start(URL, &fake_ops, &fake, 16, &drv) != 0 ||
+	    msc_client_open(URL, &cli) != 0)
+		return -1;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	msc_client_close(cli);
+	assert_true(msc_driver_stop(drv));
+	return 0;
+}
+
+static void
+create(const char *id, int timeout_ms)
+{
+	Msc__V1__CreateRequest cr = MSC__V1__CREATE_REQUEST__INIT;
+
+	cr.computer_id = (char *)id;
+	cr.temporary = true;
+	assert_int_equal(msc_client_call(cli, &msc__v1__driver__descriptor,
+			     "Create", &cr.base, timeout_ms, answered, NULL),
+	    0);
+}
+
+/* 12 creations at once with a gate of 3: never more than 3 run; an
+ * exec sent meanwhile answers long before the last creation. */
+static void
+gate_bounds_creations(void **state)
+{
+	Msc__V1__ExecRequest er = MSC__V1__EXEC_REQUEST__INIT;
+	char id[32];
+	uint64_t t0, done;
+
+	(void)state;
+	fake.create_ms = 100;
+	msc_driver_limit_creations(drv, 3);
+	t0 = now_ms();
+	for (int i = 0; i < NCREATE; i++) {
+		snprintf(id, sizeof(id), "gate-%d", i);
+		create(id, 30000);
+	}
+	er.computer_id = "busy";
+	er.command = "true";
+	assert_int_equal(msc_client_call(cli, &msc__v1__driver__descriptor,
+			     "Exec", &er.base, 30000, answered, &ans), 0);
+	wait_answers(NCREATE + 1);
+	done = now_ms();
+	assert_int_equal(ans.ok, NCREATE + 1);
+	assert_int_equal(fake.creates, NCREATE);
+	assert_int_equal(fake.max_creating, 3);
+	/* 4 rounds of 100 ms; the exec did not wait for them. */
+	assert_true(done - t0 >= 350);
+	assert_true(ans.exec_ms - t0 < 200);
+}
+
+/* Without a bound, the pool's workers are the only limit. */
+static void
+no_gate_runs_them_all(void **state)
+{
+	char id[32];
+
+	(void)state;
+	fake.create_ms = 200;
+	for (int i = 0; i < NCREATE; i++) {
+		snprintf(id, sizeof(id), "open-%d", i);
+		create(id, 30000);
+	}
+	wait_answers(NCREATE);
+	assert_int_equal(ans.ok, NCREATE);
+	assert_true(fake.max_creating > 3);
+}
+
+/* A creation whose turn comes under a second before its deadline fails
+ * with DEADLINE_EXCEEDED, before the caller's own deadline, and never
+ * reaches the backend. */
+static void
+gate_respects_deadlines(void **state)
+{
+	uint64_t t0;
+
+	(void)state;
+	fake.create_ms = 1200;
+	msc_driver_limit_creations(drv, 1);
+	t0 = now_ms();
+	create("slow", 30000);
+	usleep(50 * 1000);
+	create("late", 2000);
+	wait_answers(2);
+	assert_int_equal(ans.ok, 1);
+	assert_int_equal(ans.last_code, MSC__V1__CODE__DEADLINE_EXCEEDED);
+	assert_non_null(strstr(ans.last_msg, "Computer 'late' could not be "
+					     "created"));
+	assert_true(ans.fail_ms - t0 < 1900);
+	assert_int_equal(fake.creates, 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(gate_bounds_creations, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(no_gate_runs_them_all, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(gate_respects_deadlines, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
