@@ -6,6 +6,15 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/start-dockerd.sh
 ./scripts/ensure-image.sh debian:bookworm-slim
-[ -d build ] || meson setup build >/dev/null
+# The test clients (the MCP SDK, the conformance suite, playwright-core):
+# before meson setup, which enables the tests that find them.
+for d in tests/integration tests/http tests/browser; do
+	if [ -f "$d/package-lock.json" ] && [ ! -d "$d/node_modules" ]; then
+		npm ci --prefix "$d" --no-audit --no-fund >/dev/null
+	fi
+done
+# Reconfigured each time: tests are enabled by what is installed.
+if [ -d build ]; then meson setup --reconfigure build >/dev/null
+else meson setup build >/dev/null; fi
 ninja -C build >/dev/null
 echo "setup: built build/mcp-sandbox-computer" >&2

@@ -7,19 +7,17 @@
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-for d in tests/integration tests/http tests/browser; do
-	if [ -f "$d/package-lock.json" ] && [ ! -d "$d/node_modules" ]; then
-		npm ci --prefix "$d" --no-audit --no-fund >/dev/null
-	fi
-done
 echo "== tests (release build)" >&2
 meson test -C build --print-errorlogs
+./scripts/no-skips.py build
 echo "== tests under ASan and UBSan" >&2
-[ -d build-asan ] || meson setup build-asan -Db_sanitize=address,undefined \
-	-Db_lundef=false >/dev/null
+if [ -d build-asan ]; then meson setup --reconfigure build-asan >/dev/null
+else meson setup build-asan -Db_sanitize=address,undefined \
+	-Db_lundef=false >/dev/null; fi
 ninja -C build-asan >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	meson test -C build-asan --print-errorlogs
+./scripts/no-skips.py build-asan
 echo "== libFuzzer, 30 s" >&2
 ./scripts/fuzz.sh 30

@@ -158,9 +158,12 @@ set_field(struct modal_profile *p, const char *key, const char *val,
 	if (boolean)
 		return;
 	for (size_t i = 0; i < sizeof(f) / sizeof(*f); i++)
-		if (strcmp(key, f[i].name) == 0 &&
-		    snprintf(f[i].dst, f[i].len, "%s", val) >= (int)f[i].len)
-			f[i].dst[0] = '\0';    /* too long: no half value */
+		if (strcmp(key, f[i].name) == 0) {
+			size_t n = strnlen(val, f[i].len - 1);
+
+			memcpy(f[i].dst, val, n);       /* bounded, like the */
+			f[i].dst[n] = '\0';             /* other fields */
+		}
 }
 
 /* Parses one `key = value` line into t (NULL: outside any table). */
