@@ -7,6 +7,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import {
   startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER, run, MSC_BIN,
@@ -243,6 +244,9 @@ describe('wasm backend', () => {
       assert.equal(r.stderr, 'to stderr\n');
       const e = await s.call({ ...base, command: 'echo hello' });
       assertToolError(e, 'command mode', 'shell');
+      const sha = createHash('sha256').update(fs.readFileSync(PROBE)).digest('hex');
+      assert.ok(fs.readdirSync(path.join(state, 'cache')).some((f) => f.startsWith(`${sha}-`)),
+        'the compiled module is cached under the SHA-256 of the file');
     } finally { await s.close(); }
   });
 

@@ -22,9 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <mbedtls/sha256.h>
+
 #define MSC_WASM_ABI_ONLY       /* the number, not the wasm-rt types */
 #include "runner_module.h"
-#include "wasm_sha256.h"
 
 #define MAX_WASM_BYTES (512u << 20)
 #define BIG_WASM_BYTES (1u << 20)       /* from here on cc -O0, not -O1 */
@@ -100,26 +101,38 @@ step_seconds(void)
 static int
 hash_fd(int fd, int out, char hex[65], size_t *sizep)
 {
-	struct wasm_sha256 s;
+	mbedtls_sha256_context s;
+	unsigned char sum[32];
 	char buf[65536];
 	size_t total = 0;
 	ssize_t n;
+	int rv = 0;
 
-	wasm_sha256_init(&s);
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+	mbedtls_sha256_init(&s);
+	mbedtls_sha256_starts_ret(&s, 0);
+	while (rv == 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
+			if (errno != EINTR)
+				rv = -errno;
+			continue;
 		}
-		if ((total += (size_t)n) > MAX_WASM_BYTES)
-			return -EFBIG;
-		wasm_sha256_update(&s, buf, (size_t)n);
+		if ((total += (size_t)n) > MAX_WASM_BYTES) {
+			rv = -EFBIG;
+			break;
+		}
+		mbedtls_sha256_update_ret(&s, (unsigned char *)buf, (size_t)n);
 		for (ssize_t done = 0, w; out >= 0 && done < n; done += w)
-			if ((w = write(out, buf + done, (size_t)(n - done))) < 0)
-				return -errno;
+			if ((w = write(out, buf + done, (size_t)(n - done))) < 0) {
+				rv = -errno;
+				break;
+			}
 	}
-	wasm_sha256_hex(&s, hex);
+	mbedtls_sha256_finish_ret(&s, sum);
+	mbedtls_sha256_free(&s);
+	if (rv != 0)
+		return rv;
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
 	*sizep = total;
 	return 0;
 }
