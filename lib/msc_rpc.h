@@ -16,6 +16,7 @@
 #ifndef MSC_RPC_H
 #define MSC_RPC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <protobuf-c/protobuf-c.h>
@@ -85,6 +86,14 @@ typedef void (*msc_reply_fn)(void *arg, const struct msc_status *st,
 
 /* Dials `url` (in the background; the peer may come later). */
 int msc_client_open(const char *url, struct msc_client **cp);
+
+/*
+ * Whether a connection to the peer is up now. One down for a few seconds
+ * is dialed anew in the background (as msc_client_call does when it
+ * returns -ENOTCONN), so a periodic check keeps an idle client trying.
+ * Does not block.
+ */
+bool msc_client_up(struct msc_client *c);
 
 /*
  * How many times a connection to the peer came up since the client was

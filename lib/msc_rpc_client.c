@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +12,12 @@
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/util/platform.h>
 
+#include "msc_log.h"
 #include "msc_rpc_int.h"
 #include "msc_tls.h"
 
 #define CLIENT_MAX_OPEN 8192
+#define CLIENT_MAX_PIPES 16     /* one dialer: one, two while it changes */
 
 struct msc_client {
 	nng_socket sock;
@@ -24,12 +27,18 @@ struct msc_client {
 	atomic_uint_fast64_t next_id;
 	atomic_uint_fast64_t since;     /* open time, or when the last pipe went */
 	char url[256];
-	pthread_mutex_t mu;             /* guards calls */
+	pthread_mutex_t mu;             /* guards calls and live */
 	struct client_call *calls;      /* open calls */
+	uint32_t live[CLIENT_MAX_PIPES];        /* pipes counted in `pipes` */
+	pthread_mutex_t dial_mu;        /* guards dialer and redialed */
+	nng_dialer dialer;
+	nng_time redialed;              /* when the dialer was last made */
 };
 
 /* A peer down this long makes calls fail at once, not at their deadline. */
 #define CLIENT_DOWN_GRACE_MS 3000
+/* How often at most a new dialer replaces one that may have given up. */
+#define CLIENT_REDIAL_MS 2000
 
 enum call_state { CALL_SEND, CALL_RECV };
 
@@ -188,36 +197,105 @@ call_cb(void *arg)
 	call_recv_done(cc, nng_aio_get_msg(cc->aio));
 }
 
+/*
+ * Marks pipe id live (add) or not (!add) under c->mu; returns whether it
+ * changed. NNG reports the removal of a pipe that closed while it was
+ * being added, which never was reported added: such a pipe counts for
+ * nothing (else `pipes` would say "down" on a live connection).
+ */
+static bool
+pipe_mark(struct msc_client *c, uint32_t id, bool add)
+{
+	for (size_t i = 0; i < CLIENT_MAX_PIPES; i++) {
+		if (add && c->live[i] == 0) {
+			c->live[i] = id;
+			return true;
+		}
+		if (!add && c->live[i] == id) {
+			c->live[i] = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void
 pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct msc_client *c = arg;
+	uint32_t id = (uint32_t)nng_pipe_id(p);
+	bool counted;
 
-	if (ev == NNG_PIPE_EV_ADD_POST) {
+	if (ev != NNG_PIPE_EV_ADD_POST && ev != NNG_PIPE_EV_REM_POST)
+		return;
+	pthread_mutex_lock(&c->mu);
+	counted = id != 0 && pipe_mark(c, id, ev == NNG_PIPE_EV_ADD_POST);
+	if (counted && ev == NNG_PIPE_EV_ADD_POST) {
+		pthread_mutex_unlock(&c->mu);
 		msc_tls_pipe_watch(p);
 		atomic_fetch_add(&c->pipes, 1);
 		atomic_fetch_add(&c->connects, 1);
 		return;
 	}
-	if (ev != NNG_PIPE_EV_REM_POST)
-		return;
-	if (atomic_fetch_sub(&c->pipes, 1) == 1)
-		atomic_store(&c->since, nng_clock());
-	/*
-	 * REQ would send the open requests again on the next connection:
-	 * a command could run twice. End them instead (one peer per client).
-	 */
-	pthread_mutex_lock(&c->mu);
-	for (struct client_call *cc = c->calls; cc != NULL; cc = cc->next)
-		nng_aio_cancel(cc->aio);
+	if (counted) {
+		if (atomic_fetch_sub(&c->pipes, 1) == 1)
+			atomic_store(&c->since, nng_clock());
+		/*
+		 * REQ would send the open requests again on the next
+		 * connection: a command could run twice. End them instead
+		 * (one peer per client).
+		 */
+		for (struct client_call *cc = c->calls; cc != NULL;
+		     cc = cc->next)
+			nng_aio_cancel(cc->aio);
+	}
 	pthread_mutex_unlock(&c->mu);
+}
+
+/* Makes and starts c's dialer (in the background). dial_mu held. */
+static int
+client_dial(struct msc_client *c)
+{
+	nng_dialer d;
+
+	if (nng_dialer_create(&d, c->sock, c->url) != 0)
+		return -EINVAL;
+	if (msc_tls_dialer(d, c->url) != 0 ||
+	    nng_dialer_start(d, NNG_FLAG_NONBLOCK) != 0) {
+		(void)nng_dialer_close(d);
+		return -EINVAL;
+	}
+	c->dialer = d;
+	c->redialed = nng_clock();
+	return 0;
+}
+
+/*
+ * The peer has been unreachable past the grace period: replace the
+ * dialer, at most every CLIENT_REDIAL_MS. NNG 1.5's dialer stops for good
+ * when a connection closes while it is being set up (NNG_ECLOSED: a peer
+ * killed as it accepted); a new one dials again. Does not block.
+ */
+static void
+client_redial(struct msc_client *c)
+{
+	nng_time now = nng_clock();
+
+	pthread_mutex_lock(&c->dial_mu);
+	if (now - c->redialed >= CLIENT_REDIAL_MS) {
+		msc_log_debug("rpc: %s cannot be reached; dialing anew",
+		    c->url);
+		(void)nng_dialer_close(c->dialer);
+		if (client_dial(c) != 0)
+			c->redialed = now;      /* try again later */
+	}
+	pthread_mutex_unlock(&c->dial_mu);
 }
 
 int
 msc_client_open(const char *url, struct msc_client **cp)
 {
 	struct msc_client *c;
-	nng_dialer d;
 	int rv;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
@@ -233,6 +311,7 @@ msc_client_open(const char *url, struct msc_client **cp)
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, MSC_RPC_MAX_MSG);
 	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->dial_mu, NULL);
 	atomic_init(&c->open, 0);
 	atomic_init(&c->pipes, 0);
 	atomic_init(&c->connects, 0);
@@ -241,15 +320,28 @@ msc_client_open(const char *url, struct msc_client **cp)
 	snprintf(c->url, sizeof(c->url), "%s", url);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_event, c);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, pipe_event, c);
-	if ((rv = nng_dialer_create(&d, c->sock, url)) != 0 ||
-	    (rv = msc_tls_dialer(d, url)) != 0 ||
-	    (rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK)) != 0) {
+	if ((rv = client_dial(c)) != 0) {
 		nng_close(c->sock);
+		pthread_mutex_destroy(&c->mu);
+		pthread_mutex_destroy(&c->dial_mu);
 		free(c);
-		return -EINVAL;
+		return rv;
 	}
 	*cp = c;
 	return 0;
+}
+
+bool
+msc_client_up(struct msc_client *c)
+{
+	nng_time now = nng_clock(), since;
+
+	if (atomic_load(&c->pipes) > 0)
+		return true;
+	since = atomic_load(&c->since);
+	if (now > since && now - since > CLIENT_DOWN_GRACE_MS)
+		client_redial(c);
+	return false;
 }
 
 uint64_t
@@ -270,6 +362,7 @@ msc_client_close(struct msc_client *c)
 	if (atomic_load(&c->open) > 0)
 		return;         /* a callback still runs: keep c valid */
 	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->dial_mu);
 	free(c);
 }
 
@@ -294,8 +387,10 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	if (atomic_load(&c->pipes) == 0) {
 		down = atomic_load(&c->since);
 		down = now > down ? now - down : 0;
-		if (down > CLIENT_DOWN_GRACE_MS)
+		if (down > CLIENT_DOWN_GRACE_MS) {
+			client_redial(c);
 			return -ENOTCONN;
+		}
 		/* Wait for the peer to come back until the grace ends. */
 		if (send_ms == NNG_DURATION_INFINITE ||
 		    (nng_time)send_ms > CLIENT_DOWN_GRACE_MS - down)

@@ -9,20 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "msc_http.h"
 #include "msc_log.h"
-
-uint64_t
-grpc_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int global_rv;
@@ -64,21 +54,6 @@ grpc_target_fini(struct grpc_target *t)
 {
 	free(t->base);
 	t->base = NULL;
-}
-
-uint64_t
-grpc_backoff_ms(int attempt)
-{
-	uint64_t ms = 100;
-	uint32_t r = 0;
-
-	for (int i = 1; i < attempt && ms < 1000; i++)
-		ms *= 2;
-	if (ms > 1000)
-		ms = 1000;
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (uint32_t)grpc_now_ms();
-	return ms / 2 + r % (ms / 2 + 1);
 }
 
 static size_t
@@ -324,7 +299,7 @@ grpc_unary(const struct grpc_target *t, const char *path,
     ProtobufCMessage **respp, const struct grpc_opts *o, int *codep,
     char *err, size_t errlen)
 {
-	uint64_t start = grpc_now_ms();
+	uint64_t start = msc_now_ms();
 	uint64_t deadline = start + (o->deadline_ms ? o->deadline_ms
 						    : 3 * o->timeout_ms);
 	int code = GRPC_OK, rv;
@@ -332,7 +307,7 @@ grpc_unary(const struct grpc_target *t, const char *path,
 	*respp = NULL;
 	for (int attempt = 1;; attempt++) {
 		struct collect k = { .desc = rdesc };
-		uint64_t now = grpc_now_ms(), left = deadline > now
+		uint64_t now = msc_now_ms(), left = deadline > now
 		    ? deadline - now : 0, to = o->timeout_ms;
 
 		if (to > left)
@@ -354,9 +329,10 @@ grpc_unary(const struct grpc_target *t, const char *path,
 			protobuf_c_message_free_unpacked(k.one, NULL);
 		if (!o->retry || !grpc_code_retryable(code) || attempt >= 4)
 			break;
-		now = grpc_now_ms();
+		now = msc_now_ms();
 		{
-			uint64_t wait = grpc_backoff_ms(attempt);
+			uint64_t wait = (uint64_t)msc_http_backoff_ms(
+			    attempt - 1, 0);
 
 			if (now + wait + 500 >= deadline)
 				break;

@@ -25,6 +25,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "grpc_wire.h"
+#include "msc_http.h"       /* msc_now_ms */
 
 /* An endpoint: "https://host[:port]" or "http://host:port" (h2c). */
 struct grpc_target {
@@ -104,10 +105,5 @@ int grpc_stream(const struct grpc_target *t, const char *path,
     const ProtobufCMessage *req, const ProtobufCMessageDescriptor *rdesc,
     int (*fn)(const ProtobufCMessage *, void *), void *arg,
     const struct grpc_opts *o, int *codep, char *err, size_t errlen);
-
-/* Jittered exponential back-off: 100 ms doubling, at most 1 s. */
-uint64_t grpc_backoff_ms(int attempt);
-
-uint64_t grpc_now_ms(void);
 
 #endif /* GRPC_CALL_H */

@@ -303,13 +303,13 @@ join_build(struct modal_driver *d, const char *id, struct join *j,
 {
 	Modal__Client__ImageJoinStreamingRequest req =
 	    MODAL__CLIENT__IMAGE_JOIN_STREAMING_REQUEST__INIT;
-	uint64_t end = grpc_now_ms() + T_BUILD_MS;
+	uint64_t end = msc_now_ms() + T_BUILD_MS;
 	int rv, fails = 0;
 
 	req.image_id = (char *)id;
 	req.timeout = 55;
 	while (j->status == 0) {
-		if (grpc_now_ms() >= end) {
+		if (msc_now_ms() >= end) {
 			snprintf(err, errlen, "the build of image %s did not "
 					      "finish within %u minutes", id,
 			    T_BUILD_MS / 60000);

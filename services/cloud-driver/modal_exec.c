@@ -81,7 +81,7 @@ modal_run_fini(struct modal_run *r)
 static uint64_t
 left_ms(const struct xrun *x)
 {
-	uint64_t now = grpc_now_ms();
+	uint64_t now = msc_now_ms();
 
 	return x->end > now ? x->end - now : 0;
 }
@@ -249,7 +249,7 @@ read_done(struct xrun *x, struct reader *io, CURLcode cr)
 	if (code == GRPC_UNAUTHENTICATED && io->retries == 0) {
 		io->retries++;
 		if (renew_jwt(x) == 0)
-			io->retry_at = grpc_now_ms();
+			io->retry_at = msc_now_ms();
 		return;
 	}
 	if (grpc_code_retryable(code) && io->retries < READ_RETRIES &&
@@ -257,7 +257,7 @@ read_done(struct xrun *x, struct reader *io, CURLcode cr)
 		uint64_t delay = 10u << (io->retries < 7 ? io->retries : 7);
 
 		io->retries++;
-		io->retry_at = grpc_now_ms() + delay;
+		io->retry_at = msc_now_ms() + delay;
 		msc_log_debug("modal: %s; reading again from %llu", err,
 		    (unsigned long long)io->offset);
 		return;
@@ -277,22 +277,22 @@ wait_done(struct xrun *x, CURLcode cr)
 	if (rv == 0 && x->got_exit) {
 		x->r->exit_code = x->exit_code;
 		x->r->exited = true;
-		x->waited_at = grpc_now_ms();
+		x->waited_at = msc_now_ms();
 		return;
 	}
 	x->got_exit = false;
 	if (rv == 0 || code == GRPC_DEADLINE_EXCEEDED) {
-		x->wait_retry_at = grpc_now_ms();       /* wait on */
+		x->wait_retry_at = msc_now_ms();        /* wait on */
 		return;
 	}
 	if (code == GRPC_UNAUTHENTICATED && x->wait_retries == 0) {
 		x->wait_retries++;
 		if (renew_jwt(x) == 0)
-			x->wait_retry_at = grpc_now_ms();
+			x->wait_retry_at = msc_now_ms();
 		return;
 	}
 	if (grpc_code_retryable(code) && x->wait_retries < WAIT_RETRIES) {
-		x->wait_retry_at = grpc_now_ms() + 1000;
+		x->wait_retry_at = msc_now_ms() + 1000;
 		x->wait_retries++;
 		msc_log_debug("modal: %s; waiting again", err);
 		return;
@@ -328,7 +328,7 @@ drive(struct xrun *x)
 		}
 		if (x->rv != 0 || x->r->over)
 			return;
-		now = grpc_now_ms();
+		now = msc_now_ms();
 		if (x->r->exited && x->io[0].done && x->io[1].done)
 			return;
 		if (x->r->exited && now - x->waited_at >= DRAIN_MS) {
@@ -443,7 +443,7 @@ run(struct modal_driver *d, struct modal_known *k, const char *const *argv,
 		return rv;
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	*startedp = true;
-	x.end = grpc_now_ms() + (uint64_t)timeout_s * 1000;
+	x.end = msc_now_ms() + (uint64_t)timeout_s * 1000;
 	/* Always an EOF: a command that reads stdin must not wait on it. */
 	if ((rv = write_stdin(d, k, exec_id, in, err, errlen)) != 0)
 		return rv;
@@ -519,7 +519,7 @@ modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *q,
 	uint8_t rnd[16];
 	char marker[33];
 	size_t argc;
-	uint64_t start = grpc_now_ms();
+	uint64_t start = msc_now_ms();
 	uint32_t timeout_s = q->timeout_s > 0 ? q->timeout_s : 120;
 	bool started = false;
 	int64_t jwt_exp;
@@ -585,6 +585,6 @@ modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *q,
 		modal_remember(d, q->computer_id, &k);   /* a renewed JWT */
 	modal_run_fini(&r);
 	explicit_bzero(&k, sizeof(k));
-	res->duration_ms = grpc_now_ms() - start;
+	res->duration_ms = msc_now_ms() - start;
 	return rv;
 }

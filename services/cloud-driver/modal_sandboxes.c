@@ -136,7 +136,7 @@ connect_task(struct modal_driver *d, const char *id, const char *sbx,
 {
 	Modal__Client__SandboxGetTaskIdRequest req =
 	    MODAL__CLIENT__SANDBOX_GET_TASK_ID_REQUEST__INIT;
-	uint64_t end = grpc_now_ms() + T_READY_MS;
+	uint64_t end = msc_now_ms() + T_READY_MS;
 	int rv;
 
 	memset(k, 0, sizeof(*k));
@@ -149,7 +149,7 @@ connect_task(struct modal_driver *d, const char *id, const char *sbx,
 		Modal__Client__SandboxGetTaskIdResponse *resp = NULL;
 		char why[512];
 
-		if (grpc_now_ms() >= end) {
+		if (msc_now_ms() >= end) {
 			snprintf(err, errlen, "Modal sandbox %s got no task "
 					      "within %d s", sbx, T_READY_MS / 1000);
 			return -ETIMEDOUT;

@@ -323,7 +323,8 @@ claim_again(struct sess_service *s)
 	uint64_t conn = msc_client_connections(s->inventory);
 	struct claim_batch b = { s, NULL, NULL, 0, NULL, false };
 
-	if (conn == 0 || conn == s->claimed_conn || s->claim_calls > 0)
+	if (!msc_client_up(s->inventory) || conn == 0 ||
+	    conn == s->claimed_conn || s->claim_calls > 0)
 		return;
 	b.items = calloc(SESS_CLAIM_BATCH, sizeof(*b.items));
 	b.ptrs = calloc(SESS_CLAIM_BATCH, sizeof(*b.ptrs));

@@ -1,8 +1,10 @@
 #!/bin/sh
-# image-check.sh [COMMIT]: builds deploy/Dockerfile from a clean export of COMMIT (default HEAD;
-# `git archive`, so no build directories or node_modules go into the context) and smoke-tests
+# image-check.sh [COMMIT | --worktree]: builds deploy/Dockerfile from a clean export of COMMIT
+# (default HEAD; `git archive`, so no build directories or node_modules go into the context), or
+# with --worktree from the working tree as it is (.dockerignore leaves those out), and smoke-tests
 # the image: --version, then the all-in-one server over HTTP with the engine's socket, one
-# terminal_execute, and the session's end removes its computer. Needs the Docker engine and the
+# terminal_execute, and the session's end removes its computer; go_busybox answers, and the tools
+# `--backend wasm` compiles modules with are there. Needs the Docker engine and the
 # Debian mirror (apt-get runs inside the build). Removes its image and container at the end.
 # Not wired into meson (about a minute with a warm apt cache; the build needs the network).
 #   tests/cluster/image-check.sh
@@ -21,10 +23,25 @@ cleanup() {
 trap cleanup EXIT
 
 start=$(date +%s)
-git -C "$repo" archive "$commit" | DOCKER_BUILDKIT=0 docker build -q -f deploy/Dockerfile -t "$tag" - >/dev/null
-echo "image-check: built $(git -C "$repo" rev-parse --short "$commit") in $(($(date +%s) - start)) s," \
+if [ "$commit" = --worktree ]; then
+	DOCKER_BUILDKIT=0 docker build -q -f "$repo/deploy/Dockerfile" -t "$tag" "$repo" >/dev/null
+	what="the working tree"
+else
+	git -C "$repo" archive "$commit" | DOCKER_BUILDKIT=0 docker build -q -f deploy/Dockerfile -t "$tag" - >/dev/null
+	what=$(git -C "$repo" rev-parse --short "$commit")
+fi
+echo "image-check: built $what in $(($(date +%s) - start)) s," \
 	"$(docker image inspect -f '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1 / 1e6}')"
 docker run --rm "$tag" --version
+# The wasm backends: the toolbox runner answers, and what compiles user modules is there.
+out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"terminal_execute","arguments":{"command":"echo wasm-ok"}}}' |
+	docker run --rm -i "$tag" --backend go_busybox 2>&1)
+case "$out" in
+*'"stdout":"wasm-ok\n"'*) ;;
+*) echo "image-check: go_busybox failed: $out" >&2; exit 1 ;;
+esac
+docker run --rm --entrypoint sh "$tag" -c 'command -v wasm2c cc && test -f /usr/src/wasm2c/wasm-rt.h' >/dev/null ||
+	{ echo "image-check: wasm2c, cc or the wasm2c headers are missing" >&2; exit 1; }
 ctr=$(docker run -d -e MSC_FAST_EXEC=0 -v /var/run/docker.sock:/var/run/docker.sock \
 	-p "127.0.0.1:$port:8435" "$tag" --transport http --host 0.0.0.0 --port 8435 \
 	--allow-unauthenticated-http --driver-id "$id")

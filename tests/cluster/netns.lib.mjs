@@ -155,9 +155,11 @@ export class Cluster {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, KILNTAINERS_AUTH_TOKEN: TOKEN },
     });
-    const svc = { name, proc, err: '' };
+    const svc = { name, proc, err: '', total: 0 };
     proc.stderr.on('data', (c) => {
-      svc.err = (svc.err + c.toString()).slice(-65536);
+      const text = c.toString();
+      svc.total += text.length;
+      svc.err = (svc.err + text).slice(-65536);
       if (process.env.MSC_TEST_TRACE === '1') process.stderr.write(`[${name}] ${c}`);
     });
     this.services.set(name, svc);
@@ -213,6 +215,16 @@ export class Cluster {
   }
 
   stderrTail(name, n = 1500) { return (this.services.get(name)?.err ?? '').slice(-n); }
+
+  /** A mark in service NAME's stderr, and what it wrote since (of its last 64 KiB). */
+  stderrMark(name) { return this.services.get(name)?.total ?? 0; }
+
+  stderrSince(name, mark) {
+    const svc = this.services.get(name);
+    if (!svc) return '';
+    const n = svc.total - mark;
+    return n <= 0 ? '' : svc.err.slice(-Math.min(n, svc.err.length));
+  }
 }
 
 // --------------------------------------------------------------------------------------------
