@@ -2,6 +2,8 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "msc_tls.h"
 
@@ -78,4 +80,17 @@ msc_main_wait_signal(void)
 	while (sigwait(&set, &sig) != 0)
 		;
 	return sig;
+}
+
+const char *
+msc_main_find_file(const char *env, int mode, const char *const cands[])
+{
+	const char *v = getenv(env);
+
+	if (v != NULL && *v != '\0')
+		return access(v, mode) == 0 ? v : NULL;
+	for (int i = 0; cands[i] != NULL; i++)
+		if (access(cands[i], mode) == 0)
+			return cands[i];
+	return NULL;
 }

@@ -21,4 +21,12 @@ void msc_main_block_signals(void);
 /* Waits for SIGTERM or SIGINT (blocked beforehand); returns the signal. */
 int msc_main_wait_signal(void);
 
+/*
+ * A helper file the program ships: the path in environment variable env
+ * when set (NULL unless access(mode) allows it), else the first of the
+ * NULL-terminated cands that access(mode) allows, else NULL. Borrowed.
+ */
+const char *msc_main_find_file(const char *env, int mode,
+    const char *const cands[]);
+
 #endif /* MSC_MAIN_H */

@@ -38,6 +38,7 @@
 
 #include "docker_fastexec.h"
 #include "msc_log.h"
+#include "msc_main.h"
 
 #define FX_HELPER_NAME	"msc-exec-helper"
 #define FX_COPY_MAX	(16 << 20)
@@ -71,14 +72,8 @@ helper_source(void)
 		MSC_EXEC_HELPER_INSTALLED,
 #endif
 		NULL };
-	const char *env = getenv("MSC_EXEC_HELPER");
 
-	if (env != NULL && *env != '\0')
-		return access(env, R_OK) == 0 ? env : NULL;
-	for (int i = 0; cands[i] != NULL; i++)
-		if (access(cands[i], R_OK) == 0)
-			return cands[i];
-	return NULL;
+	return msc_main_find_file("MSC_EXEC_HELPER", R_OK, cands);
 }
 
 void

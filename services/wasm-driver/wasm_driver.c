@@ -20,6 +20,7 @@
 
 #include "msc_driver.h"
 #include "msc_log.h"
+#include "msc_main.h"
 #include "wasm_compile.h"
 
 MSC_DRIVER_OPS(wasm_ops, wasm, "wasm-driver", msc_driver_code);
@@ -90,15 +91,11 @@ sweep_leftovers(struct wasm_driver *d)
 static char *
 find_runner(const char *env, const char *built, const char *installed)
 {
-	const char *v = getenv(env);
+	const char *const cands[] = { built != NULL ? built : "", installed,
+		NULL };
+	const char *p = msc_main_find_file(env, X_OK, cands);
 
-	if (v != NULL && *v != '\0')
-		return access(v, X_OK) == 0 ? strdup(v) : NULL;
-	if (built != NULL && access(built, X_OK) == 0)
-		return strdup(built);
-	if (installed != NULL && access(installed, X_OK) == 0)
-		return strdup(installed);
-	return NULL;
+	return p != NULL ? strdup(p) : NULL;
 }
 
 static int
