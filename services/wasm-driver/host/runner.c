@@ -25,6 +25,10 @@
  *                   on stderr; exit status 1
  *   error <message> the runner could not start the guest (bad flags, root,
  *                   module); the message also on stderr; exit status 125
+ *
+ * Once the module is instantiated, and before its _start runs, the runner
+ * sets no_new_privs and its seccomp allowlist (runner_seccomp.h): from
+ * then on a system call the WASI host does not make kills the runner.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,8 +42,15 @@
 #include <unistd.h>
 
 #include "runner_module.h"
+#include "runner_seccomp.h"
 #include "wasi_host.h"
 #include "wasm-rt-impl.h"
+
+/* The mode meson.build pins (wasm_rt_pin), checked where it is used. */
+#if WASM_RT_MEMCHECK_SIGNAL_HANDLER != 1 || WASM_RT_SKIP_SIGNAL_RECOVERY != 0 \
+    || WASM_RT_USE_STACK_DEPTH_COUNT != 0
+#error "runner.c: wasm-rt must be built with guard pages (wasm_rt_pin)"
+#endif
 
 #define EXIT_JUMP 0x4000        /* proc_exit's longjmp value: no trap code */
 #define MAX_ENV 64
@@ -251,7 +262,7 @@ run(const struct runner_module *m, const struct runner_opts *o,
 	int64_t *volatile fuel = NULL;
 	uint32_t limit = (uint32_t)o->mem_mib * PAGES_PER_MIB;
 	wasm_rt_memory_t *mem;
-	int trap;
+	int trap, rv;
 
 	wasm_rt_init();
 	m->init_module();
@@ -276,6 +287,9 @@ run(const struct runner_module *m, const struct runner_opts *o,
 		}
 		if (mem->max_pages > limit)
 			mem->max_pages = limit;
+		if ((rv = runner_seccomp_install()) != 0)
+			return setup_error("cannot install the seccomp filter: "
+			    "%s", strerror(-rv));
 		m->start(inst);
 		status_line("exit 0");
 		return 0;

@@ -2,8 +2,10 @@
  * wasm_compile.c - compiles a user's module for msc-wasm-exec, once per
  * content (wasm_compile.h). The work happens in a private temporary
  * directory inside the cache; each tool runs as its own process group
- * with stdin and stdout on /dev/null and stderr in a log whose start
- * becomes the error detail.
+ * with stdin and stdout on /dev/null, stderr in a log whose start becomes
+ * the error detail, and an environment of its own (tool_env): nothing of
+ * the server's (LD_PRELOAD, CPATH, GCC_EXEC_PREFIX, COMPILER_PATH, CC,
+ * CFLAGS, ...) reaches wasm2c or cc, and PATH is /usr/bin:/bin.
  */
 #include "wasm_compile.h"
 
@@ -30,8 +32,17 @@
 #define MAX_WASM_BYTES (512u << 20)
 #define BIG_WASM_BYTES (1u << 20)       /* from here on cc -O0, not -O1 */
 #define DETAIL_MAX 480
+#define TOOL_PATH "/usr/bin:/bin"
 
-extern char **environ;
+/* The whole environment of every tool. */
+static char *const tool_env[] = { "PATH=" TOOL_PATH, "LC_ALL=C", NULL };
+
+/*
+ * wasm-rt's memory-check mode for user modules: the one meson.build pins
+ * for the runners (wasm_rt_pin); the glue refuses any other.
+ */
+#define WASM_RT_PIN_CFLAGS "-DWASM_RT_MEMCHECK_SIGNAL_HANDLER=1", \
+	"-DWASM_RT_SKIP_SIGNAL_RECOVERY=0", "-DWASM_RT_USE_STACK_DEPTH_COUNT=0"
 
 struct job {
 	const char *wasm_path;
@@ -79,7 +90,30 @@ fuel_tool(void)
 	for (int i = 0; cands[i] != NULL; i++)
 		if (access(cands[i], X_OK) == 0)
 			return cands[i];
-	return "msc-wasm-fuel";
+	return NULL;
+}
+
+/*
+ * The program to run for name: env override (a path), else the first
+ * executable name in TOOL_PATH, written to out. Returns 0 or -ENOENT.
+ */
+static int
+tool_path(const char *name, const char *override, char *out, size_t len)
+{
+	const char *env = override != NULL ? getenv(override) : NULL;
+	const char *dirs[] = { "/usr/bin", "/bin", NULL };
+
+	if (env != NULL && *env != '\0') {
+		snprintf(out, len, "%s", env);
+		return 0;
+	}
+	for (int i = 0; dirs[i] != NULL; i++) {
+		snprintf(out, len, "%s/%s", dirs[i], name);
+		if (access(out, X_OK) == 0)
+			return 0;
+	}
+	snprintf(out, len, "%s", name);
+	return -ENOENT;
 }
 
 /* Seconds each tool may take: env MSC_WASM_COMPILE_STEP_S or the default. */
@@ -231,7 +265,7 @@ log_detail(struct job *j, char *out, size_t len)
 	snprintf(out, len, "%s", buf);
 }
 
-/* Runs argv (argv[0] looked up in PATH) within the step deadline. */
+/* Runs argv (argv[0] a path) with tool_env within the step deadline. */
 static int
 run_tool(struct job *j, const char *what, char *const argv[])
 {
@@ -256,7 +290,7 @@ run_tool(struct job *j, const char *what, char *const argv[])
 	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
 	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-	rv = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+	rv = posix_spawn(&pid, argv[0], &fa, &at, argv, tool_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (rv != 0)
@@ -312,8 +346,20 @@ static int
 build(struct job *j, size_t size)
 {
 	char in[4200], mod[4200], glue[4200], c[4200], so[4200], inc[4200];
+	char w2c_path[4096], cc_path[4096];
 	const char *fuel = fuel_tool();
 	int rv;
+
+	if (fuel == NULL)
+		return failf(j, -ENOENT, "msc-wasm-fuel is not installed (set "
+		    "MSC_WASM_FUEL)");
+	if (tool_path("wasm2c", "MSC_WASM_WASM2C", w2c_path,
+		sizeof(w2c_path)) != 0)
+		return failf(j, -ENOENT, "wasm2c is not in " TOOL_PATH
+		    " (install wabt)");
+	if (tool_path("cc", "MSC_WASM_CC", cc_path, sizeof(cc_path)) != 0)
+		return failf(j, -ENOENT, "cc is not in " TOOL_PATH
+		    " (install gcc)");
 
 	join(in, sizeof(in), j->tmp, "in.wasm");
 	join(mod, sizeof(mod), j->tmp, "module.wasm");
@@ -326,12 +372,12 @@ build(struct job *j, size_t size)
 			NULL };
 		char *const g[] = { (char *)fuel, "--glue", "module",
 			"module.h", glue, NULL };
-		char *const w2c[] = { "wasm2c", "-n", "module", "-o", c, mod,
+		char *const w2c[] = { w2c_path, "-n", "module", "-o", c, mod,
 			NULL };
-		char *const cc[] = { "cc", "-shared", "-fPIC",
+		char *const cc[] = { cc_path, "-shared", "-fPIC",
 			size < BIG_WASM_BYTES ? "-O1" : "-O0", "-w",
-			"-I/usr/src/wasm2c", inc, "-o", so, c, glue, "-lm",
-			NULL };
+			WASM_RT_PIN_CFLAGS, "-I/usr/src/wasm2c", inc, "-o", so,
+			c, glue, "-lm", NULL };
 
 		if ((rv = run_tool(j, "msc-wasm-fuel", check)) != 0 ||
 		    (rv = run_tool(j, "msc-wasm-fuel --glue", g)) != 0 ||

@@ -24,7 +24,9 @@
  * concurrent calls are safe). cache_dir is made if missing (not its
  * parents). Blocks: about a second for a small module, minutes for a
  * multi-MB one. The tools: msc-wasm-fuel (env MSC_WASM_FUEL, else the
- * build tree's, else the installed one), wasm2c and cc from PATH.
+ * build tree's, else the installed one), wasm2c and cc (env MSC_WASM_WASM2C
+ * and MSC_WASM_CC, else /usr/bin or /bin: never the server's PATH). Each
+ * runs with PATH=/usr/bin:/bin and LC_ALL=C as its whole environment.
  *
  * Returns 0, or a negative errno with the message in err:
  *   "WASM file not found: '<path>'"                      (-ENOENT)
