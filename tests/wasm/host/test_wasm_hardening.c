@@ -1,0 +1,339 @@
+/*
+ * test_wasm_hardening.c - attacks on the runners and on the compile step:
+ *   - a module reading and writing out of bounds of its memory (oob.wat)
+ *     traps cleanly, in every way wasm can reach past the end;
+ *   - runners have no_new_privs and a seccomp filter while a guest runs
+ *     (/proc/<pid>/status of msc-wasm-busybox sleeping, msc-wasm-exec);
+ *   - the filter kills what the host never needs (sockets, exec, PROT_EXEC
+ *     memory, other ioctls, x32 calls) and lets the rest through;
+ *   - a poisoned server environment (LD_PRELOAD, GCC_EXEC_PREFIX,
+ *     COMPILER_PATH, CPATH pointing at planted files) does not reach
+ *     msc-wasm-fuel, wasm2c or cc;
+ *   - a module compiled in another wasm-rt memory-check mode is refused.
+ *
+ * usage: test_wasm_hardening RUNNER PROBE.wasm TINY.wasm OOB.wasm
+ *	[BUSYBOX_RUNNER]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runner_seccomp.h"
+#include "wasm_compile.h"
+#include "wasm_harness.h"
+
+static struct wh w;
+static char cache[400];
+
+/* oob.wat picks its case by argc: argv[0] plus n - 1 words. */
+static void
+out_of_bounds(const char *so)
+{
+	static const char *const words[] = { "oob", "a", "b", "c", "d", "e",
+		"f", NULL };
+	static const char *const what[] = { "", "load past the end",
+		"store across the end", "load at 0xffffffff+0xffffffff",
+		"memory.copy from beyond the end",
+		"memory.fill beyond the end", "load past a grown end" };
+
+	for (int n = 1; n <= 7; n++) {
+		const char *argv[20] = { w.runner, "--root", w.root,
+			"--module", so, "--status-fd", "3", "--" };
+		struct wh_run r;
+		int k = 8;
+
+		for (int i = 0; i < n; i++)
+			argv[k++] = words[i];
+		argv[k] = NULL;
+		wh_spawn(&r, argv, NULL, 0);
+		if (n == 7) {           /* in bounds: the value read back */
+			WH_CHECK(r.code == 7 && strcmp(r.status, "exit 7") == 0);
+		} else {
+			WH_CHECK(r.code == 1 && strcmp(r.status, "trap Out-of-"
+			    "bounds access in linear memory or a table") == 0);
+			if (r.code != 1)
+				fprintf(stderr, "  %s: status '%s' code %d\n",
+				    what[n], r.status, r.code);
+			else
+				printf("  %s: %s\n", what[n], r.status);
+		}
+		wh_run_free(&r);
+	}
+}
+
+/* Reads "Name:\tvalue" from /proc/<pid>/status; -1 if absent. */
+static long
+status_field(pid_t pid, const char *name)
+{
+	char p[64], line[256];
+	size_t n = strlen(name);
+	long v = -1;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	if ((f = fopen(p, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, name, n) == 0 && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/*
+ * Starts argv (a guest that sleeps), waits until its status line pipe
+ * exists, and checks NoNewPrivs and Seccomp of the runner meanwhile.
+ */
+static void
+confined_while_running(const char *label, const char *const argv[])
+{
+	long nnp = -1, sec = -1;
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+
+		dup2(fd, 0);
+		dup2(fd, 1);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	/* The filter goes in just before _start; the guest sleeps 2 s. */
+	for (int i = 0; i < 150 && sec != 2; i++) {
+		usleep(10000);
+		nnp = status_field(pid, "NoNewPrivs");
+		sec = status_field(pid, "Seccomp");
+	}
+	printf("  %s: NoNewPrivs %ld, Seccomp %ld\n", label, nnp, sec);
+	WH_CHECK(nnp == 1 && sec == 2);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+}
+
+static void
+runner_status(const char *probe_so, const char *busybox)
+{
+	const char *exec[] = { w.runner, "--root", w.root, "--module",
+		probe_so, "--", "probe", "sleep", "2000", NULL };
+	const char *bb[] = { busybox, "--root", w.root, "--", "busybox",
+		"sleep", "2", NULL };
+
+	confined_while_running("msc-wasm-exec probe sleep", exec);
+	if (busybox != NULL)
+		confined_while_running("msc-wasm-busybox sleep", bb);
+}
+
+enum probe_call { CALL_NONE, CALL_SOCKET, CALL_EXECVE, CALL_MMAP_EXEC,
+	CALL_MPROTECT_EXEC, CALL_IOCTL_TIOCSTI, CALL_X32_WRITE };
+
+/*
+ * In a child: install the filter, do what a guest run does (write, mmap
+ * read/write, FIONREAD), then `call`. Returns the wait status.
+ */
+static int
+filtered_child(enum probe_call call)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid == 0) {
+		void *p;
+		int avail;
+
+		if (runner_seccomp_install() != 0)
+			_exit(3);
+		if (write(2, "", 0) != 0)
+			_exit(4);
+		p = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(5);
+		(void)ioctl(0, FIONREAD, &avail);
+		switch (call) {
+		case CALL_NONE:
+			break;
+		case CALL_SOCKET:
+			(void)socket(AF_INET, SOCK_STREAM, 0);
+			break;
+		case CALL_EXECVE:
+			execl("/bin/true", "true", (char *)NULL);
+			break;
+		case CALL_MMAP_EXEC:
+			(void)mmap(NULL, 4096, PROT_READ | PROT_EXEC,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			break;
+		case CALL_MPROTECT_EXEC:
+			(void)mprotect(p, 4096, PROT_READ | PROT_EXEC);
+			break;
+		case CALL_IOCTL_TIOCSTI:
+			(void)ioctl(0, TIOCSTI, "x");
+			break;
+		case CALL_X32_WRITE:
+#ifdef __x86_64__
+			(void)syscall(0x40000000 | SYS_write, 2, "", 0);
+#else
+			raise(SIGSYS);
+#endif
+			break;
+		}
+		_exit(0);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return st;
+}
+
+static void
+filter_kills(void)
+{
+	static const struct {
+		enum probe_call call;
+		const char *what;
+	} bad[] = {
+		{ CALL_SOCKET, "socket" },
+		{ CALL_EXECVE, "execve" },
+		{ CALL_MMAP_EXEC, "mmap PROT_EXEC" },
+		{ CALL_MPROTECT_EXEC, "mprotect PROT_EXEC" },
+		{ CALL_IOCTL_TIOCSTI, "ioctl TIOCSTI" },
+		{ CALL_X32_WRITE, "x32 write" },
+	};
+	int st = filtered_child(CALL_NONE);
+
+	WH_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		st = filtered_child(bad[i].call);
+		WH_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS);
+		printf("  %s after the filter: %s %d\n", bad[i].what,
+		    WIFSIGNALED(st) ? "signal" : "exit",
+		    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	}
+}
+
+static void
+sh(const char *cmd)
+{
+	if (system(cmd) != 0) {
+		fprintf(stderr, "setup failed: %s\n", cmd);
+		exit(2);
+	}
+}
+
+/*
+ * Compiles tiny.wasm into a fresh cache with env name=value set in our
+ * environment; the planted file must never run or be read.
+ */
+static void
+poisoned(const char *tiny, const char *name, const char *value,
+    const char *marker)
+{
+	char dir[600], err[1024], *so = NULL;
+	static int n;
+	int rv;
+
+	snprintf(dir, sizeof(dir), "%s/cache-poison-%d", w.base, n++);
+	unlink(marker);
+	setenv(name, value, 1);
+	rv = wasm_compile_module(tiny, dir, &so, err, sizeof(err));
+	unsetenv(name);
+	WH_CHECK(rv == 0 && so != NULL);
+	WH_CHECK(!wh_exists(marker));
+	printf("  %s=%s: compile %s, planted file %s\n", name, value,
+	    rv == 0 ? "ok" : err, wh_exists(marker) ? "USED" : "unused");
+	free(so);
+}
+
+static void
+clean_compile_env(const char *tiny)
+{
+	char cmd[2400], marker[400], v[600];
+
+	snprintf(marker, sizeof(marker), "%s/planted-ran", w.base);
+	/* LD_PRELOAD: a library whose constructor leaves the marker. */
+	snprintf(cmd, sizeof(cmd), "printf '#include <fcntl.h>\\n"
+	    "__attribute__((constructor)) static void f(void)"
+	    "{ close(open(\"%s\", O_CREAT | O_WRONLY, 0600)); }\\n' > "
+	    "%s/evil.c && cc -shared -fPIC -w -o %s/evil.so %s/evil.c",
+	    marker, w.base, w.base, w.base);
+	sh(cmd);
+	snprintf(v, sizeof(v), "%s/evil.so", w.base);
+	poisoned(tiny, "LD_PRELOAD", v, marker);
+	/* GCC_EXEC_PREFIX and COMPILER_PATH: a cc1 that leaves it (where
+	 * gcc looks: PREFIX/<machine>/<version>/cc1, PATH/cc1). */
+	snprintf(cmd, sizeof(cmd), "d=%s/gep/$(cc -dumpmachine)/$(cc "
+	    "-dumpversion) && mkdir -p $d %s/cp && printf '#!/bin/sh\\n"
+	    ": > %s; exit 1\\n' > $d/cc1 && chmod +x $d/cc1 && "
+	    "cp $d/cc1 %s/cp/cc1", w.base, w.base, marker, w.base);
+	sh(cmd);
+	snprintf(v, sizeof(v), "%s/gep/", w.base);
+	poisoned(tiny, "GCC_EXEC_PREFIX", v, marker);
+	snprintf(v, sizeof(v), "%s/cp", w.base);
+	poisoned(tiny, "COMPILER_PATH", v, marker);
+	/* CPATH: a planted <stdint.h> that would fail the compile. */
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/inc && printf '#error "
+	    "planted\\n' > %s/inc/stdint.h", w.base, w.base);
+	sh(cmd);
+	snprintf(v, sizeof(v), "%s/inc", w.base);
+	poisoned(tiny, "CPATH", v, marker);
+}
+
+/* cc adding another memory-check mode: the glue's #error refuses it. */
+static void
+other_mode_refused(const char *tiny)
+{
+	char wrap[400], dir[400], cmd[1200], err[1024], *so = NULL;
+	int rv;
+
+	snprintf(wrap, sizeof(wrap), "%s/cc-other-mode", w.base);
+	snprintf(cmd, sizeof(cmd), "printf '#!/bin/sh\\nexec /usr/bin/cc "
+	    "\"$@\" -UWASM_RT_MEMCHECK_SIGNAL_HANDLER "
+	    "-DWASM_RT_MEMCHECK_SIGNAL_HANDLER=0\\n' > %s && chmod +x %s",
+	    wrap, wrap);
+	sh(cmd);
+	snprintf(dir, sizeof(dir), "%s/cache-other-mode", w.base);
+	setenv("MSC_WASM_CC", wrap, 1);
+	rv = wasm_compile_module(tiny, dir, &so, err, sizeof(err));
+	unsetenv("MSC_WASM_CC");
+	WH_CHECK(rv == -EINVAL && so == NULL);
+	WH_CHECK(strstr(err, "the runners' wasm-rt uses guard pages") != NULL);
+	printf("  other memory-check mode: %s\n", rv != 0 ? err : "built");
+	free(so);
+}
+
+int
+main(int argc, char **argv)
+{
+	char *oob, *probe;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s RUNNER PROBE TINY OOB [BUSYBOX]\n",
+		    argv[0]);
+		return 2;
+	}
+	if (wh_setup(&w, argv[1], NULL) != 0) {
+		perror("setup");
+		return 2;
+	}
+	snprintf(cache, sizeof(cache), "%s/cache", w.base);
+	oob = wh_compile(argv[4], cache, NULL);
+	probe = wh_compile(argv[2], cache, NULL);
+	out_of_bounds(oob);
+	runner_status(probe, argc > 5 ? argv[5] : NULL);
+	filter_kills();
+	clean_compile_env(argv[3]);
+	other_mode_refused(argv[3]);
+	free(oob);
+	free(probe);
+	printf("%s: %d failed checks\n", argv[0], wh_failures);
+	return wh_failures != 0;
+}
