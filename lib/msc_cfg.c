@@ -19,6 +19,8 @@ msc_cfg_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static char *own(struct msc_cfg *cfg, char *str);
+
 static bool
 parse_long(const char *s, long *out)
 {
@@ -102,6 +104,18 @@ set_value(struct msc_cfg *cfg, const struct opt *o, const char *v)
 	char *base = (char *)cfg;
 
 	switch (o->kind) {
+	case OPT_SECRET_FILE: {
+		char *secret;
+		int rv = msc_cfg_secret_read(o, v, &secret);
+
+		if (rv != 0)
+			return rv;
+		if (own(cfg, secret) == NULL)
+			return -ENOMEM;
+		*(const char **)(base + o->off) = secret;
+		return 0;
+	}
+	case OPT_SECRET:
 	case OPT_STR:
 		if (o->choices != NULL && !in_choices(o->choices, v))
 			return parse_error("argument --%s: invalid choice: '%s'",
@@ -165,11 +179,16 @@ set_defaults(struct msc_cfg *cfg)
 	cfg->lifecycle_tools = msc_cfg_truthy(getenv("ENABLE_LIFECYCLE_TOOLS"));
 }
 
+/*
+ * Applies argv[1..]; cmdline is false for the cluster file's lines, whose
+ * strings the cfg owns already (a secret there is not in ps).
+ */
 static int
-parse_args(struct msc_cfg *cfg, int argc, char **argv)
+parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
 {
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *eq, *val = NULL;
+		const char *a = argv[i], *eq;
+		char *val = NULL;
 		const struct opt *o;
 		bool neg = false, ambiguous;
 		size_t len;
@@ -207,7 +226,7 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv)
 			break;
 		}
 		if (eq != NULL)
-			val = eq + 1;
+			val = argv[i] + (eq - argv[i]) + 1;
 		else if (i + 1 < argc &&
 		    (strncmp(argv[i + 1], "-", 1) != 0 || o->kind == OPT_LIST ||
 			parse_long(argv[i + 1], &(long){ 0 })))
@@ -215,18 +234,27 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv)
 		else
 			return parse_error("argument --%s: expected one argument%s",
 			    o->name, "");
+		if (o->kind == OPT_SECRET && cmdline &&
+		    (val = own(cfg, msc_cfg_secret_from_argv(o, val))) == NULL)
+			return -ENOMEM;
 		if ((rv = set_value(cfg, o, val)) != 0)
 			return rv;
 	}
 	return MSC_CFG_OK;
 }
 
-/* Keeps a string read from the cluster file alive with the cfg. */
+/*
+ * Keeps str (malloc'd: a cluster file line, a secret) alive with the cfg;
+ * frees it and returns NULL when out of memory, or when str is NULL.
+ */
 static char *
 own(struct msc_cfg *cfg, char *str)
 {
-	char **grown = realloc(cfg->owned, (cfg->n_owned + 1) * sizeof(*grown));
+	char **grown;
 
+	if (str == NULL)
+		return NULL;
+	grown = realloc(cfg->owned, (cfg->n_owned + 1) * sizeof(*grown));
 	if (grown == NULL) {
 		free(str);
 		return NULL;
@@ -280,7 +308,7 @@ load_cluster(struct msc_cfg *cfg, const char *path)
 		}
 		argv[0] = "cluster";
 		argv[1] = arg;
-		rv = parse_args(cfg, 2, argv);
+		rv = parse_args(cfg, 2, argv, false);
 	}
 	fclose(f);
 	return rv;
@@ -303,7 +331,7 @@ msc_cfg_parse(struct msc_cfg *cfg, int argc, char **argv)
 		if (path != NULL && (rv = load_cluster(cfg, path)) != 0)
 			return rv;
 	}
-	if ((rv = parse_args(cfg, argc, argv)) != 0)
+	if ((rv = parse_args(cfg, argc, argv, true)) != 0)
 		return rv;
 	if (cfg->n_driver_urls > 0)
 		(void)msc_cfg_driver(cfg, 0, (char[64]){ 0 }, 64,
@@ -405,8 +433,10 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 void
 msc_cfg_fini(struct msc_cfg *cfg)
 {
-	for (size_t i = 0; i < cfg->n_owned; i++)
+	for (size_t i = 0; i < cfg->n_owned; i++) {
+		explicit_bzero(cfg->owned[i], strlen(cfg->owned[i]));
 		free(cfg->owned[i]);
+	}
 	free(cfg->owned);
 	free(cfg->driver_urls);
 	cfg->owned = NULL;

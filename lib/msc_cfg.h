@@ -5,7 +5,9 @@
  * (exit 1), plus the service addresses of a split deployment.
  *
  * Strings in struct msc_cfg are borrowed from argv or the environment,
- * except run_flags, an array owned by the cfg (free with msc_cfg_fini).
+ * except run_flags, an array owned by the cfg, and secrets given as flags
+ * or read by --*-file, which are copies owned by the cfg (free all with
+ * msc_cfg_fini). A secret flag's argv bytes are blanked (ps shows "*").
  */
 #ifndef MSC_CFG_H
 #define MSC_CFG_H
@@ -76,6 +78,9 @@ enum {
 
 /*
  * Parses argv (argparse rules: --x=y, --x y, unique prefixes, -h).
+ * argv must be writable: the value of --auth-token, --fly-token,
+ * --e2b-api-key and --modal-token-secret is copied, overwritten in place
+ * and warned about on stderr (without the value).
  * On a parse error prints usage and "kilntainers: error: ..." to stderr
  * and returns -EINVAL (the caller exits 2). Prints help or version to
  * stdout for --help/--version and returns MSC_CFG_EXIT_HELP.

@@ -9,8 +9,15 @@
 
 #define PROG "kilntainers"
 
+/*
+ * OPT_SECRET is a string that must not sit in argv: a copy is kept, the
+ * argv bytes are blanked and a warning names the environment variable
+ * (msc_cfg_secret.c) and --<name>-file.
+ * OPT_SECRET_FILE (--<name>-file PATH) reads the first line of PATH into
+ * the same field (msc_cfg_secret_read).
+ */
 enum opt_kind { OPT_STR, OPT_LONG, OPT_TRUE, OPT_NEG, OPT_LIST, OPT_HELP,
-	OPT_VERSION };
+	OPT_VERSION, OPT_SECRET, OPT_SECRET_FILE };
 
 struct opt {
 	const char *name;       /* without the leading "--" */
@@ -26,6 +33,24 @@ struct opt {
 
 extern const struct opt msc_cfg_opts[];
 extern const size_t msc_cfg_nopts;
+
+/*
+ * Reads the secret for --<o->name> (an OPT_SECRET_FILE) from path: its
+ * first line without the line end, at most 8 KiB. Warns on stderr when
+ * the file is readable by group or others; refuses one writable by them,
+ * an empty line and a read error, with "kilntainers: error: ..." on
+ * stderr. Never prints the secret. Returns 0 and *outp (malloc'd, the
+ * caller frees), or -EINVAL / -ENOMEM. Blocks on file I/O.
+ */
+int msc_cfg_secret_read(const struct opt *o, const char *path, char **outp);
+
+/*
+ * A secret given on the command line (borrowed argv bytes at val): warns
+ * on stderr that --<o->name> shows in ps (naming its environment variable
+ * and the -file flag), then overwrites val in place. Returns a malloc'd copy of the
+ * secret made first, or NULL when out of memory.
+ */
+char *msc_cfg_secret_from_argv(const struct opt *o, char *val);
 
 /* The usage line (to f) and the --help text (to stdout). */
 void msc_cfg_usage(FILE *f);

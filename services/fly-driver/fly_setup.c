@@ -49,7 +49,7 @@ token_source(const struct msc_cfg *cfg)
 		return "FLY_API_TOKEN";
 	if (cfg->fly_token == getenv("FLY_TOKEN"))
 		return "FLY_TOKEN";
-	return "--fly-token";
+	return "--fly-token or --fly-token-file";
 }
 
 static int

@@ -1,25 +1,50 @@
 /* test_cfg.c - the shared command line: defaults, argparse rules, the
- * reference's validation messages and exit paths. */
+ * reference's validation messages and exit paths, and secrets (flags
+ * blanked in argv and warned about, --*-file, the environment). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "msc_cfg.h"
 
+/* Writable copies of every argv given to msc_cfg_parse, as a real argv. */
+static char *arena[1024];
+static size_t n_arena;
+static char **last_argv;
+
 static int
 parse(struct msc_cfg *cfg, const char *const *args)
 {
-	char *argv[32] = { "kilntainers" };
+	char **argv = calloc(34, sizeof(*argv));
 	int argc = 1;
 
-	while (*args != NULL)
-		argv[argc++] = (char *)*args++;
+	assert_non_null(argv);
+	argv[0] = strdup("kilntainers");
+	while (*args != NULL && argc < 33)
+		argv[argc++] = strdup(*args++);
+	for (int i = 0; i < argc && n_arena < 1023; i++)
+		arena[n_arena++] = argv[i];
+	arena[n_arena++] = (char *)argv;
+	last_argv = argv;
 	return msc_cfg_parse(cfg, argc, argv);
+}
+
+static int
+free_arena(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < n_arena; i++)
+		free(arena[i]);
+	n_arena = 0;
+	return 0;
 }
 
 static void
@@ -150,6 +175,186 @@ environment(void **state)
 	msc_cfg_fini(&cfg);
 }
 
+/* Runs parse with stderr captured into err (NUL-terminated). */
+static int
+parse_capture(struct msc_cfg *cfg, const char *const *args, char *err,
+    size_t len)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2), rv;
+	size_t n;
+
+	assert_non_null(tmp);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	rv = parse(cfg, args);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(err, 1, len - 1, tmp);
+	err[n] = '\0';
+	fclose(tmp);
+	return rv;
+}
+
+static void
+write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* Each secret flag: the value arrives, argv shows "*", a warning. */
+static void
+secret_flags(void **state)
+{
+	const char *args[] = { "--auth-token", "tok-123", "--fly-token=fly-456",
+		"--e2b-api-key", "e2b-789", "--modal-token-secret", "ms-000",
+		"--image", "alpine", NULL };
+	struct msc_cfg cfg;
+	char err[4096];
+
+	(void)state;
+	unsetenv("KILNTAINERS_AUTH_TOKEN");
+	assert_int_equal(parse_capture(&cfg, args, err, sizeof(err)), 0);
+	assert_string_equal(cfg.auth_token, "tok-123");
+	assert_string_equal(cfg.fly_token, "fly-456");
+	assert_string_equal(cfg.e2b_api_key, "e2b-789");
+	assert_string_equal(cfg.modal_token_secret, "ms-000");
+	assert_string_equal(cfg.image, "alpine");
+	/* What ps reads: the flags' bytes, blanked in place. */
+	assert_string_equal(last_argv[2], "*");
+	assert_string_equal(last_argv[3], "--fly-token=*");
+	assert_string_equal(last_argv[5], "*");
+	assert_string_equal(last_argv[7], "*");
+	assert_memory_equal(last_argv[2], "*\0\0\0\0\0\0", 8);
+	assert_non_null(strstr(err, "kilntainers: warning: --auth-token is "
+	    "visible to other users in ps; use KILNTAINERS_AUTH_TOKEN or "
+	    "--auth-token-file\n"));
+	assert_non_null(strstr(err, "--fly-token is visible to other users "
+	    "in ps; use FLY_API_TOKEN or --fly-token-file"));
+	assert_non_null(strstr(err, "--e2b-api-key is visible to other users "
+	    "in ps; use E2B_API_KEY or --e2b-api-key-file"));
+	assert_non_null(strstr(err, "--modal-token-secret is visible to other "
+	    "users in ps; use MODAL_TOKEN_SECRET or --modal-token-secret-file"));
+	assert_null(strstr(err, "tok-123"));
+	assert_null(strstr(err, "fly-456"));
+	assert_null(strstr(err, "e2b-789"));
+	assert_null(strstr(err, "ms-000"));
+	msc_cfg_fini(&cfg);
+}
+
+static void
+secret_files(void **state)
+{
+	char dir[] = "/tmp/test-cfg-XXXXXX", a[64], b[64], open_f[64];
+	char ww[64], empty[64], none[64], err[4096];
+	struct msc_cfg cfg;
+
+	(void)state;
+	unsetenv("KILNTAINERS_AUTH_TOKEN");
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	snprintf(open_f, sizeof(open_f), "%s/open", dir);
+	snprintf(ww, sizeof(ww), "%s/ww", dir);
+	snprintf(empty, sizeof(empty), "%s/empty", dir);
+	snprintf(none, sizeof(none), "%s/none", dir);
+	write_file(a, "file-tok\nsecond line\n", 0600);
+	write_file(b, "crlf-tok\r\n", 0400);
+	write_file(open_f, "open-tok", 0644);
+	write_file(ww, "leak-me\n", 0666);
+	write_file(empty, "\nx\n", 0600);
+	{
+		const char *args[] = { "--auth-token-file", a,
+			"--fly-token-file=", "--e2b-api-key-file", b,
+			"--modal-token-secret-file", open_f, NULL };
+		char fly[100];
+
+		snprintf(fly, sizeof(fly), "--fly-token-file=%s", a);
+		args[2] = fly;
+		assert_int_equal(parse_capture(&cfg, args, err, sizeof(err)), 0);
+		assert_string_equal(cfg.auth_token, "file-tok");
+		assert_string_equal(cfg.fly_token, "file-tok");
+		assert_string_equal(cfg.e2b_api_key, "crlf-tok");
+		assert_string_equal(cfg.modal_token_secret, "open-tok");
+		assert_null(strstr(err, "visible to other users"));
+		/* 0644: used, with a warning that names the file only. */
+		assert_non_null(strstr(err, "kilntainers: warning: "
+		    "--modal-token-secret-file: "));
+		assert_non_null(strstr(err, "is readable by group or others "
+		    "(mode 0644)"));
+		assert_null(strstr(err, "open-tok"));
+		assert_null(strstr(err, "file-tok"));
+		msc_cfg_fini(&cfg);
+	}
+	/* A file others may write, an empty first line, no file: exit 2. */
+	{
+		const char *bad[][3] = { { "--auth-token-file", ww, NULL },
+			{ "--auth-token-file", empty, NULL },
+			{ "--auth-token-file", none, NULL } };
+		const char *why[] = { "is writable by group or others",
+			"is empty", "No such file or directory" };
+
+		for (size_t i = 0; i < 3; i++) {
+			assert_int_equal(parse_capture(&cfg, bad[i], err,
+			    sizeof(err)), -22);
+			assert_non_null(strstr(err, "kilntainers: error: "
+			    "argument --auth-token-file: "));
+			assert_non_null(strstr(err, why[i]));
+			assert_null(strstr(err, "leak-me"));
+			msc_cfg_fini(&cfg);
+		}
+	}
+	unlink(a);
+	unlink(b);
+	unlink(open_f);
+	unlink(ww);
+	unlink(empty);
+	rmdir(dir);
+}
+
+/* The environment forms: no warning; a flag or a file overrides them. */
+static void
+secret_environment(void **state)
+{
+	const char *none[] = { NULL };
+	const char *flag[] = { "--auth-token=flag-tok", NULL };
+	const char *cluster[3] = { "--cluster", NULL, NULL };
+	char path[] = "/tmp/test-cfg-cluster-XXXXXX", err[4096];
+	struct msc_cfg cfg;
+	int fd;
+
+	(void)state;
+	setenv("KILNTAINERS_AUTH_TOKEN", "env-tok", 1);
+	setenv("FLY_API_TOKEN", "env-fly", 1);
+	assert_int_equal(parse_capture(&cfg, none, err, sizeof(err)), 0);
+	assert_string_equal(cfg.auth_token, "env-tok");
+	assert_string_equal(cfg.fly_token, "env-fly");
+	assert_string_equal(err, "");
+	msc_cfg_fini(&cfg);
+	assert_int_equal(parse_capture(&cfg, flag, err, sizeof(err)), 0);
+	assert_string_equal(cfg.auth_token, "flag-tok");
+	msc_cfg_fini(&cfg);
+	unsetenv("FLY_API_TOKEN");
+	/* A cluster file is not in ps: taken as it is, no warning. */
+	assert_true((fd = mkstemp(path)) >= 0);
+	assert_true(write(fd, "auth-token = clu-tok\n", 21) == 21);
+	close(fd);
+	cluster[1] = path;
+	assert_int_equal(parse_capture(&cfg, cluster, err, sizeof(err)), 0);
+	assert_string_equal(cfg.auth_token, "clu-tok");
+	assert_null(strstr(err, "visible to other users"));
+	msc_cfg_fini(&cfg);
+	unlink(path);
+	unsetenv("KILNTAINERS_AUTH_TOKEN");
+}
+
 int
 main(void)
 {
@@ -159,6 +364,9 @@ main(void)
 		cmocka_unit_test(parse_errors),
 		cmocka_unit_test(validation),
 		cmocka_unit_test(environment),
+		cmocka_unit_test(secret_flags),
+		cmocka_unit_test(secret_files),
+		cmocka_unit_test(secret_environment),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, free_arena);
 }

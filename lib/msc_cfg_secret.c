@@ -1,0 +1,131 @@
+/*
+ * msc_cfg_secret.c - secrets on the command line (msc_cfg_int.h): a
+ * token given as a flag is readable by every local user in ps and
+ * /proc/<pid>/cmdline, so the flag's bytes are blanked once copied and
+ * the operator is pointed at the environment variable or --<flag>-file.
+ */
+#include "msc_cfg_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SECRET_MAX 8192
+
+/* The variable each OPT_SECRET also comes from (read in msc_cfg.c or by
+ * its driver). */
+static const struct {
+	const char *flag, *env;
+} secret_env[] = {
+	{ "auth-token", "KILNTAINERS_AUTH_TOKEN" },
+	{ "fly-token", "FLY_API_TOKEN" },
+	{ "e2b-api-key", "E2B_API_KEY" },
+	{ "modal-token-secret", "MODAL_TOKEN_SECRET" },
+};
+
+static const char *
+env_of(const char *flag)
+{
+	for (size_t i = 0; i < sizeof(secret_env) / sizeof(*secret_env); i++)
+		if (strcmp(secret_env[i].flag, flag) == 0)
+			return secret_env[i].env;
+	return "the environment";
+}
+
+char *
+msc_cfg_secret_from_argv(const struct opt *o, char *val)
+{
+	char *copy = strdup(val);
+	size_t n = strlen(val);
+
+	fprintf(stderr, PROG ": warning: --%s is visible to other users in "
+	    "ps; use %s or --%s-file\n", o->name, env_of(o->name), o->name);
+	/* ps shows "*" and blanks; the length stays, the value does not. */
+	if (n > 0) {
+		val[0] = '*';
+		memset(val + 1, '\0', n - 1);
+	}
+	return copy;
+}
+
+/* Reads up to max bytes of fd; returns the count or -errno. */
+static ssize_t
+read_some(int fd, char *buf, size_t max)
+{
+	size_t got = 0;
+
+	while (got < max) {
+		ssize_t n = read(fd, buf + got, max - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (memchr(buf + got - (size_t)n, '\n', (size_t)n) != NULL)
+			break;
+	}
+	return (ssize_t)got;
+}
+
+int
+msc_cfg_secret_read(const struct opt *o, const char *path, char **outp)
+{
+	char buf[SECRET_MAX + 1], *out = NULL;
+	struct stat st;
+	ssize_t n;
+	size_t len;
+	int fd, rv = 0;
+
+	/* O_NONBLOCK off: a FIFO such as <(pass show x) is fine. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		msc_cfg_error("argument --%s: cannot read '%s': %s", o->name,
+		    path, strerror(errno));
+		return -EINVAL;
+	}
+	if (fstat(fd, &st) != 0) {
+		rv = -errno;
+	} else if (S_ISREG(st.st_mode) && (st.st_mode & 022) != 0) {
+		msc_cfg_error("argument --%s: '%s' is writable by group or "
+			      "others (mode %04o); chmod 600 it", o->name, path,
+		    (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -EINVAL;
+	} else if (S_ISREG(st.st_mode) && (st.st_mode & 044) != 0) {
+		fprintf(stderr, PROG ": warning: --%s: '%s' is readable by "
+		    "group or others (mode %04o); chmod 600 it\n", o->name,
+		    path, (unsigned)(st.st_mode & 07777));
+	}
+	n = rv == 0 ? read_some(fd, buf, SECRET_MAX) : rv;
+	close(fd);
+	if (n < 0) {
+		msc_cfg_error("argument --%s: cannot read '%s': %s", o->name,
+		    path, strerror((int)-n));
+		return -EINVAL;
+	}
+	buf[n] = '\0';
+	len = strcspn(buf, "\n");
+	if (len > 0 && buf[len - 1] == '\r')
+		len--;
+	if (len == (size_t)n && n == SECRET_MAX) {
+		msc_cfg_error("argument --%s: the first line of '%s' is longer "
+			      "than %d bytes", o->name, path, SECRET_MAX);
+		rv = -EINVAL;
+	} else if (len == 0) {
+		msc_cfg_error("argument --%s: the first line of '%s' is empty",
+		    o->name, path);
+		rv = -EINVAL;
+	}
+	if (rv == 0 && (out = strndup(buf, len)) == NULL)
+		rv = -ENOMEM;
+	explicit_bzero(buf, sizeof(buf));
+	if (rv != 0)
+		return rv;
+	*outp = out;
+	return 0;
+}
