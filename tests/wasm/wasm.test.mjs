@@ -280,3 +280,49 @@ describe('wasm backend', () => {
     } finally { await t.close(); }
   });
 });
+
+describe('secrets', () => {
+  const TOKENS = {
+    KILNTAINERS_AUTH_TOKEN: 'canary-auth-5f1c', FLY_API_TOKEN: 'canary-fly-77ab', FLY_TOKEN: 'canary-fly2-0e9d',
+    E2B_API_KEY: 'canary-e2b-3c4d', MODAL_TOKEN_ID: 'canary-mid-9a8b', MODAL_TOKEN_SECRET: 'canary-msec-1d2e',
+  };
+
+  it('blanks a token given as a flag from ps and warns without printing it', async () => {
+    const flagTok = 'flag-secret-8e7f6a';
+    const s = await busybox(['--auth-token', flagTok, `--fly-token=${flagTok}-fly`]);
+    try {
+      const r = assertReplyShape(await s.call({ computer_id: cid('secret-ps'), args: ['echo', 'up'] }));
+      assert.equal(r.stdout, 'up\n');
+      const cmdline = fs.readFileSync(`/proc/${s.pid}/cmdline`, 'latin1');
+      assert.ok(cmdline.includes('--auth-token\0*\0'), `argv shows the flag blanked: ${JSON.stringify(cmdline)}`);
+      assert.ok(cmdline.includes('--fly-token=*\0'), 'the --x=value form too');
+      assert.ok(!cmdline.includes(flagTok), 'the token is gone from /proc/<pid>/cmdline');
+      const err = s.stderr();
+      assert.ok(err.includes('kilntainers: warning: --auth-token is visible to other users in ps; '
+        + 'use KILNTAINERS_AUTH_TOKEN or --auth-token-file'), err);
+      assert.ok(err.includes('--fly-token is visible to other users in ps; use FLY_API_TOKEN or --fly-token-file'), err);
+      assert.ok(!err.includes(flagTok), 'the token never reaches the log');
+    } finally { await s.close(); }
+  });
+
+  it('reads --auth-token-file and keeps the server environment out of guests', async () => {
+    const file = path.join(state, 'token');
+    fs.writeFileSync(file, 'file-secret-42aa\n', { mode: 0o600 });
+    const s = await startServer(['--backend', 'go_busybox', '--auth-token-file', file],
+      { env: { ...env(), ...TOKENS, LD_PRELOAD: '', SERVER_ONLY_CANARY: 'canary-env-6b5a' } });
+    try {
+      const base = { computer_id: cid('secret-env') };
+      const r = assertReplyShape(await s.call({ ...base, args: ['env'] }));
+      assert.equal(r.exit_code, 0);
+      assert.match(r.stdout, /^HOME=\/$/m, 'the guest has its own environment');
+      const sh = assertReplyShape(await s.call({ ...base,
+        command: 'echo "[$KILNTAINERS_AUTH_TOKEN$FLY_API_TOKEN$E2B_API_KEY$MODAL_TOKEN_SECRET$SERVER_ONLY_CANARY]"' }));
+      assert.equal(sh.stdout, '[]\n');
+      for (const v of [...Object.values(TOKENS), 'canary-env-6b5a', 'file-secret-42aa']) {
+        assert.ok(!r.stdout.includes(v), `${v} is not in the guest's env: ${r.stdout}`);
+        assert.ok(!s.stderr().includes(v), `${v} is not logged`);
+      }
+      assert.ok(!s.stderr().includes('visible to other users'), 'a file is not in ps: no warning');
+    } finally { await s.close(); }
+  });
+});
