@@ -6,6 +6,7 @@
  *	[--env NAME=VALUE]... -- ARGV0 [ARGS...]
  *
  * The runner's fds 0-2 are the guest's; DIR is the guest's "/" (fd 3).
+ * Every other inherited fd but --status-fd is closed first.
  * --cwd (default "/") is normalised inside the root ("/../.." is "/"),
  * made like mkdir -p, and given to the guest as env PWD, which our
  * toolbox chdir()s to; wasi-libc itself starts in "/", so a module that
@@ -210,6 +211,23 @@ parse(int argc, char **argv, struct runner_opts *o)
 	return 0;
 }
 
+/*
+ * Closes every fd the runner inherited beyond 0-2 and the status fd: the
+ * guest's fds are only the ones the WASI host hands it, and nothing of
+ * the server's (sockets, files) stays reachable in this process.
+ */
+static void
+close_inherited(void)
+{
+	if (status_fd < 0) {
+		(void)close_range(3, ~0u, 0);
+		return;
+	}
+	if (status_fd > 3)
+		(void)close_range(3, (unsigned)status_fd - 1, 0);
+	(void)close_range((unsigned)status_fd + 1, ~0u, 0);
+}
+
 /* Opens /dev/null on any of fds 0-2 that is closed, and keeps stderr. */
 static void
 fix_stdio(void)
@@ -320,8 +338,9 @@ runner_main(int argc, char **argv, const struct runner_module *builtin)
 	char pwd[4200], cwd[4096], err[512];
 	int rv;
 
-	fix_stdio();
 	early_status_fd(argc, argv);
+	close_inherited();
+	fix_stdio();
 	if ((rv = parse(argc, argv, &o)) != 0)
 		_exit(rv);
 	limits(&o);

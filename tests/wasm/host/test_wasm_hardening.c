@@ -3,7 +3,8 @@
  *   - a module reading and writing out of bounds of its memory (oob.wat)
  *     traps cleanly, in every way wasm can reach past the end;
  *   - runners have no_new_privs and a seccomp filter while a guest runs
- *     (/proc/<pid>/status of msc-wasm-busybox sleeping, msc-wasm-exec);
+ *     (/proc/<pid>/status of msc-wasm-busybox sleeping, msc-wasm-exec),
+ *     and no fd they inherited beyond stdio and the status fd;
  *   - the filter kills what the host never needs (sockets, exec, PROT_EXEC
  *     memory, other ioctls, x32 calls) and lets the rest through;
  *   - a poisoned server environment (LD_PRELOAD, GCC_EXEC_PREFIX,
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,14 +93,17 @@ status_field(pid_t pid, const char *name)
 }
 
 /*
- * Starts argv (a guest that sleeps), waits until its status line pipe
- * exists, and checks NoNewPrivs and Seccomp of the runner meanwhile.
+ * Starts argv (a guest that sleeps) with an extra inherited fd 9 (as a
+ * server's socket or file might be), and checks while the guest runs:
+ * NoNewPrivs and Seccomp of the runner, and fd 9 closed.
  */
 static void
 confined_while_running(const char *label, const char *const argv[])
 {
 	long nnp = -1, sec = -1;
 	pid_t pid = fork();
+	char fd9[64];
+	bool alive, open9;
 	int st;
 
 	if (pid == 0) {
@@ -106,26 +111,37 @@ confined_while_running(const char *label, const char *const argv[])
 
 		dup2(fd, 0);
 		dup2(fd, 1);
+		dup2(fd, 9);            /* no FD_CLOEXEC: inherited */
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	/* The filter goes in just before _start; the guest sleeps 2 s. */
-	for (int i = 0; i < 150 && sec != 2; i++) {
+	/* The filter goes in just before _start; the guest sleeps 0.9-2 s. */
+	for (int i = 0; i < 50 && sec != 2; i++) {
 		usleep(10000);
 		nnp = status_field(pid, "NoNewPrivs");
 		sec = status_field(pid, "Seccomp");
 	}
-	printf("  %s: NoNewPrivs %ld, Seccomp %ld\n", label, nnp, sec);
+	snprintf(fd9, sizeof(fd9), "/proc/%d/fd/9", (int)pid);
+	open9 = access(fd9, F_OK) == 0;
+	/* Not reaped yet: all of that was read from the live runner. */
+	alive = waitpid(pid, &st, WNOHANG) == 0;
+	printf("  %s: NoNewPrivs %ld, Seccomp %ld, inherited fd 9 %s%s\n",
+	    label, nnp, sec, open9 ? "OPEN" : "closed",
+	    alive ? "" : " (ENDED TOO SOON)");
+	WH_CHECK(alive);
 	WH_CHECK(nnp == 1 && sec == 2);
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	WH_CHECK(!open9);
+	if (alive) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
 }
 
 static void
 runner_status(const char *probe_so, const char *busybox)
 {
 	const char *exec[] = { w.runner, "--root", w.root, "--module",
-		probe_so, "--", "probe", "sleep", "2000", NULL };
+		probe_so, "--", "probe", "sleep", "900", NULL };
 	const char *bb[] = { busybox, "--root", w.root, "--", "busybox",
 		"sleep", "2", NULL };
 
