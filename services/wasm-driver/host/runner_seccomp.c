@@ -38,6 +38,17 @@
 #error "runner_seccomp.c: argument offsets assume little endian"
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define RUNNER_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RUNNER_SANITIZED 1
+#endif
+#endif
+#ifndef RUNNER_SANITIZED
+#define RUNNER_SANITIZED 0
+#endif
+
 #define NR_OFF offsetof(struct seccomp_data, nr)
 #define ARCH_OFF offsetof(struct seccomp_data, arch)
 /* The low 32 bits of argument i (little endian). */
@@ -74,6 +85,12 @@ static const int allowed[] = {
 #endif
 #ifdef SYS_readlink
 	SYS_readlink,   /* /proc/self/fd/N: a directory's guest path */
+#endif
+#if RUNNER_SANITIZED
+	/* The runners are never sanitized (host/meson.build), but this file
+	 * is also linked into sanitized tests: ASan's exit path resets the
+	 * signal stack, and its reports need the thread's ids. */
+	SYS_sigaltstack, SYS_getpid, SYS_gettid,
 #endif
 };
 
