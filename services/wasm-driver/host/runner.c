@@ -36,6 +36,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,13 +220,22 @@ parse(int argc, char **argv, struct runner_opts *o)
 static void
 close_inherited(void)
 {
-	if (status_fd < 0) {
-		(void)close_range(3, ~0u, 0);
+	unsigned keep = (unsigned)status_fd;
+	bool done;
+	long max;
+
+	if (status_fd < 3)              /* none, or one of 0-2 */
+		done = close_range(3, ~0u, 0) == 0;
+	else
+		done = (keep == 3 || close_range(3, keep - 1, 0) == 0) &&
+		    close_range(keep + 1, ~0u, 0) == 0;
+	if (done)
 		return;
-	}
-	if (status_fd > 3)
-		(void)close_range(3, (unsigned)status_fd - 1, 0);
-	(void)close_range((unsigned)status_fd + 1, ~0u, 0);
+	/* No close_range (Linux < 5.9): one by one. */
+	max = sysconf(_SC_OPEN_MAX);
+	for (long fd = 3; fd < (max > 0 ? max : 65536); fd++)
+		if (fd != status_fd)
+			(void)close((int)fd);
 }
 
 /* Opens /dev/null on any of fds 0-2 that is closed, and keeps stderr. */
