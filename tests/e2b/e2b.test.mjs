@@ -6,6 +6,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -94,6 +96,36 @@ describe('e2b backend', () => {
       assert.equal(r.stderr, LIMIT_MARKER(1000));
       r = assertReplyShape(await s.call({ ...base, command: 'yes', timeout: 30 }));
       assert.equal(r.stderr, LIMIT_MARKER(1000));
+    } finally { await s.close(); }
+  });
+
+  it('takes the key from --e2b-api-key-file; the key and the server environment stay out of the sandbox', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'msc-e2b-key-'));
+    const file = path.join(dir, 'key');
+    fs.writeFileSync(file, `${KEY}\n`, { mode: 0o600 });
+    const s = await e2b(['--e2b-api-key-file', file], { E2B_API_KEY: '', SERVER_ONLY_CANARY: 'canary-e2b-env-71c3' });
+    try {
+      const r = assertReplyShape(await s.call({ computer_id: cid('keyfile'), command: 'env' }));
+      assert.equal(r.exit_code, 0);
+      assert.ok(!r.stdout.includes(KEY), `the key is not in the sandbox's env: ${r.stdout}`);
+      assert.ok(!r.stdout.includes('canary-e2b-env-71c3'), 'nor the server environment');
+      assert.ok(!s.stderr().includes(KEY), 'the key is never logged');
+      assert.ok(!s.stderr().includes('visible to other users'), 'a file is not in ps');
+    } finally {
+      await s.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('warns when the key is a flag, blanks it from ps and never prints it', async () => {
+    const s = await e2b(['--e2b-api-key', KEY], { E2B_API_KEY: '' });
+    try {
+      const r = assertReplyShape(await s.call({ computer_id: cid('keyflag'), command: 'echo ok' }));
+      assert.equal(r.stdout, 'ok\n');
+      assert.ok(s.stderr().includes('kilntainers: warning: --e2b-api-key is visible to other users in ps; '
+        + 'use E2B_API_KEY or --e2b-api-key-file'), s.stderr());
+      assert.ok(!s.stderr().includes(KEY), 'the key is never logged');
+      assert.ok(!fs.readFileSync(`/proc/${s.pid}/cmdline`, 'latin1').includes(KEY), 'nor left in ps');
     } finally { await s.close(); }
   });
 
