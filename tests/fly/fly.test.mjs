@@ -170,6 +170,20 @@ describe('fly backend', () => {
     await fakeApi('DELETE', `/v1/apps/${(await fakeState()).apps[0].name}/machines/${(await machineOf(perm)).id}?force=true`);
   });
 
+  it('takes the token from --fly-token-file and keeps it and the server environment out of Machines', async () => {
+    const file = path.join(home, 'fly-token');
+    writeFileSync(file, `${TOKEN}\n`, { mode: 0o600 });
+    const s = await fly(['--fly-token-file', file], { FLY_API_TOKEN: '', SERVER_ONLY_CANARY: 'canary-fly-env-2d4e' });
+    try {
+      const r = assertReplyShape(await s.call({ computer_id: cid('tokfile'), command: 'env' }));
+      assert.equal(r.exit_code, 0);
+      assert.ok(!r.stdout.includes(TOKEN), `the token is not in the Machine's env: ${r.stdout}`);
+      assert.ok(!r.stdout.includes('canary-fly-env-2d4e'), 'nor the server environment');
+      assert.ok(!s.stderr().includes(TOKEN), 'the token is never logged');
+      assert.ok(!s.stderr().includes('visible to other users'), 'a file is not in ps');
+    } finally { await s.close(); }
+  });
+
   it('a wrong token is a clear error and leaves nothing behind', async () => {
     const s = await fly([], { FLY_API_TOKEN: 'wrong-token' });
     try {
