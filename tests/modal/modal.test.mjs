@@ -220,6 +220,21 @@ describe('modal backend', () => {
       { MODAL_TOKEN_ID: '', MODAL_TOKEN_SECRET: '' });
     try {
       assert.equal(assertReplyShape(await s.call({ computer_id: cid('flags'), command: 'echo f' })).stdout, 'f\n');
+      assert.ok(s.stderr().includes('kilntainers: warning: --modal-token-secret is visible to other users in ps; '
+        + 'use MODAL_TOKEN_SECRET or --modal-token-secret-file'), s.stderr());
+      assert.ok(!s.stderr().includes(TOKEN_SECRET), 'the secret is never logged');
+    } finally { await s.close(); }
+    const secretFile = path.join(TMP, 'modal-secret');
+    writeFileSync(secretFile, `${TOKEN_SECRET}\n`, { mode: 0o600 });
+    s = await modal(['--modal-token-id', TOKEN_ID, '--modal-token-secret-file', secretFile],
+      { MODAL_TOKEN_ID: '', MODAL_TOKEN_SECRET: '', SERVER_ONLY_CANARY: 'canary-modal-env-8f0a' });
+    try {
+      const r = assertReplyShape(await s.call({ computer_id: cid('secretfile'), command: 'env' }));
+      assert.equal(r.exit_code, 0);
+      assert.ok(!r.stdout.includes(TOKEN_SECRET), `the secret is not in the sandbox's env: ${r.stdout}`);
+      assert.ok(!r.stdout.includes('canary-modal-env-8f0a'), 'nor the server environment');
+      assert.ok(!s.stderr().includes(TOKEN_SECRET), 'the secret is never logged');
+      assert.ok(!s.stderr().includes('visible to other users'), 'a file is not in ps');
     } finally { await s.close(); }
     const toml = path.join(TMP, 'modal.toml');
     writeFileSync(toml, `# written by modal token new\n[other]\ntoken_id = "ak-nope"\ntoken_secret = "as-nope"\n\n`
