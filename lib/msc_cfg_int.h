@@ -47,8 +47,8 @@ int msc_cfg_secret_read(const struct opt *o, const char *path, char **outp);
 /*
  * A secret given on the command line (borrowed argv bytes at val): warns
  * on stderr that --<o->name> shows in ps (naming its environment variable
- * and the -file flag), then overwrites val in place. Returns a malloc'd copy of the
- * secret made first, or NULL when out of memory.
+ * and the -file flag), then overwrites val in place. Returns a malloc'd
+ * copy of the secret made first, or NULL when out of memory.
  */
 char *msc_cfg_secret_from_argv(const struct opt *o, char *val);
 
