@@ -3,7 +3,8 @@
  *   - a module reading and writing out of bounds of its memory (oob.wat)
  *     traps cleanly, in every way wasm can reach past the end;
  *   - runners have no_new_privs and a seccomp filter while a guest runs
- *     (/proc/<pid>/status of msc-wasm-busybox sleeping, msc-wasm-exec),
+ *     (/proc/<pid>/status of msc-wasm-busybox and msc-wasm-exec while
+ *     their guest waits on stdin),
  *     and no fd they inherited beyond stdio and the status fd;
  *   - the filter kills what the host never needs (sockets, exec, PROT_EXEC
  *     memory, other ioctls, x32 calls) and lets the rest through;
@@ -93,30 +94,37 @@ status_field(pid_t pid, const char *name)
 }
 
 /*
- * Starts argv (a guest that sleeps) with an extra inherited fd 9 (as a
- * server's socket or file might be), and checks while the guest runs:
- * NoNewPrivs and Seccomp of the runner, and fd 9 closed.
+ * Starts argv (a guest that reads its stdin, kept open here) with an extra
+ * inherited fd 9, as a server's socket or file might be, and checks while
+ * the guest runs: NoNewPrivs and Seccomp of the runner, and fd 9 closed.
  */
 static void
 confined_while_running(const char *label, const char *const argv[])
 {
 	long nnp = -1, sec = -1;
-	pid_t pid = fork();
 	char fd9[64];
 	bool alive, open9;
-	int st;
+	int in[2], st;
+	pid_t pid;
 
-	if (pid == 0) {
+	if (pipe(in) != 0) {
+		perror("pipe");
+		exit(2);
+	}
+	if ((pid = fork()) == 0) {
 		int fd = open("/dev/null", O_RDWR);
 
-		dup2(fd, 0);
+		dup2(in[0], 0);
 		dup2(fd, 1);
 		dup2(fd, 9);            /* no FD_CLOEXEC: inherited */
+		close(in[1]);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	/* The filter goes in just before _start; the guest sleeps 0.9-2 s. */
-	for (int i = 0; i < 50 && sec != 2; i++) {
+	close(in[0]);
+	/* The filter goes in just before _start; then the guest blocks in
+	 * read(0) until we close in[1]. */
+	for (int i = 0; i < 500 && sec != 2; i++) {
 		usleep(10000);
 		nnp = status_field(pid, "NoNewPrivs");
 		sec = status_field(pid, "Seccomp");
@@ -131,6 +139,7 @@ confined_while_running(const char *label, const char *const argv[])
 	WH_CHECK(alive);
 	WH_CHECK(nnp == 1 && sec == 2);
 	WH_CHECK(!open9);
+	close(in[1]);
 	if (alive) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
@@ -141,13 +150,13 @@ static void
 runner_status(const char *probe_so, const char *busybox)
 {
 	const char *exec[] = { w.runner, "--root", w.root, "--module",
-		probe_so, "--", "probe", "sleep", "900", NULL };
+		probe_so, "--", "probe", "cat", NULL };
 	const char *bb[] = { busybox, "--root", w.root, "--", "busybox",
-		"sleep", "2", NULL };
+		"cat", NULL };
 
-	confined_while_running("msc-wasm-exec probe sleep", exec);
+	confined_while_running("msc-wasm-exec probe cat", exec);
 	if (busybox != NULL)
-		confined_while_running("msc-wasm-busybox sleep", bb);
+		confined_while_running("msc-wasm-busybox cat", bb);
 }
 
 enum probe_call { CALL_NONE, CALL_SOCKET, CALL_EXECVE, CALL_MMAP_EXEC,
