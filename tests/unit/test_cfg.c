@@ -30,7 +30,9 @@ parse(struct msc_cfg *cfg, const char *const *args)
 	argv[0] = strdup("kilntainers");
 	while (*args != NULL && argc < 33)
 		argv[argc++] = strdup(*args++);
-	for (int i = 0; i < argc && n_arena < 1023; i++)
+	assert_true(n_arena + (size_t)argc + 1 <= sizeof(arena) /
+	    sizeof(*arena));
+	for (int i = 0; i < argc; i++)
 		arena[n_arena++] = argv[i];
 	arena[n_arena++] = (char *)argv;
 	last_argv = argv;
