@@ -11,7 +11,9 @@
 #ifndef RUNNER_MODULE_H
 #define RUNNER_MODULE_H
 
-#define MSC_WASM_ABI 2
+/* 3: modules built with the pinned wasm-rt mode and a clean environment
+ * (wasm_compile.c); a .so cached before that is compiled again. */
+#define MSC_WASM_ABI 3
 
 #ifndef MSC_WASM_ABI_ONLY
 #include <stddef.h>

@@ -119,7 +119,7 @@ compile_and_cache(const char *wasm)
 	WH_CHECK(strcmp(so1, so2) == 0);
 	WH_CHECK(stat(so1, &st) == 0 && S_ISREG(st.st_mode));
 	base = strrchr(so1, '/') + 1;
-	WH_CHECK(strlen(base) == 64 + 5 && strcmp(base + 64, "-2.so") == 0);
+	WH_CHECK(strlen(base) == 64 + 5 && strcmp(base + 64, "-3.so") == 0);
 	WH_CHECK(hit < first && hit < 200);
 	free(so1);
 	free(so2);
