@@ -73,6 +73,13 @@ read_some(int fd, char *buf, size_t max)
 	return (ssize_t)got;
 }
 
+/* A refused file: the usage line first, as for any bad argument. */
+#define REFUSE(...)                                                         \
+	do {                                                                \
+		msc_cfg_usage(stderr);                                      \
+		msc_cfg_error(__VA_ARGS__);                                 \
+	} while (0)
+
 int
 msc_cfg_secret_read(const struct opt *o, const char *path, char **outp)
 {
@@ -84,14 +91,16 @@ msc_cfg_secret_read(const struct opt *o, const char *path, char **outp)
 
 	/* O_NONBLOCK off: a FIFO such as <(pass show x) is fine. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
-		msc_cfg_error("argument --%s: cannot read '%s': %s", o->name,
-		    path, strerror(errno));
+		const char *why = strerror(errno);  /* before any output */
+
+		REFUSE("argument --%s: cannot read '%s': %s", o->name, path,
+		    why);
 		return -EINVAL;
 	}
 	if (fstat(fd, &st) != 0) {
 		rv = -errno;
 	} else if (S_ISREG(st.st_mode) && (st.st_mode & 022) != 0) {
-		msc_cfg_error("argument --%s: '%s' is writable by group or "
+		REFUSE("argument --%s: '%s' is writable by group or "
 			      "others (mode %04o); chmod 600 it", o->name, path,
 		    (unsigned)(st.st_mode & 07777));
 		close(fd);
@@ -104,7 +113,7 @@ msc_cfg_secret_read(const struct opt *o, const char *path, char **outp)
 	n = rv == 0 ? read_some(fd, buf, SECRET_MAX) : rv;
 	close(fd);
 	if (n < 0) {
-		msc_cfg_error("argument --%s: cannot read '%s': %s", o->name,
+		REFUSE("argument --%s: cannot read '%s': %s", o->name,
 		    path, strerror((int)-n));
 		return -EINVAL;
 	}
@@ -113,11 +122,11 @@ msc_cfg_secret_read(const struct opt *o, const char *path, char **outp)
 	if (len > 0 && buf[len - 1] == '\r')
 		len--;
 	if (len == (size_t)n && n == SECRET_MAX) {
-		msc_cfg_error("argument --%s: the first line of '%s' is longer "
+		REFUSE("argument --%s: the first line of '%s' is longer "
 			      "than %d bytes", o->name, path, SECRET_MAX);
 		rv = -EINVAL;
 	} else if (len == 0) {
-		msc_cfg_error("argument --%s: the first line of '%s' is empty",
+		REFUSE("argument --%s: the first line of '%s' is empty",
 		    o->name, path);
 		rv = -EINVAL;
 	}
