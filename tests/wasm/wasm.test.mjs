@@ -309,7 +309,7 @@ describe('secrets', () => {
     const file = path.join(state, 'token');
     fs.writeFileSync(file, 'file-secret-42aa\n', { mode: 0o600 });
     const s = await startServer(['--backend', 'go_busybox', '--auth-token-file', file],
-      { env: { ...env(), ...TOKENS, LD_PRELOAD: '', SERVER_ONLY_CANARY: 'canary-env-6b5a' } });
+      { env: { ...env(), ...TOKENS, SERVER_ONLY_CANARY: 'canary-env-6b5a' } });
     try {
       const base = { computer_id: cid('secret-env') };
       const r = assertReplyShape(await s.call({ ...base, args: ['env'] }));
