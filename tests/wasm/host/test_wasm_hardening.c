@@ -1,11 +1,12 @@
 /*
  * test_wasm_hardening.c - attacks on the runners and on the compile step:
- *   - a module reading and writing out of bounds of its memory (oob.wat)
- *     traps cleanly, in every way wasm can reach past the end;
- *   - runners have no_new_privs and a seccomp filter while a guest runs
- *     (/proc/<pid>/status of msc-wasm-busybox and msc-wasm-exec while
- *     their guest waits on stdin),
- *     and no fd they inherited beyond stdio and the status fd;
+ *   - a module reading and writing out of bounds of its memory (oob.wat:
+ *     a load and a store at the end, the farthest address plus offset,
+ *     memory.copy, memory.fill, past a grown end) traps cleanly, and an
+ *     access in bounds still works;
+ *   - runners have no_new_privs, a seccomp filter and no fd they inherited
+ *     but stdio and the status fd while a guest runs (/proc/<pid> of
+ *     msc-wasm-busybox and msc-wasm-exec while their guest reads stdin);
  *   - the filter kills what the host never needs (sockets, exec, PROT_EXEC
  *     memory, other ioctls, x32 calls) and lets the rest through;
  *   - a poisoned server environment (LD_PRELOAD, GCC_EXEC_PREFIX,
