@@ -23,7 +23,14 @@ struct job {
 	const ProtobufCMessage *req;   /* borrowed from the call */
 	enum job_kind kind;
 	char lane_id[64];              /* "" when not on a lane */
+	char owner[64];                /* "" when no share applies */
 	struct job *next;
+};
+
+/* Per owner (a session): its jobs on workers and those waiting. */
+struct owner {
+	int running;
+	struct job *head, *tail;
 };
 
 /* Per computer: the queue that keeps its jobs serial. */
@@ -44,7 +51,11 @@ struct msc_driver {
 	int creating;
 	struct job *gate_head, *gate_tail;
 	size_t gate_queued;
-	bool stopping;                  /* the gate takes no more */
+	/* The owners' shares: at most owner_share workers each. */
+	int owner_share;                /* at least 1 */
+	struct msc_map *owners;         /* owner -> struct owner */
+	size_t owner_queued;
+	bool stopping;                  /* the gates take no more */
 };
 
 static void
@@ -207,6 +218,7 @@ run_job(struct job *j, char *err)
 
 static void lane_next(struct msc_driver *d, const char *id);
 static void gate_leave(struct msc_driver *d);
+static void owner_leave(struct msc_driver *d, const char *owner);
 
 /* Whether j makes a computer, and so passes the creation gate. */
 static bool
@@ -240,6 +252,8 @@ job_run(void *arg)
 	run_job(j, err);
 	if (creates(j))
 		gate_leave(j->d);
+	if (j->owner[0] != '\0')
+		owner_leave(j->d, j->owner);
 	if (j->lane_id[0] != '\0')
 		lane_next(j->d, j->lane_id);
 	free(j);
@@ -255,6 +269,8 @@ pool_submit(struct job *j)
 		return;
 	if (creates(j))
 		gate_leave(j->d);
+	if (j->owner[0] != '\0')
+		owner_leave(j->d, j->owner);
 	job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 	    "%s is overloaded (%s); retry later", j->d->ops->name,
 	    strerror(-rv));
@@ -335,11 +351,83 @@ gate_leave(struct msc_driver *d)
 		pool_submit(next);
 }
 
+/*
+ * The owners' shares: one owner (a session) runs at most owner_share
+ * jobs at once, so that its long commands cannot take every worker from
+ * the others; its further jobs wait in order, not on a pool thread.
+ */
+static void
+owner_enter(struct job *j)
+{
+	struct msc_driver *d = j->d;
+	struct owner *o;
+
+	pthread_mutex_lock(&d->mu);
+	if ((o = msc_map_get(d->owners, j->owner)) == NULL) {
+		if ((o = calloc(1, sizeof(*o))) == NULL ||
+		    msc_map_put(d->owners, j->owner, o) != 0) {
+			pthread_mutex_unlock(&d->mu);
+			free(o);
+			j->owner[0] = '\0';
+			job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    "out of memory");
+			return;
+		}
+	}
+	if (o->running < d->owner_share) {
+		o->running++;
+		pthread_mutex_unlock(&d->mu);
+		pool_submit(j);
+		return;
+	}
+	if (d->stopping || d->owner_queued >= DRIVER_MAX_QUEUED) {
+		pthread_mutex_unlock(&d->mu);
+		job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "%s is overloaded (%zu commands wait); retry later",
+		    d->ops->name, (size_t)DRIVER_MAX_QUEUED);
+		return;
+	}
+	j->next = NULL;
+	if (o->tail != NULL)
+		o->tail->next = j;
+	else
+		o->head = j;
+	o->tail = j;
+	d->owner_queued++;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* A job of `owner` ended: its next one takes the worker, or it goes. */
+static void
+owner_leave(struct msc_driver *d, const char *owner)
+{
+	struct job *next = NULL;
+	struct owner *o;
+
+	pthread_mutex_lock(&d->mu);
+	o = msc_map_get(d->owners, owner);
+	if (o != NULL && (next = o->head) != NULL) {
+		o->head = next->next;
+		if (o->head == NULL)
+			o->tail = NULL;
+		next->next = NULL;
+		d->owner_queued--;
+	} else if (o != NULL && --o->running == 0) {
+		msc_map_del(d->owners, owner);
+		free(o);
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (next != NULL)
+		pool_submit(next);      /* keeps the slot it inherits */
+}
+
 static void
 submit(struct job *j)
 {
 	if (creates(j))
 		gate_enter(j);
+	else if (j->owner[0] != '\0')
+		owner_enter(j);
 	else
 		pool_submit(j);
 }
@@ -423,6 +511,9 @@ handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	j->call = call;
 	j->req = req;
 	j->kind = kind;
+	if (kind == JOB_EXEC)
+		snprintf(j->owner, sizeof(j->owner), "%s",
+		    ((const Msc__V1__ExecRequest *)req)->owner);
 	if (lane_id != NULL)
 		lane_submit(j, lane_id);
 	else
@@ -502,8 +593,10 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 		return -ENOMEM;
 	d->ops = ops;
 	d->be = backend;
+	d->owner_share = workers / 4 > 1 ? workers / 4 : 1;
 	pthread_mutex_init(&d->mu, NULL);
 	if ((rv = msc_map_new(&d->lanes)) != 0 ||
+	    (rv = msc_map_new(&d->owners)) != 0 ||
 	    (rv = msc_pool_new(workers, DRIVER_MAX_QUEUED, &d->pool)) != 0 ||
 	    (rv = msc_server_start(url, &msc__v1__driver__descriptor,
 		 driver_methods, d, DRIVER_MAX_QUEUED, &d->srv)) != 0) {
@@ -522,6 +615,41 @@ msc_driver_limit_creations(struct msc_driver *d, int n)
 	pthread_mutex_unlock(&d->mu);
 }
 
+void
+msc_driver_limit_owners(struct msc_driver *d, int n)
+{
+	if (n <= 0)
+		return;         /* the default stays */
+	pthread_mutex_lock(&d->mu);
+	d->owner_share = n;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* Collects the jobs waiting for their owner's share (at stop). */
+static void
+take_owner_queue(void *arg, const char *key, void *value)
+{
+	struct job **list = arg;
+	struct owner *o = value;
+	struct job *j;
+
+	(void)key;
+	while ((j = o->head) != NULL) {
+		o->head = j->next;
+		j->next = *list;
+		*list = j;
+	}
+	o->tail = NULL;
+}
+
+static void
+free_owner(void *arg, const char *key, void *value)
+{
+	(void)arg;
+	(void)key;
+	free(value);
+}
+
 bool
 msc_driver_stop(struct msc_driver *d)
 {
@@ -535,6 +663,9 @@ msc_driver_stop(struct msc_driver *d)
 	j = d->gate_head;
 	d->gate_head = d->gate_tail = NULL;
 	d->gate_queued = 0;
+	if (d->owners != NULL)
+		msc_map_each(d->owners, take_owner_queue, &j);
+	d->owner_queued = 0;
 	pthread_mutex_unlock(&d->mu);
 	while (j != NULL) {
 		struct job *next = j->next;
@@ -547,6 +678,10 @@ msc_driver_stop(struct msc_driver *d)
 	if (!msc_pool_free(d->pool))
 		return false;   /* a job still runs and uses d */
 	msc_map_free(d->lanes);
+	if (d->owners != NULL) {
+		msc_map_each(d->owners, free_owner, NULL);
+		msc_map_free(d->owners);
+	}
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 	return true;
