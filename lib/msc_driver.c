@@ -9,6 +9,7 @@
 
 #include "msc_map.h"
 #include "msc_pool.h"
+#include "msc_share.h"
 
 #define DRIVER_MAX_QUEUED 4096
 /* A creation that cannot start this long before its deadline fails. */
@@ -23,14 +24,8 @@ struct job {
 	const ProtobufCMessage *req;   /* borrowed from the call */
 	enum job_kind kind;
 	char lane_id[64];              /* "" when not on a lane */
-	char owner[64];                /* "" when no share applies */
+	char owner[64];                /* holds a slot of this owner's share */
 	struct job *next;
-};
-
-/* Per owner (a session): its jobs on workers and those waiting. */
-struct owner {
-	int running;
-	struct job *head, *tail;
 };
 
 /* Per computer: the queue that keeps its jobs serial. */
@@ -51,10 +46,7 @@ struct msc_driver {
 	int creating;
 	struct job *gate_head, *gate_tail;
 	size_t gate_queued;
-	/* The owners' shares: at most owner_share workers each. */
-	int owner_share;                /* at least 1 */
-	struct msc_map *owners;         /* owner -> struct owner */
-	size_t owner_queued;
+	struct msc_share *owners;       /* Exec: workers per owner */
 	bool stopping;                  /* the gates take no more */
 };
 
@@ -352,73 +344,42 @@ gate_leave(struct msc_driver *d)
 }
 
 /*
- * The owners' shares: one owner (a session) runs at most owner_share
- * jobs at once, so that its long commands cannot take every worker from
- * the others; its further jobs wait in order, not on a pool thread.
+ * The owners' shares: one owner (a session) runs at most its share of
+ * the workers at once, so that its long commands cannot take them all
+ * from the others; its further commands wait in order, not on a worker.
  */
 static void
 owner_enter(struct job *j)
 {
 	struct msc_driver *d = j->d;
-	struct owner *o;
+	int rv;
 
+	snprintf(j->owner, sizeof(j->owner), "%s",
+	    ((const Msc__V1__ExecRequest *)j->req)->owner);
+	/* Under d->mu, so that a stop drains whatever entered before. */
 	pthread_mutex_lock(&d->mu);
-	if ((o = msc_map_get(d->owners, j->owner)) == NULL) {
-		if ((o = calloc(1, sizeof(*o))) == NULL ||
-		    msc_map_put(d->owners, j->owner, o) != 0) {
-			pthread_mutex_unlock(&d->mu);
-			free(o);
-			j->owner[0] = '\0';
-			job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-			    "out of memory");
-			return;
-		}
-	}
-	if (o->running < d->owner_share) {
-		o->running++;
-		pthread_mutex_unlock(&d->mu);
+	rv = d->stopping ? -ESHUTDOWN : msc_share_enter(d->owners, j->owner, j);
+	pthread_mutex_unlock(&d->mu);
+	if (rv == 1) {
 		pool_submit(j);
 		return;
 	}
-	if (d->stopping || d->owner_queued >= DRIVER_MAX_QUEUED) {
-		pthread_mutex_unlock(&d->mu);
-		job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		    "%s is overloaded (%zu commands wait); retry later",
-		    d->ops->name, (size_t)DRIVER_MAX_QUEUED);
-		return;
-	}
-	j->next = NULL;
-	if (o->tail != NULL)
-		o->tail->next = j;
-	else
-		o->head = j;
-	o->tail = j;
-	d->owner_queued++;
-	pthread_mutex_unlock(&d->mu);
+	if (rv == 0)
+		return;         /* owner_leave starts it */
+	j->owner[0] = '\0';    /* holds no slot */
+	job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED, "%s is overloaded "
+	    "(%s); retry later", d->ops->name, rv == -EAGAIN
+		? "too many commands wait" : strerror(-rv));
 }
 
-/* A job of `owner` ended: its next one takes the worker, or it goes. */
+/* A job of `owner` ended: the owner's next one takes its worker. */
 static void
 owner_leave(struct msc_driver *d, const char *owner)
 {
-	struct job *next = NULL;
-	struct owner *o;
+	struct job *next = msc_share_leave(d->owners, owner);
 
-	pthread_mutex_lock(&d->mu);
-	o = msc_map_get(d->owners, owner);
-	if (o != NULL && (next = o->head) != NULL) {
-		o->head = next->next;
-		if (o->head == NULL)
-			o->tail = NULL;
-		next->next = NULL;
-		d->owner_queued--;
-	} else if (o != NULL && --o->running == 0) {
-		msc_map_del(d->owners, owner);
-		free(o);
-	}
-	pthread_mutex_unlock(&d->mu);
 	if (next != NULL)
-		pool_submit(next);      /* keeps the slot it inherits */
+		pool_submit(next);
 }
 
 static void
@@ -426,7 +387,8 @@ submit(struct job *j)
 {
 	if (creates(j))
 		gate_enter(j);
-	else if (j->owner[0] != '\0')
+	else if (j->kind == JOB_EXEC &&
+	    ((const Msc__V1__ExecRequest *)j->req)->owner[0] != '\0')
 		owner_enter(j);
 	else
 		pool_submit(j);
@@ -511,9 +473,6 @@ handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	j->call = call;
 	j->req = req;
 	j->kind = kind;
-	if (kind == JOB_EXEC)
-		snprintf(j->owner, sizeof(j->owner), "%s",
-		    ((const Msc__V1__ExecRequest *)req)->owner);
 	if (lane_id != NULL)
 		lane_submit(j, lane_id);
 	else
@@ -593,10 +552,10 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 		return -ENOMEM;
 	d->ops = ops;
 	d->be = backend;
-	d->owner_share = workers / 4 > 1 ? workers / 4 : 1;
 	pthread_mutex_init(&d->mu, NULL);
 	if ((rv = msc_map_new(&d->lanes)) != 0 ||
-	    (rv = msc_map_new(&d->owners)) != 0 ||
+	    (rv = msc_share_new(workers / 4, DRIVER_MAX_QUEUED,
+		 &d->owners)) != 0 ||
 	    (rv = msc_pool_new(workers, DRIVER_MAX_QUEUED, &d->pool)) != 0 ||
 	    (rv = msc_server_start(url, &msc__v1__driver__descriptor,
 		 driver_methods, d, DRIVER_MAX_QUEUED, &d->srv)) != 0) {
@@ -618,36 +577,18 @@ msc_driver_limit_creations(struct msc_driver *d, int n)
 void
 msc_driver_limit_owners(struct msc_driver *d, int n)
 {
-	if (n <= 0)
-		return;         /* the default stays */
-	pthread_mutex_lock(&d->mu);
-	d->owner_share = n;
-	pthread_mutex_unlock(&d->mu);
+	if (n > 0)
+		msc_share_set(d->owners, n);
 }
 
-/* Collects the jobs waiting for their owner's share (at stop). */
+/* A command that waited for its owner's share will not start. */
 static void
-take_owner_queue(void *arg, const char *key, void *value)
+abort_waiting(void *item)
 {
-	struct job **list = arg;
-	struct owner *o = value;
-	struct job *j;
+	struct job *j = item;
 
-	(void)key;
-	while ((j = o->head) != NULL) {
-		o->head = j->next;
-		j->next = *list;
-		*list = j;
-	}
-	o->tail = NULL;
-}
-
-static void
-free_owner(void *arg, const char *key, void *value)
-{
-	(void)arg;
-	(void)key;
-	free(value);
+	job_abort(j, MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
+	    j->d->ops->name);
 }
 
 bool
@@ -657,16 +598,16 @@ msc_driver_stop(struct msc_driver *d)
 
 	if (d == NULL)
 		return true;
-	/* Creations still waiting for the gate will not start. */
+	/* Creations waiting for the gate, and commands waiting for their
+	 * owner's share, will not start. */
 	pthread_mutex_lock(&d->mu);
 	d->stopping = true;
 	j = d->gate_head;
 	d->gate_head = d->gate_tail = NULL;
 	d->gate_queued = 0;
-	if (d->owners != NULL)
-		msc_map_each(d->owners, take_owner_queue, &j);
-	d->owner_queued = 0;
 	pthread_mutex_unlock(&d->mu);
+	if (d->owners != NULL)
+		msc_share_drain(d->owners, abort_waiting);
 	while (j != NULL) {
 		struct job *next = j->next;
 
@@ -678,10 +619,7 @@ msc_driver_stop(struct msc_driver *d)
 	if (!msc_pool_free(d->pool))
 		return false;   /* a job still runs and uses d */
 	msc_map_free(d->lanes);
-	if (d->owners != NULL) {
-		msc_map_each(d->owners, free_owner, NULL);
-		msc_map_free(d->owners);
-	}
+	msc_share_free(d->owners);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 	return true;
