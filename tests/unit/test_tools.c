@@ -101,6 +101,7 @@ command_of(size_t n)
 {
 	char *json = malloc(n + 32);
 
+	assert_non_null(json);
 	strcpy(json, "{\"command\":\"true");
 	memset(json + strlen(json), ' ', n - 4);
 	strcpy(json + 16 + n - 4, "\"}");
@@ -113,6 +114,8 @@ args_of(size_t n, size_t each)
 {
 	char *json = malloc(n * (each + 3) + 16), *w = json;
 
+	if (json == NULL)
+		abort();        /* out of memory */
 	w += sprintf(w, "{\"args\":[");
 	for (size_t i = 0; i < n; i++) {
 		*w++ = i > 0 ? ',' : '"';
