@@ -99,25 +99,30 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	Msc__V1__Computer *c = (Msc__V1__Computer *)resp;
 	struct sess *ss;
 	int driver = c != NULL ? msc_fleet_index(s->fleet, c->driver) : -1;
+	bool ended = false, oom = false;
 
 	pthread_mutex_lock(&s->mu);
 	ss = msc_map_get(s->sessions, op->session_id);
 	if (ss != NULL)
 		ss->creating--;
 	if (c != NULL && driver >= 0) {
-		if (ss == NULL)
-			sess_release_locked(s, c->computer_id, op->session_id,
-			    c->temporary, (size_t)driver, false, NULL);
-		else if (msc_map_put(ss->owned, c->computer_id,
-			     SESS_OWN(c->temporary, driver)) != 0)
+		ended = ss == NULL;
+		oom = !ended && msc_map_put(ss->owned, c->computer_id,
+		    SESS_OWN(c->temporary, driver)) != 0;
+		if (ended || oom)
 			sess_release_locked(s, c->computer_id, op->session_id,
 			    c->temporary, (size_t)driver, false, NULL);
 	}
 	pthread_mutex_unlock(&s->mu);
-	if (c != NULL && ss == NULL) {
+	if (ended || oom) {
 		protobuf_c_message_free_unpacked(resp, NULL);
-		msc_call_fail(op->call, MSC__V1__CODE__FAILED_PRECONDITION,
-		    "the session ended");
+		if (ended)
+			msc_call_fail(op->call,
+			    MSC__V1__CODE__FAILED_PRECONDITION,
+			    "the session ended");
+		else
+			msc_call_fail(op->call,
+			    MSC__V1__CODE__RESOURCE_EXHAUSTED, "out of memory");
 		free(op);
 		return;
 	}
