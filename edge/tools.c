@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,12 +271,22 @@ tools_exec_request(json_t *args, Msc__V1__TerminalExecRequest *req,
 	}
 	if ((v = json_object_get(args, "timeout")) != NULL) {
 		json_int_t t;
+		double d = json_is_real(v) ? json_real_value(v) : 0;
+		/*
+		 * A real is a whole number or a type error. Past +-2^62
+		 * (1e300, say) every double is whole and only too big, as
+		 * the session's range check says: clamp it rather than cast
+		 * (an out-of-range cast is undefined behaviour).
+		 */
+		bool huge = isfinite(d) && (d >= 0x1p62 || d <= -0x1p62);
 
 		if (json_is_integer(v))
 			t = json_integer_value(v);
-		else if (json_is_real(v) &&
-		    json_real_value(v) == (double)(json_int_t)json_real_value(v))
-			t = (json_int_t)json_real_value(v);
+		else if (json_is_real(v) && huge)
+			t = d > 0 ? INT64_MAX : INT64_MIN;
+		else if (json_is_real(v) && isfinite(d) &&
+		    d == (double)(json_int_t)d)
+			t = (json_int_t)d;
 		else if (json_is_string(v)) {
 			char *end;
 			long long x = strtoll(json_string_value(v), &end, 10);

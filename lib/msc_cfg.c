@@ -421,6 +421,22 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		msc_cfg_error("--driver-creations must be between 1 and 4096.");
 		return -EINVAL;
 	}
+	if (cfg->driver_owner_workers < 0 || cfg->driver_owner_workers > 4096) {
+		msc_cfg_error("--driver-owner-workers must be between 0 and "
+			      "4096.");
+		return -EINVAL;
+	}
+	if (cfg->max_session_computers < 1 ||
+	    cfg->max_session_computers > 4096) {
+		msc_cfg_error("--max-session-computers must be between 1 and "
+			      "4096.");
+		return -EINVAL;
+	}
+	if (cfg->max_session_commands < 1 || cfg->max_session_commands > 1024) {
+		msc_cfg_error("--max-session-commands must be between 1 and "
+			      "1024.");
+		return -EINVAL;
+	}
 	if (strcmp(cfg->engine, "docker") != 0 &&
 	    strcmp(cfg->engine, "podman") != 0) {
 		msc_cfg_error("--engine must be docker or podman, got: %s",

@@ -60,6 +60,9 @@ struct msc_cfg {
 	const char *driver_id;
 	long driver_workers;
 	long driver_creations;           /* docker: creations at once */
+	long driver_owner_workers;      /* per owner; 0: a quarter */
+	long max_session_computers;
+	long max_session_commands;      /* TerminalExec calls in flight */
 	const char *cluster;            /* --cluster FILE */
 	const char *tls_ca;
 	const char *tls_cert;

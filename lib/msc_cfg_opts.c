@@ -38,6 +38,13 @@ const struct opt msc_cfg_opts[] = {
 	{ "session-timeout", OPT_LONG, F(session_timeout), 0, "300",
 	    "SESSION_TIMEOUT", NULL, CORE,
 	    "Idle session timeout in seconds (default: 300, HTTP mode only)" },
+	{ "max-session-computers", OPT_LONG, F(max_session_computers), 0,
+	    "16", "N", NULL, CORE,
+	    "Computers one session may hold at once (default: 16)" },
+	{ "max-session-commands", OPT_LONG, F(max_session_commands), 0, "16",
+	    "N", NULL, CORE,
+	    "Commands one session may have in flight at once; more are "
+	    "refused (default: 16)" },
 	{ "auth-token", OPT_SECRET, F(auth_token), 0, NULL, "AUTH_TOKEN", NULL,
 	    CORE, "Bearer token for /mcp (default: KILNTAINERS_AUTH_TOKEN)" },
 	{ "auth-token-file", OPT_SECRET_FILE, F(auth_token), 0, NULL, "FILE",
@@ -160,6 +167,10 @@ const struct opt msc_cfg_opts[] = {
 	{ "driver-creations", OPT_LONG, F(driver_creations), 0, "8", "N",
 	    NULL, DEPL, "Computers a docker driver creates at once; the rest "
 	    "wait their turn (default: 8)" },
+	{ "driver-owner-workers", OPT_LONG, F(driver_owner_workers), 0, "0",
+	    "N", NULL, DEPL, "Commands of one session a driver runs at once; "
+	    "the rest wait their turn (default: 0 = a quarter of "
+	    "--driver-workers, at least 1)" },
 };
 const size_t msc_cfg_nopts = sizeof(msc_cfg_opts) / sizeof(*msc_cfg_opts);
 

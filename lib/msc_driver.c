@@ -9,6 +9,7 @@
 
 #include "msc_map.h"
 #include "msc_pool.h"
+#include "msc_share.h"
 
 #define DRIVER_MAX_QUEUED 4096
 /* A creation that cannot start this long before its deadline fails. */
@@ -23,6 +24,7 @@ struct job {
 	const ProtobufCMessage *req;   /* borrowed from the call */
 	enum job_kind kind;
 	char lane_id[64];              /* "" when not on a lane */
+	char owner[64];                /* holds a slot of this owner's share */
 	struct job *next;
 };
 
@@ -44,7 +46,8 @@ struct msc_driver {
 	int creating;
 	struct job *gate_head, *gate_tail;
 	size_t gate_queued;
-	bool stopping;                  /* the gate takes no more */
+	struct msc_share *owners;       /* Exec: workers per owner */
+	bool stopping;                  /* the gates take no more */
 };
 
 static void
@@ -207,6 +210,7 @@ run_job(struct job *j, char *err)
 
 static void lane_next(struct msc_driver *d, const char *id);
 static void gate_leave(struct msc_driver *d);
+static void owner_leave(struct msc_driver *d, const char *owner);
 
 /* Whether j makes a computer, and so passes the creation gate. */
 static bool
@@ -240,6 +244,8 @@ job_run(void *arg)
 	run_job(j, err);
 	if (creates(j))
 		gate_leave(j->d);
+	if (j->owner[0] != '\0')
+		owner_leave(j->d, j->owner);
 	if (j->lane_id[0] != '\0')
 		lane_next(j->d, j->lane_id);
 	free(j);
@@ -255,6 +261,8 @@ pool_submit(struct job *j)
 		return;
 	if (creates(j))
 		gate_leave(j->d);
+	if (j->owner[0] != '\0')
+		owner_leave(j->d, j->owner);
 	job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 	    "%s is overloaded (%s); retry later", j->d->ops->name,
 	    strerror(-rv));
@@ -335,11 +343,53 @@ gate_leave(struct msc_driver *d)
 		pool_submit(next);
 }
 
+/*
+ * The owners' shares: one owner (a session) runs at most its share of
+ * the workers at once, so that its long commands cannot take them all
+ * from the others; its further commands wait in order, not on a worker.
+ */
+static void
+owner_enter(struct job *j)
+{
+	struct msc_driver *d = j->d;
+	int rv;
+
+	snprintf(j->owner, sizeof(j->owner), "%s",
+	    ((const Msc__V1__ExecRequest *)j->req)->owner);
+	/* Under d->mu, so that a stop drains whatever entered before. */
+	pthread_mutex_lock(&d->mu);
+	rv = d->stopping ? -ESHUTDOWN : msc_share_enter(d->owners, j->owner, j);
+	pthread_mutex_unlock(&d->mu);
+	if (rv == 1) {
+		pool_submit(j);
+		return;
+	}
+	if (rv == 0)
+		return;         /* owner_leave starts it */
+	j->owner[0] = '\0';    /* holds no slot */
+	job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED, "%s is overloaded "
+	    "(%s); retry later", d->ops->name, rv == -EAGAIN
+		? "too many commands wait" : strerror(-rv));
+}
+
+/* A job of `owner` ended: the owner's next one takes its worker. */
+static void
+owner_leave(struct msc_driver *d, const char *owner)
+{
+	struct job *next = msc_share_leave(d->owners, owner);
+
+	if (next != NULL)
+		pool_submit(next);
+}
+
 static void
 submit(struct job *j)
 {
 	if (creates(j))
 		gate_enter(j);
+	else if (j->kind == JOB_EXEC &&
+	    ((const Msc__V1__ExecRequest *)j->req)->owner[0] != '\0')
+		owner_enter(j);
 	else
 		pool_submit(j);
 }
@@ -504,6 +554,8 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 	d->be = backend;
 	pthread_mutex_init(&d->mu, NULL);
 	if ((rv = msc_map_new(&d->lanes)) != 0 ||
+	    (rv = msc_share_new(workers / 4, DRIVER_MAX_QUEUED,
+		 &d->owners)) != 0 ||
 	    (rv = msc_pool_new(workers, DRIVER_MAX_QUEUED, &d->pool)) != 0 ||
 	    (rv = msc_server_start(url, &msc__v1__driver__descriptor,
 		 driver_methods, d, DRIVER_MAX_QUEUED, &d->srv)) != 0) {
@@ -522,6 +574,23 @@ msc_driver_limit_creations(struct msc_driver *d, int n)
 	pthread_mutex_unlock(&d->mu);
 }
 
+void
+msc_driver_limit_owners(struct msc_driver *d, int n)
+{
+	if (n > 0)
+		msc_share_set(d->owners, n);
+}
+
+/* A command that waited for its owner's share will not start. */
+static void
+abort_waiting(void *item)
+{
+	struct job *j = item;
+
+	job_abort(j, MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
+	    j->d->ops->name);
+}
+
 bool
 msc_driver_stop(struct msc_driver *d)
 {
@@ -529,13 +598,16 @@ msc_driver_stop(struct msc_driver *d)
 
 	if (d == NULL)
 		return true;
-	/* Creations still waiting for the gate will not start. */
+	/* Creations waiting for the gate, and commands waiting for their
+	 * owner's share, will not start. */
 	pthread_mutex_lock(&d->mu);
 	d->stopping = true;
 	j = d->gate_head;
 	d->gate_head = d->gate_tail = NULL;
 	d->gate_queued = 0;
 	pthread_mutex_unlock(&d->mu);
+	if (d->owners != NULL)
+		msc_share_drain(d->owners, abort_waiting);
 	while (j != NULL) {
 		struct job *next = j->next;
 
@@ -547,6 +619,7 @@ msc_driver_stop(struct msc_driver *d)
 	if (!msc_pool_free(d->pool))
 		return false;   /* a job still runs and uses d */
 	msc_map_free(d->lanes);
+	msc_share_free(d->owners);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 	return true;

@@ -127,6 +127,15 @@ int msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 void msc_driver_limit_creations(struct msc_driver *d, int n);
 
 /*
+ * At most n commands (Exec) of one owner (ExecRequest.owner, a session)
+ * run at once, of the pool's workers; the owner's others wait in order
+ * without holding a worker, so one session's long commands leave workers
+ * to the others. Commands without an owner are not counted. The default
+ * is a quarter of the workers (at least 1); n <= 0 keeps it.
+ */
+void msc_driver_limit_owners(struct msc_driver *d, int n);
+
+/*
  * Stops serving and frees. Returns false when a job still runs (a long
  * command): the backend must then stay allocated, as the process ends.
  * Accepts NULL.

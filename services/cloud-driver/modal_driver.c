@@ -87,6 +87,7 @@ modal_driver_start(const struct msc_cfg *cfg, const char *url,
 	    (rv = msc_driver_start(url, &modal_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)
 		goto fail;
+	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
 	if (d->creds.token_id[0] == '\0' || d->creds.token_secret[0] == '\0')
 		msc_log_warn("modal: no token yet: pass --modal-token-id and "
 			     "--modal-token-secret, set MODAL_TOKEN_ID and "

@@ -36,6 +36,7 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 		goto fail;
 	/* An engine asked for many containers at once is slow at each. */
 	msc_driver_limit_creations(d->svc, (int)cfg->driver_creations);
+	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
 	*dp = d;
 	return 0;
 fail:

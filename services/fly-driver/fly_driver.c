@@ -57,6 +57,7 @@ fly_driver_start(const struct msc_cfg *cfg, const char *url,
 	    (rv = msc_driver_start(url, &fly_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)
 		goto fail;
+	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
 	*dp = d;
 	return 0;
 fail:

@@ -121,7 +121,8 @@ settle(struct inv_service *s, struct record *r, const struct msc_status *st)
 
 struct op {
 	struct inv_service *s;
-	struct record *r;
+	struct record *r;       /* not ready: this op's alone (see int.h) */
+	bool temporary;         /* the mode of the first caller */
 	int driver;             /* the driver that has or makes it */
 	bool creating;          /* counted in s->creating[driver] */
 };
@@ -168,7 +169,8 @@ create_on(struct op *op, int i)
 	struct inv_service *s = op->s;
 
 	cr.computer_id = op->r->id;
-	cr.temporary = op->r->waiters->temporary;
+	/* Not r->waiters: later callers join that list under the lock. */
+	cr.temporary = op->temporary;
 	op->driver = i;
 	op->creating = true;
 	pthread_mutex_lock(&s->mu);
@@ -345,6 +347,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	r->n_waiters = 1;
 	op->s = s;
 	op->r = r;
+	op->temporary = w->temporary;
 	pthread_mutex_unlock(&s->mu);
 	ref.computer_id = r->id;
 	if (fresh) {

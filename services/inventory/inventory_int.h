@@ -24,6 +24,14 @@ struct waiter {
 	struct waiter *next;
 };
 
+/*
+ * A record's lifetime (the rule every callback here follows): a record
+ * that is not ready belongs to the one operation finding or making it;
+ * nothing else frees it or changes its computer, and that operation ends
+ * by settle(), after which it does not touch the record again. A ready
+ * record may be freed by any holder of s->mu (the last Release, Delete,
+ * ForgetOwners), so code that unlocked looks it up again by id.
+ */
 struct record {
 	char id[MSC_SLUG_MAX + 1];
 	bool ready;              /* false while the driver works on it */

@@ -28,12 +28,41 @@ sess_now_ms(void)
 }
 
 void
+sess_ref_locked(struct sess *ss)
+{
+	ss->refs++;
+}
+
+void
+sess_put(struct sess_service *s, struct sess *ss)
+{
+	pthread_mutex_lock(&s->mu);
+	sess_unref(ss);
+	pthread_mutex_unlock(&s->mu);
+}
+
+void
 sess_unref(struct sess *ss)
 {
 	if (--ss->refs > 0)
 		return;
 	msc_map_free(ss->owned);
 	free(ss);
+}
+
+bool
+sess_computers_full_locked(const struct sess_service *s,
+    const struct sess *ss, char *msg, size_t msglen)
+{
+	long max = s->cfg->max_session_computers;
+
+	if ((long)msc_map_len(ss->owned) + ss->creating < max)
+		return false;
+	snprintf(msg, msglen, "This session already holds %ld computers, the "
+	    "limit (--max-session-computers). Use one of them (omit "
+	    "computer_id for the session's default computer), or remove one "
+	    "with computer_delete, and retry.", max);
+	return true;
 }
 
 static void
@@ -44,6 +73,7 @@ h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
 	unsigned char raw[16];
 	struct sess *ss;
+	char id[sizeof(ss->id)];
 
 	if ((ss = calloc(1, sizeof(*ss))) == NULL ||
 	    msc_map_new(&ss->owned) != 0) {
@@ -56,6 +86,10 @@ h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	memcpy(ss->id, s->epoch, SESS_EPOCH_LEN);
 	for (size_t i = SESS_EPOCH_LEN / 2; i < sizeof(raw); i++)
 		snprintf(ss->id + 2 * i, 3, "%02x", raw[i]);
+	/* Independent of the id, so logs and drivers learn nothing of it. */
+	msc_random_bytes(raw, SESS_TAG_LEN / 2);
+	for (size_t i = 0; i < SESS_TAG_LEN / 2; i++)
+		snprintf(ss->tag + 2 * i, 3, "%02x", raw[i]);
 	ss->refs = 1;
 	ss->idle_timeout_s = o->idle_timeout_s;
 	ss->last_active_ms = sess_now_ms();
@@ -68,8 +102,10 @@ h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		    "too many sessions");
 		return;
 	}
+	/* Once unlocked the session may end (a stop sweeps them all). */
+	memcpy(id, ss->id, sizeof(id));
 	pthread_mutex_unlock(&s->mu);
-	ref.session_id = ss->id;
+	ref.session_id = id;
 	msc_call_reply(call, &ref.base);
 }
 
@@ -105,7 +141,7 @@ sess_end(struct sess_service *s, struct sess *ss, struct msc_call *call)
 	msc_map_del(s->sessions, ss->id);
 	ss->closed = true;
 	msc_map_each(ss->owned, release_one, &ra);
-	msc_log_debug("session %s ended", ss->id);
+	msc_log_debug("session %s ended", ss->tag);
 	sess_unref(ss);
 	sess_closing_step_locked(ra.c);
 	return 0;
@@ -209,7 +245,7 @@ sweep_locked(struct sess_service *s, bool all)
 		for (size_t i = 0; i < sa.n; i++) {
 			if (!all)
 				msc_log_info("session %s expired after %us idle",
-				    batch[i]->id, batch[i]->idle_timeout_s);
+				    batch[i]->tag, batch[i]->idle_timeout_s);
 			(void)sess_end(s, batch[i], NULL);
 		}
 	} while (sa.n == sa.cap);

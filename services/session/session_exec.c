@@ -16,6 +16,10 @@
 #include "msc_utf8.h"
 
 #define STDIN_LIMIT 2097152
+/* The reference's later limits (reference-behavior.md, section 12). */
+#define TIMEOUT_MAX_S 3600
+#define COMMAND_LIMIT 65536             /* command, and all args together */
+#define ARGS_MAX 256
 
 struct pending {
 	struct sess_service *s;
@@ -47,6 +51,29 @@ sess_validate(const Msc__V1__TerminalExecRequest *r, char *buf, size_t buflen)
 	}
 	if (r->has_timeout && r->timeout < 1)
 		return "timeout must be at least 1 second.";
+	if (r->has_timeout && r->timeout > TIMEOUT_MAX_S)
+		return "timeout must be at most 3600 seconds.";
+	if (has_cmd && strlen(r->command) > COMMAND_LIMIT) {
+		snprintf(buf, buflen, "command exceeds the 64 KiB limit (%zu "
+				      "bytes). Write long scripts to a file with "
+				      "stdin and run the file.", strlen(r->command));
+		return buf;
+	}
+	if (r->n_args > ARGS_MAX) {
+		snprintf(buf, buflen, "args exceeds the limit of 256 arguments "
+				      "(%zu given).", r->n_args);
+		return buf;
+	}
+	size_t args_len = 0;
+
+	for (size_t i = 0; i < r->n_args; i++)
+		args_len += strlen(r->args[i]);
+	if (args_len > COMMAND_LIMIT) {
+		snprintf(buf, buflen, "args exceed the 64 KiB limit (%zu bytes "
+				      "together). Pass large input with stdin.",
+		    args_len);
+		return buf;
+	}
 	if (r->has_stdin && r->stdin.len > STDIN_LIMIT) {
 		snprintf(buf, buflen, "stdin content exceeds the 2 MiB limit "
 				      "(%zu bytes). Split into smaller chunks or use "
@@ -195,6 +222,7 @@ run(struct pending *p)
 	er.working_directory = r->working_directory;
 	er.timeout_s = (uint32_t)(timeout > 604800 ? 604800 : timeout);
 	er.output_limit = (uint64_t)p->s->cfg->output_limit;
+	er.owner = p->ss->tag;          /* the driver's per-owner share */
 	/* The driver enforces the timeout; allow it time to kill and reply,
 	 * and time to wait its turn on a busy computer. */
 	if (msc_client_call(msc_fleet_client(p->s->fleet, p->driver),
@@ -234,7 +262,9 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	Msc__V1__Computer *c = (Msc__V1__Computer *)resp;
 	bool closed;
 
+	/* Ending p may drop the last reference; drain() still needs ss. */
 	pthread_mutex_lock(&s->mu);
+	sess_ref_locked(ss);
 	ss->resolving = false;
 	closed = ss->closed;
 	int driver = c != NULL ? msc_fleet_index(s->fleet, c->driver) : -1;
@@ -259,6 +289,7 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		protobuf_c_message_free_unpacked(resp, NULL);
 		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION, msg);
 		drain(s, ss);
+		sess_put(s, ss);
 		return;
 	}
 	if (c != NULL)
@@ -272,6 +303,7 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	else
 		run(p);
 	drain(s, ss);
+	sess_put(s, ss);
 }
 
 static void
@@ -284,6 +316,13 @@ resolve(struct pending *p)
 	void *mode;
 
 	pthread_mutex_lock(&s->mu);
+	if (ss->closed) {
+		/* Ended while this call waited behind an Acquire. */
+		pthread_mutex_unlock(&s->mu);
+		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		    "the session ended");
+		return;
+	}
 	if (ss->resolving) {
 		if (ss->queued >= SESS_MAX_PENDING) {
 			pthread_mutex_unlock(&s->mu);
@@ -317,6 +356,11 @@ resolve(struct pending *p)
 		}
 		p->temporary = temporary;
 		run(p);
+		return;
+	}
+	if (sess_computers_full_locked(s, ss, msg, sizeof(msg))) {
+		pthread_mutex_unlock(&s->mu);
+		pending_fail(p, MSC__V1__CODE__RESOURCE_EXHAUSTED, msg);
 		return;
 	}
 	ss->resolving = true;
@@ -360,8 +404,19 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	}
 	pthread_mutex_lock(&s->mu);
 	ss = msc_map_get(s->sessions, req->session_id);
+	if (ss != NULL && ss->running >= s->cfg->max_session_commands) {
+		ss->last_active_ms = sess_now_ms();
+		pthread_mutex_unlock(&s->mu);
+		free(p);
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "This session already has %ld commands in flight, the limit "
+		    "(--max-session-commands). Wait for one to finish (give long "
+		    "commands a shorter timeout) and retry.",
+		    s->cfg->max_session_commands);
+		return;
+	}
 	if (ss != NULL) {
-		ss->refs++;
+		sess_ref_locked(ss);
 		ss->running++;
 		ss->last_active_ms = sess_now_ms();
 	}

@@ -18,14 +18,27 @@
 #define SESS_MAX_SESSIONS 100000
 #define SESS_MAX_PENDING 1024
 #define SESS_EPOCH_LEN 8
+#define SESS_TAG_LEN 12
 
 struct pending;
 struct closing;
 struct sess_release;
 
+/*
+ * A session's lifetime: `refs` counts the sessions map (until the session
+ * ends) and every holder below, all under s->mu. The rule: whoever uses
+ * a struct sess after a call that may end a command or drop a reference
+ * (pending_fail, pending_end, run, resolve, drain, sess_end) holds a
+ * reference of its own across it: sess_ref_locked() before, sess_put()
+ * as the last use. Each struct pending holds one until pending_end; a
+ * callback that goes on with the session after ending its pending takes
+ * one at its top. Code that keeps only a session id (lifecycle calls,
+ * releases) looks the session up again under the lock.
+ */
 struct sess {
-	char id[33];
-	int refs;                       /* map + calls in flight */
+	char id[33];                    /* a bearer credential: never logged */
+	char tag[SESS_TAG_LEN + 1];     /* random, for logs and driver owner */
+	int refs;                       /* see above */
 	bool closed;
 	uint32_t idle_timeout_s;        /* 0: never expires */
 	uint64_t last_active_ms;        /* monotonic */
@@ -33,6 +46,7 @@ struct sess {
 	char default_id[MSC_SLUG_MAX + 1];
 	struct msc_map *owned;          /* id -> (void *)1 temp / 2 perm */
 	bool resolving;                 /* an Acquire is in flight */
+	int creating;                   /* computer_create calls in flight */
 	struct pending *queue_head, *queue_tail;
 	size_t queued;
 };
@@ -117,11 +131,22 @@ void sess_owners_sweep(struct sess_service *s);
 /* At stop (lock held): answers every Close, drops the releases owed. */
 void sess_owners_stop(struct sess_service *s);
 
+/*
+ * Whether ss holds as many computers as it may (owned ones, and those a
+ * computer_create is making); then `msg` says so to the agent. Lock held.
+ */
+bool sess_computers_full_locked(const struct sess_service *s,
+    const struct sess *ss, char *msg, size_t msglen);
+
 /* session_exec.c */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,
     const Msc__V1__TerminalExecRequest *req);
+/* Takes one more reference (lock held). */
+void sess_ref_locked(struct sess *ss);
 /* Drops one reference; frees the session at zero. Locked by caller. */
 void sess_unref(struct sess *ss);
+/* sess_unref under s->mu (lock not held). */
+void sess_put(struct sess_service *s, struct sess *ss);
 /*
  * Checks the arguments as the reference does; returns NULL or the message
  * shown to the agent (static storage or `buf`).

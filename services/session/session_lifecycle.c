@@ -86,22 +86,45 @@ call_inventory(struct lc_op *op, const char *method,
 	}
 }
 
+/*
+ * The inventory made this session an owner: the session records it, or,
+ * when it ended meanwhile, gives the computer back at once (else the
+ * inventory would keep it for an owner that is gone).
+ */
 static void
 created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct lc_op *op = arg;
+	struct sess_service *s = op->s;
 	Msc__V1__Computer *c = (Msc__V1__Computer *)resp;
 	struct sess *ss;
+	int driver = c != NULL ? msc_fleet_index(s->fleet, c->driver) : -1;
+	bool ended = false, oom = false;
 
-	int driver = c != NULL ? msc_fleet_index(op->s->fleet, c->driver) : -1;
-
+	pthread_mutex_lock(&s->mu);
+	ss = msc_map_get(s->sessions, op->session_id);
+	if (ss != NULL)
+		ss->creating--;
 	if (c != NULL && driver >= 0) {
-		pthread_mutex_lock(&op->s->mu);
-		ss = msc_map_get(op->s->sessions, op->session_id);
-		if (ss != NULL)
-			(void)msc_map_put(ss->owned, c->computer_id,
-			    SESS_OWN(c->temporary, driver));
-		pthread_mutex_unlock(&op->s->mu);
+		ended = ss == NULL;
+		oom = !ended && msc_map_put(ss->owned, c->computer_id,
+		    SESS_OWN(c->temporary, driver)) != 0;
+		if (ended || oom)
+			sess_release_locked(s, c->computer_id, op->session_id,
+			    c->temporary, (size_t)driver, false, NULL);
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (ended || oom) {
+		protobuf_c_message_free_unpacked(resp, NULL);
+		if (ended)
+			msc_call_fail(op->call,
+			    MSC__V1__CODE__FAILED_PRECONDITION,
+			    "the session ended");
+		else
+			msc_call_fail(op->call,
+			    MSC__V1__CODE__RESOURCE_EXHAUSTED, "out of memory");
+		free(op);
+		return;
 	}
 	relay(arg, st, resp);
 }
@@ -113,7 +136,9 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	Msc__V1__AcquireRequest ar = MSC__V1__ACQUIRE_REQUEST__INIT;
 	struct lc_op *op = lc_begin(s, call, (const void *)req, true);
 	struct sess *ss;
+	Msc__V1__Code code = MSC__V1__CODE__FAILED_PRECONDITION;
 	void *mode = NULL;
+	char msg[512];
 
 	if (op == NULL)
 		return;
@@ -121,18 +146,34 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	ss = msc_map_get(s->sessions, op->session_id);
 	if (ss != NULL && op->id[0] != '\0')
 		mode = msc_map_get(ss->owned, op->id);
+	if (mode != NULL && SESS_OWN_TEMPORARY(mode) != op->temporary)
+		snprintf(msg, sizeof(msg), "Computer '%s' is already attached "
+		    "with temporary=%s.", op->id,
+		    SESS_OWN_TEMPORARY(mode) ? "true" : "false");
+	else if (ss != NULL && mode == NULL &&
+	    sess_computers_full_locked(s, ss, msg, sizeof(msg)))
+		code = MSC__V1__CODE__RESOURCE_EXHAUSTED;
+	else {
+		code = MSC__V1__CODE__OK;
+		if (ss != NULL)
+			ss->creating++;         /* created() takes it back */
+	}
 	pthread_mutex_unlock(&s->mu);
-	if (mode != NULL && SESS_OWN_TEMPORARY(mode) != op->temporary) {
-		msc_call_fail(call, MSC__V1__CODE__FAILED_PRECONDITION,
-		    "Computer '%s' is already attached with temporary=%s.",
-		    op->id, SESS_OWN_TEMPORARY(mode) ? "true" : "false");
+	if (code != MSC__V1__CODE__OK) {
+		msc_call_fail(call, code, "%s", msg);
 		free(op);
 		return;
 	}
 	ar.computer_id = op->id;      /* empty: a new random slug */
 	ar.temporary = op->temporary;
 	ar.owner = op->session_id;
-	call_inventory(op, "Acquire", &ar.base, created);
+	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
+		"Acquire", &ar.base, OP_TIMEOUT_MS, created, op) != 0) {
+		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,
+			"the inventory service cannot be reached" };
+
+		created(op, &st, NULL);
+	}
 }
 
 void

@@ -240,6 +240,7 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 	    (rv = msc_driver_start(url, &wasm_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)
 		goto fail;
+	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
 	*dp = d;
 	return 0;
 fail:

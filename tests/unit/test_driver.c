@@ -1,7 +1,8 @@
 /* test_driver.c - the Driver service skeleton (lib/msc_driver) over
  * inproc:// with a fake backend: the creation gate bounds creations at
- * once, commands pass creations that wait, and a creation that waited
- * until its deadline fails without reaching the backend. */
+ * once, commands pass creations that wait, a creation that waited
+ * until its deadline fails without reaching the backend, and one owner's
+ * commands take only their share of the workers. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@ struct fake {
 	pthread_mutex_t mu;
 	int creating, max_creating, creates;
 	int create_ms;
+	int hog_running, max_hog_running;   /* execs of owner "hog" */
 };
 
 static struct fake fake = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -98,10 +100,21 @@ static int
 fake_exec(void *be, const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *out,
     char *err, size_t errlen)
 {
-	(void)be;
-	(void)req;
+	struct fake *f = be;
+	bool hog = strcmp(req->owner, "hog") == 0;
+
 	(void)err;
 	(void)errlen;
+	if (hog) {
+		pthread_mutex_lock(&f->mu);
+		if (++f->hog_running > f->max_hog_running)
+			f->max_hog_running = f->hog_running;
+		pthread_mutex_unlock(&f->mu);
+		usleep(300 * 1000);
+		pthread_mutex_lock(&f->mu);
+		f->hog_running--;
+		pthread_mutex_unlock(&f->mu);
+	}
 	out->stdout.data = (uint8_t *)strdup("ok");
 	out->stdout.len = 2;
 	return 0;
@@ -173,6 +186,7 @@ setup(void **state)
 	(void)state;
 	memset(&ans.n, 0, sizeof(ans) - offsetof(struct answers, n));
 	fake.creating = fake.max_creating = fake.creates = 0;
+	fake.hog_running = fake.max_hog_running = 0;
 	if (msc_driver_start(URL, &fake_ops, &fake, 16, &drv) != 0 ||
 	    msc_client_open(URL, &cli) != 0)
 		return -1;
@@ -272,6 +286,41 @@ gate_respects_deadlines(void **state)
 	assert_int_equal(fake.creates, 1);
 }
 
+/*
+ * One owner's long commands on many computers take only its share of
+ * the workers (16 workers: a quarter, 4): another owner's command
+ * answers at once, and all of the first owner's still run, in turns.
+ */
+static void
+owner_share_leaves_workers(void **state)
+{
+	Msc__V1__ExecRequest er = MSC__V1__EXEC_REQUEST__INIT;
+	char id[32];
+	uint64_t t0;
+
+	(void)state;
+	er.command = "sleep";
+	er.owner = "hog";
+	for (int i = 0; i < 24; i++) {
+		snprintf(id, sizeof(id), "hog-%d", i);
+		er.computer_id = id;
+		assert_int_equal(msc_client_call(cli,
+				     &msc__v1__driver__descriptor, "Exec",
+				     &er.base, 30000, answered, NULL),
+		    0);
+	}
+	usleep(100 * 1000);
+	t0 = now_ms();
+	er.computer_id = "other";
+	er.owner = "other";
+	assert_int_equal(msc_client_call(cli, &msc__v1__driver__descriptor,
+			     "Exec", &er.base, 30000, answered, &ans), 0);
+	wait_answers(25);
+	assert_int_equal(ans.ok, 25);
+	assert_true(ans.exec_ms - t0 < 200);
+	assert_int_equal(fake.max_hog_running, 4);
+}
+
 int
 main(void)
 {
@@ -282,6 +331,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(gate_respects_deadlines, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(owner_share_leaves_workers,
+		    setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
 /* test_lib.c - unit tests of lib/: UTF-8 repair, slugs, the map. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "msc_map.h"
+#include "msc_share.h"
 #include "msc_slug.h"
 #include "msc_utf8.h"
 
@@ -130,6 +132,48 @@ map_grows_and_deletes(void **state)
 	msc_map_free(m);
 }
 
+static int drained;
+
+static void
+count_drained(void *item)
+{
+	(void)item;
+	drained++;
+}
+
+/* Two slots per key: the third item of a key waits (in order) and takes
+ * the first slot given back; other keys are not held up; the waiting
+ * room is bounded; a drain hands back whatever waits. */
+static void
+share_slots_per_key(void **state)
+{
+	struct msc_share *sh;
+	int items[6];
+
+	(void)state;
+	assert_int_equal(msc_share_new(2, 2, &sh), 0);
+	assert_int_equal(msc_share_enter(sh, "a", &items[0]), 1);
+	assert_int_equal(msc_share_enter(sh, "a", &items[1]), 1);
+	assert_int_equal(msc_share_enter(sh, "a", &items[2]), 0);
+	assert_int_equal(msc_share_enter(sh, "a", &items[3]), 0);
+	assert_int_equal(msc_share_enter(sh, "a", &items[4]), -EAGAIN);
+	assert_int_equal(msc_share_enter(sh, "b", &items[5]), 1);
+	assert_ptr_equal(msc_share_leave(sh, "a"), &items[2]);
+	assert_ptr_equal(msc_share_leave(sh, "a"), &items[3]);
+	assert_null(msc_share_leave(sh, "a"));
+	assert_null(msc_share_leave(sh, "a"));   /* "a" holds nothing now */
+	assert_int_equal(msc_share_enter(sh, "a", &items[0]), 1);
+	msc_share_set(sh, 1);
+	assert_int_equal(msc_share_enter(sh, "a", &items[1]), 0);
+	assert_int_equal(msc_share_enter(sh, "b", &items[2]), 0);
+	drained = 0;
+	msc_share_drain(sh, count_drained);
+	assert_int_equal(drained, 2);
+	assert_null(msc_share_leave(sh, "a"));
+	assert_null(msc_share_leave(sh, "b"));
+	msc_share_free(sh);
+}
+
 int
 main(void)
 {
@@ -139,6 +183,7 @@ main(void)
 		cmocka_unit_test(slug_rules),
 		cmocka_unit_test(slug_random_unique),
 		cmocka_unit_test(map_grows_and_deletes),
+		cmocka_unit_test(share_slots_per_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,11 +95,95 @@ stdin_limit(void **state)
 	free(json);
 }
 
+/* A command of `n` bytes ('true' then spaces), as JSON arguments. */
+static char *
+command_of(size_t n)
+{
+	char *json = malloc(n + 32);
+
+	assert_non_null(json);
+	strcpy(json, "{\"command\":\"true");
+	memset(json + strlen(json), ' ', n - 4);
+	strcpy(json + 16 + n - 4, "\"}");
+	return json;
+}
+
+/* {"args":[...n times "a" * each...]}. */
+static char *
+args_of(size_t n, size_t each)
+{
+	char *json = malloc(n * (each + 3) + 16), *w = json;
+
+	if (json == NULL)
+		abort();        /* out of memory */
+	w += sprintf(w, "{\"args\":[");
+	for (size_t i = 0; i < n; i++) {
+		*w++ = i > 0 ? ',' : '"';
+		if (i > 0)
+			*w++ = '"';
+		memset(w, 'a', each);
+		w += each;
+		*w++ = '"';
+	}
+	strcpy(w, "]}");
+	return json;
+}
+
+/* The reference's later limits: timeout 1..3600, command and args at
+ * most 64 KiB, at most 256 args; huge or fractional timeouts are clear
+ * errors, not a cast out of range. */
+static void
+later_limits(void **state)
+{
+	char *json;
+
+	(void)state;
+	assert_string_equal(validate("{\"command\":\"ls\",\"timeout\":3600}"),
+	    "");
+	assert_string_equal(validate("{\"command\":\"ls\",\"timeout\":3601}"),
+	    "timeout must be at most 3600 seconds.");
+	assert_string_equal(validate("{\"command\":\"ls\",\"timeout\":1e300}"),
+	    "timeout must be at most 3600 seconds.");
+	assert_string_equal(validate("{\"command\":\"ls\","
+				     "\"timeout\":-1e300}"),
+	    "timeout must be at least 1 second.");
+	assert_string_equal(validate("{\"command\":\"ls\","
+				     "\"timeout\":9.3e18}"),
+	    "timeout must be at most 3600 seconds.");
+	assert_string_equal(validate("{\"command\":\"ls\","
+				     "\"timeout\":\"99999999999999999999\"}"),
+	    "timeout must be at most 3600 seconds.");
+	json = command_of(65536);
+	assert_string_equal(validate(json), "");
+	free(json);
+	json = command_of(65537);
+	assert_string_equal(validate(json), "command exceeds the 64 KiB limit "
+				    "(65537 bytes). Write long scripts to a file "
+				    "with stdin and run the file.");
+	free(json);
+	json = args_of(256, 1);
+	assert_string_equal(validate(json), "");
+	free(json);
+	json = args_of(257, 1);
+	assert_string_equal(validate(json), "args exceeds the limit of 256 "
+				    "arguments (257 given).");
+	free(json);
+	json = args_of(2, 32768);
+	assert_string_equal(validate(json), "");
+	free(json);
+	json = args_of(3, 32768);
+	assert_string_equal(validate(json), "args exceed the 64 KiB limit "
+				    "(98304 bytes together). Pass large input with "
+				    "stdin.");
+	free(json);
+}
+
 static void
 type_errors(void **state)
 {
 	static const char *const bad[] = { "{\"timeout\":\"abc\"}",
-		"{\"timeout\":1.5}", "{\"args\":5}", "{\"args\":[1]}",
+		"{\"timeout\":1.5}", "{\"timeout\":\"1e300\"}",
+		"{\"args\":5}", "{\"args\":[1]}",
 		"{\"command\":null}", "{\"temporary\":\"maybe\"}",
 		"{\"stdin\":{}}" };
 	Msc__V1__TerminalExecRequest req;
@@ -229,6 +313,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(validation_messages),
 		cmocka_unit_test(stdin_limit),
+		cmocka_unit_test(later_limits),
 		cmocka_unit_test(type_errors),
 		cmocka_unit_test(coercions),
 		cmocka_unit_test(result_shape),

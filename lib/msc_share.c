@@ -1,0 +1,170 @@
+/* msc_share.c - fair shares of a bounded resource by key (msc_share.h). */
+#include "msc_share.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "msc_map.h"
+
+struct waiting {
+	void *item;
+	struct waiting *next;
+};
+
+/* One key: its slots held, and its items waiting. */
+struct holder {
+	int held;
+	struct waiting *head, *tail;
+};
+
+struct msc_share {
+	pthread_mutex_t mu;
+	int n;
+	size_t max_waiting, waiting;
+	struct msc_map *keys;           /* key -> struct holder */
+};
+
+int
+msc_share_new(int n, size_t max_waiting, struct msc_share **sp)
+{
+	struct msc_share *sh = calloc(1, sizeof(*sh));
+
+	if (sh == NULL || msc_map_new(&sh->keys) != 0) {
+		free(sh);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&sh->mu, NULL);
+	sh->n = n > 0 ? n : 1;
+	sh->max_waiting = max_waiting;
+	*sp = sh;
+	return 0;
+}
+
+void
+msc_share_set(struct msc_share *sh, int n)
+{
+	pthread_mutex_lock(&sh->mu);
+	sh->n = n > 0 ? n : 1;
+	pthread_mutex_unlock(&sh->mu);
+}
+
+int
+msc_share_enter(struct msc_share *sh, const char *key, void *item)
+{
+	struct holder *h;
+	struct waiting *w;
+
+	pthread_mutex_lock(&sh->mu);
+	if ((h = msc_map_get(sh->keys, key)) == NULL) {
+		if ((h = calloc(1, sizeof(*h))) == NULL ||
+		    msc_map_put(sh->keys, key, h) != 0) {
+			pthread_mutex_unlock(&sh->mu);
+			free(h);
+			return -ENOMEM;
+		}
+	}
+	if (h->held < sh->n) {
+		h->held++;
+		pthread_mutex_unlock(&sh->mu);
+		return 1;
+	}
+	if (sh->waiting >= sh->max_waiting) {
+		pthread_mutex_unlock(&sh->mu);
+		return -EAGAIN;
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		pthread_mutex_unlock(&sh->mu);
+		return -ENOMEM;
+	}
+	w->item = item;
+	if (h->tail != NULL)
+		h->tail->next = w;
+	else
+		h->head = w;
+	h->tail = w;
+	sh->waiting++;
+	pthread_mutex_unlock(&sh->mu);
+	return 0;
+}
+
+void *
+msc_share_leave(struct msc_share *sh, const char *key)
+{
+	struct holder *h;
+	struct waiting *w = NULL;
+	void *next = NULL;
+
+	pthread_mutex_lock(&sh->mu);
+	h = msc_map_get(sh->keys, key);
+	if (h != NULL && (w = h->head) != NULL) {
+		/* It inherits the slot. */
+		h->head = w->next;
+		if (h->head == NULL)
+			h->tail = NULL;
+		sh->waiting--;
+		next = w->item;
+	} else if (h != NULL && --h->held == 0) {
+		msc_map_del(sh->keys, key);
+		free(h);
+	}
+	pthread_mutex_unlock(&sh->mu);
+	free(w);
+	return next;
+}
+
+struct drained {
+	struct waiting *list;
+};
+
+static void
+take_waiting(void *arg, const char *key, void *value)
+{
+	struct drained *d = arg;
+	struct holder *h = value;
+	struct waiting *w;
+
+	(void)key;
+	while ((w = h->head) != NULL) {
+		h->head = w->next;
+		w->next = d->list;
+		d->list = w;
+	}
+	h->tail = NULL;
+}
+
+void
+msc_share_drain(struct msc_share *sh, void (*fn)(void *item))
+{
+	struct drained d = { NULL };
+	struct waiting *w;
+
+	pthread_mutex_lock(&sh->mu);
+	msc_map_each(sh->keys, take_waiting, &d);
+	sh->waiting = 0;
+	pthread_mutex_unlock(&sh->mu);
+	while ((w = d.list) != NULL) {
+		d.list = w->next;
+		fn(w->item);
+		free(w);
+	}
+}
+
+static void
+free_holder(void *arg, const char *key, void *value)
+{
+	(void)arg;
+	(void)key;
+	free(value);
+}
+
+void
+msc_share_free(struct msc_share *sh)
+{
+	if (sh == NULL)
+		return;
+	msc_map_each(sh->keys, free_holder, NULL);
+	msc_map_free(sh->keys);
+	pthread_mutex_destroy(&sh->mu);
+	free(sh);
+}
