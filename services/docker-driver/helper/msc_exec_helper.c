@@ -13,7 +13,8 @@
  * driver can reach, mounted into this one container) and forks one
  * session process per connection (helper_session.c). A session that dies
  * abnormally (say the sandboxed code killed it) has its exec's processes
- * killed by marker here. Not PID 1 (tests on the host, or --init), it
+ * killed by marker here. It is not dumpable, so the sandboxed code cannot
+ * ptrace it. Not PID 1 (tests on the host, or --init), it
  * makes itself a child subreaper instead. If it cannot listen it goes on
  * as a plain init: the driver then falls back to the Engine API exec.
  */
@@ -152,6 +153,13 @@ main(int argc, char **argv)
 
 	if (getpid() != 1)
 		(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/*
+	 * Not dumpable: the sandboxed code (root in the container, without
+	 * CAP_SYS_PTRACE) cannot ptrace the helper or its session processes,
+	 * nor read their memory. The commands they exec are dumpable again.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0) != 0)
+		hx_log("PR_SET_DUMPABLE: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
