@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import {
-  startServer, cid, containerName, cleanupContainers, docker, run, waitFor,
+  startServer, cid, containerName, cleanupContainers, docker, run, waitFor, MSC_BIN,
 } from './lib.mjs';
 
 const ROOT = process.env.MSC_FAST_EXEC_DIR || '/run/mcp-sandbox-computer';
@@ -148,6 +148,16 @@ describe('the sandbox network is the internet, not the host\'s neighbourhood', (
     assert.equal(got.peer, 'blocked', r.stdout);
   });
 
+  it('without the means to install the host rules, the server refuses to start with networking on', async () => {
+    const remote = await run(MSC_BIN, ['--docker-host', 'tcp://127.0.0.1:1'], { input: '' });
+    assert.equal(remote.code, 1, remote.stderr);
+    assert.match(remote.stderr, /kilntainers: error: networking is on but .*\(the engine is not local\)/);
+    const user = await run('setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', MSC_BIN],
+      { input: '' });
+    assert.equal(user.code, 1, user.stderr);
+    assert.match(user.stderr, /\(the driver is not root\).*--no-network/);
+  });
+
   it('--no-network still means no network; the operator\'s --network is used as is', async () => {
     const s2 = await startServer(['--no-network']);
     try {
@@ -156,8 +166,16 @@ describe('the sandbox network is the internet, not the host\'s neighbourhood', (
     } finally {
       await s2.close();
     }
-    const net = await docker(['inspect', '-f', '{{.HostConfig.NetworkMode}}', containerName(a)]);
-    assert.equal(net.stdout.trim(), 'kilntainers-sandbox');
+    const s3 = await startServer(['--docker-run-flag', '--network', '--docker-run-flag', 'bridge']);
+    try {
+      await s3.exec({ computer_id: cid('sbx-op'), temporary: true, command: 'true' });
+      assert.match(s3.stderr(), /operator's --network bridge is used as is/);
+      const modes = await docker(['inspect', '-f', '{{.HostConfig.NetworkMode}}', containerName(a),
+        containerName(cid('sbx-op'))]);
+      assert.deepEqual(modes.stdout.trim().split('\n'), ['kilntainers-sandbox', 'bridge']);
+    } finally {
+      await s3.close();
+    }
   });
 });
 
