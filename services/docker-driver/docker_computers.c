@@ -391,7 +391,8 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	if (!json_is_true(json_object_get(json_object_get(ctr, "State"),
 		"Running"))) {
 		/* The helper is mounted at each start. */
-		if (helper && (rv = dock_fx_prepare(d, err, errlen)) != 0)
+		if (dock_fx_mounts_helper(ctr) &&
+		    (rv = dock_fx_prepare(d, err, errlen)) != 0)
 			goto done;
 		if ((rv = dock_container_start(d->engine, cid, T_OP, err,
 			 errlen)) != 0)
@@ -423,7 +424,7 @@ dock_restart(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	if ((rv = engine_up(d, err, errlen)) != 0 ||
 	    (rv = dock_find(d, id, &ctr, err, errlen)) != 0)
 		return rv;
-	if (dock_fx_uses_helper(ctr) &&
+	if (dock_fx_mounts_helper(ctr) &&
 	    (rv = dock_fx_prepare(d, err, errlen)) != 0) {
 		json_decref(ctr);
 		return rv;

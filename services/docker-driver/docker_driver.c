@@ -31,6 +31,7 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 		return -ENOMEM;
 	d->cfg = cfg;
 	pthread_mutex_init(&d->mu, NULL);
+	pthread_mutex_init(&d->fx_mu, NULL);
 	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0)
 		goto fail;
@@ -67,5 +68,6 @@ dock_driver_stop(struct dock_driver *d)
 		msc_map_each(d->fx_procs, free_value, NULL);
 	msc_map_free(d->fx_procs);
 	pthread_mutex_destroy(&d->mu);
+	pthread_mutex_destroy(&d->fx_mu);
 	free(d);
 }

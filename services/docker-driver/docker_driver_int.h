@@ -27,11 +27,11 @@ struct dock_driver {
 	struct dock_engine *engine;
 	struct msc_driver *svc;     /* the Driver service (lib) */
 	json_t *create_template;    /* body built from the flags, once */
-	pthread_mutex_t mu;         /* guards validated and fx_on */
+	pthread_mutex_t mu;         /* guards validated, fx_on, fx_procs */
+	pthread_mutex_t fx_mu;      /* one helper install at a time */
 	bool validated;             /* engine answered and image present */
 	/* The fast exec path (docker_fxsetup.c); fx_on under mu. */
 	bool fx_on;                 /* new computers get the helper */
-	bool fx_installed;          /* the helper was copied to fx_root */
 	const char *fx_src;         /* the helper binary to copy */
 	char fx_root[256];          /* host folder of the helper */
 	struct msc_map *fx_procs;   /* name -> struct fx_proc, under mu */
@@ -63,6 +63,11 @@ int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
  * that runs it): 0 or a negative errno with a message (the fast path is
  * then off). dock_fx_body adapts a create body (helper mount, /.msc
  * tmpfs, Entrypoint, no Init); 1 when the helper is not used.
+ * dock_fx_uses_helper says whether a container (inspect JSON) has the
+ * helper and its /.msc tmpfs; dock_fx_mounts_helper whether it runs the
+ * helper at all (also those of earlier builds, whose /.msc was a host
+ * folder: they need the helper file at each start but get the Engine
+ * API exec).
  * dock_fx_track records a container's helper from its inspect JSON
  * (borrowed) and dock_fx_forget drops it when the container is gone
  * (also removing the host folder of /.msc an earlier build made).
@@ -81,6 +86,7 @@ int dock_fx_prepare(struct dock_driver *d, char *err, size_t errlen);
 void dock_fx_helper_path(struct dock_driver *d, char *out, size_t len);
 int dock_fx_body(struct dock_driver *d, json_t *body);
 bool dock_fx_uses_helper(json_t *ctr);
+bool dock_fx_mounts_helper(json_t *ctr);
 void dock_fx_track(struct dock_driver *d, const char *name, json_t *ctr);
 void dock_fx_forget(struct dock_driver *d, const char *name);
 int dock_fx_remove_legacy(struct dock_driver *d, const char *name);

@@ -144,7 +144,7 @@ dock_fx_prepare(struct dock_driver *d, char *err, size_t errlen)
 	char why[DOCK_ERRLEN] = "";
 	int rfd, rc = 0;
 
-	pthread_mutex_lock(&d->mu);
+	pthread_mutex_lock(&d->fx_mu);
 	if (d->fx_src == NULL) {
 		snprintf(why, sizeof(why), "no %s binary found",
 		    FX_HELPER_NAME);
@@ -156,7 +156,7 @@ dock_fx_prepare(struct dock_driver *d, char *err, size_t errlen)
 		rc = install_helper(rfd, d->fx_src, why, sizeof(why));
 		close(rfd);
 	}
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_unlock(&d->fx_mu);
 	if (rc != 0) {
 		snprintf(err, errlen, "exec helper folder: %s", why);
 		dock_fx_disable(d, err);
@@ -296,12 +296,16 @@ rm_tree(int top)
 int
 dock_fx_remove_legacy(struct dock_driver *d, const char *name)
 {
-	int rfd, fd, rc;
 	char why[DOCK_ERRLEN];
+	int rfd, fd, rc;
+
+	struct stat st;
 
 	if (d->fx_root[0] == '\0' || strchr(name, '/') != NULL ||
 	    name[0] == '.' || name[0] == '\0')
 		return -EINVAL;
+	if (lstat(d->fx_root, &st) != 0)
+		return errno == ENOENT ? 0 : -errno;
 	if ((rfd = dock_fx_root_open(d->fx_root, why, sizeof(why))) < 0)
 		return rfd;
 	fd = openat(rfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |

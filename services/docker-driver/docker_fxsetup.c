@@ -294,15 +294,22 @@ dock_fx_body(struct dock_driver *d, json_t *body)
 }
 
 bool
-dock_fx_uses_helper(json_t *ctr)
+dock_fx_mounts_helper(json_t *ctr)
 {
 	json_t *ep = json_object_get(json_object_get(ctr, "Config"),
 	    "Entrypoint");
-	json_t *tmpfs = json_object_get(json_object_get(ctr, "HostConfig"),
-	    "Tmpfs");
 	const char *p0 = json_string_value(json_array_get(ep, 0));
 
-	return p0 != NULL && strcmp(p0, DOCK_FX_MOUNT_HELPER) == 0 &&
+	return p0 != NULL && strcmp(p0, DOCK_FX_MOUNT_HELPER) == 0;
+}
+
+bool
+dock_fx_uses_helper(json_t *ctr)
+{
+	json_t *tmpfs = json_object_get(json_object_get(ctr, "HostConfig"),
+	    "Tmpfs");
+
+	return dock_fx_mounts_helper(ctr) &&
 	    json_object_get(tmpfs, DOCK_FX_MOUNT_DIR) != NULL;
 }
 

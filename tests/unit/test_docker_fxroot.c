@@ -136,6 +136,7 @@ test_fallback_folder_planted_by_another_user(void **state)
 			unsetenv("DOCKER_HOST");
 			setenv("MSC_EXEC_HELPER", helper, 1);
 			pthread_mutex_init(&d.mu, NULL);
+			pthread_mutex_init(&d.fx_mu, NULL);
 			dock_fx_init(&d);
 			if (strcmp(d.fx_root, planted) != 0 || !d.fx_on)
 				_exit(11);
