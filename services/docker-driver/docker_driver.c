@@ -32,6 +32,7 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	d->cfg = cfg;
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->fx_mu, NULL);
+	pthread_mutex_init(&d->net_mu, NULL);
 	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0)
 		goto fail;
@@ -69,5 +70,6 @@ dock_driver_stop(struct dock_driver *d)
 	msc_map_free(d->fx_procs);
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->fx_mu);
+	pthread_mutex_destroy(&d->net_mu);
 	free(d);
 }

@@ -36,6 +36,7 @@ struct dock_driver {
 	char fx_root[256];          /* host folder of the helper */
 	struct msc_map *fx_procs;   /* name -> struct fx_proc, under mu */
 	bool net_sandbox;           /* computers go on DOCK_NET_NAME */
+	pthread_mutex_t net_mu;     /* one network check at a time */
 };
 
 /* Blocking operations, run on the pool (docker_computers.c). */

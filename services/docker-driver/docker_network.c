@@ -324,22 +324,24 @@ net_check(json_t *net, char *br, size_t brlen, char *err, size_t errlen)
 	return 0;
 }
 
-int
-dock_net_ensure(struct dock_driver *d, char *err, size_t errlen)
+static int
+net_ensure(struct dock_driver *d, char *err, size_t errlen)
 {
-	char br[IF_NAMESIZE];
+	char br[IF_NAMESIZE], cerr[DOCK_ERRLEN];
 	json_t *net = NULL;
-	int rv;
+	int rv, crv;
 
-	if (!d->net_sandbox)
-		return 0;
 	rv = dock_network_inspect(d->engine, DOCK_NET_NAME, T_NET, &net, err,
 	    errlen);
 	if (rv == -ENOENT) {
-		if ((rv = net_create(d, err, errlen)) != 0)
-			return rv;
+		/* Another driver may make it at the same time: look again. */
+		crv = net_create(d, cerr, sizeof(cerr));
 		rv = dock_network_inspect(d->engine, DOCK_NET_NAME, T_NET, &net,
 		    err, errlen);
+		if (rv != 0 && crv != 0) {
+			snprintf(err, errlen, "%s", cerr);
+			return crv;
+		}
 	}
 	if (rv != 0)
 		return rv;
@@ -354,4 +356,17 @@ dock_net_ensure(struct dock_driver *d, char *err, size_t errlen)
 		return -ENXIO;
 	}
 	return install_rules(br, err, errlen);
+}
+
+int
+dock_net_ensure(struct dock_driver *d, char *err, size_t errlen)
+{
+	int rv;
+
+	if (!d->net_sandbox)
+		return 0;
+	pthread_mutex_lock(&d->net_mu);
+	rv = net_ensure(d, err, errlen);
+	pthread_mutex_unlock(&d->net_mu);
+	return rv;
 }
