@@ -79,7 +79,8 @@ int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
  * dock_fx_root_open opens `root` if it is private to our uid (creating it
  * 0700 if missing): the fd or a negative errno with a message.
  */
-#define DOCK_FX_TMPFS_OPTS "rw,nosuid,nodev,noexec,size=64k,nr_inodes=32,mode=0700"
+#define DOCK_FX_TMPFS_OPTS \
+	"rw,nosuid,nodev,noexec,size=64k,nr_inodes=32,mode=0700"
 void dock_fx_init(struct dock_driver *d);
 bool dock_fx_enabled(struct dock_driver *d);
 void dock_fx_disable(struct dock_driver *d, const char *why);

@@ -198,7 +198,8 @@ rm_level(int fd, dev_t dev, int *subp)
 		struct stat st;
 		int sub;
 
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
 			continue;
 		if (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT)
 			continue;
@@ -268,7 +269,8 @@ rm_tree(int top)
 				rc = -errno;
 				break;
 			}
-			path[depth++] = (struct rm_level){ cur.st_dev, cur.st_ino };
+			path[depth].dev = cur.st_dev;
+			path[depth++].ino = cur.st_ino;
 			close(fd);
 			fd = sub;
 			continue;
@@ -280,7 +282,8 @@ rm_tree(int top)
 		fd = up;
 		depth--;
 		if (fd < 0 || fstat(fd, &st) != 0 ||
-		    st.st_ino != path[depth].ino || st.st_dev != path[depth].dev) {
+		    st.st_ino != path[depth].ino ||
+		    st.st_dev != path[depth].dev) {
 			rc = -ESTALE;
 			break;
 		}

@@ -57,7 +57,8 @@ engine_local(const char *host)
 {
 	if (host == NULL || *host == '\0')
 		host = getenv("DOCKER_HOST");
-	return host == NULL || *host == '\0' || strncmp(host, "unix://", 7) == 0;
+	return host == NULL || *host == '\0' ||
+	    strncmp(host, "unix://", 7) == 0;
 }
 
 int
@@ -174,9 +175,9 @@ dns_rules(const char *br, char *p, size_t len)
 		v6 = strchr(addr, ':') != NULL;
 		if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, bin) != 1)
 			continue;       /* also refuses scoped v6 (%eth0) */
-		n = snprintf(p + used, len - used, "\t\tiifname \"%s\" %s daddr "
-		    "%s meta l4proto { tcp, udp } th dport 53 accept\n", br,
-		    v6 ? "ip6" : "ip", addr);
+		n = snprintf(p + used, len - used, "\t\tiifname \"%s\" %s "
+		    "daddr %s meta l4proto { tcp, udp } th dport 53 accept\n",
+		    br, v6 ? "ip6" : "ip", addr);
 		if (n < 0 || (size_t)n >= len - used)
 			break;
 		used += (size_t)n;
@@ -350,9 +351,9 @@ net_ensure(struct dock_driver *d, char *err, size_t errlen)
 	if (rv != 0)
 		return rv;
 	if (if_nametoindex(br) == 0) {
-		snprintf(err, errlen, "the sandbox network's bridge %s is not in "
-		    "this driver's network namespace: its packet filter cannot "
-		    "be installed from here", br);
+		snprintf(err, errlen, "the sandbox network's bridge %s is not "
+		    "in this driver's network namespace: its packet filter "
+		    "cannot be installed from here", br);
 		return -ENXIO;
 	}
 	return install_rules(br, err, errlen);

@@ -153,7 +153,8 @@ test_fallback_folder_planted_by_another_user(void **state)
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0);
 		if (round == 0) {
-			snprintf(cmd, sizeof(cmd), "%s/msc-exec-helper", planted);
+			snprintf(cmd, sizeof(cmd), "%s/msc-exec-helper",
+			    planted);
 			assert_int_equal(access(cmd, F_OK), -1);
 			assert_int_equal(rmdir(planted), 0);
 		}
@@ -229,7 +230,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refuses_foreign_or_open_folders),
 		cmocka_unit_test(test_fallback_folder_planted_by_another_user),
-		cmocka_unit_test(test_legacy_folder_removed_without_following_links),
+		cmocka_unit_test(
+		    test_legacy_folder_removed_without_following_links),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
