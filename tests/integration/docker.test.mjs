@@ -16,7 +16,7 @@ describe('engine connection', () => {
   for (const host of ['unix:///nonexistent.sock', 'tcp://127.0.0.1:1']) {
     it(`--docker-host ${host} → isError "Cannot connect to", server keeps serving`, async () => {
       // A remote engine cannot get the sandbox network's host rules: networking must be off
-      // (or the operator's own --network), else the server refuses to start (tested below).
+      // (or the operator's own --network), else the server refuses to start (sandbox.test.mjs).
       const s = await startServer(['--docker-host', host, ...(host.startsWith('tcp') ? ['--no-network'] : [])]);
       try {
         const id = cid('dead-engine');
