@@ -1,8 +1,8 @@
 /*
  * docker_fastexec.h - the driver side of the fast exec path: run one
- * command through the exec helper listening in a folder (the computer's
- * /.msc, seen through the helper's /proc entry)
- * (helper/msc_exec_helper.c, wire format in fastexec_wire.h).
+ * command through the exec helper listening in a folder: the computer's
+ * /.msc, seen through the helper's /proc entry (helper/msc_exec_helper.c,
+ * wire format in fastexec_wire.h).
  *
  * Everything the helper sends is untrusted (the sandboxed code can kill
  * or replace it): frames are bounded and validated, memory is bounded by
