@@ -117,6 +117,27 @@ describe('the fast exec folder cannot fill the host', () => {
     const left = existsSync(ROOT) ? readdirSync(ROOT).filter((n) => n.includes(id)) : [];
     assert.deepEqual(left, []);
   });
+
+  it('an earlier build\'s host folder is removed, links not followed, once its computer is gone', async () => {
+    // A computer as earlier builds made it: /.msc a host folder, which its code filled with deep
+    // folders and links out; then it is killed behind the driver's back.
+    const id = cid('sbx-legacy');
+    const dir = `${ROOT}/${containerName(id)}`;
+    const r = await docker(['run', '-d', '--name', containerName(id), '--label', 'kilntainers=true',
+      '--label', `kilntainers.computer-id=${id}`, '--label', 'kilntainers.temporary=false',
+      '--network', 'none', '--entrypoint', '/.msc-helper', '-v', `${ROOT}/msc-exec-helper:/.msc-helper:ro`,
+      '-v', `${dir}:/.msc`, 'debian:bookworm-slim', '/.msc/sock']);
+    assert.equal(r.code, 0, r.stderr);
+    const fill = await docker(['exec', containerName(id), 'bash', '-c',
+      'cd /.msc && for i in $(seq 300); do mkdir d && cd d && ln -s /etc etc && ln -s / root; done; echo ok']);
+    assert.equal(fill.stdout, 'ok\n', fill.stderr);
+    assert.ok(existsSync(`${dir}/d/d/d/etc`));
+    assert.equal((await docker(['rm', '-f', containerName(id)])).code, 0);
+    assert.ok(existsSync(dir), 'the folder outlives its container');
+    await s.call({ computer_id: id, temporary: true, command: 'true' });
+    assert.ok(!existsSync(dir), 'the folder is gone');
+    assert.ok(existsSync('/etc/hostname') && existsSync(`${ROOT}/msc-exec-helper`), 'nothing outside touched');
+  });
 });
 
 describe('the sandbox network is the internet, not the host\'s neighbourhood', () => {
