@@ -70,7 +70,8 @@ dock_net_init(struct dock_driver *d)
 
 	d->net_sandbox = mode != NULL && strcmp(mode, DOCK_NET_NAME) == 0;
 	if (!d->net_sandbox) {
-		if (d->cfg->network && (mode == NULL || strcmp(mode, "none") != 0))
+		if (d->cfg->network &&
+		    (mode == NULL || strcmp(mode, "none") != 0))
 			msc_log_warn("network: the operator's --network %s is "
 			    "used as is: no sandbox rules keep computers from "
 			    "the host and its neighbourhood",
