@@ -187,17 +187,27 @@ dns_rules(const char *br, char *p, size_t len)
 	p[used] = '\0';
 }
 
-/* Writes "1" to a sysctl file unless it says so already. */
+/*
+ * Writes "1" to a sysctl file unless it says so already (read first: in
+ * a container /proc/sys is read-only).
+ */
 static int
 sysctl_on(const char *path)
 {
 	char v = 0;
-	int fd = open(path, O_RDWR | O_CLOEXEC), rc = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
 
 	if (fd < 0)
 		return -errno;
-	if (read(fd, &v, 1) != 1 || v != '1')
-		rc = pwrite(fd, "1", 1, 0) == 1 ? 0 : -errno;
+	if (read(fd, &v, 1) == 1 && v == '1') {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	if (write(fd, "1", 1) != 1)
+		rc = -errno;
 	close(fd);
 	return rc;
 }
