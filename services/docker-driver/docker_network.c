@@ -117,12 +117,15 @@ nft_load(const char *rules, char *err, size_t errlen)
 		close(in[1]);
 		return -errno;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, msg[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, msg[1], 2);
-	rc = posix_spawn(&pid, nft, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
+	if ((rc = posix_spawn_file_actions_init(&fa)) == 0) {
+		int fds[3] = { in[0], msg[1], msg[1] };
+
+		for (int i = 0; rc == 0 && i < 3; i++)
+			rc = posix_spawn_file_actions_adddup2(&fa, fds[i], i);
+		if (rc == 0)
+			rc = posix_spawn(&pid, nft, &fa, NULL, argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+	}
 	close(in[0]);
 	close(msg[1]);
 	if (rc != 0) {
