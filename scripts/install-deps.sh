@@ -10,7 +10,7 @@ protobuf-c-compiler libprotobuf-c-dev libnng-dev libmbedtls-dev \
 libjansson-dev libcurl4-openssl-dev libcmocka-dev \
 docker.io debootstrap ca-certificates curl chromium python3 \
 lld wasi-libc libclang-rt-14-dev-wasm32 wabt binaryen \
-python3-grpcio python3-grpc-tools iproute2"
+python3-grpcio python3-grpc-tools iproute2 nftables"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -82,6 +82,15 @@ int dock_container_inspect(struct dock_engine *e, const char *id_or_name,
 int dock_container_list(struct dock_engine *e, const char *label_filter,
     int timeout_ms, json_t **outp, char *err, size_t errlen);
 
+/*
+ * GET /networks/{name}: *outp is a new reference (-ENOENT when missing).
+ * POST /networks/create with `body` (borrowed): -EEXIST on a conflict.
+ */
+int dock_network_inspect(struct dock_engine *e, const char *name,
+    int timeout_ms, json_t **outp, char *err, size_t errlen);
+int dock_network_create(struct dock_engine *e, json_t *body, int timeout_ms,
+    char *err, size_t errlen);
+
 /* POST /containers/{id}/start (304 counts as success). */
 int dock_container_start(struct dock_engine *e, const char *id,
     int timeout_ms, char *err, size_t errlen);

@@ -62,11 +62,12 @@ dock_build_template(const struct msc_cfg *cfg, json_t **outp)
 	    "AttachStderr", 0);
 	/*
 	 * Least privilege by default: no new privileges, a pid limit, no raw
-	 * sockets or device nodes, and an init that reaps zombies and makes
-	 * stop fast. --docker-run-flag can loosen each of these.
+	 * sockets or device nodes, an init that reaps zombies and makes stop
+	 * fast, and the sandbox network (docker_network.c) rather than the
+	 * engine's bridge. --docker-run-flag can loosen each of these.
 	 */
 	hc = json_pack("{s:s, s:[s], s:[sss], s:i}", "NetworkMode",
-	    cfg->network ? "bridge" : "none", "SecurityOpt",
+	    cfg->network ? DOCK_NET_NAME : "none", "SecurityOpt",
 	    "no-new-privileges", "CapDrop", "NET_RAW", "MKNOD", "AUDIT_WRITE",
 	    "PidsLimit", 1024);
 	if (body == NULL || hc == NULL)
@@ -212,11 +213,11 @@ readiness(struct dock_driver *d, const char *name, bool helper, bool created,
 
 	if (helper && dock_fx_enabled(d) &&
 	    dock_fx_wait(d, name, T_HELPER) != 0 && created) {
-		char dir[512], why[700];
+		char why[300];
 
-		dock_fx_dir(d, name, dir, sizeof(dir));
 		snprintf(why, sizeof(why), "no exec helper answered in %s "
-		    "(does the engine see this host's folders?)", dir);
+		    "(can this driver see the engine's processes and files?)",
+		    name);
 		dock_fx_disable(d, why);
 	}
 	rv = dock_run(d, name, &req, &res, &fast, err, errlen);
@@ -238,6 +239,14 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 
 	if ((rv = dock_validate(d, err, errlen)) != 0)
 		return rv;
+	if ((rv = dock_net_ensure(d, err, errlen)) != 0) {
+		char why[DOCK_ERRLEN];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "Cannot create computer '%s': the sandbox "
+		    "network is not ready: %s", id, why);
+		return rv == -ENOENT ? -EIO : rv;
+	}
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 	if ((body = json_deep_copy(d->create_template)) == NULL)
 		return -ENOMEM;
@@ -260,7 +269,7 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 		json_decref(body);
 		return -ENOMEM;
 	}
-	fast = dock_fx_body(d, name, body) == 0;
+	fast = dock_fx_body(d, body) == 0;
 	rv = dock_container_create(d->engine, name, fast ? body : classic,
 	    T_CREATE, cid, err, errlen);
 	/* The engine could not mount or start the helper: go without. */
@@ -268,7 +277,6 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 		msc_log_warn("creating %s with the exec helper failed: %s", name,
 		    err);
 		dock_fx_disable(d, "the engine could not start the helper");
-		dock_fx_remove(d, name);
 		fast = false;
 		rv = dock_container_create(d->engine, name, classic, T_CREATE,
 		    cid, err, errlen);
@@ -277,24 +285,23 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	json_decref(classic);
 	if (rv == -EEXIST)
 		snprintf(err, errlen, "Computer '%s' already exists.", id);
-	if (rv != 0) {
-		if (fast && rv != -EEXIST)
-			dock_fx_remove(d, name);
+	if (rv != 0)
 		return rv;
-	}
+	if ((rv = dock_container_inspect(d->engine, cid, T_OP, &ctr, err,
+		 errlen)) != 0)
+		return rv;
+	dock_fx_track(d, name, ctr);
 	if (readiness(d, name, fast, true, err, errlen) != 0) {
 		char ignore[DOCK_ERRLEN];
 
+		json_decref(ctr);
 		(void)dock_container_remove(d->engine, cid, T_STOP, ignore,
 		    sizeof(ignore));
-		dock_fx_remove(d, name);
+		dock_fx_forget(d, name);
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
 		return -EIO;
 	}
-	if ((rv = dock_container_inspect(d->engine, cid, T_OP, &ctr, err,
-		 errlen)) != 0)
-		return rv;
 	rv = fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
 	json_decref(ctr);
 	msc_log_info("created %s computer %s (container %.12s)",
@@ -338,8 +345,11 @@ dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 	if ((rv = dock_container_inspect(d->engine, name, T_OP, &ctr, err,
 		 errlen)) != 0) {
-		if (rv == -ENOENT)
+		if (rv == -ENOENT) {
+			/* Gone, maybe behind our back: forget its helper. */
+			dock_fx_forget(d, name);
 			snprintf(err, errlen, "Computer '%s' was not found.", id);
+		}
 		return rv;
 	}
 	label = json_string_value(json_object_get(
@@ -380,14 +390,16 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	helper = dock_fx_uses_helper(ctr);
 	if (!json_is_true(json_object_get(json_object_get(ctr, "State"),
 		"Running"))) {
-		/* The helper and its folder are mounted at each start. */
-		if (helper)
-			(void)dock_fx_prepare(d, name);
+		/* The helper is mounted at each start. */
+		if (dock_fx_mounts_helper(ctr) &&
+		    (rv = dock_fx_prepare(d, err, errlen)) != 0)
+			goto done;
 		if ((rv = dock_container_start(d->engine, cid, T_OP, err,
 			 errlen)) != 0)
 			goto done;
 		msc_log_info("started stopped computer %s", id);
 	}
+	dock_fx_track(d, name, ctr);
 	if ((rv = readiness(d, name, helper, false, err, errlen)) != 0) {
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
@@ -412,11 +424,10 @@ dock_restart(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	if ((rv = engine_up(d, err, errlen)) != 0 ||
 	    (rv = dock_find(d, id, &ctr, err, errlen)) != 0)
 		return rv;
-	if (dock_fx_uses_helper(ctr)) {
-		char name[128];
-
-		snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
-		(void)dock_fx_prepare(d, name);
+	if (dock_fx_mounts_helper(ctr) &&
+	    (rv = dock_fx_prepare(d, err, errlen)) != 0) {
+		json_decref(ctr);
+		return rv;
 	}
 	rv = dock_container_restart(d->engine,
 	    json_string_value(json_object_get(ctr, "Id")), 5, T_OP, err, errlen);
@@ -449,7 +460,7 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 			char name[128];
 
 			snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
-			dock_fx_remove(d, name);
+			dock_fx_forget(d, name);
 			msc_log_info("removed computer %s", id);
 		}
 	}
@@ -481,7 +492,7 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		char name[128];
 
 		snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
-		dock_fx_remove(d, name);
+		dock_fx_forget(d, name);
 	}
 	/* AutoRemove containers may still be going away: wait for the name. */
 	for (int i = 0; i < 50; i++) {

@@ -12,6 +12,14 @@
 
 MSC_DRIVER_OPS(docker_ops, dock, "docker-driver", msc_driver_code);
 
+static void
+free_value(void *arg, const char *key, void *value)
+{
+	(void)arg;
+	(void)key;
+	free(value);
+}
+
 int
 dock_driver_start(const struct msc_cfg *cfg, const char *url,
     struct dock_driver **dp)
@@ -23,9 +31,14 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 		return -ENOMEM;
 	d->cfg = cfg;
 	pthread_mutex_init(&d->mu, NULL);
-	if ((rv = dock_build_template(cfg, &d->create_template)) != 0)
+	pthread_mutex_init(&d->fx_mu, NULL);
+	pthread_mutex_init(&d->net_mu, NULL);
+	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
+	    (rv = dock_build_template(cfg, &d->create_template)) != 0)
 		goto fail;
 	dock_fx_init(d);
+	if ((rv = dock_net_init(d)) != 0)
+		goto fail;
 	if ((rv = dock_engine_new(cfg->docker_host, cfg->engine,
 		 &d->engine)) != 0) {
 		msc_cfg_error("invalid --docker-host '%s'", cfg->docker_host);
@@ -53,6 +66,11 @@ dock_driver_stop(struct dock_driver *d)
 		return;         /* a job still runs and uses d: the process ends */
 	dock_engine_free(d->engine);
 	json_decref(d->create_template);
+	if (d->fx_procs != NULL)
+		msc_map_each(d->fx_procs, free_value, NULL);
+	msc_map_free(d->fx_procs);
 	pthread_mutex_destroy(&d->mu);
+	pthread_mutex_destroy(&d->fx_mu);
+	pthread_mutex_destroy(&d->net_mu);
 	free(d);
 }

@@ -12,23 +12,31 @@
 #include "driver.pb-c.h"
 #include "msc_cfg.h"
 #include "msc_driver.h"
+#include "msc_map.h"
 #include "msc_rpc.h"
 
 #define DOCK_NAME_PREFIX "kilntainer-"
 #define DOCK_ERRLEN MSC_DRIVER_ERRLEN
+/* The sandbox network and its host packet filter (docker_network.c). */
+#define DOCK_NET_NAME "kilntainers-sandbox"
+#define DOCK_NET_BRIDGE "msc-sandbox0"
+#define DOCK_NFT_TABLE "kilntainers_sandbox"
 
 struct dock_driver {
 	const struct msc_cfg *cfg;
 	struct dock_engine *engine;
 	struct msc_driver *svc;     /* the Driver service (lib) */
 	json_t *create_template;    /* body built from the flags, once */
-	pthread_mutex_t mu;         /* guards validated and fx_on */
+	pthread_mutex_t mu;         /* guards validated, fx_on, fx_procs */
+	pthread_mutex_t fx_mu;      /* one helper install at a time */
 	bool validated;             /* engine answered and image present */
 	/* The fast exec path (docker_fxsetup.c); fx_on under mu. */
 	bool fx_on;                 /* new computers get the helper */
-	bool fx_installed;          /* the helper was copied to fx_root */
 	const char *fx_src;         /* the helper binary to copy */
-	char fx_root[256];          /* host folder of the per-computer ones */
+	char fx_root[256];          /* host folder of the helper */
+	struct msc_map *fx_procs;   /* name -> struct fx_proc, under mu */
+	bool net_sandbox;           /* computers go on DOCK_NET_NAME */
+	pthread_mutex_t net_mu;     /* one network check at a time */
 };
 
 /* Blocking operations, run on the pool (docker_computers.c). */
@@ -49,30 +57,57 @@ int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
 
 /*
- * The fast exec path (docker_fxsetup.c). dock_fx_init decides at start
- * whether new computers get the helper (no I/O). dock_fx_body adapts a
- * create body for container `name` (mounts, Entrypoint, no Init) and
- * makes its host folder; 1 when the helper is not used for it.
- * dock_fx_prepare (re)creates the host folder and the helper copy before
- * a start. dock_fx_wait waits up to `ms` for the helper's socket.
- * dock_run runs an exec through the helper when one listens for `name`,
- * else through the Engine API (*fastp says which); besides the errors of
- * dock_exec_run(), -ECONNRESET or -EPROTO when the helper failed
- * mid-command. dock_fx_remove deletes the host folder of `name`.
+ * The fast exec path (docker_fxsetup.c, docker_fxroot.c). dock_fx_init
+ * decides at start whether new computers get the helper (no I/O).
+ * dock_fx_prepare checks that the helper's host folder is private and
+ * installs the helper there (needed before each start of a container
+ * that runs it): 0 or a negative errno with a message (the fast path is
+ * then off). dock_fx_body adapts a create body (helper mount, /.msc
+ * tmpfs, Entrypoint, no Init); 1 when the helper is not used.
+ * dock_fx_uses_helper says whether a container (inspect JSON) has the
+ * helper and its /.msc tmpfs; dock_fx_mounts_helper whether it runs the
+ * helper at all (also those of earlier builds, whose /.msc was a host
+ * folder: they need the helper file at each start but get the Engine
+ * API exec).
+ * dock_fx_track records a container's helper from its inspect JSON
+ * (borrowed) and dock_fx_forget drops it when the container is gone
+ * (also removing the host folder of /.msc an earlier build made).
+ * dock_fx_wait waits up to `ms` for the helper's socket. dock_run runs an
+ * exec through the helper when one listens for `name`, else through the
+ * Engine API (*fastp says which); besides the errors of dock_exec_run(),
+ * -ECONNRESET or -EPROTO when the helper failed mid-command.
+ * dock_fx_root_open opens `root` if it is private to our uid (creating it
+ * 0700 if missing): the fd or a negative errno with a message.
  */
+#define DOCK_FX_TMPFS_OPTS \
+	"rw,nosuid,nodev,noexec,size=64k,nr_inodes=32,mode=0700"
 void dock_fx_init(struct dock_driver *d);
 bool dock_fx_enabled(struct dock_driver *d);
 void dock_fx_disable(struct dock_driver *d, const char *why);
-void dock_fx_dir(struct dock_driver *d, const char *name, char *out,
-    size_t len);
-int dock_fx_prepare(struct dock_driver *d, const char *name);
-int dock_fx_body(struct dock_driver *d, const char *name, json_t *body);
+int dock_fx_prepare(struct dock_driver *d, char *err, size_t errlen);
+void dock_fx_helper_path(struct dock_driver *d, char *out, size_t len);
+int dock_fx_body(struct dock_driver *d, json_t *body);
 bool dock_fx_uses_helper(json_t *ctr);
+bool dock_fx_mounts_helper(json_t *ctr);
+void dock_fx_track(struct dock_driver *d, const char *name, json_t *ctr);
+void dock_fx_forget(struct dock_driver *d, const char *name);
+int dock_fx_remove_legacy(struct dock_driver *d, const char *name);
 int dock_fx_wait(struct dock_driver *d, const char *name, int ms);
-void dock_fx_remove(struct dock_driver *d, const char *name);
 int dock_run(struct dock_driver *d, const char *name,
     const struct dock_exec_req *req, struct dock_exec_res *res,
     bool *fastp, char *err, size_t errlen);
+int dock_fx_root_open(const char *root, char *err, size_t errlen);
+
+/*
+ * The sandbox network (docker_network.c). dock_net_init decides at start
+ * whether computers join DOCK_NET_NAME (networking on, no --network from
+ * the operator) and refuses (-EPERM, message printed) when its packet
+ * filter could not be installed from here. dock_net_ensure makes the
+ * network if missing and (re)loads the host rules before a create: 0, or
+ * a negative errno with a message. Blocking.
+ */
+int dock_net_init(struct dock_driver *d);
+int dock_net_ensure(struct dock_driver *d, char *err, size_t errlen);
 
 /* Inspects kilntainer-<id> and checks it is ours (docker_computers.c). */
 int dock_find(struct dock_driver *d, const char *id, json_t **ctrp,

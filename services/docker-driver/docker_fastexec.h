@@ -1,7 +1,8 @@
 /*
  * docker_fastexec.h - the driver side of the fast exec path: run one
- * command through the exec helper listening in a computer's host folder
- * (helper/msc_exec_helper.c, wire format in fastexec_wire.h).
+ * command through the exec helper listening in a folder: the computer's
+ * /.msc, seen through the helper's /proc entry (helper/msc_exec_helper.c,
+ * wire format in fastexec_wire.h).
  *
  * Everything the helper sends is untrusted (the sandboxed code can kill
  * or replace it): frames are bounded and validated, memory is bounded by
@@ -16,7 +17,7 @@
 
 #include "docker_api.h"
 
-/* Where the host folder and the helper appear inside the container. */
+/* Where the socket's tmpfs and the helper are inside the container. */
 #define DOCK_FX_MOUNT_DIR	"/.msc"
 #define DOCK_FX_MOUNT_HELPER	"/.msc-helper"
 #define DOCK_FX_SOCK_NAME	"sock"

@@ -1,30 +1,32 @@
 /*
  * docker_fxsetup.c - wiring the fast exec path into the driver: where the
- * host folders live, installing the helper binary there, adapting the
- * create body, per-container folders, and dock_exec(): an exec through
- * the helper with the Engine API exec as the fallback.
+ * helper lives, adapting the create body, finding a computer's helper,
+ * and dock_exec(): an exec through the helper with the Engine API exec as
+ * the fallback.
  *
- * Layout on the host (ROOT is $MSC_FAST_EXEC_DIR, else
- * /run/mcp-sandbox-computer as root, else $XDG_RUNTIME_DIR/
- * mcp-sandbox-computer, else /tmp/mcp-sandbox-computer-<uid>):
- *   ROOT/msc-exec-helper    the helper, copied from the build or install
- *                           (bind-mounted read-only at /.msc-helper)
- *   ROOT/<container name>/  0700, bind-mounted at /.msc; the helper's
- *                           socket is /.msc/sock
- * The path follows from the container name alone, so a later server finds
- * the socket of a computer it adopts.
+ * On the host, ROOT ($MSC_FAST_EXEC_DIR, else /run/mcp-sandbox-computer
+ * as root, else $XDG_RUNTIME_DIR/mcp-sandbox-computer, else
+ * /tmp/mcp-sandbox-computer-<uid>) holds only the helper binary, bind-
+ * mounted read-only at /.msc-helper; it must be private to our uid
+ * (docker_fxroot.c). Inside each container /.msc is a small tmpfs of its
+ * own (DOCK_FX_TMPFS_OPTS: a few inodes, 64 KiB) where the helper makes
+ * its socket: a computer can fill nothing on the host, sees no other
+ * computer's socket, and nothing is left to clean when it goes. The
+ * driver reaches the socket through the helper's /proc entry
+ * (/proc/<pid>/root/.msc/sock), after checking that the process is in
+ * that container's cgroup; the pid comes from the engine (State.Pid) and
+ * is kept per container name.
  *
  * The fast path is off with MSC_FAST_EXEC=0 (or false, no, off), for a
  * non-unix engine (tcp://: the engine may not see our files), when the
- * helper binary is missing, and for images run with --user (the helper
- * could not create its socket in a 0700 folder). If a create with the
- * helper fails, or its socket never appears (the driver runs in a
- * container whose paths the engine does not see), the driver logs it,
- * turns the fast path off and goes on with the Engine API exec.
+ * helper binary is missing or ROOT is not private, and for images run
+ * with --user (the helper could not create its socket in a 0700 tmpfs).
+ * If a create with the helper fails, or its socket never appears (the
+ * driver cannot see the engine's processes), the driver logs it, turns
+ * the fast path off and goes on with the Engine API exec.
  */
 #include "docker_driver_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,10 +41,10 @@
 #include "docker_fastexec.h"
 #include "msc_log.h"
 #include "msc_main.h"
+#include "msc_map.h"
 
 #define FX_HELPER_NAME	"msc-exec-helper"
-#define FX_COPY_MAX	(16 << 20)
-#define FX_RM_DEPTH	8
+#define T_FX_INSPECT	10000
 
 static uint64_t
 now_ms(void)
@@ -133,120 +135,143 @@ dock_fx_disable(struct dock_driver *d, const char *why)
 	pthread_mutex_unlock(&d->mu);
 }
 
-void
-dock_fx_dir(struct dock_driver *d, const char *name, char *out, size_t len)
+/* What the driver knows of a container's helper: its init process. */
+struct fx_proc {
+	pid_t pid;                  /* 0: the container has no helper */
+	char cid[65];
+};
+
+static void
+fx_cache_put(struct dock_driver *d, const char *name, pid_t pid,
+    const char *cid)
 {
-	snprintf(out, len, "%s/%s", d->fx_root, name);
-}
-
-/* Reads a whole file (bounded); *lenp bytes in a malloc'd *bufp. */
-static int
-slurp(const char *path, char **bufp, size_t *lenp)
-{
-	struct stat st;
-	char *b;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) != 0 || st.st_size > FX_COPY_MAX ||
-	    (b = malloc((size_t)st.st_size + 1)) == NULL) {
-		close(fd);
-		return -EIO;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	*bufp = b;
-	*lenp = got;
-	return 0;
-}
-
-/* Copies the helper to ROOT/msc-exec-helper unless it is already there. */
-static int
-install_helper(struct dock_driver *d)
-{
-	char dst[sizeof(d->fx_root) + 64], tmp[sizeof(dst) + 32];
-	char *src = NULL, *old = NULL;
-	size_t slen, olen;
-	int fd, rc;
-
-	if (mkdir(d->fx_root, 0755) != 0 && errno != EEXIST)
-		return -errno;
-	snprintf(dst, sizeof(dst), "%s/" FX_HELPER_NAME, d->fx_root);
-	if ((rc = slurp(d->fx_src, &src, &slen)) != 0)
-		return rc;
-	if (slurp(dst, &old, &olen) == 0 && olen == slen &&
-	    memcmp(old, src, slen) == 0) {
-		rc = 0;
-		goto out;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", dst, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	rc = write(fd, src, slen) == (ssize_t)slen ? 0 : -EIO;
-	if (close(fd) != 0 || rc != 0 || fchmodat(AT_FDCWD, tmp, 0755, 0) ||
-	    rename(tmp, dst) != 0) {
-		rc = -EIO;
-		(void)unlink(tmp);
-	}
-out:
-	free(src);
-	free(old);
-	return rc;
-}
-
-int
-dock_fx_prepare(struct dock_driver *d, const char *name)
-{
-	char dir[512];
-	struct stat st;
-	int rc = 0;
+	struct fx_proc *p = calloc(1, sizeof(*p));
 
 	pthread_mutex_lock(&d->mu);
-	if (d->fx_src == NULL)
-		rc = -ENOENT;
-	else if (!d->fx_installed) {
-		if ((rc = install_helper(d)) == 0)
-			d->fx_installed = true;
+	free(msc_map_del(d->fx_procs, name));
+	if (p != NULL) {
+		p->pid = pid;
+		snprintf(p->cid, sizeof(p->cid), "%s", cid);
+		if (msc_map_put(d->fx_procs, name, p) != 0)
+			free(p);
 	}
 	pthread_mutex_unlock(&d->mu);
-	if (rc != 0) {
-		dock_fx_disable(d, "cannot install the exec helper");
-		return rc;
+}
+
+void
+dock_fx_track(struct dock_driver *d, const char *name, json_t *ctr)
+{
+	json_t *state = json_object_get(ctr, "State");
+	const char *cid = json_string_value(json_object_get(ctr, "Id"));
+	json_int_t pid = json_integer_value(json_object_get(state, "Pid"));
+
+	if (!json_is_true(json_object_get(state, "Running"))) {
+		/* Not running: its next pid is not known yet. */
+		pthread_mutex_lock(&d->mu);
+		free(msc_map_del(d->fx_procs, name));
+		pthread_mutex_unlock(&d->mu);
+	} else if (!dock_fx_uses_helper(ctr) || cid == NULL ||
+	    strlen(cid) != 64 || pid <= 1 || pid > INT32_MAX)
+		fx_cache_put(d, name, 0, "");
+	else
+		fx_cache_put(d, name, (pid_t)pid, cid);
+}
+
+void
+dock_fx_forget(struct dock_driver *d, const char *name)
+{
+	int rc;
+
+	pthread_mutex_lock(&d->mu);
+	free(msc_map_del(d->fx_procs, name));
+	pthread_mutex_unlock(&d->mu);
+	if ((rc = dock_fx_remove_legacy(d, name)) != 0 && rc != -ENOENT)
+		msc_log_warn("cannot remove the old exec folder of %s: %s",
+		    name, strerror(-rc));
+}
+
+/*
+ * Opens /proc/<pid> of the helper of `name` after checking that the
+ * process is still in that container (its cgroup path names the container
+ * id; the fd keeps naming that process even if the pid is reused).
+ * Returns the fd, -ENOTSUP for a container without helper, -ENOENT when
+ * nothing is known, -ESRCH when what is known is stale.
+ */
+static int
+fx_proc_open(struct dock_driver *d, const char *name)
+{
+	struct fx_proc p = { 0 }, *c;
+	char path[64], buf[8192];
+	ssize_t n;
+	int pfd, cfd;
+
+	pthread_mutex_lock(&d->mu);
+	if ((c = msc_map_get(d->fx_procs, name)) != NULL)
+		p = *c;
+	pthread_mutex_unlock(&d->mu);
+	if (c == NULL)
+		return -ENOENT;
+	if (p.pid == 0)
+		return -ENOTSUP;
+	snprintf(path, sizeof(path), "/proc/%ld", (long)p.pid);
+	if ((pfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -ESRCH;
+	cfd = openat(pfd, "cgroup", O_RDONLY | O_CLOEXEC);
+	n = cfd < 0 ? -1 : read(cfd, buf, sizeof(buf) - 1);
+	if (cfd >= 0)
+		close(cfd);
+	if (n <= 0) {
+		close(pfd);
+		return -ESRCH;
 	}
-	dock_fx_dir(d, name, dir, sizeof(dir));
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return -errno;
-	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	return 0;
+	buf[n] = '\0';
+	if (strstr(buf, p.cid) == NULL) {
+		close(pfd);
+		return -ESRCH;
+	}
+	return pfd;
+}
+
+/*
+ * The helper's folder of `name` as seen through its /proc entry: returns
+ * an fd that must stay open while `dir` is used, or a negative errno
+ * (nothing to reach: use the Engine API). Asks the engine once when what
+ * is known is missing or stale.
+ */
+static int
+fx_open(struct dock_driver *d, const char *name, char *dir, size_t len)
+{
+	int pfd = fx_proc_open(d, name);
+
+	if (pfd == -ENOENT || pfd == -ESRCH) {
+		char err[DOCK_ERRLEN];
+		json_t *ctr;
+
+		if (dock_container_inspect(d->engine, name, T_FX_INSPECT, &ctr,
+			err, sizeof(err)) != 0)
+			return -ENOENT;
+		dock_fx_track(d, name, ctr);
+		json_decref(ctr);
+		pfd = fx_proc_open(d, name);
+	}
+	if (pfd >= 0)
+		snprintf(dir, len, "/proc/self/fd/%d/root" DOCK_FX_MOUNT_DIR,
+		    pfd);
+	return pfd;
 }
 
 int
-dock_fx_body(struct dock_driver *d, const char *name, json_t *body)
+dock_fx_body(struct dock_driver *d, json_t *body)
 {
 	const char *user = json_string_value(json_object_get(body, "User"));
-	json_t *hc = json_object_get(body, "HostConfig"), *binds;
-	char dir[512], bind[1200];
+	json_t *hc = json_object_get(body, "HostConfig"), *binds, *tmpfs;
+	char err[DOCK_ERRLEN], bind[sizeof(d->fx_root) + 64];
 
 	if (!dock_fx_enabled(d) || (user != NULL && *user != '\0') ||
 	    hc == NULL)
 		return 1;
-	if (dock_fx_prepare(d, name) != 0)
+	if (dock_fx_prepare(d, err, sizeof(err)) != 0)
 		return 1;
-	dock_fx_dir(d, name, dir, sizeof(dir));
 	json_object_set_new(body, "Entrypoint", json_pack("[ss]",
 	    DOCK_FX_MOUNT_HELPER, DOCK_FX_MOUNT_DIR "/" DOCK_FX_SOCK_NAME));
 	json_object_set_new(body, "Cmd", json_array());
@@ -255,16 +280,21 @@ dock_fx_body(struct dock_driver *d, const char *name, json_t *body)
 		binds = json_array();
 		json_object_set_new(hc, "Binds", binds);
 	}
-	snprintf(bind, sizeof(bind), "%s/" FX_HELPER_NAME ":"
-	    DOCK_FX_MOUNT_HELPER ":ro", d->fx_root);
+	dock_fx_helper_path(d, bind, sizeof(bind));
+	strncat(bind, ":" DOCK_FX_MOUNT_HELPER ":ro",
+	    sizeof(bind) - strlen(bind) - 1);
 	json_array_append_new(binds, json_string(bind));
-	snprintf(bind, sizeof(bind), "%s:" DOCK_FX_MOUNT_DIR, dir);
-	json_array_append_new(binds, json_string(bind));
+	if (!json_is_object(tmpfs = json_object_get(hc, "Tmpfs"))) {
+		tmpfs = json_object();
+		json_object_set_new(hc, "Tmpfs", tmpfs);
+	}
+	json_object_set_new(tmpfs, DOCK_FX_MOUNT_DIR,
+	    json_string(DOCK_FX_TMPFS_OPTS));
 	return 0;
 }
 
 bool
-dock_fx_uses_helper(json_t *ctr)
+dock_fx_mounts_helper(json_t *ctr)
 {
 	json_t *ep = json_object_get(json_object_get(ctr, "Config"),
 	    "Entrypoint");
@@ -273,65 +303,32 @@ dock_fx_uses_helper(json_t *ctr)
 	return p0 != NULL && strcmp(p0, DOCK_FX_MOUNT_HELPER) == 0;
 }
 
-/* Removes what the container left in its folder; bounded depth. */
-static void
-rm_tree(int dfd, int depth)
+bool
+dock_fx_uses_helper(json_t *ctr)
 {
-	DIR *dir;
-	struct dirent *de;
-	int fd;
+	json_t *tmpfs = json_object_get(json_object_get(ctr, "HostConfig"),
+	    "Tmpfs");
 
-	if ((fd = dup(dfd)) < 0 || (dir = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(dir)) != NULL) {
-		int sub;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (unlinkat(dfd, de->d_name, 0) == 0 || depth >= FX_RM_DEPTH)
-			continue;
-		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
-		    O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			continue;
-		rm_tree(sub, depth + 1);
-		close(sub);
-		(void)unlinkat(dfd, de->d_name, AT_REMOVEDIR);
-	}
-	closedir(dir);
-}
-
-void
-dock_fx_remove(struct dock_driver *d, const char *name)
-{
-	char dir[512];
-	int fd;
-
-	if (d->fx_root[0] == '\0')
-		return;
-	dock_fx_dir(d, name, dir, sizeof(dir));
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	rm_tree(fd, 0);
-	close(fd);
-	(void)rmdir(dir);
+	return dock_fx_mounts_helper(ctr) &&
+	    json_object_get(tmpfs, DOCK_FX_MOUNT_DIR) != NULL;
 }
 
 int
 dock_fx_wait(struct dock_driver *d, const char *name, int ms)
 {
 	struct timespec ts = { 0, 2 * 1000 * 1000 };
-	char dir[512];
+	char dir[64];
 
-	dock_fx_dir(d, name, dir, sizeof(dir));
 	for (int waited = 0;; waited += 2) {
-		if (dock_fx_probe(dir) == 0)
+		int pfd = fx_open(d, name, dir, sizeof(dir)), rc = -ENOTCONN;
+
+		if (pfd >= 0) {
+			rc = dock_fx_probe(dir);
+			close(pfd);
+		}
+		if (rc == 0)
 			return 0;
-		if (waited >= ms)
+		if (waited >= ms || pfd == -ENOTSUP)
 			return -ENOTCONN;
 		nanosleep(&ts, NULL);
 	}
@@ -342,13 +339,14 @@ dock_run(struct dock_driver *d, const char *name,
     const struct dock_exec_req *req, struct dock_exec_res *res,
     bool *fastp, char *err, size_t errlen)
 {
-	char dir[512];
-	int rv;
+	char dir[64];
+	int pfd, rv;
 
 	*fastp = false;
-	if (d->fx_root[0] != '\0' && dock_fx_enabled(d)) {
-		dock_fx_dir(d, name, dir, sizeof(dir));
+	if (dock_fx_enabled(d) && (pfd = fx_open(d, name, dir,
+	    sizeof(dir))) >= 0) {
 		rv = dock_fx_run(dir, req, res, err, errlen);
+		close(pfd);
 		if (rv != -ENOTCONN) {
 			*fastp = true;
 			return rv;

@@ -122,6 +122,10 @@ describe('the dashboard in headless Chromium against the server', () => {
     const ps = await docker(['ps', '-aq', '--filter', `label=${RUN_LABEL}=${RUN}`]);
     const left = ps.stdout.split('\n').filter(Boolean);
     if (left.length) await docker(['rm', '-f', ...left]);
+    // The sandbox network the driver made, and its host rules, once no container uses it.
+    if (!(await docker(['network', 'rm', 'kilntainers-sandbox'])).err) {
+      for (const f of ['inet', 'bridge']) await new Promise((r) => execFile('nft', ['delete', 'table', f, 'kilntainers_sandbox'], () => r()));
+    }
   });
 
   test('the server serves the page as the MCP App resource', async () => {

@@ -42,9 +42,11 @@ case "$out" in
 esac
 docker run --rm --entrypoint sh "$tag" -c 'command -v wasm2c cc && test -f /usr/src/wasm2c/wasm-rt.h' >/dev/null ||
 	{ echo "image-check: wasm2c, cc or the wasm2c headers are missing" >&2; exit 1; }
+# The host's network namespace and CAP_NET_ADMIN: the driver loads the
+# sandbox network's packet filter into the host's kernel.
 ctr=$(docker run -d -e MSC_FAST_EXEC=0 -v /var/run/docker.sock:/var/run/docker.sock \
-	-p "127.0.0.1:$port:8435" "$tag" --transport http --host 0.0.0.0 --port 8435 \
-	--allow-unauthenticated-http --driver-id "$id")
+	--network host --cap-add NET_ADMIN "$tag" --transport http --host 127.0.0.1 \
+	--port "$port" --allow-unauthenticated-http --driver-id "$id")
 i=0
 until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; do
 	i=$((i + 1))

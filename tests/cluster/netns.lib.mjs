@@ -143,7 +143,10 @@ export class Cluster {
     if (name === 'session') return [BIN.session, ...common, '--listen', sessionUrl];
     if (name === 'inventory') return [BIN.inventory, ...common, '--listen', `tls+tcp://${HOSTS.inventory}:${PORT.inventory}`];
     if (name.startsWith('d')) {
-      return [BIN.driver, ...common, '--listen', `tls+tcp://${HOSTS[name]}:${PORT.driver}`, '--driver-id', driverId(name)];
+      // --no-network: a driver inside a namespace cannot install the sandbox network's host
+      // packet filter (the engine's bridge is in the machine's namespace).
+      return [BIN.driver, ...common, '--listen', `tls+tcp://${HOSTS[name]}:${PORT.driver}`, '--driver-id', driverId(name),
+        '--no-network'];
     }
     return [BIN.edge, ...common, '--transport', 'http', '--host', '0.0.0.0', '--port', String(PORT.edge)];
   }

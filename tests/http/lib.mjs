@@ -464,6 +464,10 @@ export async function cleanupContainers() {
   let list = [];
   try { list = await runContainers(); } catch { list = []; }
   if (list.length) await docker(['rm', '-f', ...list.map((c) => c.id)]);
+  // The sandbox network the driver made, and its host rules, once no container uses it.
+  if ((await docker(['network', 'rm', 'kilntainers-sandbox'])).code === 0) {
+    for (const f of ['inet', 'bridge']) await run('nft', ['delete', 'table', f, 'kilntainers_sandbox']).catch(() => {});
+  }
 }
 
 export async function dockerAvailable() {

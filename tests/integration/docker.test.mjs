@@ -15,7 +15,9 @@ after(() => cleanupContainers());
 describe('engine connection', () => {
   for (const host of ['unix:///nonexistent.sock', 'tcp://127.0.0.1:1']) {
     it(`--docker-host ${host} → isError "Cannot connect to", server keeps serving`, async () => {
-      const s = await startServer(['--docker-host', host]);
+      // A remote engine cannot get the sandbox network's host rules: networking must be off
+      // (or the operator's own --network), else the server refuses to start (sandbox.test.mjs).
+      const s = await startServer(['--docker-host', host, ...(host.startsWith('tcp') ? ['--no-network'] : [])]);
       try {
         const id = cid('dead-engine');
         const res = await s.call({ computer_id: id, command: 'echo hi' }, { timeoutMs: 40000 });

@@ -1,5 +1,5 @@
 // The fast exec path (issue 6): the exec helper as each computer's PID 1, answering on a unix
-// socket in a host folder. Results must match the Engine API exec (MSC_FAST_EXEC=0) exactly;
+// socket in the computer's own small /.msc tmpfs. Results must match the Engine API exec (MSC_FAST_EXEC=0) exactly;
 // computers made before (tail -f /dev/null) fall back; restart, adoption by a new server, a killed
 // helper session and timeouts are covered.
 
@@ -44,7 +44,8 @@ describe('fast path', () => {
     const c = await containerOf(id);
     assert.deepEqual(c.Config.Entrypoint, ['/.msc-helper', '/.msc/sock']);
     assert.notEqual(c.HostConfig.Init, true);
-    if (ROOT) assert.ok(existsSync(`${ROOT}/${containerName(id)}/sock`), 'socket in the host folder');
+    assert.ok(c.HostConfig.Tmpfs['/.msc'].includes('size=64k'), JSON.stringify(c.HostConfig.Tmpfs));
+    if (ROOT) assert.ok(!existsSync(`${ROOT}/${containerName(id)}`), 'no host folder per computer');
     const procs = await containerProcesses(containerName(id));
     assert.ok(procs.some((p) => p.startsWith('/.msc-helper')), procs.join('\n'));
   });
@@ -149,11 +150,11 @@ describe('fast path', () => {
     }
   });
 
-  it('delete removes the container and its host folder', async () => {
+  it('delete removes the container and leaves no host folder', async () => {
     const r = await tool(fast, 'computer_delete', { computer_id: id });
     assert.equal(r.isError ?? false, false, textOf(r));
     assert.equal(await containerOf(id), null);
-    if (ROOT) assert.ok(!existsSync(`${ROOT}/${containerName(id)}`), 'host folder removed');
+    if (ROOT) assert.ok(!existsSync(`${ROOT}/${containerName(id)}`), 'no host folder');
   });
 });
 

@@ -211,6 +211,19 @@ export async function cleanupContainers(extraNames = []) {
     .map((c) => c.id);
   for (const n of extraNames) names.push(n);
   if (names.length) await docker(['rm', '-f', ...names]);
+  await removeSandboxNetwork();
+}
+
+/**
+ * The sandbox network the driver makes for computers, and its host packet filter tables: removed
+ * once no container uses the network (else `docker network rm` refuses and both stay).
+ */
+export async function removeSandboxNetwork() {
+  const r = await docker(['network', 'rm', 'kilntainers-sandbox']);
+  if (r.code !== 0) return;
+  for (const family of ['inet', 'bridge']) {
+    await run('nft', ['delete', 'table', family, 'kilntainers_sandbox']).catch(() => {});
+  }
 }
 
 /** Process command lines inside a container (the image has no ps): array of strings, NULs as spaces. */

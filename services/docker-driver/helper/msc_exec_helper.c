@@ -9,12 +9,13 @@
  * As init it reaps every orphan and, on SIGTERM/SIGINT/SIGQUIT, forwards
  * the signal to every process and exits once they are gone (at most
  * HX_STOP_MS later), so `docker stop` is fast. Other signals (HUP, USR1,
- * USR2) are forwarded. It listens on SOCKET (in a host folder only the
- * driver can reach, mounted into this one container) and forks one
- * session process per connection (helper_session.c). A session that dies
- * abnormally (say the sandboxed code killed it) has its exec's processes
- * killed by marker here. Not PID 1 (tests on the host, or --init), it
- * makes itself a child subreaper instead. If it cannot listen it goes on
+ * USR2) are forwarded. It listens on SOCKET (in this container's own
+ * small /.msc tmpfs, which the driver reaches through our /proc entry)
+ * and forks one session process per connection (helper_session.c). A
+ * session that dies abnormally (say the sandboxed code killed it) has its
+ * exec's processes killed by marker here. It is not dumpable, so the
+ * sandboxed code cannot ptrace it. Not PID 1 (tests on the host, or
+ * --init), it makes itself a child subreaper instead. If it cannot listen it goes on
  * as a plain init: the driver then falls back to the Engine API exec.
  */
 #include "helper.h"
@@ -152,6 +153,13 @@ main(int argc, char **argv)
 
 	if (getpid() != 1)
 		(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/*
+	 * Not dumpable: the sandboxed code (root in the container, without
+	 * CAP_SYS_PTRACE) cannot ptrace the helper or its session processes,
+	 * nor read their memory. The commands they exec are dumpable again.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0) != 0)
+		hx_log("PR_SET_DUMPABLE: %s", strerror(errno));
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)

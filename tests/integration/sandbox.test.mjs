@@ -1,0 +1,232 @@
+// What a computer's code can reach, tried the way an attacker would from inside a computer (as
+// root, which CI is): filling the host through /.msc, the host's services on the sandbox bridge's
+// gateway, another computer's listener, the cloud metadata address (169.254.169.254, served here
+// from a network namespace this file makes, so a refusal proves a block and not an absence), and
+// the usual container escapes (Docker socket, /proc/sys and /sys, mount, unshare, raw sockets,
+// other computers' helper sockets, ptrace of the exec helper, writing the helper binary).
+// Traffic goes only to this machine's own addresses and to the namespace made here.
+
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import {
+  startServer, cid, containerName, cleanupContainers, docker, run, waitFor, MSC_BIN,
+} from './lib.mjs';
+
+const ROOT = process.env.MSC_FAST_EXEC_DIR || '/run/mcp-sandbox-computer';
+const NS = `msc-sbx-${randomBytes(3).toString('hex')}`;
+const VETH = `vs${randomBytes(3).toString('hex')}`;
+const METADATA = '169.254.169.254';
+const PUBLIC = '198.51.100.10'; // TEST-NET-2: stands for an internet host, in our namespace
+const LINK = '192.0.2.1'; // TEST-NET-1: the host's end of the link to the namespace
+
+/** Bash connects to ip:port from inside a computer; 'open' or 'refused/timeout'. */
+const tryConnect = (ip, port) =>
+  `timeout 4 bash -c 'exec 3<>/dev/tcp/${ip}/${port} && read -t 2 l <&3; echo "open:$l"' 2>/dev/null || echo blocked`;
+
+let s;
+let nsListener;
+let hostListener;
+const a = cid('sbx-a');
+const b = cid('sbx-b');
+
+/** The first line a TCP server at ip:port sends to this process, or null (1 s at most). */
+function readLine(host, port) {
+  return new Promise((resolve) => {
+    const c = net.connect({ host, port, timeout: 1000 });
+    let buf = '';
+    const done = (v) => { c.destroy(); resolve(v); };
+    c.on('data', (d) => { buf += d; if (buf.includes('\n')) done(buf.split('\n')[0]); });
+    c.on('timeout', () => done(null));
+    c.on('error', () => done(null));
+    c.on('end', () => done(buf || null));
+  });
+}
+
+async function ip(args) {
+  const r = await run('ip', args);
+  assert.equal(r.code, 0, `ip ${args.join(' ')}: ${r.stderr}`);
+}
+
+before(async () => {
+  assert.equal(process.getuid(), 0, 'these attacks are tried as root, as CI runs');
+  // The "neighbourhood": a namespace holding the metadata address and an internet stand-in,
+  // reached from the host over a veth pair with host routes to exactly those two addresses.
+  await ip(['netns', 'add', NS]);
+  await ip(['link', 'add', VETH, 'type', 'veth', 'peer', 'name', `${VETH}n`]);
+  await ip(['link', 'set', `${VETH}n`, 'netns', NS]);
+  await ip(['addr', 'add', `${LINK}/24`, 'dev', VETH]);
+  await ip(['link', 'set', VETH, 'up']);
+  for (const addr of [`192.0.2.2/24`, `${METADATA}/32`, `${PUBLIC}/32`]) {
+    await ip(['-n', NS, 'addr', 'add', addr, 'dev', `${VETH}n`]);
+  }
+  await ip(['-n', NS, 'link', 'set', `${VETH}n`, 'up']);
+  await ip(['-n', NS, 'link', 'set', 'lo', 'up']);
+  await ip(['route', 'replace', `${METADATA}/32`, 'dev', VETH]);
+  await ip(['route', 'replace', `${PUBLIC}/32`, 'dev', VETH]);
+  const script = `const net = require('net');
+    for (const h of ['${METADATA}', '${PUBLIC}']) net.createServer((c) => c.end('hi-' + h + '\\n')).listen(80, h);
+    setTimeout(() => process.exit(0), 300000);`;
+  nsListener = spawn('ip', ['netns', 'exec', NS, process.execPath, '-e', script], { stdio: 'ignore' });
+  // The listener answers from the host itself (proves the route, so a refusal inside is a block).
+  const ok = await waitFor(async () => (await readLine(METADATA, 80)) === `hi-${METADATA}`,
+    { timeoutMs: 10000 });
+  assert.ok(ok, 'the namespace listener answers the host');
+  s = await startServer(['--timeout', '30'], { env: { ENABLE_LIFECYCLE_TOOLS: 'true' } });
+});
+
+after(async () => {
+  await s?.close();
+  await cleanupContainers();
+  hostListener?.close();
+  nsListener?.kill('SIGKILL');
+  await run('ip', ['route', 'del', `${METADATA}/32`, 'dev', VETH]);
+  await run('ip', ['route', 'del', `${PUBLIC}/32`, 'dev', VETH]);
+  await run('ip', ['link', 'del', VETH]);
+  await run('ip', ['netns', 'del', NS]);
+});
+
+const sh = (id, command, extra = {}) => s.exec({ computer_id: id, temporary: true, command, ...extra });
+
+describe('the fast exec folder cannot fill the host', () => {
+  it('a 200 MB write, deep folders and links in /.msc are bounded', async () => {
+    const w = await sh(a, 'head -c 200M /dev/zero > /.msc/x; echo rc=$?; du -sk /.msc | cut -f1; rm -f /.msc/x');
+    assert.match(w.stdout, /^rc=1\n/, w.stdout + w.stderr);
+    assert.ok(Number(w.stdout.split('\n')[1]) <= 1024, `/.msc holds ${w.stdout.split('\n')[1]} KiB`);
+    const d = await sh(a, 'p=/.msc; n=0; while [ $n -lt 5000 ] && mkdir $p/d 2>/dev/null; do p=$p/d; n=$((n+1)); done; '
+      + 'echo depth=$n; ln -s / /.msc/root; ln -s /etc /.msc/d/etc; echo done');
+    assert.ok(Number(/depth=(\d+)/.exec(d.stdout)[1]) < 100, d.stdout);
+    // The helper still answers after the filler.
+    assert.equal((await sh(a, 'echo still')).stdout, 'still\n');
+    assert.ok(!existsSync(`${ROOT}/${containerName(a)}`), 'no host folder for the computer');
+  });
+
+  it('a computer killed behind the driver\'s back leaves no folder on the host', async () => {
+    const id = cid('sbx-kill');
+    await sh(id, 'mkdir -p /.msc/a/b/c; ln -s /etc /.msc/a/etc; head -c 1M /dev/zero > /.msc/a/f; true');
+    const r = await docker(['rm', '-f', containerName(id)]);
+    assert.equal(r.code, 0, r.stderr);
+    // The next call learns it is gone (and makes a new one with the same id).
+    const res = await s.call({ computer_id: id, temporary: true, command: 'ls /.msc' });
+    if (!res.isError) assert.equal(res.structuredContent.stdout, 'sock\n');
+    assert.ok(!existsSync(`${ROOT}/${containerName(id)}`), 'no host folder left');
+    assert.ok(existsSync('/etc/hostname'), 'links were not followed on the host');
+    const left = existsSync(ROOT) ? readdirSync(ROOT).filter((n) => n.includes(id)) : [];
+    assert.deepEqual(left, []);
+  });
+
+  it('an earlier build\'s host folder is removed, links not followed, once its computer is gone', async () => {
+    // A computer as earlier builds made it: /.msc a host folder, which its code filled with deep
+    // folders and links out; then it is killed behind the driver's back.
+    const id = cid('sbx-legacy');
+    const dir = `${ROOT}/${containerName(id)}`;
+    const r = await docker(['run', '-d', '--name', containerName(id), '--label', 'kilntainers=true',
+      '--label', `kilntainers.computer-id=${id}`, '--label', 'kilntainers.temporary=false',
+      '--network', 'none', '--entrypoint', '/.msc-helper', '-v', `${ROOT}/msc-exec-helper:/.msc-helper:ro`,
+      '-v', `${dir}:/.msc`, 'debian:bookworm-slim', '/.msc/sock']);
+    assert.equal(r.code, 0, r.stderr);
+    const fill = await docker(['exec', containerName(id), 'bash', '-c',
+      'cd /.msc && for i in $(seq 300); do mkdir d && cd d && ln -s /etc etc && ln -s / root; done; echo ok']);
+    assert.equal(fill.stdout, 'ok\n', fill.stderr);
+    assert.ok(existsSync(`${dir}/d/d/d/etc`));
+    assert.equal((await docker(['rm', '-f', containerName(id)])).code, 0);
+    assert.ok(existsSync(dir), 'the folder outlives its container');
+    await s.call({ computer_id: id, temporary: true, command: 'true' });
+    assert.ok(!existsSync(dir), 'the folder is gone');
+    assert.ok(existsSync('/etc/hostname') && existsSync(`${ROOT}/msc-exec-helper`), 'nothing outside touched');
+  });
+});
+
+describe('the sandbox network is the internet, not the host\'s neighbourhood', () => {
+  it('a computer reaches a public address but not the host, another computer or the metadata address', async () => {
+    // Computer B listens on 8080 (perl is in the image); A tries everything.
+    await sh(b, `setsid perl -MIO::Socket::INET -e '$s=IO::Socket::INET->new(LocalPort=>8080,Listen=>5,ReuseAddr=>1) or die;`
+      + ` while($c=$s->accept){print $c "hi-b\\n"; close $c}' >/dev/null 2>&1 </dev/null & sleep 0.5;`
+      + ` exec 3<>/dev/tcp/127.0.0.1/8080 && head -1 <&3`);
+    const bAddr = (await sh(b, "hostname -I | cut -d' ' -f1")).stdout.trim();
+    assert.match(bAddr, /^\d+\.\d+\.\d+\.\d+$/);
+    // A's gateway is the host's address on A's bridge: a host service listens there.
+    const route = (await sh(a, 'cat /proc/net/route')).stdout;
+    const hex = route.split('\n').map((l) => l.split('\t')).find((f) => f[1] === '00000000')?.[2];
+    assert.ok(hex, route);
+    const gw = [3, 2, 1, 0].map((i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16)).join('.');
+    hostListener = net.createServer((c) => c.end('hi-host\n'));
+    await new Promise((res, rej) => { hostListener.once('error', rej); hostListener.listen(0, gw, res); });
+    const hostPort = hostListener.address().port;
+    const r = await sh(a, [
+      `echo public=$(${tryConnect(PUBLIC, 80)})`,
+      `echo metadata=$(${tryConnect(METADATA, 80)})`,
+      `echo host=$(${tryConnect(gw, hostPort)})`,
+      `echo peer=$(${tryConnect(bAddr, 8080)})`,
+    ].join('; '), { timeout: 30 });
+    const got = Object.fromEntries(r.stdout.trim().split('\n').map((l) => l.split('=')));
+    assert.equal(got.public, `open:hi-${PUBLIC}`, r.stdout);
+    assert.equal(got.metadata, 'blocked', r.stdout);
+    assert.equal(got.host, 'blocked', r.stdout);
+    assert.equal(got.peer, 'blocked', r.stdout);
+  });
+
+  it('without the means to install the host rules, the server refuses to start with networking on', async () => {
+    const remote = await run(MSC_BIN, ['--docker-host', 'tcp://127.0.0.1:1'], { input: '' });
+    assert.equal(remote.code, 1, remote.stderr);
+    assert.match(remote.stderr, /kilntainers: error: networking is on but .*\(the engine is not local\)/);
+    const user = await run('setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', MSC_BIN],
+      { input: '' });
+    assert.equal(user.code, 1, user.stderr);
+    assert.match(user.stderr, /\(the driver is not root\).*--no-network/);
+  });
+
+  it('--no-network still means no network; the operator\'s --network is used as is', async () => {
+    const s2 = await startServer(['--no-network']);
+    try {
+      const r = await s2.exec({ computer_id: cid('sbx-none'), temporary: true, command: 'cat /proc/net/route | wc -l' });
+      assert.equal(r.stdout, '1\n');
+    } finally {
+      await s2.close();
+    }
+    const s3 = await startServer(['--docker-run-flag', '--network', '--docker-run-flag', 'bridge']);
+    try {
+      await s3.exec({ computer_id: cid('sbx-op'), temporary: true, command: 'true' });
+      assert.match(s3.stderr(), /operator's --network bridge is used as is/);
+      const modes = await docker(['inspect', '-f', '{{.HostConfig.NetworkMode}}', containerName(a),
+        containerName(cid('sbx-op'))]);
+      assert.deepEqual(modes.stdout.trim().split('\n'), ['kilntainers-sandbox', 'bridge']);
+    } finally {
+      await s3.close();
+    }
+  });
+});
+
+describe('container escapes are refused', () => {
+  // Each line prints NAME=ok when the attack failed, NAME=ESCAPED when it worked.
+  const attacks = {
+    docker_sock: 'test ! -e /var/run/docker.sock && test ! -e /run/docker.sock && ! find / -xdev -name "docker.sock*" | grep -q .',
+    proc_sys: '! (echo 1 > /proc/sys/kernel/sysrq) 2>/dev/null && ! (echo 1 > /proc/sys/net/ipv4/ip_forward) 2>/dev/null',
+    sysrq: '! (echo h > /proc/sysrq-trigger) 2>/dev/null',
+    sys: '! (echo 1 > /sys/kernel/mm/ksm/run) 2>/dev/null && ! touch /sys/x 2>/dev/null',
+    mount_tmpfs: 'mkdir -p /mnt/t && ! mount -t tmpfs none /mnt/t 2>/dev/null',
+    mount_proc: 'mkdir -p /mnt/p && ! mount -t proc proc /mnt/p 2>/dev/null',
+    unshare_user: '! unshare -Urm true 2>/dev/null && ! unshare -m true 2>/dev/null',
+    raw_socket: "! perl -e 'use Socket; socket(my $s, PF_INET, SOCK_RAW, 1) or exit 1'",
+    mknod: '! mknod /tmp/sda b 8 0 2>/dev/null',
+    helper_write: '! (echo x > /.msc-helper) 2>/dev/null && ! mount -o remount,rw /.msc-helper 2>/dev/null',
+    other_sockets: 'test "$(find /.msc -type s)" = /.msc/sock && test ! -e /run/mcp-sandbox-computer && test "$(find / -xdev -type s | wc -l)" = 0',
+    ptrace_pid1: "perl -e 'exit(syscall(101, 16, 1, 0, 0) == 0 ? 1 : 0)'",
+    ptrace_session: "grep -q msc-helper /proc/$PPID/cmdline && perl -e 'exit(syscall(101, 16, $ARGV[0], 0, 0) == 0 ? 1 : 0)' $PPID",
+    host_pids: "test \"$(ls -d /proc/[0-9]* | wc -l)\" -lt 20 && perl -e 'exit(syscall(101, 16, $ARGV[0], 0, 0) == 0 ? 1 : 0)' " + process.pid,
+  };
+
+  it('from inside a computer, every attack fails', async () => {
+    const script = Object.entries(attacks)
+      .map(([k, v]) => `if ( ${v} ); then echo ${k}=ok; else echo ${k}=ESCAPED; fi`).join('\n');
+    const r = await sh(a, script, { timeout: 60 });
+    const got = Object.fromEntries(r.stdout.trim().split('\n').map((l) => l.split('=')));
+    for (const k of Object.keys(attacks)) assert.equal(got[k], 'ok', `${k}: ${r.stdout}\n${r.stderr}`);
+    // The helper is unharmed and still PID 1.
+    const who = await sh(a, 'tr "\\0" " " < /proc/1/cmdline');
+    assert.match(who.stdout, /^\/\.msc-helper /);
+  });
+});
