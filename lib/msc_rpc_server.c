@@ -13,6 +13,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 
 #include "msc_log.h"
+#include "msc_pb_check.h"
 #include "msc_rpc_int.h"
 #include "msc_tls.h"
 
@@ -174,6 +175,14 @@ dispatch(struct msc_call *c, nng_msg *msg)
 	if (s->handlers[m - s->svc->methods] == NULL) {
 		send_status(c, MSC__V1__CODE__UNIMPLEMENTED,
 		    "method not implemented", NULL);
+		msc__v1__envelope__free_unpacked(env, NULL);
+		return;
+	}
+	if (!msc_pb_strings_clean(m->input, env->payload.data,
+		env->payload.len)) {
+		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT,
+		    "malformed request payload, or a string with a NUL byte",
+		    NULL);
 		msc__v1__envelope__free_unpacked(env, NULL);
 		return;
 	}
