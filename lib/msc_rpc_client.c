@@ -27,6 +27,7 @@ struct msc_client {
 	atomic_uint_fast64_t next_id;
 	atomic_uint_fast64_t since;     /* open time, or when the last pipe went */
 	char url[256];
+	char peer_role[MSC_TLS_ROLE_MAX];
 	pthread_mutex_t mu;             /* guards calls and live */
 	struct client_call *calls;      /* open calls */
 	uint32_t live[CLIENT_MAX_PIPES];        /* pipes counted in `pipes` */
@@ -260,7 +261,7 @@ client_dial(struct msc_client *c)
 
 	if (nng_dialer_create(&d, c->sock, c->url) != 0)
 		return -EINVAL;
-	if (msc_tls_dialer(d, c->url) != 0 ||
+	if (msc_tls_dialer(d, c->url, c->peer_role) != 0 ||
 	    nng_dialer_start(d, NNG_FLAG_NONBLOCK) != 0) {
 		(void)nng_dialer_close(d);
 		return -EINVAL;
@@ -293,7 +294,8 @@ client_redial(struct msc_client *c)
 }
 
 int
-msc_client_open(const char *url, struct msc_client **cp)
+msc_client_open(const char *url, const char *peer_role,
+    struct msc_client **cp)
 {
 	struct msc_client *c;
 	int rv;
@@ -318,6 +320,8 @@ msc_client_open(const char *url, struct msc_client **cp)
 	atomic_init(&c->next_id, 1);
 	atomic_init(&c->since, nng_clock());
 	snprintf(c->url, sizeof(c->url), "%s", url);
+	snprintf(c->peer_role, sizeof(c->peer_role), "%s",
+	    peer_role != NULL ? peer_role : "");
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_event, c);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, pipe_event, c);
 	if ((rv = client_dial(c)) != 0) {

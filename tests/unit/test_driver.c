@@ -174,7 +174,7 @@ setup(void **state)
 	memset(&ans.n, 0, sizeof(ans) - offsetof(struct answers, n));
 	fake.creating = fake.max_creating = fake.creates = 0;
 	if (msc_driver_start(URL, &fake_ops, &fake, 16, &drv) != 0 ||
-	    msc_client_open(URL, &cli) != 0)
+	    msc_client_open(URL, NULL, &cli) != 0)
 		return -1;
 	return 0;
 }

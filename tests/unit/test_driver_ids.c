@@ -115,7 +115,7 @@ setup(void **state)
 	(void)state;
 	backend_calls = 0;
 	if (msc_driver_start(URL, &fake_ops, NULL, 4, &drv) != 0 ||
-	    msc_client_open(URL, &cli) != 0)
+	    msc_client_open(URL, NULL, &cli) != 0)
 		return -1;
 	return 0;
 }
