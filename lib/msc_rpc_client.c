@@ -233,9 +233,13 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	counted = id != 0 && pipe_mark(c, id, ev == NNG_PIPE_EV_ADD_POST);
 	if (counted && ev == NNG_PIPE_EV_ADD_POST) {
 		pthread_mutex_unlock(&c->mu);
-		msc_tls_pipe_watch(p);
+		/*
+		 * Count it first: calls may already flow on it, and the
+		 * watch scans this process's descriptors (slow).
+		 */
 		atomic_fetch_add(&c->pipes, 1);
 		atomic_fetch_add(&c->connects, 1);
+		msc_tls_pipe_watch(p);
 		return;
 	}
 	if (counted) {
