@@ -131,18 +131,17 @@ parse(struct cli *c, int argc, char **argv)
 static int
 connect_driver(struct cli *c)
 {
-	const char *url = c->cfg.driver_url;
+	const char *url;
 	char id[64], role[96];
 
-	if (url == NULL) {
+	/* The first --driver-url, else a driver of our own in-process. */
+	if (msc_cfg_driver(&c->cfg, 0, id, sizeof(id), &url) != 0) {
 		if (c->ops->start(&c->cfg, CLI_DRIVER_URL, &c->driver) != 0)
 			return 1;
-		url = CLI_DRIVER_URL;
-	}
-	if (msc_cfg_driver(&c->cfg, 0, id, sizeof(id), &url) != 0) {
 		snprintf(id, sizeof(id), "%s", c->cfg.driver_id);
 		url = CLI_DRIVER_URL;
 	}
+	/* Over tls+tcp:// the driver's certificate must name that id. */
 	snprintf(role, sizeof(role), "driver:%s", id);
 	if (msc_client_open(url, role, &c->client) != 0) {
 		msc_cfg_error("invalid --driver-url '%s'", url);
