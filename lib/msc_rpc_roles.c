@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One row: a method (NULL: every method of the service) and its callers. */
+/*
+ * One row: a method (NULL: every other method of the service) and its
+ * callers; the first row that matches decides.
+ */
 struct role_rule {
 	const char *service;
 	const char *method;
@@ -14,13 +17,7 @@ static const struct role_rule rules[] = {
 	{ "msc.v1.Session", NULL, { "edge", NULL } },
 	{ "msc.v1.Inventory", NULL, { "session", NULL } },
 	{ "msc.v1.Driver", "Exec", { "session", "operator", NULL } },
-	{ "msc.v1.Driver", "Create", { "inventory", NULL } },
-	{ "msc.v1.Driver", "Attach", { "inventory", "operator", NULL } },
-	{ "msc.v1.Driver", "List", { "inventory", "operator", NULL } },
-	{ "msc.v1.Driver", "Stop", { "inventory", NULL } },
-	{ "msc.v1.Driver", "Delete", { "inventory", "operator", NULL } },
-	{ "msc.v1.Driver", "Restart", { "inventory", NULL } },
-	{ "msc.v1.Driver", "Reset", { "inventory", NULL } },
+	{ "msc.v1.Driver", NULL, { "inventory", "operator", NULL } },
 };
 
 static const struct role_rule *

@@ -3,10 +3,11 @@
  * tls+tcp:// (the role is the one the caller's certificate names; see
  * msc_tls.h). Derived from who calls what: the edge calls every Session
  * method; the session service calls every Inventory method and Driver
- * Exec; the inventory calls the other Driver methods; the operator's
- * command line (`ls`, `rm`, `exec` with --driver-url) calls Driver List,
- * Attach, Delete and Exec. A driver calls nobody. inproc://, ipc:// and
- * tcp:// (with --allow-plain-tcp) links carry no role and are not checked.
+ * Exec; the inventory calls the other Driver methods; the operator (the
+ * command line with --driver-url, and an all-in-one server whose drivers
+ * are remote: its inventory and session share the links) calls every
+ * Driver method. A driver calls nobody. inproc://, ipc:// and tcp://
+ * (with --allow-plain-tcp) links carry no role and are not checked.
  */
 #ifndef MSC_RPC_ROLES_H
 #define MSC_RPC_ROLES_H

@@ -117,7 +117,8 @@ driver_call(const char *url, const char *as, const char *method,
 }
 
 /* Exec only from the session service (and the operator), Create only
- * from the inventory; the edge's key gets neither. */
+ * from the inventory (the operator may call both); the edge's key gets
+ * neither. */
 static void
 driver_methods_by_role(void **state)
 {
@@ -134,6 +135,7 @@ driver_methods_by_role(void **state)
 		{ "session", "Exec", MSC__V1__CODE__OK },
 		{ "operator", "Exec", MSC__V1__CODE__OK },
 		{ "inventory", "Create", MSC__V1__CODE__OK },
+		{ "operator", "Create", MSC__V1__CODE__OK },
 	};
 	struct msc_driver *drv;
 	char url[64], msg[512];
