@@ -5,11 +5,12 @@
  * A server serves one protobuf service (its ProtobufCServiceDescriptor)
  * on one URL (inproc://, ipc://, tcp://, tls+tcp://). Over tls+tcp:// a
  * call is answered PERMISSION_DENIED before dispatch unless the role in
- * the caller's certificate may call the method (msc_rpc_roles.h). Each request is received on its
- * own NNG context; the handler runs in an NNG callback and must not
- * block: it answers now or later, from any thread, with msc_call_reply()
- * or msc_call_fail(), exactly once. At most `max_inflight` calls are open
- * at once; later requests wait in NNG's queues (backpressure).
+ * the caller's certificate may call the method (msc_rpc_roles.h). Each
+ * request is received on its own NNG context; the handler runs in an NNG
+ * callback and must not block: it answers now or later, from any thread,
+ * with msc_call_reply() or msc_call_fail(), exactly once. At most
+ * `max_inflight` calls are open at once; later requests wait in NNG's
+ * queues (backpressure).
  *
  * A client issues calls on one REQ socket, each on its own context, with
  * a deadline; the callback runs exactly once, on an NNG thread, unless

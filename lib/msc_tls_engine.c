@@ -24,7 +24,6 @@
 #include <sys/types.h>
 
 #include <mbedtls/asn1.h>
-#include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/version.h>
@@ -81,7 +80,7 @@ random_bytes(void *arg, unsigned char *buf, size_t len)
 }
 
 static int
-nng_error(int rv)
+mbed_to_nng(int rv)
 {
 	switch (rv) {
 	case MBEDTLS_ERR_SSL_NO_CLIENT_CERTIFICATE:
@@ -170,12 +169,12 @@ conn_init(nng_tls_engine_conn *ec, void *tls, nng_tls_engine_config *cfg)
 	mbedtls_ssl_init(&ec->ssl);
 	mbedtls_ssl_set_bio(&ec->ssl, tls, bio_send, bio_recv, NULL);
 	if ((rv = mbedtls_ssl_setup(&ec->ssl, &cfg->ssl)) != 0)
-		return nng_error(rv);
+		return mbed_to_nng(rv);
 	if (cfg->is_client && cfg->server_name != NULL &&
 	    strncmp(cfg->server_name, MSC_TLS_ROLE_URI,
 		strlen(MSC_TLS_ROLE_URI)) != 0 &&
 	    (rv = mbedtls_ssl_set_hostname(&ec->ssl, cfg->server_name)) != 0)
-		return nng_error(rv);
+		return mbed_to_nng(rv);
 	return 0;
 }
 
@@ -197,7 +196,7 @@ conn_io_result(int rv, size_t *szp)
 	if (rv == MBEDTLS_ERR_SSL_WANT_READ || rv == MBEDTLS_ERR_SSL_WANT_WRITE)
 		return NNG_EAGAIN;
 	if (rv < 0)
-		return nng_error(rv);
+		return mbed_to_nng(rv);
 	*szp = (size_t)rv;
 	return 0;
 }
@@ -224,7 +223,7 @@ conn_handshake(nng_tls_engine_conn *ec)
 	if (rv == MBEDTLS_ERR_SSL_WANT_READ || rv == MBEDTLS_ERR_SSL_WANT_WRITE)
 		return NNG_EAGAIN;
 	if (rv != 0)
-		return nng_error(rv);
+		return mbed_to_nng(rv);
 	cert_role(mbedtls_ssl_get_peer_cert(&ec->ssl), ec->role,
 	    sizeof(ec->role));
 	if (ec->cfg->is_client && want != NULL &&
@@ -280,7 +279,7 @@ config_init(nng_tls_engine_config *cfg, nng_tls_mode mode)
 	    MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
 	if (rv != 0) {
 		config_fini(cfg);
-		return nng_error(rv);
+		return mbed_to_nng(rv);
 	}
 	/* Mutual authentication unless asked otherwise; TLS 1.2. */
 	mbedtls_ssl_conf_authmode(&cfg->ssl, MBEDTLS_SSL_VERIFY_REQUIRED);
@@ -331,10 +330,10 @@ config_ca_chain(nng_tls_engine_config *cfg, const char *certs,
 
 	if ((rv = mbedtls_x509_crt_parse(&cfg->ca, (const uint8_t *)certs,
 		 strlen(certs) + 1)) != 0)
-		return nng_error(rv);
+		return mbed_to_nng(rv);
 	if (crl != NULL && (rv = mbedtls_x509_crl_parse(&cfg->crl,
 				(const uint8_t *)crl, strlen(crl) + 1)) != 0)
-		return nng_error(rv);
+		return mbed_to_nng(rv);
 	mbedtls_ssl_conf_ca_chain(&cfg->ssl, &cfg->ca, &cfg->crl);
 	return 0;
 }
@@ -360,7 +359,7 @@ config_own_cert(nng_tls_engine_config *cfg, const char *cert,
 		mbedtls_x509_crt_free(&o->crt);
 		mbedtls_pk_free(&o->key);
 		free(o);
-		return nng_error(rv);
+		return mbed_to_nng(rv);
 	}
 	o->next = cfg->own;
 	cfg->own = o;
