@@ -349,11 +349,12 @@ describe('certificates', () => {
     });
   }
 
-  /** A certificate signed by the cluster CA that expired in 2020 (openssl ca -startdate/-enddate). */
-  let expired;
-  function expiredCert() {
-    if (expired) return expired;
-    const d = path.join(cluster.dir, 'expired');
+  /** A certificate signed by the cluster CA naming `role` that expired in 2020 (openssl ca
+   *  -startdate/-enddate): only its dates are wrong. */
+  const expired = {};
+  function expiredCert(role) {
+    if (expired[role]) return expired[role];
+    const d = path.join(cluster.dir, `expired-${role}`);
     mkdirSync(d, { recursive: true });
     writeFileSync(path.join(d, 'index.txt'), '');
     writeFileSync(path.join(d, 'serial'), '1000\n');
@@ -361,7 +362,7 @@ describe('certificates', () => {
       '[ca]', 'default_ca = cluster', '[cluster]', `database = ${d}/index.txt`, `serial = ${d}/serial`,
       `new_certs_dir = ${d}`, 'default_md = sha256', 'policy = any', 'unique_subject = no',
       '[any]', 'commonName = supplied',
-      '[ext]', 'subjectAltName = DNS:mcp-sandbox-computer', 'extendedKeyUsage = serverAuth,clientAuth', '',
+      '[ext]', `subjectAltName = URI:msc-role:${role}`, 'extendedKeyUsage = serverAuth,clientAuth', '',
     ].join('\n'));
     L.sh('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
       '-keyout', `${d}/key.pem`, '-out', `${d}/req.pem`, '-subj', '/CN=expired']);
@@ -372,7 +373,7 @@ describe('certificates', () => {
     const pem = path.join(d, 'expired.pem');
     L.sh('sh', ['-c', `cat "${d}/cert.pem" "${d}/key.pem" > "${pem}"`]);
     assert.match(L.sh('openssl', ['x509', '-in', pem, '-noout', '-enddate']), /2020/);
-    expired = pem;
+    expired[role] = pem;
     return pem;
   }
 
@@ -382,13 +383,13 @@ describe('certificates', () => {
   });
 
   it('a client whose certificate expired is refused', async () => {
-    const text = await edgeReply(L.sessionUrl, expiredCert());
+    const text = await edgeReply(L.sessionUrl, expiredCert('edge'));
     assert.match(text, /session service is not available/);
   });
 
   it('a client whose certificate comes from another CA is refused', async () => {
     const other = path.join(cluster.dir, 'other');
-    L.sh(path.join(L.REPO, 'scripts', 'make-certs'), [other, 'e1']);
+    L.sh(path.join(L.REPO, 'scripts', 'make-certs'), [other, '--role', 'edge', 'e1']);
     const text = await edgeReply(L.sessionUrl, path.join(other, 'e1.pem'), path.join(other, 'ca.pem'));
     assert.match(text, /session service is not available/);
   });
@@ -401,7 +402,7 @@ describe('certificates', () => {
   it('a server whose certificate expired is refused by its client', async () => {
     const url = `tls+tcp://${L.ROOT_IP}:${30000 + Math.floor(Math.random() * 20000)}`;
     const rogue = spawn(L.SESSION_BIN, ['--listen', url, '--inventory-url', L.sessionUrl,
-      '--driver-url', `x=${L.sessionUrl}`, '--tls-ca', path.join(cluster.certs, 'ca.pem'), '--tls-cert', expiredCert()],
+      '--driver-url', `x=${L.sessionUrl}`, '--tls-ca', path.join(cluster.certs, 'ca.pem'), '--tls-cert', expiredCert('session')],
     { stdio: ['ignore', 'ignore', 'pipe'] });
     try {
       await sleep(300);
