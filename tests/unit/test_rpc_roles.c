@@ -310,7 +310,8 @@ main(int argc, char **argv)
 
 	if (argc < 2 || mkdtemp(dir) == NULL)
 		return 2;
-	/* norole: signed by the cluster CA, but naming no role. */
+	/* norole: signed by the cluster CA, naming no role (as make-certs made
+	 * them before roles). */
 	snprintf(cmd, sizeof(cmd),
 	    "%s %s session inventory edge operator docker-1 docker-2 "
 	    ">/dev/null 2>&1 && cd %s && "
