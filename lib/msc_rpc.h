@@ -111,7 +111,10 @@ bool msc_client_up(struct msc_client *c);
  */
 uint64_t msc_client_connections(struct msc_client *c);
 
-/* Closes the socket; open calls complete with UNAVAILABLE. Accepts NULL. */
+/*
+ * Ends the open calls (UNAVAILABLE) and waits up to 5 s for their
+ * callbacks, then closes the socket. Accepts NULL.
+ */
 void msc_client_close(struct msc_client *c);
 
 /*

@@ -115,11 +115,12 @@ call_finish(struct client_call *cc, Msc__V1__Code code, const char *message,
 		cc->next->prev = cc->prev;
 	pthread_mutex_unlock(&c->mu);
 	cc->cb(cc->arg, &st, resp);
-	atomic_fetch_sub(&cc->cli->open, 1);
 	nng_ctx_close(cc->ctx);
 	/* Freeing an aio from its own callback would wait for itself. */
 	nng_aio_reap(cc->aio);
 	free(cc);
+	/* Last: msc_client_close waits for this before closing the socket. */
+	atomic_fetch_sub(&c->open, 1);
 }
 
 static void
@@ -363,10 +364,18 @@ msc_client_close(struct msc_client *c)
 {
 	if (c == NULL)
 		return;
-	nng_close(c->sock);
-	/* Open calls complete with NNG_ECLOSED; wait for their callbacks. */
+	/*
+	 * End the open calls and wait for their callbacks, each of which
+	 * closes its context, before closing the socket: NNG 1.5 can panic
+	 * on a context closed while its socket closes.
+	 */
+	pthread_mutex_lock(&c->mu);
+	for (struct client_call *cc = c->calls; cc != NULL; cc = cc->next)
+		nng_aio_cancel(cc->aio);
+	pthread_mutex_unlock(&c->mu);
 	for (int i = 0; i < 500 && atomic_load(&c->open) > 0; i++)
 		nng_msleep(10);
+	nng_close(c->sock);
 	if (atomic_load(&c->open) > 0)
 		return;         /* a callback still runs: keep c valid */
 	pthread_mutex_destroy(&c->mu);

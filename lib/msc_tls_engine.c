@@ -12,7 +12,8 @@
  * asks for NNG_OPT_TLS_VERIFIED and reads it right after.
  *
  * A client config whose server name is "msc-role:<role>" requires that
- * role of the server instead of a DNS name.
+ * role of the server instead of a DNS name: a certificate without it
+ * fails the handshake, as one from another CA does.
  */
 #include "msc_tls.h"
 
@@ -216,8 +217,6 @@ conn_send(nng_tls_engine_conn *ec, const uint8_t *buf, size_t *szp)
 static int
 conn_handshake(nng_tls_engine_conn *ec)
 {
-	const char *want = ec->cfg->server_name;
-	const size_t plen = strlen(MSC_TLS_ROLE_URI);
 	int rv = mbedtls_ssl_handshake(&ec->ssl);
 
 	if (rv == MBEDTLS_ERR_SSL_WANT_READ || rv == MBEDTLS_ERR_SSL_WANT_WRITE)
@@ -226,15 +225,29 @@ conn_handshake(nng_tls_engine_conn *ec)
 		return mbed_to_nng(rv);
 	cert_role(mbedtls_ssl_get_peer_cert(&ec->ssl), ec->role,
 	    sizeof(ec->role));
-	if (ec->cfg->is_client && want != NULL &&
-	    strncmp(want, MSC_TLS_ROLE_URI, plen) == 0 &&
-	    strcmp(ec->role, want + plen) != 0) {
+	ec->done = true;
+	return 0;
+}
+
+/*
+ * A client's check of the server's certificate, after the CA's: the leaf
+ * must name the role the client dials, else the handshake fails there.
+ */
+static int
+verify_role(void *arg, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+	const char *want = (const char *)arg + strlen(MSC_TLS_ROLE_URI);
+	char role[MSC_TLS_ROLE_MAX];
+
+	if (depth != 0)
+		return 0;
+	cert_role(crt, role, sizeof(role));
+	if (strcmp(role, want) != 0) {
 		msc_log_err("tls: refused a server whose certificate has the "
 		    "role '%s', not '%s' (scripts/make-certs --role)",
-		    ec->role[0] ? ec->role : "(none)", want + plen);
-		return NNG_EPEERAUTH;
+		    role[0] ? role : "(none)", want);
+		*flags |= MBEDTLS_X509_BADCERT_OTHER;
 	}
-	ec->done = true;
 	return 0;
 }
 
@@ -300,6 +313,10 @@ config_server(nng_tls_engine_config *cfg, const char *name)
 		return NNG_ENOMEM;
 	free(cfg->server_name);
 	cfg->server_name = dup;
+	if (strncmp(dup, MSC_TLS_ROLE_URI, strlen(MSC_TLS_ROLE_URI)) == 0)
+		mbedtls_ssl_conf_verify(&cfg->ssl, verify_role, dup);
+	else
+		mbedtls_ssl_conf_verify(&cfg->ssl, NULL, NULL);
 	return 0;
 }
 

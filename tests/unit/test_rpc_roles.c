@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include <nng/nng.h>
+
 #include "driver.pb-c.h"
 #include "msc_driver.h"
 #include "msc_rpc.h"
@@ -327,6 +329,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rv = cmocka_run_group_tests(tests, NULL, NULL);
+	nng_fini();     /* NNG frees closed connections later: now */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	gone = system(cmd);
 	return rv != 0 ? rv : gone != 0;
