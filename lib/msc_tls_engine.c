@@ -138,27 +138,26 @@ static void
 cert_role(const mbedtls_x509_crt *crt, char *out, size_t len)
 {
 	const size_t plen = strlen(MSC_TLS_ROLE_URI);
+	int found = 0;
 
 	out[0] = '\0';
-	if (crt == NULL)
-		return;
-	for (const mbedtls_x509_sequence *s = &crt->subject_alt_names;
+	for (const mbedtls_x509_sequence *s = crt ? &crt->subject_alt_names :
+						   NULL;
 	     s != NULL; s = s->next) {
 		size_t n = s->buf.len;
 
-		if (s->buf.tag != SAN_URI || n <= plen || n - plen >= len ||
+		if (s->buf.tag != SAN_URI || n < plen ||
 		    memcmp(s->buf.p, MSC_TLS_ROLE_URI, plen) != 0)
 			continue;
-		/* Two roles in one certificate: trust neither. */
-		if (out[0] != '\0') {
-			out[0] = '\0';
-			return;
+		if (found++ == 0 && n - plen > 0 && n - plen < len &&
+		    memchr(s->buf.p + plen, '\0', n - plen) == NULL) {
+			memcpy(out, s->buf.p + plen, n - plen);
+			out[n - plen] = '\0';
 		}
-		memcpy(out, s->buf.p + plen, n - plen);
-		out[n - plen] = '\0';
-		if (memchr(out, '\0', n - plen) != NULL)
-			out[0] = '\0';
 	}
+	/* Two roles in one certificate, or a bad one: trust none. */
+	if (found != 1)
+		out[0] = '\0';
 }
 
 static int

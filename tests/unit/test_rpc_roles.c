@@ -134,6 +134,7 @@ driver_methods_by_role(void **state)
 		{ "session", "Create", MSC__V1__CODE__PERMISSION_DENIED },
 		{ "docker-2", "Exec", MSC__V1__CODE__PERMISSION_DENIED },
 		{ "norole", "Exec", MSC__V1__CODE__PERMISSION_DENIED },
+		{ "tworoles", "Exec", MSC__V1__CODE__PERMISSION_DENIED },
 		{ "session", "Exec", MSC__V1__CODE__OK },
 		{ "operator", "Exec", MSC__V1__CODE__OK },
 		{ "inventory", "Create", MSC__V1__CODE__OK },
@@ -313,7 +314,7 @@ main(int argc, char **argv)
 	if (argc < 2 || mkdtemp(dir) == NULL)
 		return 2;
 	/* norole: signed by the cluster CA, naming no role (as make-certs made
-	 * them before roles). */
+	 * them before roles); tworoles: naming two, which counts as none. */
 	snprintf(cmd, sizeof(cmd),
 	    "%s %s session inventory edge operator docker-1 docker-2 "
 	    ">/dev/null 2>&1 && cd %s && "
@@ -323,7 +324,12 @@ main(int argc, char **argv)
 	    "extendedKeyUsage=serverAuth,clientAuth\\n' >e.cnf && "
 	    "openssl x509 -req -in r.pem -CA ca.pem -CAkey ca.key "
 	    "-CAcreateserial -days 2 -extfile e.cnf -out c.pem 2>/dev/null && "
-	    "cat c.pem k.pem >norole.pem", argv[1], dir, dir);
+	    "cat c.pem k.pem >norole.pem && "
+	    "printf 'subjectAltName=URI:msc-role:session,URI:msc-role:inventory"
+	    "\\n' >e2.cnf && "
+	    "openssl x509 -req -in r.pem -CA ca.pem -CAkey ca.key "
+	    "-CAcreateserial -days 2 -extfile e2.cnf -out c2.pem 2>/dev/null && "
+	    "cat c2.pem k.pem >tworoles.pem", argv[1], dir, dir);
 	if (system(cmd) != 0) {
 		fprintf(stderr, "test_rpc_roles: cannot make certificates\n");
 		return 1;
