@@ -4,8 +4,8 @@
 // cut off (link down, also in the middle of a command) and plugged back, a slow driver, kill -9
 // of each service under a bounded load, an HTTP session moving between the edges, and the
 // certificate refusals (expired, another CA, none, a role that may not call a method or
-// serve as another service). Needs root, iproute2, openssl and the Docker engine; exits 77 (skipped)
-// otherwise. Run: meson test -C build integration/cluster-netns
+// serve as another service). Needs root, iproute2, openssl and the Docker engine; exits 77
+// (skipped) otherwise. Run: meson test -C build integration/cluster-netns
 //   (or: MSC_BUILD_DIR=build node tests/cluster/netns.test.mjs; MSC_TEST_TRACE=1 shows stderr)
 import { skipReason } from './netns.lib.mjs';
 
