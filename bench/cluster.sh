@@ -93,7 +93,8 @@ load --edge "http://127.0.0.1:$((base + 60))/mcp" --sessions "$nbase" --pid "all
 stop_services
 
 echo "cluster-bench: cluster over tls+tcp" >&2
-"$repo/scripts/make-certs" "$tmp/certs" session inventory edge d1 d2 d3 2>/dev/null
+"$repo/scripts/make-certs" "$tmp/certs" session inventory edge \
+	--role "driver:$tag-d1" d1 --role "driver:$tag-d2" d2 --role "driver:$tag-d3" d3 2>/dev/null
 {
 	echo "session-url = tls+tcp://127.0.0.1:$((base + 2))"
 	echo "inventory-url = tls+tcp://127.0.0.1:$((base + 1))"

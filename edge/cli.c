@@ -17,6 +17,7 @@
 #include "driver.pb-c.h"
 #include "msc_cfg.h"
 #include "msc_log.h"
+#include "msc_main.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
 
@@ -115,7 +116,8 @@ parse(struct cli *c, int argc, char **argv)
 		return 0;
 	if (rv != 0)
 		return 2;
-	if ((c->ops = drivers_find(&c->cfg)) == NULL)
+	if (msc_main_check_transport(&c->cfg) != 0 ||
+	    (c->ops = drivers_find(&c->cfg)) == NULL)
 		return 1;
 	if (strcmp(c->cmd, "ls") != 0 && strcmp(c->cmd, "create") != 0 &&
 	    c->id == NULL)
@@ -129,14 +131,19 @@ parse(struct cli *c, int argc, char **argv)
 static int
 connect_driver(struct cli *c)
 {
-	const char *url = c->cfg.driver_url;
+	const char *url;
+	char id[64], role[96];
 
-	if (url == NULL) {
+	/* The first --driver-url, else a driver of our own in-process. */
+	if (msc_cfg_driver(&c->cfg, 0, id, sizeof(id), &url) != 0) {
 		if (c->ops->start(&c->cfg, CLI_DRIVER_URL, &c->driver) != 0)
 			return 1;
+		snprintf(id, sizeof(id), "%s", c->cfg.driver_id);
 		url = CLI_DRIVER_URL;
 	}
-	if (msc_client_open(url, &c->client) != 0) {
+	/* Over tls+tcp:// the driver's certificate must name that id. */
+	snprintf(role, sizeof(role), "driver:%s", id);
+	if (msc_client_open(url, role, &c->client) != 0) {
 		msc_cfg_error("invalid --driver-url '%s'", url);
 		return 1;
 	}

@@ -30,7 +30,7 @@ main(int argc, char **argv)
 	if ((description = tools_description(&cfg)) == NULL)
 		goto out;
 	msc_main_block_signals();
-	if (msc_client_open(cfg.session_url, &session) != 0) {
+	if (msc_client_open(cfg.session_url, "session", &session) != 0) {
 		msc_cfg_error("invalid --session-url '%s'", cfg.session_url);
 		goto out;
 	}

@@ -52,7 +52,7 @@ main(int argc, char **argv)
 	    msc_fleet_open(&cfg, URL_DRIVER, &fleet) != 0 ||
 	    inv_start(URL_INVENTORY, fleet, &inv) != 0 ||
 	    sess_start(&cfg, URL_SESSION, URL_INVENTORY, fleet, &sess) != 0 ||
-	    msc_client_open(URL_SESSION, &session) != 0)
+	    msc_client_open(URL_SESSION, NULL, &session) != 0)
 		goto stop;
 	status = edge_run(&cfg, session, description);
 stop:

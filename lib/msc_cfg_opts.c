@@ -157,7 +157,9 @@ const struct opt msc_cfg_opts[] = {
 	{ "tls-cert", OPT_STR, F(tls_cert), 0, NULL, "FILE", NULL, DEPL,
 	    "This service's certificate and private key (one PEM file)" },
 	{ "allow-plain-tcp", OPT_TRUE, F(allow_plain_tcp), 0, NULL, NULL, NULL,
-	    DEPL, "Allow tcp:// without TLS to other hosts (trusted networks only)" },
+	    DEPL, "Allow tcp:// without TLS, loopback included: no "
+	    "authentication, any peer may call anything (trusted networks "
+	    "only)" },
 	{ "listen", OPT_STR, F(listen), 0, NULL, "URL", NULL, DEPL,
 	    "Address a service listens on (service programs only)" },
 	{ "driver-id", OPT_STR, F(driver_id), 0, "docker-1", "ID", NULL, DEPL,

@@ -10,6 +10,7 @@
 #include "msc_map.h"
 #include "msc_pool.h"
 #include "msc_share.h"
+#include "msc_slug.h"
 
 #define DRIVER_MAX_QUEUED 4096
 /* A creation that cannot start this long before its deadline fails. */
@@ -23,7 +24,7 @@ struct job {
 	struct msc_call *call;
 	const ProtobufCMessage *req;   /* borrowed from the call */
 	enum job_kind kind;
-	char lane_id[64];              /* "" when not on a lane */
+	char lane_id[MSC_SLUG_MAX + 1]; /* "" when not on a lane */
 	char owner[64];                /* holds a slot of this owner's share */
 	struct job *next;
 };
@@ -425,13 +426,7 @@ lane_submit(struct job *j, const char *id)
 	struct lane *lane;
 	bool run_now = false;
 
-	if (strlen(id) >= sizeof(j->lane_id)) {
-		msc_call_fail(j->call, MSC__V1__CODE__INVALID_ARGUMENT,
-		    "computer_id too long");
-		free(j);
-		return;
-	}
-	strcpy(j->lane_id, id);
+	strcpy(j->lane_id, id);         /* a slug: it fits */
 	pthread_mutex_lock(&d->mu);
 	lane = msc_map_get(d->lanes, id);
 	if (lane == NULL) {
@@ -458,13 +453,26 @@ lane_submit(struct job *j, const char *id)
 		submit(j);
 }
 
+static const char *const kind_names[] = { "Create", "Attach", "Exec", "Stop",
+	"Delete", "Restart", "Reset", "List" };
+
+/*
+ * Starts a job for computer `id` (NULL: names none), on its lane when
+ * `lane`. Backends build names and host paths from the id, so one that is
+ * not a slug never reaches them, whoever calls.
+ */
 static void
 handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
-    enum job_kind kind, const char *lane_id)
+    enum job_kind kind, const char *id, bool lane)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j;
 
-	if (j == NULL) {
+	if (id != NULL && !msc_slug_valid(id)) {
+		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
+		    "Driver/%s refused: %s", kind_names[kind], MSC_SLUG_ERROR);
+		return;
+	}
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    "out of memory");
 		return;
@@ -473,8 +481,8 @@ handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	j->call = call;
 	j->req = req;
 	j->kind = kind;
-	if (lane_id != NULL)
-		lane_submit(j, lane_id);
+	if (lane)
+		lane_submit(j, id);
 	else
 		submit(j);
 }
@@ -483,50 +491,50 @@ static void
 h_create(void *s, struct msc_call *call, const ProtobufCMessage *req)
 {
 	handle(s, call, req, JOB_CREATE,
-	    ((const Msc__V1__CreateRequest *)req)->computer_id);
+	    ((const Msc__V1__CreateRequest *)req)->computer_id, true);
 }
 
 static void
 h_exec(void *s, struct msc_call *call, const ProtobufCMessage *req)
 {
 	handle(s, call, req, JOB_EXEC,
-	    ((const Msc__V1__ExecRequest *)req)->computer_id);
+	    ((const Msc__V1__ExecRequest *)req)->computer_id, true);
 }
 
 static void
 h_attach(void *s, struct msc_call *call, const ProtobufCMessage *req)
 {
-	handle(s, call, req, JOB_ATTACH, REF(req));
+	handle(s, call, req, JOB_ATTACH, REF(req), true);
 }
 
 static void
 h_restart(void *s, struct msc_call *call, const ProtobufCMessage *req)
 {
-	handle(s, call, req, JOB_RESTART, REF(req));
+	handle(s, call, req, JOB_RESTART, REF(req), true);
 }
 
 static void
 h_reset(void *s, struct msc_call *call, const ProtobufCMessage *req)
 {
-	handle(s, call, req, JOB_RESET, REF(req));
+	handle(s, call, req, JOB_RESET, REF(req), true);
 }
 
 static void
 h_stop(void *s, struct msc_call *call, const ProtobufCMessage *req)
 {
-	handle(s, call, req, JOB_STOP, NULL);
+	handle(s, call, req, JOB_STOP, REF(req), false);
 }
 
 static void
 h_delete(void *s, struct msc_call *call, const ProtobufCMessage *req)
 {
-	handle(s, call, req, JOB_DELETE, NULL);
+	handle(s, call, req, JOB_DELETE, REF(req), false);
 }
 
 static void
 h_list(void *s, struct msc_call *call, const ProtobufCMessage *req)
 {
-	handle(s, call, req, JOB_LIST, NULL);
+	handle(s, call, req, JOB_LIST, NULL, false);
 }
 
 static const struct msc_method driver_methods[] = {

@@ -11,6 +11,16 @@ struct msc_fleet {
 	struct msc_client *clients[MSC_FLEET_MAX];
 };
 
+/* Dials driver `id` at url; over TLS its certificate must say so. */
+static int
+open_driver(const char *url, const char *id, struct msc_client **cp)
+{
+	char role[96];
+
+	snprintf(role, sizeof(role), "driver:%s", id);
+	return msc_client_open(url, role, cp);
+}
+
 int
 msc_fleet_open(const struct msc_cfg *cfg, const char *default_url,
     struct msc_fleet **fp)
@@ -28,7 +38,8 @@ msc_fleet_open(const struct msc_cfg *cfg, const char *default_url,
 	}
 	if (n == 0) {
 		snprintf(f->ids[0], sizeof(f->ids[0]), "%s", cfg->driver_id);
-		if ((rv = msc_client_open(default_url, &f->clients[0])) != 0) {
+		if ((rv = open_driver(default_url, f->ids[0],
+			 &f->clients[0])) != 0) {
 			free(f);
 			return rv;
 		}
@@ -47,7 +58,7 @@ msc_fleet_open(const struct msc_cfg *cfg, const char *default_url,
 				msc_fleet_close(f);
 				return -EINVAL;
 			}
-		if ((rv = msc_client_open(url, &f->clients[i])) != 0) {
+		if ((rv = open_driver(url, f->ids[i], &f->clients[i])) != 0) {
 			msc_cfg_error("invalid --driver-url '%s'", url);
 			msc_fleet_close(f);
 			return rv;

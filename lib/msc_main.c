@@ -7,9 +7,8 @@
 
 #include "msc_tls.h"
 
-/* TLS material, then every service address against the transport rules. */
-static int
-check_transport(const struct msc_cfg *cfg)
+int
+msc_main_check_transport(const struct msc_cfg *cfg)
 {
 	const char *urls[] = { cfg->session_url, cfg->inventory_url,
 		cfg->listen };
@@ -47,7 +46,7 @@ msc_main_config(struct msc_cfg *cfg, int argc, char **argv)
 		return 0;
 	if (rv != 0)
 		return 2;
-	if (msc_cfg_validate(cfg) != 0 || check_transport(cfg) != 0)
+	if (msc_cfg_validate(cfg) != 0 || msc_main_check_transport(cfg) != 0)
 		return 1;
 	return -1;
 }

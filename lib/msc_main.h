@@ -15,6 +15,13 @@
  */
 int msc_main_config(struct msc_cfg *cfg, int argc, char **argv);
 
+/*
+ * Loads the TLS material, then checks every service address of cfg
+ * against the transport rules (msc_tls_check_url). Prints the error and
+ * returns -1, or returns 0. msc_main_config does it.
+ */
+int msc_main_check_transport(const struct msc_cfg *cfg);
+
 /* Blocks SIGTERM, SIGINT and SIGPIPE in this thread and its children. */
 void msc_main_block_signals(void);
 

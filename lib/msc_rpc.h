@@ -3,11 +3,14 @@
  * msc.v1.Envelope over NNG REQ/REP, asynchronous on both sides.
  *
  * A server serves one protobuf service (its ProtobufCServiceDescriptor)
- * on one URL (inproc://, ipc://, tcp://). Each request is received on its
- * own NNG context; the handler runs in an NNG callback and must not
- * block: it answers now or later, from any thread, with msc_call_reply()
- * or msc_call_fail(), exactly once. At most `max_inflight` calls are open
- * at once; later requests wait in NNG's queues (backpressure).
+ * on one URL (inproc://, ipc://, tcp://, tls+tcp://). Over tls+tcp:// a
+ * call is answered PERMISSION_DENIED before dispatch unless the role in
+ * the caller's certificate may call the method (msc_rpc_roles.h). Each
+ * request is received on its own NNG context; the handler runs in an NNG
+ * callback and must not block: it answers now or later, from any thread,
+ * with msc_call_reply() or msc_call_fail(), exactly once. At most
+ * `max_inflight` calls are open at once; later requests wait in NNG's
+ * queues (backpressure).
  *
  * A client issues calls on one REQ socket, each on its own context, with
  * a deadline; the callback runs exactly once, on an NNG thread, unless
@@ -84,8 +87,14 @@ struct msc_status {
 typedef void (*msc_reply_fn)(void *arg, const struct msc_status *st,
     ProtobufCMessage *resp);
 
-/* Dials `url` (in the background; the peer may come later). */
-int msc_client_open(const char *url, struct msc_client **cp);
+/*
+ * Dials `url` (in the background; the peer may come later). Over
+ * tls+tcp:// the server must show a certificate naming `peer_role`
+ * ("session", "inventory", "driver:<id>"; msc_tls.h), which is then
+ * required; other transports ignore it (NULL is fine).
+ */
+int msc_client_open(const char *url, const char *peer_role,
+    struct msc_client **cp);
 
 /*
  * Whether a connection to the peer is up now. One down for a few seconds
@@ -102,7 +111,10 @@ bool msc_client_up(struct msc_client *c);
  */
 uint64_t msc_client_connections(struct msc_client *c);
 
-/* Closes the socket; open calls complete with UNAVAILABLE. Accepts NULL. */
+/*
+ * Ends the open calls (UNAVAILABLE) and waits up to 5 s for their
+ * callbacks, then closes the socket. Accepts NULL.
+ */
 void msc_client_close(struct msc_client *c);
 
 /*

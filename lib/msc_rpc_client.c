@@ -27,6 +27,7 @@ struct msc_client {
 	atomic_uint_fast64_t next_id;
 	atomic_uint_fast64_t since;     /* open time, or when the last pipe went */
 	char url[256];
+	char peer_role[MSC_TLS_ROLE_MAX];
 	pthread_mutex_t mu;             /* guards calls and live */
 	struct client_call *calls;      /* open calls */
 	uint32_t live[CLIENT_MAX_PIPES];        /* pipes counted in `pipes` */
@@ -114,11 +115,12 @@ call_finish(struct client_call *cc, Msc__V1__Code code, const char *message,
 		cc->next->prev = cc->prev;
 	pthread_mutex_unlock(&c->mu);
 	cc->cb(cc->arg, &st, resp);
-	atomic_fetch_sub(&cc->cli->open, 1);
 	nng_ctx_close(cc->ctx);
 	/* Freeing an aio from its own callback would wait for itself. */
 	nng_aio_reap(cc->aio);
 	free(cc);
+	/* Last: msc_client_close waits for this before closing the socket. */
+	atomic_fetch_sub(&c->open, 1);
 }
 
 static void
@@ -232,9 +234,13 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	counted = id != 0 && pipe_mark(c, id, ev == NNG_PIPE_EV_ADD_POST);
 	if (counted && ev == NNG_PIPE_EV_ADD_POST) {
 		pthread_mutex_unlock(&c->mu);
-		msc_tls_pipe_watch(p);
+		/*
+		 * Count it first: calls may already flow on it, and the
+		 * watch scans this process's descriptors (slow).
+		 */
 		atomic_fetch_add(&c->pipes, 1);
 		atomic_fetch_add(&c->connects, 1);
+		msc_tls_pipe_watch(p);
 		return;
 	}
 	if (counted) {
@@ -260,7 +266,7 @@ client_dial(struct msc_client *c)
 
 	if (nng_dialer_create(&d, c->sock, c->url) != 0)
 		return -EINVAL;
-	if (msc_tls_dialer(d, c->url) != 0 ||
+	if (msc_tls_dialer(d, c->url, c->peer_role) != 0 ||
 	    nng_dialer_start(d, NNG_FLAG_NONBLOCK) != 0) {
 		(void)nng_dialer_close(d);
 		return -EINVAL;
@@ -293,7 +299,8 @@ client_redial(struct msc_client *c)
 }
 
 int
-msc_client_open(const char *url, struct msc_client **cp)
+msc_client_open(const char *url, const char *peer_role,
+    struct msc_client **cp)
 {
 	struct msc_client *c;
 	int rv;
@@ -318,6 +325,8 @@ msc_client_open(const char *url, struct msc_client **cp)
 	atomic_init(&c->next_id, 1);
 	atomic_init(&c->since, nng_clock());
 	snprintf(c->url, sizeof(c->url), "%s", url);
+	snprintf(c->peer_role, sizeof(c->peer_role), "%s",
+	    peer_role != NULL ? peer_role : "");
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_event, c);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, pipe_event, c);
 	if ((rv = client_dial(c)) != 0) {
@@ -355,10 +364,18 @@ msc_client_close(struct msc_client *c)
 {
 	if (c == NULL)
 		return;
-	nng_close(c->sock);
-	/* Open calls complete with NNG_ECLOSED; wait for their callbacks. */
+	/*
+	 * End the open calls and wait for their callbacks, each of which
+	 * closes its context, before closing the socket: NNG 1.5 can panic
+	 * on a context closed while its socket closes.
+	 */
+	pthread_mutex_lock(&c->mu);
+	for (struct client_call *cc = c->calls; cc != NULL; cc = cc->next)
+		nng_aio_cancel(cc->aio);
+	pthread_mutex_unlock(&c->mu);
 	for (int i = 0; i < 500 && atomic_load(&c->open) > 0; i++)
 		nng_msleep(10);
+	nng_close(c->sock);
 	if (atomic_load(&c->open) > 0)
 		return;         /* a callback still runs: keep c valid */
 	pthread_mutex_destroy(&c->mu);

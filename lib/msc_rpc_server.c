@@ -13,7 +13,9 @@
 #include <nng/protocol/reqrep0/rep.h>
 
 #include "msc_log.h"
+#include "msc_pb_check.h"
 #include "msc_rpc_int.h"
+#include "msc_rpc_roles.h"
 #include "msc_tls.h"
 
 /*
@@ -39,6 +41,7 @@ struct msc_server {
 	const ProtobufCServiceDescriptor *svc;
 	msc_handler_fn *handlers;   /* indexed like svc->methods */
 	void *state;
+	bool check_roles;       /* tls+tcp://: callers' roles are checked */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int nctx;
@@ -136,6 +139,37 @@ send_status(struct msc_call *c, Msc__V1__Code code, const char *message,
 	pthread_mutex_unlock(&c->srv->mu);
 }
 
+/*
+ * Whether the caller on pipe p may call method m; else answers the call
+ * PERMISSION_DENIED. Only tls+tcp:// callers have (and need) a role.
+ */
+static bool
+caller_allowed(struct msc_call *c, nng_pipe p,
+    const ProtobufCMethodDescriptor *m)
+{
+	struct msc_server *s = c->srv;
+	char role[MSC_TLS_ROLE_MAX], allowed[128], msg[512];
+	int rv;
+
+	if (!s->check_roles)
+		return true;
+	if ((rv = msc_tls_pipe_role(p, role, sizeof(role))) != 0) {
+		snprintf(msg, sizeof(msg), "%s/%s refused: the caller's "
+		    "certificate names no cluster role (%s); issue it with "
+		    "scripts/make-certs", s->svc->name, m->name,
+		    nng_strerror(rv));
+	} else if (msc_rpc_role_allowed(s->svc->name, m->name, role, allowed,
+		       sizeof(allowed)))
+		return true;
+	else
+		snprintf(msg, sizeof(msg), "%s/%s refused: a caller with the "
+		    "role '%s' may not call it (allowed: %s)", s->svc->name,
+		    m->name, role, allowed[0] ? allowed : "nobody");
+	msc_log_warn("rpc: %s", msg);
+	send_status(c, MSC__V1__CODE__PERMISSION_DENIED, msg, NULL);
+	return false;
+}
+
 static void
 dispatch(struct msc_call *c, nng_msg *msg)
 {
@@ -143,6 +177,7 @@ dispatch(struct msc_call *c, nng_msg *msg)
 	Msc__V1__Envelope *env;
 	const char *slash;
 	const ProtobufCMethodDescriptor *m = NULL;
+	nng_pipe pipe = nng_msg_get_pipe(msg);
 
 	env = msc__v1__envelope__unpack(NULL, nng_msg_len(msg),
 	    nng_msg_body(msg));
@@ -171,9 +206,21 @@ dispatch(struct msc_call *c, nng_msg *msg)
 		return;
 	}
 	c->method = m;
+	if (!caller_allowed(c, pipe, m)) {
+		msc__v1__envelope__free_unpacked(env, NULL);
+		return;
+	}
 	if (s->handlers[m - s->svc->methods] == NULL) {
 		send_status(c, MSC__V1__CODE__UNIMPLEMENTED,
 		    "method not implemented", NULL);
+		msc__v1__envelope__free_unpacked(env, NULL);
+		return;
+	}
+	if (!msc_pb_strings_clean(m->input, env->payload.data,
+		env->payload.len)) {
+		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT,
+		    "malformed request payload, or a string with a NUL byte",
+		    NULL);
 		msc__v1__envelope__free_unpacked(env, NULL);
 		return;
 	}
@@ -258,6 +305,7 @@ msc_server_start(const char *url, const ProtobufCServiceDescriptor *svc,
 		return -ENOMEM;
 	s->svc = svc;
 	s->state = state;
+	s->check_roles = msc_tls_url(url);
 	s->max_inflight = max_inflight > 0 ? max_inflight : 1024;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);

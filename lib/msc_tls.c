@@ -16,8 +16,8 @@
 static char tls_ca[4096];
 static char tls_cert[4096];
 
-static bool
-is_tls(const char *url)
+bool
+msc_tls_url(const char *url)
 {
 	return strncmp(url, "tls+tcp://", 10) == 0 ||
 	    strncmp(url, "tls+tcp4://", 11) == 0 ||
@@ -50,6 +50,7 @@ int
 msc_tls_setup(const char *ca_file, const char *cert_key_file, char *err,
     size_t errlen)
 {
+	static bool registered;
 	nng_tls_config *probe;
 	int rv;
 
@@ -57,6 +58,12 @@ msc_tls_setup(const char *ca_file, const char *cert_key_file, char *err,
 		snprintf(err, errlen, "TLS needs both --tls-ca and --tls-cert");
 		return -EINVAL;
 	}
+	if (!registered && (rv = msc_tls_engine_register()) != 0) {
+		snprintf(err, errlen, "cannot install the TLS engine: %s",
+		    nng_strerror(rv));
+		return -EINVAL;
+	}
+	registered = true;
 	snprintf(tls_ca, sizeof(tls_ca), "%s", ca_file);
 	snprintf(tls_cert, sizeof(tls_cert), "%s", cert_key_file);
 	/* Load once now so that a bad file is a startup error. */
@@ -70,28 +77,25 @@ msc_tls_setup(const char *ca_file, const char *cert_key_file, char *err,
 	return 0;
 }
 
-/* Copies the host part of scheme://host:port into out. */
-static void
-url_host(const char *url, char *out, size_t len)
+/* Whether url begins with one of the NULL-terminated schemes. */
+static bool
+has_scheme(const char *url, const char *const schemes[])
 {
-	const char *h = strstr(url, "://");
-	size_t n;
-
-	h = h ? h + 3 : url;
-	if (*h == '[') {
-		n = strcspn(++h, "]");
-	} else
-		n = strcspn(h, ":/");
-	snprintf(out, len, "%.*s", (int)n, h);
+	for (int i = 0; schemes[i] != NULL; i++)
+		if (strncmp(url, schemes[i], strlen(schemes[i])) == 0)
+			return true;
+	return false;
 }
 
 int
 msc_tls_check_url(const char *url, bool allow_plain, char *err,
     size_t errlen)
 {
-	char host[256];
+	static const char *const local[] = { "inproc://", "ipc://", NULL };
+	static const char *const plain[] = { "tcp://", "tcp4://", "tcp6://",
+		NULL };
 
-	if (is_tls(url)) {
+	if (msc_tls_url(url)) {
 		if (tls_ca[0] == '\0') {
 			snprintf(err, errlen, "%s needs --tls-ca and --tls-cert "
 			    "(see scripts/make-certs)", url);
@@ -99,17 +103,20 @@ msc_tls_check_url(const char *url, bool allow_plain, char *err,
 		}
 		return 0;
 	}
-	if (strncmp(url, "tcp", 3) == 0 && !allow_plain) {
-		url_host(url, host, sizeof(host));
-		if (strcmp(host, "127.0.0.1") != 0 &&
-		    strcmp(host, "localhost") != 0 && strcmp(host, "::1") != 0) {
-			snprintf(err, errlen, "%s is plain TCP to another host: "
-			    "use tls+tcp:// with --tls-ca/--tls-cert, or pass "
-			    "--allow-plain-tcp on a trusted network", url);
-			return -EINVAL;
-		}
+	if (has_scheme(url, local))
+		return 0;
+	if (has_scheme(url, plain)) {
+		if (allow_plain)
+			return 0;
+		snprintf(err, errlen, "%s is plain TCP (no authentication, "
+		    "loopback included): use tls+tcp:// with "
+		    "--tls-ca/--tls-cert, or pass --allow-plain-tcp on a "
+		    "trusted network", url);
+		return -EINVAL;
 	}
-	return 0;
+	snprintf(err, errlen, "%s: a service address must be tls+tcp://, "
+	    "ipc:// or inproc:// (or tcp:// with --allow-plain-tcp)", url);
+	return -EINVAL;
 }
 
 int
@@ -118,7 +125,9 @@ msc_tls_listener(nng_listener l, const char *url)
 	nng_tls_config *c;
 	int rv;
 
-	if (!is_tls(url))
+	if (strncmp(url, "ipc://", 6) == 0)
+		return nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600);
+	if (!msc_tls_url(url))
 		return 0;
 	if ((rv = config_new(NNG_TLS_MODE_SERVER, NULL, &c)) != 0)
 		return rv;
@@ -128,19 +137,23 @@ msc_tls_listener(nng_listener l, const char *url)
 }
 
 int
-msc_tls_dialer(nng_dialer d, const char *url)
+msc_tls_dialer(nng_dialer d, const char *url, const char *peer_role)
 {
+	char want[sizeof(MSC_TLS_ROLE_URI) + MSC_TLS_ROLE_MAX];
 	nng_tls_config *c;
 	int rv;
 
-	if (!is_tls(url))
+	if (!msc_tls_url(url))
 		return 0;
+	if (peer_role == NULL || *peer_role == '\0')
+		return NNG_EINVAL;
 	/*
-	 * Every cluster certificate names MSC_TLS_PEER_NAME: what proves a
-	 * peer is the cluster CA's signature, and mbedTLS 2 cannot match IP
-	 * addresses anyway.
+	 * What proves a peer is the cluster CA's signature on a certificate
+	 * naming the role we dial (our engine checks it for this "server
+	 * name"); mbed TLS 2 cannot match IP addresses anyway.
 	 */
-	if ((rv = config_new(NNG_TLS_MODE_CLIENT, MSC_TLS_PEER_NAME, &c)) != 0)
+	snprintf(want, sizeof(want), "%s%s", MSC_TLS_ROLE_URI, peer_role);
+	if ((rv = config_new(NNG_TLS_MODE_CLIENT, want, &c)) != 0)
 		return rv;
 	rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c);
 	nng_tls_config_free(c);

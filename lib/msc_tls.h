@@ -12,8 +12,13 @@
 
 #include <nng/nng.h>
 
-/* The DNS name every certificate of a cluster carries (scripts/make-certs). */
-#define MSC_TLS_PEER_NAME "mcp-sandbox-computer"
+/*
+ * A certificate names its holder's role in the cluster with a URI
+ * subjectAltName MSC_TLS_ROLE_URI "<role>": edge, session, inventory,
+ * operator (the command line), or driver:<driver id> (scripts/make-certs).
+ */
+#define MSC_TLS_ROLE_URI "msc-role:"
+#define MSC_TLS_ROLE_MAX 96
 
 /*
  * Loads the cluster CA and this service's certificate+key (one PEM file)
@@ -25,16 +30,45 @@ int msc_tls_setup(const char *ca_file, const char *cert_key_file, char *err,
     size_t errlen);
 
 /*
- * Checks a service address: tls+tcp:// needs msc_tls_setup() first;
- * tcp:// to a host other than loopback needs `allow_plain`. Returns 0 or
- * -EINVAL with a message in err.
+ * Checks a service address: inproc:// and ipc:// (this host; the socket
+ * file is 0600) pass; tls+tcp:// needs msc_tls_setup() first; tcp://,
+ * loopback included, needs `allow_plain` (no certificate, so no role: a
+ * peer that reaches it may call anything); any other scheme (ws://, wss://,
+ * ...) is refused. Returns 0 or -EINVAL with a message in err.
  */
 int msc_tls_check_url(const char *url, bool allow_plain, char *err,
     size_t errlen);
 
-/* Applies the TLS material to an endpoint of a tls+tcp:// url (else no-op). */
+/* Whether url is tls+tcp:// (tls+tcp4://, tls+tcp6://). */
+bool msc_tls_url(const char *url);
+
+/*
+ * Secures a listener before it starts: the TLS material for tls+tcp://,
+ * mode 0600 for an ipc:// socket file; else a no-op. Returns 0 or an NNG
+ * error.
+ */
 int msc_tls_listener(nng_listener l, const char *url);
-int msc_tls_dialer(nng_dialer d, const char *url);
+
+/*
+ * Applies the TLS material to a dialer of a tls+tcp:// url (else a no-op):
+ * the server must hold a certificate of the cluster CA naming `peer_role`
+ * (required for tls+tcp://). Returns 0 or an NNG error.
+ */
+int msc_tls_dialer(nng_dialer d, const char *url, const char *peer_role);
+
+/*
+ * The role that the certificate of a tls+tcp:// pipe's peer names, into
+ * role[len]. Returns 0, NNG_EPEERAUTH when the peer is not verified or its
+ * certificate names no role, or another NNG error (not a TLS pipe, gone).
+ */
+int msc_tls_pipe_role(nng_pipe p, char *role, size_t len);
+
+/*
+ * Puts this process's TLS engine (msc_tls_engine.c: NNG's handshake on
+ * mbed TLS, plus the peer's role) in place of NNG's own. msc_tls_setup
+ * calls it. Returns 0 or an NNG error.
+ */
+int msc_tls_engine_register(void);
 
 /* A TCP peer that acknowledges nothing for this long is cut off. */
 #define MSC_TLS_DEAD_PEER_MS 5000

@@ -319,7 +319,7 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	if ((rv = msc_map_new(&s->sessions)) != 0 ||
-	    (rv = msc_client_open(inventory_url, &s->inventory)) != 0 ||
+	    (rv = msc_client_open(inventory_url, "inventory", &s->inventory)) != 0 ||
 	    (rv = nng_aio_alloc(&s->sweep, sweep_cb, s) != 0 ? -ENOMEM : 0) ||
 	    (rv = msc_server_start(url, &msc__v1__session__descriptor,
 		 session_methods, s, 8192, &s->srv)) != 0) {

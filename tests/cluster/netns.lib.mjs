@@ -1,9 +1,9 @@
 // A cluster of hosts made of network namespaces on one machine, for netns.test.mjs: one
 // namespace per host (session, inventory, three drivers, two edges) on a bridge
 // (netns-up.sh), each service started inside its host with `ip netns exec`, every link
-// tls+tcp:// with certificates from scripts/make-certs, one cluster file for all. The three
-// docker-drivers share this machine's Docker engine (its unix socket is a file, reachable from
-// any namespace), each with its own driver identity.
+// tls+tcp:// with certificates from scripts/make-certs (each naming its host's role), one
+// cluster file for all. The three docker-drivers share this machine's Docker engine (its unix
+// socket is a file, reachable from any namespace), each with its own driver identity.
 //
 // Everything this module makes is named after PREFIX (namespaces PREFIX-*, driver identities
 // PREFIX-<run>-dN, computer ids nt<run>-*), and cleanup() removes exactly that, also what an
@@ -40,15 +40,19 @@ export const DRIVERS = ['d1', 'd2', 'd3'];
 export const driverId = (d) => `${PREFIX}-${RUN}-${d}`;
 const PORT = { session: 7101, inventory: 7201, driver: 7301, edge: 8435 };
 export const sessionUrl = `tls+tcp://${HOSTS.session}:${PORT.session}`;
+export const driverUrl = (d) => `${driverId(d)}=tls+tcp://${HOSTS[d]}:${PORT.driver}`;
 
 const BIN = {
   session: path.join(BUILD, 'services', 'session', 'msc-session'),
   inventory: path.join(BUILD, 'services', 'inventory', 'msc-inventory'),
   driver: path.join(BUILD, 'services', 'docker-driver', 'msc-docker-driver'),
   edge: path.join(BUILD, 'edge', 'msc-edge'),
+  cli: path.join(BUILD, 'mcp-sandbox-computer'),
 };
 export const EDGE_BIN = BIN.edge;
 export const SESSION_BIN = BIN.session;
+export const CLI_BIN = BIN.cli;
+export const INVENTORY_BIN = BIN.inventory;
 
 /** Why this machine cannot run the test, or null. */
 export function skipReason() {
@@ -122,11 +126,14 @@ export class Cluster {
   setUp() {
     this.cleanUpStale();
     sh(path.join(HERE, 'netns-up.sh'), [PREFIX, ...Object.entries(HOSTS).map(([n, ip]) => `${n}:${ip}`)]);
-    sh(path.join(REPO, 'scripts', 'make-certs'), [this.certs, ...Object.keys(HOSTS)]);
+    // Each host's certificate names its role: the edges, the drivers by their identity,
+    // and an operator's for the command line.
+    const role = (n) => (n.startsWith('e') ? 'edge' : n.startsWith('d') ? `driver:${driverId(n)}` : n);
+    sh(path.join(REPO, 'scripts', 'make-certs'), [this.certs, ...Object.keys(HOSTS).flatMap((n) => ['--role', role(n), n]), 'operator']);
     writeFileSync(this.conf, [
       `session-url = ${sessionUrl}`,
       `inventory-url = tls+tcp://${HOSTS.inventory}:${PORT.inventory}`,
-      ...DRIVERS.map((d) => `driver-url = ${driverId(d)}=tls+tcp://${HOSTS[d]}:${PORT.driver}`),
+      ...DRIVERS.map((d) => `driver-url = ${driverUrl(d)}`),
       `tls-ca = ${path.join(this.certs, 'ca.pem')}`,
       '',
     ].join('\n'));

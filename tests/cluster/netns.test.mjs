@@ -3,8 +3,9 @@
 // tls+tcp:// with mutual authentication. Covers placement over the three drivers, a driver host
 // cut off (link down, also in the middle of a command) and plugged back, a slow driver, kill -9
 // of each service under a bounded load, an HTTP session moving between the edges, and the
-// certificate refusals. Needs root, iproute2, openssl and the Docker engine; exits 77 (skipped)
-// otherwise. Run: meson test -C build integration/cluster-netns
+// certificate refusals (expired, another CA, none, a role that may not call a method or
+// serve as another service). Needs root, iproute2, openssl and the Docker engine; exits 77
+// (skipped) otherwise. Run: meson test -C build integration/cluster-netns
 //   (or: MSC_BUILD_DIR=build node tests/cluster/netns.test.mjs; MSC_TEST_TRACE=1 shows stderr)
 import { skipReason } from './netns.lib.mjs';
 
@@ -16,7 +17,7 @@ if (why) {
 
 const { describe, it, before, after } = await import('node:test');
 const assert = (await import('node:assert/strict')).default;
-const { spawn } = await import('node:child_process');
+const { spawn, spawnSync } = await import('node:child_process');
 const { mkdirSync, writeFileSync } = await import('node:fs');
 const path = (await import('node:path')).default;
 const L = await import('./netns.lib.mjs');
@@ -348,11 +349,12 @@ describe('certificates', () => {
     });
   }
 
-  /** A certificate signed by the cluster CA that expired in 2020 (openssl ca -startdate/-enddate). */
-  let expired;
-  function expiredCert() {
-    if (expired) return expired;
-    const d = path.join(cluster.dir, 'expired');
+  /** A certificate signed by the cluster CA naming `role` that expired in 2020 (openssl ca
+   *  -startdate/-enddate): only its dates are wrong. */
+  const expired = {};
+  function expiredCert(role) {
+    if (expired[role]) return expired[role];
+    const d = path.join(cluster.dir, `expired-${role}`);
     mkdirSync(d, { recursive: true });
     writeFileSync(path.join(d, 'index.txt'), '');
     writeFileSync(path.join(d, 'serial'), '1000\n');
@@ -360,7 +362,7 @@ describe('certificates', () => {
       '[ca]', 'default_ca = cluster', '[cluster]', `database = ${d}/index.txt`, `serial = ${d}/serial`,
       `new_certs_dir = ${d}`, 'default_md = sha256', 'policy = any', 'unique_subject = no',
       '[any]', 'commonName = supplied',
-      '[ext]', 'subjectAltName = DNS:mcp-sandbox-computer', 'extendedKeyUsage = serverAuth,clientAuth', '',
+      '[ext]', `subjectAltName = URI:msc-role:${role}`, 'extendedKeyUsage = serverAuth,clientAuth', '',
     ].join('\n'));
     L.sh('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
       '-keyout', `${d}/key.pem`, '-out', `${d}/req.pem`, '-subj', '/CN=expired']);
@@ -371,7 +373,7 @@ describe('certificates', () => {
     const pem = path.join(d, 'expired.pem');
     L.sh('sh', ['-c', `cat "${d}/cert.pem" "${d}/key.pem" > "${pem}"`]);
     assert.match(L.sh('openssl', ['x509', '-in', pem, '-noout', '-enddate']), /2020/);
-    expired = pem;
+    expired[role] = pem;
     return pem;
   }
 
@@ -381,13 +383,13 @@ describe('certificates', () => {
   });
 
   it('a client whose certificate expired is refused', async () => {
-    const text = await edgeReply(L.sessionUrl, expiredCert());
+    const text = await edgeReply(L.sessionUrl, expiredCert('edge'));
     assert.match(text, /session service is not available/);
   });
 
   it('a client whose certificate comes from another CA is refused', async () => {
     const other = path.join(cluster.dir, 'other');
-    L.sh(path.join(L.REPO, 'scripts', 'make-certs'), [other, 'e1']);
+    L.sh(path.join(L.REPO, 'scripts', 'make-certs'), [other, '--role', 'edge', 'e1']);
     const text = await edgeReply(L.sessionUrl, path.join(other, 'e1.pem'), path.join(other, 'ca.pem'));
     assert.match(text, /session service is not available/);
   });
@@ -400,13 +402,54 @@ describe('certificates', () => {
   it('a server whose certificate expired is refused by its client', async () => {
     const url = `tls+tcp://${L.ROOT_IP}:${30000 + Math.floor(Math.random() * 20000)}`;
     const rogue = spawn(L.SESSION_BIN, ['--listen', url, '--inventory-url', L.sessionUrl,
-      '--driver-url', `x=${L.sessionUrl}`, '--tls-ca', path.join(cluster.certs, 'ca.pem'), '--tls-cert', expiredCert()],
+      '--driver-url', `x=${L.sessionUrl}`, '--tls-ca', path.join(cluster.certs, 'ca.pem'), '--tls-cert', expiredCert('session')],
     { stdio: ['ignore', 'ignore', 'pipe'] });
     try {
       await sleep(300);
       const text = await edgeReply(url, path.join(cluster.certs, 'e1.pem'));
       assert.match(text, /session service is not available/);
     } finally { rogue.kill('SIGKILL'); }
+  });
+
+  /** The command line on driver d1 with `cert`: [exit status, stderr]. */
+  function cliOnDriver(cert, args) {
+    const r = spawnSync(L.CLI_BIN, [...args, '--driver-url', L.driverUrl('d1'),
+      '--tls-ca', path.join(cluster.certs, 'ca.pem'), '--tls-cert', path.join(cluster.certs, `${cert}.pem`)],
+    { encoding: 'utf8', timeout: 30000 });
+    return [r.status, r.stderr];
+  }
+
+  it("the edge's certificate cannot call a driver; the operator's can (roles)", () => {
+    const [lsEdge, lsErr] = cliOnDriver('e1', ['ls']);
+    assert.equal(lsEdge, 1, lsErr);
+    assert.match(lsErr, /msc\.v1\.Driver\/List refused: a caller with the role 'edge' may not call it/);
+    const [execEdge, execErr] = cliOnDriver('e1', ['exec', cid('role'), '-c', 'true']);
+    assert.equal(execEdge, 1, execErr);
+    assert.match(execErr, /Driver\/(Attach|Exec) refused: a caller with the role 'edge'/);
+    const [rmSession, rmErr] = cliOnDriver('session', ['rm', cid('role')]);
+    assert.equal(rmSession, 1, rmErr);
+    assert.match(rmErr, /Driver\/Delete refused: a caller with the role 'session'/);
+    const [lsOperator, opErr] = cliOnDriver('operator', ['ls']);
+    assert.equal(lsOperator, 0, opErr);
+  });
+
+  it("a server with the edge's certificate posing as the inventory is refused by the session service", async () => {
+    const port = 30000 + Math.floor(Math.random() * 20000);
+    const rogueUrl = `tls+tcp://${L.ROOT_IP}:${port}`;
+    const sessUrl = `tls+tcp://${L.ROOT_IP}:${port + 1}`;
+    const tls = (name) => ['--tls-ca', path.join(cluster.certs, 'ca.pem'), '--tls-cert', path.join(cluster.certs, `${name}.pem`)];
+    const rogue = spawn(L.INVENTORY_BIN, ['--listen', rogueUrl, '--driver-url', L.driverUrl('d1'), ...tls('e1')],
+      { stdio: ['ignore', 'ignore', 'ignore'] });
+    const sess = spawn(L.SESSION_BIN, ['--listen', sessUrl, '--inventory-url', rogueUrl, '--driver-url', L.driverUrl('d1'),
+      ...tls('session')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    sess.stderr.on('data', (d) => { err += d; });
+    try {
+      await sleep(300);
+      const text = await edgeReply(sessUrl, path.join(cluster.certs, 'e1.pem'));
+      assert.doesNotMatch(text, /"exit_code": 0/);
+      assert.match(err, /refused a server whose certificate has the role 'edge', not 'inventory'/);
+    } finally { rogue.kill('SIGKILL'); sess.kill('SIGKILL'); }
   });
 
   it.skip('clocks that disagree: network namespaces share the one kernel clock, so hosts with different clocks cannot be made here');

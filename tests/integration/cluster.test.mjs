@@ -321,13 +321,21 @@ describe('certificates', () => {
         assert.match(reply.result.content[0].text, /session service is not available/);
         edge.kill();
       } finally { session.kill(); }
-      // and an address that is plain TCP to another host is refused at startup
-      const r = spawn(path.join(BUILD, 'edge', 'msc-edge'), ['--session-url', 'tcp://10.1.2.3:5555'], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      r.stderr.on('data', (d) => { err += d; });
-      const code = await new Promise((res) => r.on('close', res));  // after stderr is read
-      assert.equal(code, 1);
-      assert.match(err, /plain TCP to another host/);
+      // and at startup: plain TCP (to loopback too) without --allow-plain-tcp, and any
+      // scheme but tls+tcp, ipc, inproc and tcp, are refused
+      for (const [url, why] of [['tcp://10.1.2.3:5555', /plain TCP .*--allow-plain-tcp/],
+        ['tcp://127.0.0.1:5555', /plain TCP \(no authentication, loopback included\)/],
+        ['ws://127.0.0.1:5555', /must be tls\+tcp:\/\/, ipc:\/\/ or inproc:\/\//],
+        ['wss://127.0.0.1:5555', /must be tls\+tcp:\/\//]]) {
+        for (const extra of url.startsWith('tcp') ? [[]] : [[], ['--allow-plain-tcp']]) {
+          const r = spawn(path.join(BUILD, 'edge', 'msc-edge'), ['--session-url', url, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+          let err = '';
+          r.stderr.on('data', (d) => { err += d; });
+          const code = await new Promise((res) => r.on('close', res));  // after stderr is read
+          assert.equal(code, 1, `${url} ${extra} is refused`);
+          assert.match(err, why);
+        }
+      }
     } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 });

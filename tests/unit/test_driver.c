@@ -188,7 +188,7 @@ setup(void **state)
 	fake.creating = fake.max_creating = fake.creates = 0;
 	fake.hog_running = fake.max_hog_running = 0;
 	if (msc_driver_start(URL, &fake_ops, &fake, 16, &drv) != 0 ||
-	    msc_client_open(URL, &cli) != 0)
+	    msc_client_open(URL, NULL, &cli) != 0)
 		return -1;
 	return 0;
 }

@@ -72,7 +72,7 @@ setup(void **state)
 	nheld = 0;
 	assert_int_equal(msc_server_start(URL, &msc__v1__session__descriptor,
 			     methods, NULL, 512, &f.srv), 0);
-	assert_int_equal(msc_client_open(URL, &f.cli), 0);
+	assert_int_equal(msc_client_open(URL, NULL, &f.cli), 0);
 	*state = &f;
 	return 0;
 }

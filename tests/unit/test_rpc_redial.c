@@ -101,7 +101,7 @@ comes_back_after_hangups(void **state)
 	assert_true((h.fd = listen_any(&port)) >= 0);
 	snprintf(url, sizeof(url), "tls+tcp://127.0.0.1:%d", port);
 	assert_int_equal(pthread_create(&t, NULL, hangup_run, &h), 0);
-	assert_int_equal(msc_client_open(url, &cli), 0);
+	assert_int_equal(msc_client_open(url, "edge", &cli), 0);
 	for (int i = 0; i < 40 && h.accepted < 3; i++)
 		usleep(50000);
 	assert_true(h.accepted >= 1);
@@ -142,10 +142,10 @@ main(int argc, char **argv)
 	make_certs = argv[1];
 	if (mkdtemp(dir) == NULL)
 		return 1;
-	snprintf(cmd, sizeof(cmd), "%s %s test >/dev/null 2>&1", make_certs,
+	snprintf(cmd, sizeof(cmd), "%s %s edge >/dev/null 2>&1", make_certs,
 	    dir);
 	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
-	snprintf(cert, sizeof(cert), "%s/test.pem", dir);
+	snprintf(cert, sizeof(cert), "%s/edge.pem", dir);
 	if (system(cmd) != 0 || msc_tls_setup(ca, cert, err, sizeof(err)) != 0) {
 		fprintf(stderr, "no certificates: %s\n", err);
 		return 1;

@@ -136,7 +136,7 @@ setup(void **state)
 		driver_methods, NULL, 64, &driver) != 0 ||
 	    msc_fleet_open(&cfg, DRIVER_URL, &fleet) != 0 ||
 	    sess_start(&cfg, SESSION_URL, INVENTORY_URL, fleet, &sess) != 0 ||
-	    msc_client_open(SESSION_URL, &cli) != 0)
+	    msc_client_open(SESSION_URL, NULL, &cli) != 0)
 		return -1;
 	return 0;
 }
