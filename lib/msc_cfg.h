@@ -5,7 +5,8 @@
  * (exit 1), plus the service addresses of a split deployment.
  *
  * Strings in struct msc_cfg are borrowed from argv or the environment,
- * except run_flags, an array owned by the cfg (free with msc_cfg_fini).
+ * except the arrays of repeatable flags (run_flags, allowed_hosts, ...),
+ * owned by the cfg (free with msc_cfg_fini).
  */
 #ifndef MSC_CFG_H
 #define MSC_CFG_H
@@ -25,6 +26,10 @@ struct msc_cfg {
 	long output_limit;
 	const char *auth_token;
 	bool allow_unauthenticated_http;
+	const char **allowed_hosts;     /* --allowed-host, besides loopback */
+	size_t n_allowed_hosts;
+	const char **allowed_origins;   /* --allowed-origin */
+	size_t n_allowed_origins;
 	const char *shell;
 	bool network;
 	/* tool description */
