@@ -2,11 +2,13 @@
 // server bound to 0.0.0.0, with and without a token, refuses a foreign Host (421) and a foreign
 // Origin (403), as a page on a rebound name would send them; names added with --allowed-host /
 // --allowed-origin (or KILNTAINERS_ALLOWED_HOSTS / KILNTAINERS_ALLOWED_ORIGINS) pass, and only
-// those. No container is needed.
+// those. The servers of the compose files in deploy/ keep the guard. No container is needed.
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHttpServer, request, initializeBody } from './lib.mjs';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startHttpServer, request, initializeBody, REPO } from './lib.mjs';
 
 const TOKEN = 'guard-test-token-0123456789abcdef0123';
 let open;
@@ -104,4 +106,35 @@ describe('--allowed-host and --allowed-origin', () => {
     const r = await request(open, { method: 'GET', path: '/healthz', headers: { Host: 'evil.example.com' } });
     assert.equal(r.status, 200);
   });
+});
+
+describe('the compose files in deploy/', () => {
+  // The server as deploy/ runs it (0.0.0.0 inside the container, no token) must keep the guard.
+  const composeCommand = (file, service) => {
+    const text = readFileSync(path.join(REPO, 'deploy', file), 'utf8');
+    const block = text.slice(text.search(new RegExp(`^  ${service}:`, 'm')));
+    const m = /\n {4}command: (\[[^\]]*\])/.exec(block);
+    assert.ok(m, `${file}: no command for ${service}`);
+    return JSON.parse(m[1]);
+  };
+  for (const [file, service] of [['compose.allinone.yaml', 'mcp-sandbox-computer'], ['compose.split.yaml', 'edge']]) {
+    it(`${file} (${service}): a foreign Host → 421 and a foreign Origin → 403; the published loopback address passes`, async () => {
+      const cmd = composeCommand(file, service);
+      const host = cmd[cmd.indexOf('--host') + 1];
+      // The same flags, on a free port and in this process's setup (no --session-url, no certificates).
+      const flags = [];
+      for (let i = 0; i < cmd.length; i++) {
+        if (['--transport', '--host', '--port', '--session-url', '--tls-ca', '--tls-cert'].includes(cmd[i])) { i++; continue; }
+        flags.push(cmd[i]);
+      }
+      const s = await startHttpServer(flags, { host });
+      try {
+        assert.equal((await init(s, { Host: 'evil.example.com:8435' })).status, 421);
+        assert.equal((await init(s, { Origin: 'http://evil.example.com:8435' })).status, 403);
+        assert.equal((await init(s, { Host: `127.0.0.1:${s.port}`, Origin: `http://127.0.0.1:${s.port}` })).status, 200);
+      } finally {
+        await s.stop();
+      }
+    });
+  }
 });
