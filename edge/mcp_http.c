@@ -1,8 +1,8 @@
 /*
  * mcp_http.c - the Streamable HTTP transport on libmicrohttpd: the
- * server, each request's life, routing, the Host/Origin guard, bearer
- * auth, DELETE, and the replies; POST is in mcp_http_post.c, deadlines
- * and drains in mcp_http_conn.c.
+ * server, each request's life, routing, DELETE, and the replies; POST is
+ * in mcp_http_post.c, the Host/Origin guard and auth in mcp_http_guard.c,
+ * deadlines and drains in mcp_http_conn.c.
  *
  * MHD runs one event thread (epoll) for every connection. A request that
  * waits for the session service is suspended and resumed by the reply,
@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -31,9 +30,6 @@
 #define PER_IP_LIMIT 256        /* from one client address */
 #define IDLE_TIMEOUT_S 30       /* MHD's inactivity timeout */
 #define CONN_MEMORY (32u * 1024) /* per connection: headers must fit */
-
-static const char *const loopback_names[] = { "127.0.0.1", "localhost",
-	"[::1]", NULL };
 
 const char *
 http_header(struct http_call *c, const char *name)
@@ -273,107 +269,6 @@ on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	http_call_unref(c);
 }
 
-/* --- the guard and auth ----------------------------------------------------- */
-
-/* Constant-time comparison of a presented secret with ours. */
-static bool
-secret_equal(const char *given, size_t glen, const char *ours, size_t olen)
-{
-	unsigned char diff = (unsigned char)(glen != olen);
-
-	for (size_t i = 0; i < olen; i++)
-		diff |= (unsigned char)(ours[i] ^ (i < glen ? given[i] : 0));
-	return diff == 0;
-}
-
-static bool
-authorized(struct http_call *c)
-{
-	const char *token = c->h->cfg->auth_token;
-	const char *auth, *sp;
-
-	if (token == NULL || *token == '\0')
-		return true;
-	auth = http_header(c, "Authorization");
-	if (auth == NULL || (sp = strchr(auth, ' ')) == NULL ||
-	    (size_t)(sp - auth) != 6 || strncasecmp(auth, "Bearer", 6) != 0)
-		return false;
-	return secret_equal(sp + 1, strlen(sp + 1), token, strlen(token));
-}
-
-/*
- * Whether host ("name", "name:port", "[v6]" or "[v6]:port") is one of
- * names: an entry without a port allows any port, one with a port only
- * that one.
- */
-static bool
-host_in(const char *host, const char *const *names)
-{
-	const char *colon = host[0] == '[' ? strstr(host, "]:") : NULL;
-	size_t nlen;
-
-	if (host[0] == '[') {
-		colon = colon != NULL ? colon + 1 : NULL;
-		if (colon == NULL && host[strlen(host) - 1] != ']')
-			return false;
-	} else {
-		colon = strchr(host, ':');
-	}
-	nlen = colon != NULL ? (size_t)(colon - host) : strlen(host);
-	if (colon != NULL && (colon[1] == '\0' ||
-	    strspn(colon + 1, "0123456789") != strlen(colon + 1)))
-		return false;
-	for (int i = 0; names[i] != NULL; i++) {
-		size_t n = strlen(names[i]);
-
-		if (strcasecmp(host, names[i]) == 0 ||
-		    (n == nlen && strncasecmp(host, names[i], n) == 0))
-			return true;
-	}
-	return false;
-}
-
-static bool
-origin_allowed(const struct edge_http *h, const char *origin)
-{
-	const char *rest = NULL;
-	size_t olen = strlen(origin);
-
-	if (strncasecmp(origin, "http://", 7) == 0)
-		rest = origin + 7;
-	else if (strncasecmp(origin, "https://", 8) == 0)
-		rest = origin + 8;
-	if (rest != NULL && *rest != '\0' && host_in(rest, loopback_names))
-		return true;
-	for (int i = 0; h->origins[i] != NULL; i++) {
-		size_t n = strlen(h->origins[i]);
-
-		if (n > 0 && h->origins[i][n - 1] == '/')
-			n--;
-		if (n == olen && strncasecmp(origin, h->origins[i], n) == 0)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Returns 0, or the status that refuses the request: a Host that is not
- * ours (421) or a foreign Origin (403), against DNS rebinding and
- * cross-site requests, whatever address the server is bound to.
- */
-static unsigned
-host_guard(const struct edge_http *h, struct http_call *c)
-{
-	const char *host = http_header(c, "Host");
-	const char *origin = http_header(c, "Origin");
-
-	if (host != NULL && (*host == '\0' || !host_in(host, h->hosts)))
-		return 421;
-	if (origin != NULL && !origin_allowed(h, origin))
-		return 403;
-	return 0;
-}
-
 /* --- DELETE ------------------------------------------------------------- */
 
 static void
@@ -455,13 +350,13 @@ route(struct edge_http *h, struct http_call *c, const char *url,
 			http_answer(c, 404, NULL, NULL, 0, NULL, NULL);
 		return;
 	}
-	if ((refused = host_guard(h, c)) != 0) {
+	if ((refused = http_guard(h, c)) != 0) {
 		http_answer_rpc_error(c, refused, -32000, refused == 421
 			? "Invalid Host header"
 			: "Invalid Origin header");
 		return;
 	}
-	if (!authorized(c)) {
+	if (!http_authorized(c)) {
 		http_answer(c, 401, "application/json",
 		    "{\"error\":\"unauthorized\"}", 24, "WWW-Authenticate",
 		    "Bearer");
@@ -559,56 +454,6 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 	msc_log_debug("http: %s", line);
 }
 
-/* Appends the names of `list` (comma or space separated) to arr. */
-static const char **
-add_names(const char **arr, size_t *n, char *list)
-{
-	char *save = NULL;
-
-	for (char *t = strtok_r(list, ", ", &save); t != NULL;
-	     t = strtok_r(NULL, ", ", &save))
-		arr[(*n)++] = t;
-	return arr;
-}
-
-/*
- * The allowlists: loopback names and the --allowed-host flags and
- * KILNTAINERS_ALLOWED_HOSTS, the --allowed-origin flags and
- * KILNTAINERS_ALLOWED_ORIGINS.
- */
-static int
-build_allowlists(struct edge_http *h)
-{
-	const struct msc_cfg *cfg = h->cfg;
-	const char *eh = getenv("KILNTAINERS_ALLOWED_HOSTS");
-	const char *eo = getenv("KILNTAINERS_ALLOWED_ORIGINS");
-	size_t lh = eh ? strlen(eh) : 0, lo = eo ? strlen(eo) : 0, nh = 0,
-	       no = 0;
-	char *sh, *so;
-
-	/* At most one name per two bytes of each list. */
-	h->env_copy = malloc(lh + lo + 2);
-	h->hosts = calloc(4 + cfg->n_allowed_hosts + lh / 2 + 2,
-	    sizeof(*h->hosts));
-	h->origins = calloc(cfg->n_allowed_origins + lo / 2 + 2,
-	    sizeof(*h->origins));
-	if (h->env_copy == NULL || h->hosts == NULL || h->origins == NULL)
-		return -ENOMEM;
-	sh = h->env_copy;
-	so = h->env_copy + lh + 1;
-	memcpy(sh, eh ? eh : "", lh + 1);
-	memcpy(so, eo ? eo : "", lo + 1);
-	for (int i = 0; loopback_names[i] != NULL; i++)
-		h->hosts[nh++] = loopback_names[i];
-	for (size_t i = 0; i < cfg->n_allowed_hosts; i++)
-		h->hosts[nh++] = cfg->allowed_hosts[i];
-	add_names(h->hosts, &nh, sh);
-	for (size_t i = 0; i < cfg->n_allowed_origins; i++)
-		h->origins[no++] = cfg->allowed_origins[i];
-	add_names(h->origins, &no, so);
-	return 0;
-}
-
 /*
  * Raises the descriptor soft limit to the hard one and returns how many
  * connections fit, keeping room for the rest of the program.
@@ -654,7 +499,7 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 							  : "http://%s:%ld",
 	    cfg->host, cfg->port);
 	snprintf(port, sizeof(port), "%ld", cfg->port);
-	if ((rv = build_allowlists(h)) != 0 ||
+	if ((rv = http_allowlists_init(h)) != 0 ||
 	    (rv = http_conns_start(&h->conns)) != 0) {
 		msc_log_err("cannot serve HTTP on %s: %s", url, strerror(-rv));
 		edge_http_stop(h);

@@ -97,6 +97,22 @@ void http_call_ref(struct http_call *c);
 /* Drops one; the last frees c and gives back what it counted. */
 void http_call_unref(struct http_call *c);
 
+/* mcp_http_guard.c: who may call /mcp. */
+/*
+ * Fills h->hosts and h->origins: the loopback names, the --allowed-host
+ * and --allowed-origin flags, KILNTAINERS_ALLOWED_HOSTS and
+ * KILNTAINERS_ALLOWED_ORIGINS (comma or space separated). 0 or -ENOMEM.
+ */
+int http_allowlists_init(struct edge_http *h);
+/*
+ * Returns 0, or the status that refuses the request: a Host that is not
+ * on the list (421) or a foreign Origin (403), against DNS rebinding and
+ * cross-site requests, whatever address the server is bound to.
+ */
+unsigned http_guard(const struct edge_http *h, struct http_call *c);
+/* Whether the request carries the bearer token (or none is set). */
+bool http_authorized(struct http_call *c);
+
 /* mcp_http_post.c: POST /mcp. */
 /* The checks on the headers: 0, or the status c was answered with. */
 unsigned http_post_start(struct http_call *c);
