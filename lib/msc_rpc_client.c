@@ -27,8 +27,9 @@ struct msc_client {
 	atomic_uint_fast64_t next_id;
 	atomic_uint_fast64_t since;     /* open time, or when the last pipe went */
 	char url[256];
-	pthread_mutex_t mu;             /* guards calls and live */
+	pthread_mutex_t mu;             /* guards calls, live and closing */
 	struct client_call *calls;      /* open calls */
+	bool closing;                   /* the socket is being closed */
 	uint32_t live[CLIENT_MAX_PIPES];        /* pipes counted in `pipes` */
 	pthread_mutex_t dial_mu;        /* guards dialer and redialed */
 	nng_dialer dialer;
@@ -114,10 +115,17 @@ call_finish(struct client_call *cc, Msc__V1__Code code, const char *message,
 		cc->next->prev = cc->prev;
 	pthread_mutex_unlock(&c->mu);
 	cc->cb(cc->arg, &st, resp);
-	atomic_fetch_sub(&cc->cli->open, 1);
-	nng_ctx_close(cc->ctx);
+	/*
+	 * Not once the socket closes: its close destroys the context, and
+	 * NNG 1.5 can free the socket under a context closed at that time.
+	 */
+	pthread_mutex_lock(&c->mu);
+	if (!c->closing)
+		nng_ctx_close(cc->ctx);
+	pthread_mutex_unlock(&c->mu);
 	/* Freeing an aio from its own callback would wait for itself. */
 	nng_aio_reap(cc->aio);
+	atomic_fetch_sub(&c->open, 1);  /* last: msc_client_close frees c */
 	free(cc);
 }
 
@@ -355,6 +363,9 @@ msc_client_close(struct msc_client *c)
 {
 	if (c == NULL)
 		return;
+	pthread_mutex_lock(&c->mu);
+	c->closing = true;
+	pthread_mutex_unlock(&c->mu);
 	nng_close(c->sock);
 	/* Open calls complete with NNG_ECLOSED; wait for their callbacks. */
 	for (int i = 0; i < 500 && atomic_load(&c->open) > 0; i++)
