@@ -4,7 +4,8 @@
 // its initialize served within 1 s, and the server must close the half-open connections itself
 // once the header deadline (10 s) has passed, although they never go quiet for long enough for
 // an inactivity timeout. The attacker connects from 127.0.0.2..127.0.0.5 (all of 127/8 is
-// loopback on Linux), the legitimate client from 127.0.0.1. No container is needed.
+// loopback on Linux), the legitimate client from 127.0.0.1. An idle keep-alive connection is
+// closed after the same deadline. No container is needed.
 
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -103,5 +104,34 @@ describe('half-open connections', () => {
 
   it('1,000 from four addresses, server started with a soft limit of 1024: the same', async (t) => {
     await scenario(t, { wrap: ['prlimit', '--nofile=1024:', '--'], sources: ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'], perSource: 250 });
+  });
+});
+
+describe('idle keep-alive connections', () => {
+  it('are closed by the server once they have been idle for the header deadline; requests before that are served on them', async (t) => {
+    const srv = await startHttpServer([]);
+    servers.push(srv);
+    const sock = net.connect(srv.port, '127.0.0.1');
+    let raw = '';
+    let closedAt = null;
+    sock.on('data', (d) => { raw += d.toString('latin1'); });
+    sock.on('error', () => {});
+    sock.on('close', () => { closedAt = performance.now(); });
+    await new Promise((r) => sock.on('connect', r));
+    const get = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\n\r\n`;
+    const answers = () => (raw.match(/HTTP\/1\.1 200 /g) ?? []).length;
+    sock.write(get);
+    while (answers() < 1 && closedAt === null) await sleep(20);
+    await sleep(HEADER_DEADLINE_MS / 2);
+    sock.write(get);    // within the deadline: served on the same connection, and the clock restarts
+    while (answers() < 2 && closedAt === null) await sleep(20);
+    const t1 = performance.now();
+    assert.equal(answers(), 2, `both requests answered on one connection: ${raw.slice(0, 500)}`);
+    while (closedAt === null && performance.now() - t1 < HEADER_DEADLINE_MS + SLACK_MS) await sleep(100);
+    const idleMs = (closedAt ?? performance.now()) - t1;
+    report(t, `idle keep-alive connection closed after ${idleMs.toFixed(0)} ms`);
+    sock.destroy();
+    assert.ok(closedAt !== null, `an idle keep-alive connection still open after ${idleMs.toFixed(0)} ms`);
+    assert.ok(idleMs > HEADER_DEADLINE_MS - 1000, `closed after ${idleMs.toFixed(0)} ms, before the deadline`);
   });
 });
