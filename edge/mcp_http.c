@@ -464,14 +464,20 @@ conn_limit(void)
 	struct rlimit rl;
 	rlim_t room;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		msc_log_warn("http: getrlimit: %s", strerror(errno));
 		return 512;
+	}
 	if (rl.rlim_cur < rl.rlim_max) {
 		rlim_t want = rl.rlim_cur;
 
 		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			msc_log_warn("http: cannot raise the descriptor limit "
+			    "to %llu: %s", (unsigned long long)rl.rlim_max,
+			    strerror(errno));
 			rl.rlim_cur = want;
+		}
 	}
 	room = rl.rlim_cur > 512 ? rl.rlim_cur - 256 : rl.rlim_cur / 2;
 	return room > CONN_LIMIT ? CONN_LIMIT : (unsigned)room;
