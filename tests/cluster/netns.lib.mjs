@@ -145,7 +145,9 @@ export class Cluster {
     if (name.startsWith('d')) {
       return [BIN.driver, ...common, '--listen', `tls+tcp://${HOSTS[name]}:${PORT.driver}`, '--driver-id', driverId(name)];
     }
-    return [BIN.edge, ...common, '--transport', 'http', '--host', '0.0.0.0', '--port', String(PORT.edge)];
+    // Clients reach each edge at its address: the Host guard must know it.
+    return [BIN.edge, ...common, '--transport', 'http', '--host', '0.0.0.0', '--port', String(PORT.edge),
+      '--allowed-host', HOSTS[name]];
   }
 
   /** Starts service NAME (a host name) inside its host. */
