@@ -177,7 +177,8 @@ const liveServers = new Set();
 
 /**
  * Start `MSC_BIN --transport http --host <host> --port <free port> <flags>` and wait for /healthz.
- * Options: env (merged over process.env minus KILNTAINERS_AUTH_TOKEN unless given), host,
+ * Options: env (merged over process.env minus KILNTAINERS_AUTH_TOKEN and the allowlist variables
+ * unless given), host,
  * readyTimeoutMs, label (false: no run label flag), wrap (a command line the server is started
  * under, e.g. ['prlimit', '--nofile=1024:1024', '--']). Returns a HttpServer.
  */
@@ -186,6 +187,8 @@ export async function startHttpServer(flags = [], { env = {}, host = '127.0.0.1'
   const port = await freePort();
   const baseEnv = { ...process.env };
   delete baseEnv.KILNTAINERS_AUTH_TOKEN;
+  delete baseEnv.KILNTAINERS_ALLOWED_HOSTS;
+  delete baseEnv.KILNTAINERS_ALLOWED_ORIGINS;
   const args = ['--transport', 'http', '--host', host, '--port', String(port), ...flags];
   if (label) args.push(`--docker-run-flag=--label=${RUN_LABEL}=${RUN}`);
   const cmd = wrap.length ? [...wrap, bin, ...args] : [bin, ...args];
