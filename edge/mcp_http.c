@@ -1,139 +1,223 @@
 /*
- * mcp_http.c - the Streamable HTTP transport: the server, routing, the
- * DNS-rebinding guard, bearer auth, DELETE, and the replies; POST is in
- * mcp_http_post.c. No thread waits on anything.
+ * mcp_http.c - the Streamable HTTP transport on libmicrohttpd: the
+ * server, each request's life, routing, DELETE, and the replies; POST is
+ * in mcp_http_post.c, the Host/Origin guard and auth in mcp_http_guard.c,
+ * deadlines and drains in mcp_http_conn.c.
+ *
+ * MHD runs one event thread (epoll) for every connection. A request that
+ * waits for the session service is suspended and resumed by the reply,
+ * on whatever thread that comes. An answer decided from the headers
+ * alone while a body is on its way goes out at once and MHD closes the
+ * connection after it: the unread body is never taken for the next
+ * request.
  */
 #include "mcp_http_int.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <stdatomic.h>
+#include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include <nng/nng.h>
-#include <nng/supplemental/http/http.h>
-#include <nng/supplemental/util/platform.h>
-
-#include "mcp.h"
 #include "msc_log.h"
 #include "session.pb-c.h"
 
-void
-http_respond(nng_aio *aio, uint16_t status, const char *type, const char *body,
-    size_t len, const char *hname, const char *hvalue)
-{
-	nng_http_res *res;
+#define CONN_LIMIT 4096         /* connections at once, at most */
+#define PER_IP_LIMIT 256        /* from one client address */
+#define IDLE_TIMEOUT_S 30       /* MHD's inactivity timeout */
+#define CONN_MEMORY (32u * 1024) /* per connection: headers must fit */
 
-	if (nng_http_res_alloc(&res) != 0) {
-		nng_aio_finish(aio, NNG_ENOMEM);
+const char *
+http_header(struct http_call *c, const char *name)
+{
+	return MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, name);
+}
+
+bool
+http_header_has(struct http_call *c, const char *name, const char *value)
+{
+	const char *v = http_header(c, name);
+
+	return v != NULL && strcasestr(v, value) != NULL;
+}
+
+/*
+ * Sets c's answer (under h->mu); takes resp. A NULL resp (out of memory)
+ * closes the connection.
+ */
+static void
+answer_locked(struct http_call *c, unsigned status, struct MHD_Response *resp)
+{
+	if (c->answered || !c->mhd_ref) {
+		if (resp != NULL)
+			MHD_destroy_response(resp);
 		return;
 	}
-	nng_http_res_set_status(res, status);
-	if (type != NULL)
-		nng_http_res_set_header(res, "Content-Type", type);
-	if (hname != NULL)
-		nng_http_res_set_header(res, hname, hvalue);
-	if (body != NULL && len > 0)
-		nng_http_res_copy_data(res, body, len);
-	else    /* else clients wait for a body until the connection ends */
-		nng_http_res_set_header(res, "Content-Length", "0");
-	nng_aio_set_output(aio, 0, res);
-	nng_aio_finish(aio, 0);
+	c->answered = true;
+	c->status = status;
+	c->resp = resp;
+	if (c->suspended) {
+		c->suspended = false;
+		MHD_resume_connection(c->conn);
+	}
+}
+
+static struct MHD_Response *
+make_response(const char *type, const char *body, size_t len,
+    const char *hname, const char *hvalue)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len,
+	    (void *)(body != NULL ? body : ""), MHD_RESPMEM_MUST_COPY);
+
+	if (r == NULL)
+		return NULL;
+	if ((type != NULL && MHD_add_response_header(r, "Content-Type",
+	    type) != MHD_YES) || (hname != NULL &&
+	    MHD_add_response_header(r, hname, hvalue) != MHD_YES)) {
+		MHD_destroy_response(r);
+		return NULL;
+	}
+	return r;
 }
 
 void
-http_respond_json(nng_aio *aio, uint16_t status, json_t *body, const char *hname,
-    const char *hvalue)
+http_answer(struct http_call *c, unsigned status, const char *type,
+    const char *body, size_t len, const char *hname, const char *hvalue)
+{
+	struct MHD_Response *r = make_response(type, body, len, hname, hvalue);
+
+	if (r == NULL)  /* out of memory: MHD closes the connection */
+		msc_log_err("http: out of memory for a response");
+	pthread_mutex_lock(&c->h->mu);
+	answer_locked(c, status, r);
+	pthread_mutex_unlock(&c->h->mu);
+}
+
+void
+http_answer_json(struct http_call *c, unsigned status, json_t *body,
+    const char *hname, const char *hvalue)
 {
 	char *text = json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII);
 
-	http_respond(aio, status, "application/json", text ? text : "{}",
+	http_answer(c, status, "application/json", text ? text : "{}",
 	    text ? strlen(text) : 2, hname, hvalue);
 	free(text);
 }
 
-/* A JSON-RPC error as the whole HTTP reply. */
-void
-http_respond_rpc_error(nng_aio *aio, uint16_t status, int code, const char *msg)
+static json_t *
+rpc_error(json_t *id, int code, const char *msg)
 {
-	json_t *body = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0",
-	    "id", "error", "code", code, "message", msg);
+	return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+	    id != NULL ? id : json_null(), "error", "code", code, "message",
+	    msg);
+}
 
-	http_respond_json(aio, status, body, NULL, NULL);
+void
+http_answer_rpc_error(struct http_call *c, unsigned status, int code,
+    const char *msg)
+{
+	json_t *body = rpc_error(NULL, code, msg);
+
+	http_answer_json(c, status, body, NULL, NULL);
 	json_decref(body);
 }
 
 void
-http_respond_unsent(nng_aio *aio, int rv)
+http_answer_unsent(struct http_call *c, int rv)
 {
 	int retry_s;
 	const char *text = mcp_unsent_text(rv, &retry_s);
 	char after[16];
-	json_t *body = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0",
-	    "id", "error", "code", -32603, "message", text);
+	json_t *body = rpc_error(NULL, -32603, text);
 
 	snprintf(after, sizeof(after), "%d", retry_s);
-	http_respond_json(aio, 503, body, "Retry-After", after);
+	http_answer_json(c, 503, body, "Retry-After", after);
 	json_decref(body);
 }
 
 void
-http_respond_failed(nng_aio *aio, const struct msc_status *st)
+http_answer_failed(struct http_call *c, const struct msc_status *st)
 {
 	char buf[512];
 	const char *text = mcp_failed_text(st, buf, sizeof(buf));
-	json_t *body = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0",
-	    "id", "error", "code", -32603, "message", text);
+	json_t *body = rpc_error(NULL, -32603, text);
 	bool retry = st->code == MSC__V1__CODE__UNAVAILABLE ||
 	    st->code == MSC__V1__CODE__RESOURCE_EXHAUSTED ||
 	    st->code == MSC__V1__CODE__DEADLINE_EXCEEDED;
 
-	http_respond_json(aio, 503, body, retry ? "Retry-After" : NULL,
+	http_answer_json(c, 503, body, retry ? "Retry-After" : NULL,
 	    retry ? "5" : NULL);
 	json_decref(body);
 }
 
-bool
-http_call_claim(struct http_call *c)
-{
-	bool mine;
-
-	pthread_mutex_lock(&c->h->mu);
-	mine = !c->answered;
-	c->answered = true;
-	pthread_mutex_unlock(&c->h->mu);
-	return mine;
-}
+/* --- a call's life -------------------------------------------------------- */
 
 static void
 server_free(struct edge_http *h)
 {
 	pthread_mutex_destroy(&h->mu);
+	free(h->hosts);
+	free(h->origins);
+	free(h->env_copy);
 	free(h);
 }
 
+static struct http_call *
+call_new(struct edge_http *h, struct MHD_Connection *conn)
+{
+	struct http_call *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->h = h;
+	c->conn = conn;
+	c->refs = 1;
+	c->mhd_ref = true;
+	pthread_mutex_lock(&h->mu);
+	c->next = h->calls;
+	if (h->calls != NULL)
+		h->calls->prev = c;
+	h->calls = c;
+	h->ncalls++;
+	h->nserving++;
+	pthread_mutex_unlock(&h->mu);
+	return c;
+}
+
 void
-http_call_free(struct http_call *c)
+http_call_ref(struct http_call *c)
+{
+	pthread_mutex_lock(&c->h->mu);
+	c->refs++;
+	pthread_mutex_unlock(&c->h->mu);
+}
+
+void
+http_call_unref(struct http_call *c)
 {
 	struct edge_http *h = c->h;
 	bool last;
 
 	pthread_mutex_lock(&h->mu);
+	if (--c->refs > 0) {
+		pthread_mutex_unlock(&h->mu);
+		return;
+	}
 	if (c->prev != NULL)
 		c->prev->next = c->next;
-	else if (h->calls == c)
+	else
 		h->calls = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	/* The last call of a stopped server frees it. */
-	last = atomic_fetch_sub(&h->open, 1) == 1 && h->stopped;
+	last = --h->ncalls == 0 && h->stopped;
 	pthread_mutex_unlock(&h->mu);
-	atomic_fetch_sub(&h->body_bytes, c->len);
-	if (c->rd != NULL)
-		nng_aio_reap(c->rd);    /* may run inside its own callback */
+	if (c->body != NULL)
+		atomic_fetch_sub(&h->body_bytes, c->len);
 	json_decref(c->msg);
 	free(c->body);
 	free(c);
@@ -141,215 +225,274 @@ http_call_free(struct http_call *c)
 		server_free(h);
 }
 
-/* Constant-time comparison of a presented secret with ours. */
-static bool
-secret_equal(const char *given, size_t glen, const char *ours, size_t olen)
-{
-	unsigned char diff = (unsigned char)(glen != olen);
-
-	for (size_t i = 0; i < olen; i++)
-		diff |= (unsigned char)(ours[i] ^ (i < glen ? given[i] : 0));
-	return diff == 0;
-}
-
-static bool
-authorized(const struct edge_http *h, nng_http_req *req)
-{
-	const char *token = h->cfg->auth_token;
-	const char *auth, *sp;
-
-	if (token == NULL || *token == '\0')
-		return true;
-	auth = nng_http_req_get_header(req, "Authorization");
-	if (auth == NULL || (sp = strchr(auth, ' ')) == NULL ||
-	    (size_t)(sp - auth) != 6 || strncasecmp(auth, "Bearer", 6) != 0)
-		return false;
-	return secret_equal(sp + 1, strlen(sp + 1), token, strlen(token));
-}
-
-/* host is "name", "name:port", "[v6]" or "[v6]:port". */
-static bool
-loopback_host(const char *host)
-{
-	static const char *const names[] = { "127.0.0.1", "localhost",
-		"[::1]", NULL };
-
-	for (int i = 0; names[i] != NULL; i++) {
-		size_t n = strlen(names[i]);
-
-		if (strncasecmp(host, names[i], n) == 0 &&
-		    (host[n] == '\0' || host[n] == ':'))
-			return true;
-	}
-	return false;
-}
-
-/* Returns 0, or the status that refuses a DNS-rebinding attempt. */
-static uint16_t
-rebinding_guard(const struct edge_http *h, nng_http_req *req)
-{
-	const char *host, *origin;
-
-	if (!h->loopback)
-		return 0;
-	host = nng_http_req_get_header(req, "Host");
-	if (host != NULL && !loopback_host(host))
-		return 421;
-	origin = nng_http_req_get_header(req, "Origin");
-	if (origin != NULL) {
-		const char *rest = NULL;
-
-		if (strncasecmp(origin, "http://", 7) == 0)
-			rest = origin + 7;
-		else if (strncasecmp(origin, "https://", 8) == 0)
-			rest = origin + 8;
-		if (rest == NULL || !loopback_host(rest))
-			return 403;
-	}
-	return 0;
-}
-
 bool
-http_header_has(nng_http_req *req, const char *name, const char *value)
+http_call_suspend(struct http_call *c)
 {
-	const char *v = nng_http_req_get_header(req, name);
+	struct edge_http *h = c->h;
+	bool ok;
 
-	return v != NULL && strcasestr(v, value) != NULL;
+	pthread_mutex_lock(&h->mu);
+	ok = !h->stopping;
+	if (ok) {
+		c->suspended = true;
+		MHD_suspend_connection(c->conn);
+	}
+	pthread_mutex_unlock(&h->mu);
+	if (!ok)
+		http_answer(c, 503, NULL, NULL, 0, "Retry-After", "1");
+	return ok;
 }
 
-/* --- DELETE --------------------------------------------------------------- */
+/* MHD_OPTION_NOTIFY_COMPLETED: MHD is done with the request. */
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct edge_http *h = cls;
+	struct http_call *c = *req_cls;
+
+	(void)toe;
+	if (c == NULL)
+		return;
+	*req_cls = NULL;
+	pthread_mutex_lock(&h->mu);
+	c->mhd_ref = false;
+	c->suspended = false;
+	h->nserving--;
+	if (c->resp != NULL)
+		MHD_destroy_response(c->resp);
+	c->resp = NULL;
+	c->conn = NULL;
+	pthread_mutex_unlock(&h->mu);
+	/* The next request on this connection (or an idle close). */
+	http_conns_deadline(h->conns, conn, HTTP_HEADER_MS);
+	http_call_unref(c);
+}
+
+/* --- DELETE ------------------------------------------------------------- */
 
 static void
 closed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
-	nng_aio *aio = arg;
+	struct http_call *c = arg;
 
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	if (st->code == MSC__V1__CODE__NOT_FOUND)
-		http_respond_rpc_error(aio, 404, -32001, "Session not found");
+		http_answer_rpc_error(c, 404, -32001, "Session not found");
 	else if (st->code != MSC__V1__CODE__OK)
-		http_respond_failed(aio, st);
+		http_answer_failed(c, st);
 	else
-		http_respond(aio, 200, NULL, NULL, 0, NULL, NULL);
+		http_answer(c, 200, NULL, NULL, 0, NULL, NULL);
+	http_call_unref(c);
 }
 
 static void
-handle_delete(struct edge_http *h, nng_aio *aio, nng_http_req *req)
+run_delete(struct http_call *c)
 {
 	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
-	const char *sid = nng_http_req_get_header(req, "Mcp-Session-Id");
+	const char *sid = http_header(c, "Mcp-Session-Id");
 	int rv;
 
 	if (sid == NULL) {
-		http_respond_rpc_error(aio, 400, -32000,
+		http_answer_rpc_error(c, 400, -32000,
 		    "Bad Request: Mcp-Session-Id header is required");
 		return;
 	}
-	ref.session_id = (char *)sid;
-	if ((rv = msc_client_call(h->session, &msc__v1__session__descriptor,
-		 "Close", &ref.base, 120000, closed, aio)) != 0)
-		http_respond_unsent(aio, rv);
+	snprintf(c->session_id, sizeof(c->session_id), "%s", sid);
+	ref.session_id = c->session_id;
+	if (!http_call_suspend(c))
+		return;
+	http_call_ref(c);
+	if ((rv = msc_client_call(c->h->session, &msc__v1__session__descriptor,
+		 "Close", &ref.base, 120000, closed, c)) != 0) {
+		http_answer_unsent(c, rv);
+		http_call_unref(c);
+	}
 }
 
 /* --- routing ------------------------------------------------------------ */
 
-static void
-on_health(nng_aio *aio)
+/* Whether a body follows the headers (declared, or chunked). */
+static bool
+has_body(struct http_call *c)
 {
-	static const char body[] = "{\"status\":\"ok\"}";
+	const char *cl = http_header(c, "Content-Length");
 
-	http_respond(aio, 200, "application/json", body, sizeof(body) - 1, NULL,
-	    NULL);
-}
-
-static void
-on_root(nng_aio *aio)
-{
-	static const char body[] =
-	    "{\"name\":\"mcp-sandbox-computer-vm-for-ai\",\"mcp_endpoint\":"
-	    "\"/mcp\",\"dashboard_resource\":\"ui://kilntainers/computers\","
-	    "\"health\":\"/healthz\"}";
-
-	http_respond(aio, 200, "application/json", body, sizeof(body) - 1, NULL,
-	    NULL);
+	return http_header(c, "Transfer-Encoding") != NULL ||
+	    (cl != NULL && strspn(cl, "0") != strlen(cl));
 }
 
 /*
- * Every request comes here: one handler for the whole tree, so that every
- * path starting with /mcp is authenticated, whatever follows it.
+ * Decides from the headers: answers c, or leaves it for the body (POST)
+ * or for the final call (DELETE).
  */
 static void
-on_request(nng_aio *aio)
+route(struct edge_http *h, struct http_call *c, const char *url,
+    const char *method)
 {
-	struct edge_http *h = nng_http_handler_get_data(nng_aio_get_input(aio,
-	    1));
-	nng_http_req *req = nng_aio_get_input(aio, 0);
-	nng_http_conn *conn = nng_aio_get_input(aio, 2);
-	const char *method = nng_http_req_get_method(req);
-	const char *uri = nng_http_req_get_uri(req);
-	size_t plen = strcspn(uri, "?");
+	static const char health[] = "{\"status\":\"ok\"}";
+	static const char root[] =
+	    "{\"name\":\"mcp-sandbox-computer-vm-for-ai\",\"mcp_endpoint\":"
+	    "\"/mcp\",\"dashboard_resource\":\"ui://kilntainers/computers\","
+	    "\"health\":\"/healthz\"}";
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	uint16_t refused;
+	unsigned refused;
 
-	if (strncmp(uri, "/mcp", 4) != 0) {
-		if (get && plen == 8 && strncmp(uri, "/healthz", 8) == 0)
-			on_health(aio);
-		else if (get && plen == 1)
-			on_root(aio);
+	if (strncmp(url, "/mcp", 4) != 0) {
+		if (get && strcmp(url, "/healthz") == 0)
+			http_answer(c, 200, "application/json", health,
+			    sizeof(health) - 1, NULL, NULL);
+		else if (get && strcmp(url, "/") == 0)
+			http_answer(c, 200, "application/json", root,
+			    sizeof(root) - 1, NULL, NULL);
 		else
-			http_respond(aio, 404, NULL, NULL, 0, NULL, NULL);
+			http_answer(c, 404, NULL, NULL, 0, NULL, NULL);
 		return;
 	}
-	if ((refused = rebinding_guard(h, req)) != 0) {
-		http_respond_rpc_error(aio, refused, -32000, refused == 421
+	if ((refused = http_guard(h, c)) != 0) {
+		http_answer_rpc_error(c, refused, -32000, refused == 421
 			? "Invalid Host header"
 			: "Invalid Origin header");
 		return;
 	}
-	if (!authorized(h, req)) {
-		http_respond(aio, 401, "application/json", "{\"error\":\"unauthorized\"}",
-		    24, "WWW-Authenticate", "Bearer");
+	if (!http_authorized(c)) {
+		http_answer(c, 401, "application/json",
+		    "{\"error\":\"unauthorized\"}", 24, "WWW-Authenticate",
+		    "Bearer");
 		return;
 	}
-	if (plen != 4) {        /* only /mcp itself below /mcp */
-		http_respond(aio, 404, NULL, NULL, 0, NULL, NULL);
-		return;
-	}
-	if (strcmp(method, "POST") == 0)
-		http_handle_post(h, aio, req, conn);
-	else if (strcmp(method, "DELETE") == 0)
-		handle_delete(h, aio, req);
-	else
-		http_respond(aio, 405, NULL, NULL, 0, "Allow", "POST, DELETE");
+	if (url[4] != '\0')     /* only /mcp itself below /mcp */
+		http_answer(c, 404, NULL, NULL, 0, NULL, NULL);
+	else if (strcmp(method, "POST") == 0)
+		c->post = http_post_start(c) == 0;
+	else if (strcmp(method, "DELETE") != 0)
+		http_answer(c, 405, NULL, NULL, 0, "Allow", "POST, DELETE");
 }
 
-static int
-add_handler(struct edge_http *h, const char *path, void (*cb)(nng_aio *),
-    const char *method, bool tree)
+/* Queues c's answer if it has one (MHD's thread). */
+static enum MHD_Result
+queue_answer(struct http_call *c)
 {
-	nng_http_handler *hd;
-	int rv;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	unsigned status;
 
-	if ((rv = nng_http_handler_alloc(&hd, path, cb)) != 0)
-		return rv;
-	if ((rv = nng_http_handler_set_method(hd, method)) != 0 ||
-	    (rv = nng_http_handler_set_data(hd, h, NULL)) != 0 ||
-	    (rv = nng_http_handler_collect_body(hd, false, 0)) != 0 ||
-	    (tree && (rv = nng_http_handler_set_tree(hd)) != 0) ||
-	    (rv = nng_http_server_add_handler(h->srv, hd)) != 0) {
-		nng_http_handler_free(hd);
-		return rv;
+	pthread_mutex_lock(&c->h->mu);
+	r = c->resp;
+	status = c->status;
+	c->resp = NULL;
+	ret = c->answered ? MHD_NO : MHD_YES;
+	pthread_mutex_unlock(&c->h->mu);
+	if (r == NULL)
+		return ret;     /* suspended, or no memory for the answer */
+	ret = MHD_queue_response(c->conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/*
+ * MHD's access handler: the first call has the headers, the next ones
+ * pieces of the body, the last one none (*size == 0); after a suspension
+ * it is called again to queue the answer.
+ */
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *data, size_t *size,
+    void **req_cls)
+{
+	struct edge_http *h = cls;
+	struct http_call *c = *req_cls;
+
+	(void)version;
+	if (c == NULL) {
+		if ((c = call_new(h, conn)) == NULL)
+			return MHD_NO;
+		*req_cls = c;
+		route(h, c, url, method);
+		if (!c->answered) {
+			http_conns_deadline(h->conns, conn,
+			    has_body(c) ? HTTP_BODY_MS : 0);
+			return MHD_YES;
+		}
+		if (!has_body(c))
+			return MHD_YES; /* answered in the last call */
+		/* Refused before the body: answer now, then close. */
+		http_conns_deadline(h->conns, conn, 0);
+		http_conns_drain(h->conns, conn);
+		return queue_answer(c);
 	}
-	return 0;
+	if (*size > 0) {
+		if (c->post && !c->answered)
+			http_post_data(c, data, *size);
+		*size = 0;
+		return MHD_YES;
+	}
+	if (!c->dispatched) {
+		c->dispatched = true;
+		http_conns_deadline(h->conns, conn, 0);
+		if (c->post && !c->answered)
+			http_post_run(c);
+		else if (!c->answered)
+			run_delete(c);
+	}
+	return queue_answer(c);
+}
+
+/* --- the server ----------------------------------------------------------- */
+
+static void
+on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)cls;
+	if (!msc_log_enabled(MSC_LOG_DEBUG))
+		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	msc_log_debug("http: %s", line);
+}
+
+/*
+ * Raises the descriptor soft limit to the hard one and returns how many
+ * connections fit, keeping room for the rest of the program.
+ */
+static unsigned
+conn_limit(void)
+{
+	struct rlimit rl;
+	rlim_t room;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		msc_log_warn("http: getrlimit: %s", strerror(errno));
+		return 512;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t want = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			msc_log_warn("http: cannot raise the descriptor limit "
+			    "to %llu: %s", (unsigned long long)rl.rlim_max,
+			    strerror(errno));
+			rl.rlim_cur = want;
+		}
+	}
+	room = rl.rlim_cur > 512 ? rl.rlim_cur - 256 : rl.rlim_cur / 2;
+	return room > CONN_LIMIT ? CONN_LIMIT : (unsigned)room;
 }
 
 int
 edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
     const char *description, struct edge_http **hp)
 {
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *ai = NULL;
 	struct edge_http *h;
-	char url[300];
+	unsigned limit = conn_limit();
+	char url[300], port[16];
 	int rv;
 
 	if ((h = calloc(1, sizeof(*h))) == NULL)
@@ -358,21 +501,45 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 	h->session = session;
 	h->description = description;
 	pthread_mutex_init(&h->mu, NULL);
-	h->loopback = strcmp(cfg->host, "127.0.0.1") == 0 ||
-	    strcmp(cfg->host, "localhost") == 0 || strcmp(cfg->host, "::1") == 0;
 	snprintf(url, sizeof(url), strchr(cfg->host, ':') ? "http://[%s]:%ld"
 							  : "http://%s:%ld",
 	    cfg->host, cfg->port);
-	if ((rv = nng_url_parse(&h->url, url)) != 0 ||
-	    (rv = nng_http_server_hold(&h->srv, h->url)) != 0 ||
-	    (rv = add_handler(h, "/", on_request, NULL, true)) != 0 ||
-	    (rv = nng_http_server_start(h->srv)) != 0) {
+	snprintf(port, sizeof(port), "%ld", cfg->port);
+	if ((rv = http_allowlists_init(h)) != 0 ||
+	    (rv = http_conns_start(&h->conns)) != 0) {
+		msc_log_err("cannot serve HTTP on %s: %s", url, strerror(-rv));
+		edge_http_stop(h);
+		return rv;
+	}
+	if ((rv = getaddrinfo(cfg->host, port, &hints, &ai)) != 0) {
 		msc_log_err("cannot serve HTTP on %s: %s", url,
-		    nng_strerror(rv));
+		    gai_strerror(rv));
+		edge_http_stop(h);
+		return -EINVAL;
+	}
+	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+		(ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+	    (uint16_t)cfg->port, NULL, NULL, on_request, h,
+	    MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+	    MHD_OPTION_CONNECTION_LIMIT, limit,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    limit < PER_IP_LIMIT ? limit : PER_IP_LIMIT,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_NOTIFY_CONNECTION, http_conns_notify, h->conns,
+	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+	    MHD_OPTION_END);
+	rv = errno;
+	freeaddrinfo(ai);
+	if (h->d == NULL) {
+		msc_log_err("cannot serve HTTP on %s: %s", url, strerror(rv));
 		edge_http_stop(h);
 		return -EIO;
 	}
-	msc_log_info("serving MCP over HTTP on %s/mcp", url);
+	msc_log_info("serving MCP over HTTP on %s/mcp (up to %u connections)",
+	    url, limit);
 	*hp = h;
 	return 0;
 }
@@ -380,39 +547,49 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 void
 edge_http_stop(struct edge_http *h)
 {
-	int open;
+	bool last;
 
 	if (h == NULL)
 		return;
 	/*
-	 * Calls still waiting for a command get 503 now: the server's stop
-	 * waits for every open request.
+	 * Calls still waiting for the session service get 503 now, and
+	 * have 2 s to go out before the server stops.
 	 */
 	pthread_mutex_lock(&h->mu);
+	h->stopping = true;
 	for (struct http_call *c = h->calls; c != NULL; c = c->next) {
-		if (c->answered)
-			continue;
-		json_t *id = c->msg ? json_object_get(c->msg, "id") : NULL;
-		json_t *err = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc",
-		    "2.0", "id", id ? id : json_null(), "error", "code", -32603,
-		    "message", "the server is shutting down; retry");
+		json_t *id, *err;
+		char *text;
+		struct MHD_Response *r;
 
-		c->answered = true;
-		http_respond_json(c->aio, 503, err, NULL, NULL);
+		if (c->answered || !c->suspended)
+			continue;
+		id = c->msg ? json_object_get(c->msg, "id") : NULL;
+		err = rpc_error(id, -32603, "the server is shutting down; retry");
+		text = json_dumps(err, JSON_COMPACT);
+		r = make_response("application/json", text ? text : "{}",
+		    text ? strlen(text) : 2, NULL, NULL);
+		answer_locked(c, 503, r);
+		free(text);
 		json_decref(err);
 	}
 	pthread_mutex_unlock(&h->mu);
-	if (h->srv != NULL) {
-		nng_http_server_stop(h->srv);
-		nng_http_server_release(h->srv);
+	for (int i = 0; h->d != NULL && i < 200; i++) {
+		pthread_mutex_lock(&h->mu);
+		last = h->nserving == 0;
+		pthread_mutex_unlock(&h->mu);
+		if (last)
+			break;
+		usleep(10000);
 	}
-	if (h->url != NULL)
-		nng_url_free(h->url);
+	if (h->d != NULL)
+		MHD_stop_daemon(h->d);
+	http_conns_stop(h->conns);
 	/* Calls still open hold h: the last one frees it. */
 	pthread_mutex_lock(&h->mu);
 	h->stopped = true;
-	open = atomic_load(&h->open);
+	last = h->ncalls == 0;
 	pthread_mutex_unlock(&h->mu);
-	if (open == 0)
+	if (last)
 		server_free(h);
 }

@@ -1,10 +1,11 @@
 /*
  * mcp_http.h - MCP over Streamable HTTP (2025-11-25, also 2025-06-18 and
- * 2025-03-26) on NNG's asynchronous HTTP server: POST /mcp answered with
- * JSON, DELETE /mcp to end a session, GET /mcp refused with 405 (no
- * standalone SSE stream), /healthz and / open. Sessions live in the
- * session service (Mcp-Session-Id is its session id), so the edge keeps
- * no per-session state and any edge can serve any session.
+ * 2025-03-26) on libmicrohttpd: POST /mcp answered with JSON, DELETE /mcp
+ * to end a session, GET /mcp refused with 405 (no standalone SSE stream),
+ * /healthz and / open; a Host/Origin allowlist on /mcp whatever the bind
+ * address; deadlines and connection caps against slow clients. Sessions
+ * live in the session service (Mcp-Session-Id is its session id), so the
+ * edge keeps no per-session state and any edge can serve any session.
  */
 #ifndef EDGE_MCP_HTTP_H
 #define EDGE_MCP_HTTP_H
@@ -18,9 +19,9 @@
 struct edge_http;
 
 /*
- * Listens on cfg->host:cfg->port. `session` and `description` are
- * borrowed and must outlive the server. Returns 0 or a negative errno
- * after logging why.
+ * Listens on cfg->host:cfg->port, after raising the descriptor soft limit
+ * to the hard one. `session` and `description` are borrowed and must
+ * outlive the server. Returns 0 or a negative errno after logging why.
  */
 int edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
     const char *description, struct edge_http **hp);

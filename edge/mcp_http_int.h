@@ -8,8 +8,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
-#include <nng/nng.h>
-#include <nng/supplemental/http/http.h>
+#include <microhttpd.h>
 
 #include "mcp.h"
 #include "mcp_http.h"
@@ -17,64 +16,133 @@
 #define MAX_INFLIGHT_BYTES (256u * 1024 * 1024)
 #define SESSION_CALL_MS 15000
 
+struct http_conns;
+
 struct edge_http {
 	const struct msc_cfg *cfg;
 	struct msc_client *session;
 	const char *description;
-	nng_url *url;
-	nng_http_server *srv;
-	bool loopback;
-	atomic_int open;              /* POST/DELETE calls in flight */
+	struct MHD_Daemon *d;
+	struct http_conns *conns;     /* deadlines and drains */
+	const char **hosts;           /* allowed Host names (NULL-ended) */
+	const char **origins;         /* allowed Origins beyond loopback */
+	char *env_copy;               /* the strings of the env lists */
 	atomic_size_t body_bytes;     /* request bodies held in memory */
-	pthread_mutex_t mu;           /* guards calls and their `answered` */
-	struct http_call *calls;      /* POSTs in flight, for shutdown */
+	pthread_mutex_t mu;           /* guards the calls and their state */
+	struct http_call *calls;      /* every call alive */
+	int ncalls;
+	int nserving;                 /* calls MHD still holds */
+	bool stopping;                /* under mu: new calls get 503 */
 	bool stopped;                 /* under mu: the last call frees h */
 };
 
-/* One POST or DELETE to /mcp, from the handler until the reply. */
+/*
+ * One request, from its headers until both MHD is done with it (the
+ * request completed) and the session service's reply has come: `refs`.
+ */
 struct http_call {
 	struct edge_http *h;
-	nng_aio *aio;                 /* the server's; finished once */
-	nng_http_req *req;            /* borrowed from the server */
-	nng_aio *rd;                  /* our body read */
+	struct MHD_Connection *conn;  /* MHD's; valid while mhd_ref */
+	int refs;                     /* under h->mu */
+	bool mhd_ref;                 /* MHD has not completed it yet */
+	bool post;
+	bool dispatched;              /* the body was handled */
+	bool suspended;               /* under h->mu */
+	bool answered;                /* under h->mu: resp is set */
+	unsigned status;
+	struct MHD_Response *resp;    /* under h->mu until queued */
 	char *body;
-	size_t len;
+	size_t len, got;
 	json_t *msg;
 	char session_id[64];
 	struct mcp_conn mc;
 	bool replied;
-	bool answered;                /* aio finished (by a reply or stop) */
 	struct http_call *prev, *next;
 };
 
-/*
- * Takes the right to answer call c: true once, for the first of a reply
- * and the shutdown that answers every call still open.
- */
-bool http_call_claim(struct http_call *c);
+/* Header value (borrowed) or NULL. */
+const char *http_header(struct http_call *c, const char *name);
+/* Whether header `name` contains `value` (case-insensitive). */
+bool http_header_has(struct http_call *c, const char *name,
+    const char *value);
 
-/* Finishes the server's aio with a response (copies body). */
-void http_respond(nng_aio *aio, uint16_t status, const char *type,
+/*
+ * Answers call c once: the first answer (a reply or the shutdown's 503)
+ * wins and the others are dropped. From any thread: a suspended
+ * connection is resumed and MHD's thread queues the response. Copies
+ * body; hname/hvalue is one extra header (may be NULL).
+ */
+void http_answer(struct http_call *c, unsigned status, const char *type,
     const char *body, size_t len, const char *hname, const char *hvalue);
-void http_respond_json(nng_aio *aio, uint16_t status, json_t *body,
+void http_answer_json(struct http_call *c, unsigned status, json_t *body,
     const char *hname, const char *hvalue);
 /* A JSON-RPC error (id null) as the whole reply. */
-void http_respond_rpc_error(nng_aio *aio, uint16_t status, int code,
+void http_answer_rpc_error(struct http_call *c, unsigned status, int code,
     const char *msg);
 /*
  * 503 for a call to the session service that could not be sent (`rv`
  * from msc_client_call) or that failed on the way or at the service
  * (`st`): the text says overloaded or unavailable, and Retry-After when.
  */
-void http_respond_unsent(nng_aio *aio, int rv);
-void http_respond_failed(nng_aio *aio, const struct msc_status *st);
-/* Frees a POST call and gives back what it counted. */
-void http_call_free(struct http_call *c);
-/* Whether header `name` contains `value` (case-insensitive). */
-bool http_header_has(nng_http_req *req, const char *name, const char *value);
+void http_answer_unsent(struct http_call *c, int rv);
+void http_answer_failed(struct http_call *c, const struct msc_status *st);
+
+/*
+ * Suspends c's connection until its answer (MHD's thread only). Returns
+ * false when the server is stopping (then c was answered 503).
+ */
+bool http_call_suspend(struct http_call *c);
+/* Takes one reference to c (for a call to the session service). */
+void http_call_ref(struct http_call *c);
+/* Drops one; the last frees c and gives back what it counted. */
+void http_call_unref(struct http_call *c);
+
+/* mcp_http_guard.c: who may call /mcp. */
+/*
+ * Fills h->hosts and h->origins: the loopback names, the --allowed-host
+ * and --allowed-origin flags, KILNTAINERS_ALLOWED_HOSTS and
+ * KILNTAINERS_ALLOWED_ORIGINS (comma or space separated). 0 or -ENOMEM.
+ */
+int http_allowlists_init(struct edge_http *h);
+/*
+ * Returns 0, or the status that refuses the request: a Host that is not
+ * on the list (421) or a foreign Origin (403), against DNS rebinding and
+ * cross-site requests, whatever address the server is bound to.
+ */
+unsigned http_guard(const struct edge_http *h, struct http_call *c);
+/* Whether the request carries the bearer token (or none is set). */
+bool http_authorized(struct http_call *c);
 
 /* mcp_http_post.c: POST /mcp. */
-void http_handle_post(struct edge_http *h, nng_aio *aio, nng_http_req *req,
-    nng_http_conn *conn);
+/* The checks on the headers: 0, or the status c was answered with. */
+unsigned http_post_start(struct http_call *c);
+/* A piece of the body (MHD's thread). */
+void http_post_data(struct http_call *c, const char *data, size_t len);
+/* The whole body arrived: parse it and call the session service. */
+void http_post_run(struct http_call *c);
+
+/* mcp_http_conn.c: connection deadlines and drains. */
+#define HTTP_HEADER_MS 10000    /* headers (and idle keep-alive) */
+#define HTTP_BODY_MS 60000      /* a whole body, once the headers are in */
+
+/* Starts the thread that enforces deadlines and drains refused bodies. */
+int http_conns_start(struct http_conns **connsp);
+void http_conns_stop(struct http_conns *conns);
+/* MHD_OPTION_NOTIFY_CONNECTION: tracks each connection (cls: conns). */
+void http_conns_notify(void *cls, struct MHD_Connection *conn,
+    void **socket_context, enum MHD_ConnectionNotificationCode toe);
+/*
+ * The connection must finish what it is at within ms (0: no deadline):
+ * past that its socket is shut down and MHD closes it.
+ */
+void http_conns_deadline(struct http_conns *conns,
+    struct MHD_Connection *conn, int ms);
+/*
+ * The answer to conn's request goes out before its body was read: MHD
+ * closes the connection after it, and the rest of the body is read and
+ * dropped here meanwhile (bounded), so the client gets the answer
+ * instead of a reset.
+ */
+void http_conns_drain(struct http_conns *conns, struct MHD_Connection *conn);
 
 #endif /* EDGE_MCP_HTTP_INT_H */

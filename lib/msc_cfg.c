@@ -461,8 +461,11 @@ msc_cfg_fini(struct msc_cfg *cfg)
 	free(cfg->run_flags);
 	free(cfg->e2b_metadata);
 	free(cfg->e2b_env);
+	free(cfg->allowed_hosts);
+	free(cfg->allowed_origins);
 	cfg->run_flags = NULL;
 	cfg->e2b_metadata = cfg->e2b_env = NULL;
+	cfg->allowed_hosts = cfg->allowed_origins = NULL;
 }
 
 bool

@@ -5,9 +5,10 @@
  * (exit 1), plus the service addresses of a split deployment.
  *
  * Strings in struct msc_cfg are borrowed from argv or the environment,
- * except run_flags, an array owned by the cfg, and secrets given as flags
- * or read by --*-file, which are copies owned by the cfg (free all with
- * msc_cfg_fini). A secret flag's argv bytes are blanked (ps shows "*").
+ * except the arrays of repeatable flags (run_flags, allowed_hosts, ...),
+ * owned by the cfg, and secrets given as flags or read by --*-file, which
+ * are copies owned by the cfg (free all with msc_cfg_fini). A secret
+ * flag's argv bytes are blanked (ps shows "*").
  */
 #ifndef MSC_CFG_H
 #define MSC_CFG_H
@@ -27,6 +28,10 @@ struct msc_cfg {
 	long output_limit;
 	const char *auth_token;
 	bool allow_unauthenticated_http;
+	const char **allowed_hosts;     /* --allowed-host, besides loopback */
+	size_t n_allowed_hosts;
+	const char **allowed_origins;   /* --allowed-origin */
+	size_t n_allowed_origins;
 	const char *shell;
 	bool network;
 	/* tool description */

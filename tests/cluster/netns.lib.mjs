@@ -155,7 +155,9 @@ export class Cluster {
       return [BIN.driver, ...common, '--listen', `tls+tcp://${HOSTS[name]}:${PORT.driver}`, '--driver-id', driverId(name),
         '--no-network'];
     }
-    return [BIN.edge, ...common, '--transport', 'http', '--host', '0.0.0.0', '--port', String(PORT.edge)];
+    // Clients reach each edge at its address: the Host guard must know it.
+    return [BIN.edge, ...common, '--transport', 'http', '--host', '0.0.0.0', '--port', String(PORT.edge),
+      '--allowed-host', HOSTS[name]];
   }
 
   /** Starts service NAME (a host name) inside its host. */

@@ -6,7 +6,8 @@
 # Starts MSC_BIN (default build/mcp-sandbox-computer) with --transport http on a free loopback
 # port, token-less (KILNTAINERS_AUTH_TOKEN unset), and runs, one --scenario at a time:
 #   @modelcontextprotocol/conformance 0.1.16:  the generic server scenarios (GENERIC below)
-#   conformance-next (0.2.0-alpha.12):          server-session-lifecycle, server-initialize
+#   conformance-next (0.2.0-alpha.12):          server-session-lifecycle, server-initialize,
+#                                               dns-rebinding-protection
 # The fixture scenarios (tools-call-*, resources-read-*, prompts-get-*, ...) call tools,
 # resources and prompts that only the suite's fixture server has; they are not run.
 # Node 22 (npm package `node`, node_modules/.bin) is first on PATH: the suite needs it.
@@ -23,7 +24,7 @@ OUTDIR=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -o|--output-dir) OUTDIR="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "conformance: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -43,7 +44,7 @@ case "$NODE_VERSION" in
 esac
 
 GENERIC=(server-initialize ping tools-list resources-list prompts-list dns-rebinding-protection server-sse-multiple-streams)
-NEXT_SCENARIOS=(server-session-lifecycle server-initialize)
+NEXT_SCENARIOS=(server-session-lifecycle server-initialize dns-rebinding-protection)
 
 RUN="htconf$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
 TMP="$(mktemp -d /tmp/msc-http-conformance.XXXXXX)"

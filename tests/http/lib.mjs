@@ -177,17 +177,22 @@ const liveServers = new Set();
 
 /**
  * Start `MSC_BIN --transport http --host <host> --port <free port> <flags>` and wait for /healthz.
- * Options: env (merged over process.env minus KILNTAINERS_AUTH_TOKEN unless given), host,
- * readyTimeoutMs, label (false: no run label flag). Returns a HttpServer.
+ * Options: env (merged over process.env minus KILNTAINERS_AUTH_TOKEN and the allowlist variables
+ * unless given), host,
+ * readyTimeoutMs, label (false: no run label flag), wrap (a command line the server is started
+ * under, e.g. ['prlimit', '--nofile=1024:1024', '--']). Returns a HttpServer.
  */
-export async function startHttpServer(flags = [], { env = {}, host = '127.0.0.1', readyTimeoutMs = 20000, label = true } = {}) {
+export async function startHttpServer(flags = [], { env = {}, host = '127.0.0.1', readyTimeoutMs = 20000, label = true, wrap = [] } = {}) {
   const bin = requireBinary();
   const port = await freePort();
   const baseEnv = { ...process.env };
   delete baseEnv.KILNTAINERS_AUTH_TOKEN;
+  delete baseEnv.KILNTAINERS_ALLOWED_HOSTS;
+  delete baseEnv.KILNTAINERS_ALLOWED_ORIGINS;
   const args = ['--transport', 'http', '--host', host, '--port', String(port), ...flags];
   if (label) args.push(`--docker-run-flag=--label=${RUN_LABEL}=${RUN}`);
-  const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...baseEnv, ...env } });
+  const cmd = wrap.length ? [...wrap, bin, ...args] : [bin, ...args];
+  const proc = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...baseEnv, ...env } });
   const who = `http#${++serverSeq} ${args.join(' ')}`;
   const srv = new HttpServer(proc, port, who);
   liveServers.add(srv);
