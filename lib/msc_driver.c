@@ -108,6 +108,23 @@ msc_driver_code(int rv)
 	}
 }
 
+int
+msc_driver_died(char *err, size_t errlen, const char *id,
+    const char *why_fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(err, errlen, "Computer '%s' died during command "
+	    "execution: ", id);
+	if (n >= 0 && (size_t)n < errlen) {
+		va_start(ap, why_fmt);
+		vsnprintf(err + n, errlen - (size_t)n, why_fmt, ap);
+		va_end(ap);
+	}
+	return -ECONNABORTED;
+}
+
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
 

@@ -105,6 +105,14 @@ struct msc_driver_ops {
 void msc_computer_fini(Msc__V1__Computer *c);
 void msc_computer_list_fini(Msc__V1__ComputerList *l);
 
+/*
+ * Writes "Computer '<id>' died during command execution: <why>" to err,
+ * the text every backend gives when a computer is gone under a command,
+ * and returns -ECONNABORTED (ABORTED: the next call starts it again).
+ */
+int msc_driver_died(char *err, size_t errlen, const char *id,
+    const char *why_fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* The usual mapping of a negative errno to a status code. */
 Msc__V1__Code msc_driver_code(int rv);
 

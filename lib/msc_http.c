@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "msc_log.h"
-#include "msc_slug.h"
+#include "msc_random.h"
 
 #define MAX_BODY (64u << 20)
 #define MAX_429 8
@@ -50,15 +50,6 @@ msc_http_init(void)
 	return curl_rc;
 }
 
-uint64_t
-msc_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 int
 msc_http_escape(const char *s, char *buf, size_t len)
 {
@@ -90,7 +81,6 @@ msc_http_escape(const char *s, char *buf, size_t len)
 int
 msc_http_backoff_ms(int attempt, int retry_after_s)
 {
-	unsigned r;
 	int base, wait;
 
 	if (attempt < 0)
@@ -98,8 +88,7 @@ msc_http_backoff_ms(int attempt, int retry_after_s)
 	base = 250 << (attempt < 5 ? attempt : 5);
 	if (base > 5000)
 		base = 5000;
-	msc_random_bytes(&r, sizeof(r));
-	wait = base / 2 + (int)(r % (unsigned)(base / 2 + 1));
+	wait = base / 2 + (int)msc_random_uniform((uint32_t)(base / 2 + 1));
 	if (retry_after_s > 0) {
 		int ra = retry_after_s > 10 ? 10000 : retry_after_s * 1000;
 

@@ -27,6 +27,8 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "msc_time.h" /* msc_now_ms, the clock of its deadlines */
+
 /* One call. Every pointer is borrowed for the duration of the call. */
 struct msc_http_req {
 	const char *method;            /* GET, POST, DELETE */
@@ -75,8 +77,5 @@ int msc_http_backoff_ms(int attempt, int retry_after_s);
  * path segment or query value. 0, or -ENOSPC when buf is too small.
  */
 int msc_http_escape(const char *s, char *buf, size_t len);
-
-/* CLOCK_MONOTONIC in milliseconds. */
-uint64_t msc_now_ms(void);
 
 #endif /* MSC_HTTP_H */

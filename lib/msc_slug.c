@@ -1,11 +1,12 @@
 #include "msc_slug.h"
 
+#include "msc_random.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 static const char *const adjectives[] = { "amber", "brisk", "calm", "clever",
 	"coral", "crisp", "gentle", "lucky", "quiet", "rapid", "silver",
@@ -45,26 +46,6 @@ msc_slug_normalize(const char *s, char out[MSC_SLUG_MAX + 1])
 	memcpy(out, s, n);
 	out[n] = '\0';
 	return msc_slug_valid(out) ? 0 : -EINVAL;
-}
-
-void
-msc_random_bytes(void *buf, size_t n)
-{
-	uint8_t *p = buf;
-
-	while (n > 0) {
-		ssize_t r = getrandom(p, n, 0);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			/* getrandom cannot fail on Linux >= 3.17 otherwise. */
-			memset(p, 0, n);
-			return;
-		}
-		p += r;
-		n -= (size_t)r;
-	}
 }
 
 void

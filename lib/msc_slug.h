@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "msc_random.h" /* msc_random_bytes, for the callers of old */
+
 #define MSC_SLUG_MAX 63
 #define MSC_SLUG_ERROR                                                        \
 	"computer_id must be 1-63 lowercase letters, numbers, or hyphens; it " \
@@ -21,8 +23,5 @@ int msc_slug_normalize(const char *s, char out[MSC_SLUG_MAX + 1]);
 
 /* Writes "<adjective>-<noun>-<4 hex>" from the kernel CSPRNG into out. */
 void msc_slug_random(char out[MSC_SLUG_MAX + 1]);
-
-/* Fills buf with n random bytes from getrandom(2). */
-void msc_random_bytes(void *buf, size_t n);
 
 #endif /* MSC_SLUG_H */

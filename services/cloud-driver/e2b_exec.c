@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "msc_log.h"
+#include "msc_random.h"
 
 #define ENVD_PORT "49983"
 #define STDIN_CHUNK (48u << 10)
@@ -400,7 +400,6 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 {
 	struct x x = { .d = d, .id = r->computer_id };
 	struct stream s = { 0 };
-	unsigned char rnd[16];
 	char tok[33];
 	const char *cmd, *shell = d->cfg->shell;
 	json_t *args, *envs;
@@ -420,12 +419,7 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 	if ((rv = envd_headers(&x)) != 0)
 		return rv;
 	refresh_ttl(&x);
-	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-		curl_slist_free_all(x.hdrs);
-		return -EIO;
-	}
-	for (int i = 0; i < 16; i++)
-		snprintf(tok + 2 * i, 3, "%02x", rnd[i]);
+	msc_random_hex(tok, 16);
 	timeout_ms = (uint64_t)(r->timeout_s > 0 ? r->timeout_s : 120) * 1000;
 	envs = json_pack("{s:s}", "KILNTAINERS_EXEC", tok);
 	args = json_array();

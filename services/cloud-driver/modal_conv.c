@@ -9,10 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include <jansson.h>
+
+#include "msc_random.h"
 
 const char *
 modal_conv_tag(const Modal__Client__SandboxInfo *s, const char *name)
@@ -220,8 +221,7 @@ modal_conv_uuid(char out[37])
 {
 	uint8_t b[16];
 
-	if (getrandom(b, sizeof(b), 0) != sizeof(b))
-		return -EIO;
+	msc_random_bytes(b, sizeof(b));
 	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
 	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
 	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"

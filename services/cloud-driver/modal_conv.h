@@ -55,7 +55,7 @@ int modal_conv_gpu(const char *s, char *type, size_t typelen,
 /* The `exp` claim of a JWT (Unix seconds), or 0 when it has none. */
 int64_t modal_conv_jwt_exp(const char *jwt);
 
-/* A random UUID (version 4), 36 characters and a NUL. -EIO if no random. */
+/* A random UUID (version 4), 36 characters and a NUL. Returns 0. */
 int modal_conv_uuid(char out[37]);
 
 #endif /* MODAL_CONV_H */

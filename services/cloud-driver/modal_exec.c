@@ -15,10 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "msc_log.h"
+#include "msc_random.h"
 
 #define LABEL "Modal command router"
 #define STDIN_CHUNK (512u << 10)
@@ -416,8 +416,8 @@ run(struct modal_driver *d, struct modal_known *k, const char *const *argv,
 
 	*startedp = false;
 	memset(r, 0, sizeof(*r));
-	if (modal_conv_uuid(exec_id) != 0)
-		return -EIO;
+	if ((rv = modal_conv_uuid(exec_id)) != 0)
+		return rv;
 	x.exec_id = exec_id;
 	req.task_id = k->task_id;
 	req.exec_id = exec_id;
@@ -516,7 +516,6 @@ modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *q,
 	struct modal_known k;
 	struct modal_run r = { 0 };
 	const char *shell_argv[3], *const *argv;
-	uint8_t rnd[16];
 	char marker[33];
 	size_t argc;
 	uint64_t start = msc_now_ms();
@@ -535,11 +534,8 @@ modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *q,
 		}
 		return rv;
 	}
-	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return -EIO;
+	msc_random_hex(marker, 16);
 	jwt_exp = k.jwt_exp;
-	for (int i = 0; i < 16; i++)
-		snprintf(marker + 2 * i, 3, "%02x", rnd[i]);
 	if (q->n_args > 0) {
 		argv = (const char *const *)q->args;
 		argc = q->n_args;

@@ -145,7 +145,7 @@ dock_pull_line(struct dock_pull *p, const char *s, size_t n)
 	id = json_string_value(json_object_get(j, "id"));
 	if (status == NULL)
 		goto done;
-	now = dock_now_ms();
+	now = (int64_t)msc_now_ms();
 	/* Lines with a layer id are frequent: rate-limit them. */
 	if (id != NULL && now - p->last_print < DOCK_PULL_PRINT_MS)
 		goto done;
@@ -223,7 +223,7 @@ dock_image_ensure(struct dock_engine *e, const char *image, int timeout_ms,
 	char			 erepo[DOCK_REF_MAX * 3],
 	    etag[DOCK_REF_MAX * 3];
 	char			 path[DOCK_PATH_MAX], detail[512];
-	int64_t			 start = dock_now_ms();
+	int64_t			 start = (int64_t)msc_now_ms();
 	int			 rc, left, n;
 
 	memset(&pull, 0, sizeof(pull));
@@ -281,7 +281,8 @@ dock_image_ensure(struct dock_engine *e, const char *image, int timeout_ms,
 		goto fail;
 	}
 	/* A clean stream must have left the image behind. */
-	left = timeout_ms > 0 ? timeout_ms - (int)(dock_now_ms() - start) : 0;
+	left = timeout_ms > 0
+	    ? timeout_ms - (int)((int64_t)msc_now_ms() - start) : 0;
 	if (timeout_ms > 0 && left < 1000)
 		left = 1000;
 	rc = dock_image_present(e, image, left, detail, sizeof(detail));
@@ -380,7 +381,7 @@ dock_container_create(struct dock_engine *e, const char *name, json_t *body,
 	const char		*cid;
 	char			 path[DOCK_PATH_MAX], *text = NULL;
 	char			 rerr[256];
-	int64_t			 start = dock_now_ms();
+	int64_t			 start = (int64_t)msc_now_ms();
 	int			 rc, left;
 
 	if (name != NULL && *name != '\0') {
@@ -418,7 +419,8 @@ dock_container_create(struct dock_engine *e, const char *name, json_t *body,
 	}
 	memcpy(id, cid, 65);
 	json_decref(j);
-	left = timeout_ms > 0 ? timeout_ms - (int)(dock_now_ms() - start) : 0;
+	left = timeout_ms > 0
+	    ? timeout_ms - (int)((int64_t)msc_now_ms() - start) : 0;
 	if (timeout_ms > 0 && left < 1000)
 		left = 1000;
 	rc = dock_container_start(e, id, left, err, errlen);

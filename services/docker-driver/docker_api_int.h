@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "docker_api.h"
+#include "msc_time.h"
 
 #define DOCK_API_MIN_MINOR	41	/* oldest API we accept: 1.41 */
 #define DOCK_API_MAX_MINOR	47	/* newest API we speak: 1.47 */
@@ -91,7 +92,6 @@ int	dock_escape(const char *s, char *out, size_t outlen);
 
 void	dock_seterr(char *err, size_t errlen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
-int64_t	dock_now_ms(void);
 void	dock_sleep_ms(int ms);
 
 /* The hijacked exec stream (docker_stream.c). */
@@ -99,7 +99,7 @@ struct dock_stream {
 	const void		*in;
 	size_t			 in_len;
 	bool			 has_stdin;
-	int64_t			 deadline;	/* dock_now_ms() clock */
+	int64_t			 deadline;	/* msc_now_ms() clock */
 	size_t			 limit;		/* stdout+stderr bytes */
 	struct dock_buf		 out;
 	struct dock_buf		 err;

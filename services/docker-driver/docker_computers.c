@@ -318,59 +318,6 @@ engine_up(struct dock_driver *d, char *err, size_t errlen)
 	return rv == -ETIMEDOUT ? -ECONNREFUSED : rv;
 }
 
-/*
- * Whether a container with these labels belongs to this driver: made by
- * it, or by no driver in particular (the reference, an older build).
- * Drivers sharing one engine each see only their own computers.
- */
-static bool
-mine(const struct dock_driver *d, json_t *labels)
-{
-	const char *owner = json_string_value(json_object_get(labels,
-	    "kilntainers.driver"));
-
-	return owner == NULL || strcmp(owner, d->cfg->driver_id) == 0;
-}
-
-/* Inspects kilntainer-<id> and checks it is ours. */
-int
-dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
-    size_t errlen)
-{
-	char name[128];
-	const char *label;
-	json_t *ctr;
-	int rv;
-
-	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
-	if ((rv = dock_container_inspect(d->engine, name, T_OP, &ctr, err,
-		 errlen)) != 0) {
-		if (rv == -ENOENT) {
-			/* Gone, maybe behind our back: forget its helper. */
-			dock_fx_forget(d, name);
-			snprintf(err, errlen, "Computer '%s' was not found.", id);
-		}
-		return rv;
-	}
-	label = json_string_value(json_object_get(
-	    json_object_get(json_object_get(ctr, "Config"), "Labels"),
-	    "kilntainers.computer-id"));
-	if (label == NULL || strcmp(label, id) != 0) {
-		json_decref(ctr);
-		snprintf(err, errlen, "Docker name '%s' is already in use by a "
-				      "container not owned by this server.", name);
-		return -EPERM;
-	}
-	if (!mine(d, json_object_get(json_object_get(ctr, "Config"),
-		"Labels"))) {
-		json_decref(ctr);
-		snprintf(err, errlen, "Computer '%s' was not found.", id);
-		return -ENOENT;         /* another driver's: it answers */
-	}
-	*ctrp = ctr;
-	return 0;
-}
-
 int
 dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen)
@@ -531,7 +478,7 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 		    json_object_get(row, "Labels"), "kilntainers.computer-id"));
 		Msc__V1__Computer *c;
 
-		if (id == NULL || !mine(d, json_object_get(row, "Labels")) ||
+		if (id == NULL || !dock_mine(d, json_object_get(row, "Labels")) ||
 		    (c = malloc(sizeof(*c))) == NULL)
 			continue;
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;

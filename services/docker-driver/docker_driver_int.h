@@ -53,6 +53,7 @@ int dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
     size_t errlen);
 int dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
     size_t errlen);
+/* The Exec op (docker_driver_exec.c). */
 int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
 
@@ -72,10 +73,10 @@ int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
  * dock_fx_track records a container's helper from its inspect JSON
  * (borrowed) and dock_fx_forget drops it when the container is gone
  * (also removing the host folder of /.msc an earlier build made).
- * dock_fx_wait waits up to `ms` for the helper's socket. dock_run runs an
- * exec through the helper when one listens for `name`, else through the
- * Engine API (*fastp says which); besides the errors of dock_exec_run(),
- * -ECONNRESET or -EPROTO when the helper failed mid-command.
+ * dock_fx_wait waits up to `ms` for the helper's socket. dock_fx_exec
+ * runs an exec through the helper when one listens for `name` (-ENOTCONN
+ * when none does: the caller uses the Engine API); with the
+ * errors of dock_run().
  * dock_fx_root_open opens `root` if it is private to our uid (creating it
  * 0700 if missing): the fd or a negative errno with a message.
  */
@@ -93,9 +94,9 @@ void dock_fx_track(struct dock_driver *d, const char *name, json_t *ctr);
 void dock_fx_forget(struct dock_driver *d, const char *name);
 int dock_fx_remove_legacy(struct dock_driver *d, const char *name);
 int dock_fx_wait(struct dock_driver *d, const char *name, int ms);
-int dock_run(struct dock_driver *d, const char *name,
-    const struct dock_exec_req *req, struct dock_exec_res *res,
-    bool *fastp, char *err, size_t errlen);
+int dock_fx_exec(struct dock_driver *d, const char *name,
+    const struct dock_exec_req *req, struct dock_exec_res *res, char *err,
+    size_t errlen);
 int dock_fx_root_open(const char *root, char *err, size_t errlen);
 
 /*
@@ -109,9 +110,24 @@ int dock_fx_root_open(const char *root, char *err, size_t errlen);
 int dock_net_init(struct dock_driver *d);
 int dock_net_ensure(struct dock_driver *d, char *err, size_t errlen);
 
-/* Inspects kilntainer-<id> and checks it is ours (docker_computers.c). */
+/*
+ * A computer's container (docker_containers.c). dock_mine: whether a
+ * container with these labels (borrowed) belongs to this driver: made by
+ * it, or by no driver in particular (the reference, an older build);
+ * drivers sharing one engine each see only their own computers.
+ * dock_find inspects kilntainer-<id> and checks it is ours: 0 with the
+ * inspect JSON in *ctrp (the caller's), or a negative errno with a
+ * message. dock_run runs req in container `name` through its helper
+ * when one listens, else through the Engine API (*fastp says which);
+ * besides the errors of dock_exec_run(), -ECONNRESET or -EPROTO when the
+ * helper failed mid-command. Blocking.
+ */
+bool dock_mine(const struct dock_driver *d, json_t *labels);
 int dock_find(struct dock_driver *d, const char *id, json_t **ctrp,
     char *err, size_t errlen);
+int dock_run(struct dock_driver *d, const char *name,
+    const struct dock_exec_req *req, struct dock_exec_res *res,
+    bool *fastp, char *err, size_t errlen);
 
 /* Builds the create body template from cfg; prints startup errors. */
 int dock_build_template(const struct msc_cfg *cfg, json_t **outp);

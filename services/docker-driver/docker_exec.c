@@ -17,12 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include <jansson.h>
 
 #include "docker_api.h"
 #include "docker_api_int.h"
+#include "msc_random.h"
 
 #define DOCK_MARKER_VAR		"KILNTAINERS_EXEC"
 #define DOCK_KILL_TIMEOUT_MS	5000
@@ -56,31 +56,6 @@ static const char dock_kill_script[] =
 	"  [ -n \"$found\" ] || break\n"
 	"done\n"
 	"exit 0\n";
-
-static int
-dock_marker(char out[33])
-{
-	static const char	hex[] = "0123456789abcdef";
-	unsigned char		r[16];
-	size_t			got = 0;
-	ssize_t			n;
-	int			i;
-
-	while (got < sizeof(r)) {
-		n = getrandom(r + got, sizeof(r) - got, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		got += (size_t)n;
-	}
-	for (i = 0; i < 16; i++) {
-		out[2 * i] = hex[r[i] >> 4];
-		out[2 * i + 1] = hex[r[i] & 15];
-	}
-	out[32] = '\0';
-	return 0;
-}
 
 static int
 dock_exec_create(struct dock_engine *e, const struct dock_exec_req *req,
@@ -196,7 +171,7 @@ dock_exec_inspect(struct dock_engine *e, const char *exec_id, int *code)
 
 /*
  * Polls the exec until it is done, with a 10 ms → 100 ms back-off, until
- * `until` (dock_now_ms clock). Returns 0 with *code, 1 if still running.
+ * `until` (msc_now_ms clock). Returns 0 with *code, 1 if still running.
  */
 static int
 dock_exec_wait(struct dock_engine *e, const char *exec_id, int64_t until,
@@ -208,7 +183,7 @@ dock_exec_wait(struct dock_engine *e, const char *exec_id, int64_t until,
 		rc = dock_exec_inspect(e, exec_id, code);
 		if (rc <= 0)
 			return rc;
-		if (dock_now_ms() + delay > until)
+		if ((int64_t)msc_now_ms() + delay > until)
 			return 1;
 		dock_sleep_ms(delay);
 		delay = delay * 2 > 100 ? 100 : delay * 2;
@@ -232,7 +207,7 @@ dock_exec_once(struct dock_engine *e, const struct dock_exec_req *req,
 	s->has_stdin = req->has_stdin;
 	s->limit = req->output_limit;
 	/* No timeout: a deadline far away. */
-	s->deadline = dock_now_ms() + (req->timeout_ms > 0 ?
+	s->deadline = (int64_t)msc_now_ms() + (req->timeout_ms > 0 ?
 	    (int64_t)req->timeout_ms : (int64_t)1 << 50);
 	return dock_stream_run(e, exec_id, s, err, errlen);
 }
@@ -263,31 +238,30 @@ dock_exec_kill(struct dock_engine *e, const char *container,
 	kr.argv = argv;
 	kr.timeout_ms = DOCK_KILL_TIMEOUT_MS;
 	kr.output_limit = 65536;
-	if (dock_marker(kmarker) == 0) {
-		rc = dock_exec_once(e, &kr, kmarker, kid, sizeof(kid), &ks,
-		    kerr, sizeof(kerr));
-		dock_stream_fini(&ks);
-		/* The container stopped or went away: nothing runs. */
-		if (rc == -EBUSY || rc == -ENOENT)
-			return;
-		if (rc == 0 && ks.outcome == DOCK_EXEC_EXITED &&
-		    dock_exec_wait(e, kid, dock_now_ms() + DOCK_EXIT_POLL_MS,
-		    &code) == 0 && code == 0)
-			killed = true;
-	}
+	msc_random_hex(kmarker, 16);
+	rc = dock_exec_once(e, &kr, kmarker, kid, sizeof(kid), &ks, kerr,
+	    sizeof(kerr));
+	dock_stream_fini(&ks);
+	/* The container stopped or went away: nothing runs. */
+	if (rc == -EBUSY || rc == -ENOENT)
+		return;
+	if (rc == 0 && ks.outcome == DOCK_EXEC_EXITED &&
+	    dock_exec_wait(e, kid, (int64_t)msc_now_ms() + DOCK_EXIT_POLL_MS,
+	    &code) == 0 && code == 0)
+		killed = true;
 	if (!killed) {
 		dock_container_restart(e, container, 0, DOCK_CTL_TIMEOUT_MS,
 		    kerr, sizeof(kerr));
 		restarted = true;
 	}
-	rc = dock_exec_wait(e, exec_id, dock_now_ms() + DOCK_EXIT_POLL_MS,
-	    &code);
+	rc = dock_exec_wait(e, exec_id,
+	    (int64_t)msc_now_ms() + DOCK_EXIT_POLL_MS, &code);
 	if (rc == 1 && !restarted) {
 		/* The main process escaped the marker (env -i exec ...). */
 		dock_container_restart(e, container, 0, DOCK_CTL_TIMEOUT_MS,
 		    kerr, sizeof(kerr));
-		dock_exec_wait(e, exec_id, dock_now_ms() + DOCK_EXIT_POLL_MS,
-		    &code);
+		dock_exec_wait(e, exec_id,
+		    (int64_t)msc_now_ms() + DOCK_EXIT_POLL_MS, &code);
 	}
 }
 
@@ -325,10 +299,7 @@ dock_exec_run(struct dock_engine *e, const struct dock_exec_req *req,
 	res->exit_code = -1;
 	if ((rc = dock_exec_check(req, err, errlen)) < 0)
 		return rc;
-	if ((rc = dock_marker(marker)) < 0) {
-		dock_seterr(err, errlen, "exec: no random bytes");
-		return rc;
-	}
+	msc_random_hex(marker, 16);
 	exec_id[0] = '\0';
 	rc = dock_exec_once(e, req, marker, exec_id, sizeof(exec_id), &s, err,
 	    errlen);
@@ -345,7 +316,7 @@ dock_exec_run(struct dock_engine *e, const struct dock_exec_req *req,
 		 * closed its output but lives on is waited for until the
 		 * deadline, then treated as a timeout.
 		 */
-		until = dock_now_ms() + DOCK_EXIT_POLL_MS;
+		until = (int64_t)msc_now_ms() + DOCK_EXIT_POLL_MS;
 		if (s.deadline > until)
 			until = s.deadline;
 		rc = dock_exec_wait(e, exec_id, until, &code);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fastexec_wire.h"
+#include "msc_time.h"
 
 #define FX_REQ_SEND_MS	5000
 
@@ -38,16 +39,6 @@ struct fxc {
 	struct fxbuf out, err;
 	size_t limit;
 };
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int
 fxbuf_add(struct fxbuf *b, const void *p, size_t n)
 {
@@ -117,7 +108,7 @@ fx_wait(int fd, short events, int64_t deadline, short *rev)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = events };
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - (int64_t)msc_now_ms();
 		int n;
 
 		if (left <= 0)
@@ -275,7 +266,7 @@ fx_send_req(struct fxc *c, const struct dock_exec_req *req, char *err,
 	struct fx_req r = { .argv = req->argv, .env = req->env,
 		.workdir = req->workdir, .output_limit = req->output_limit,
 		.flags = req->has_stdin ? FX_F_STDIN : 0 };
-	int64_t until = now_ms() + FX_REQ_SEND_MS;
+	int64_t until = (int64_t)msc_now_ms() + FX_REQ_SEND_MS;
 	short rev;
 	int rc;
 
@@ -360,7 +351,7 @@ dock_fx_run(const char *dir, const struct dock_exec_req *req,
 	c.limit = req->output_limit;
 	if ((rc = fx_send_req(&c, req, err, errlen)) != 0)
 		goto out;
-	c.deadline = now_ms() + (req->timeout_ms > 0 ?
+	c.deadline = (int64_t)msc_now_ms() + (req->timeout_ms > 0 ?
 	    (int64_t)req->timeout_ms + DOCK_FX_GRACE_MS : (int64_t)1 << 50);
 	rc = fx_loop(&c, req, res, err, errlen);
 	if (rc < 0)

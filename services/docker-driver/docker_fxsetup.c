@@ -1,8 +1,8 @@
 /*
  * docker_fxsetup.c - wiring the fast exec path into the driver: where the
- * helper lives, adapting the create body, finding a computer's helper,
- * and dock_exec(): an exec through the helper with the Engine API exec as
- * the fallback.
+ * helper lives, adapting the create body, finding a computer's helper
+ * and running a command through it (dock_fx_exec; the driver's Exec op,
+ * with the Engine API exec as the fallback, is in docker_driver_exec.c).
  *
  * On the host, ROOT ($MSC_FAST_EXEC_DIR, else /run/mcp-sandbox-computer
  * as root, else $XDG_RUNTIME_DIR/mcp-sandbox-computer, else
@@ -42,19 +42,10 @@
 #include "msc_log.h"
 #include "msc_main.h"
 #include "msc_map.h"
+#include "msc_time.h"
 
 #define FX_HELPER_NAME	"msc-exec-helper"
 #define T_FX_INSPECT	10000
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static bool
 falsy(const char *s)
 {
@@ -335,128 +326,17 @@ dock_fx_wait(struct dock_driver *d, const char *name, int ms)
 }
 
 int
-dock_run(struct dock_driver *d, const char *name,
-    const struct dock_exec_req *req, struct dock_exec_res *res,
-    bool *fastp, char *err, size_t errlen)
+dock_fx_exec(struct dock_driver *d, const char *name,
+    const struct dock_exec_req *req, struct dock_exec_res *res, char *err,
+    size_t errlen)
 {
 	char dir[64];
 	int pfd, rv;
 
-	*fastp = false;
-	if (dock_fx_enabled(d) && (pfd = fx_open(d, name, dir,
-	    sizeof(dir))) >= 0) {
-		rv = dock_fx_run(dir, req, res, err, errlen);
-		close(pfd);
-		if (rv != -ENOTCONN) {
-			*fastp = true;
-			return rv;
-		}
-	}
-	return dock_exec_run(d->engine, req, res, err, errlen);
-}
-
-/*
- * Whether the container of `id` still runs after a command failed (an
- * error counts as no). A command killed by a signal may have died with
- * its container, whose state lags the exec's end: look a few times.
- */
-static bool
-still_running(struct dock_driver *d, const char *id, int exit_code)
-{
-	char err[DOCK_ERRLEN];
-	int tries = exit_code >= 128 ? 6 : 1;
-
-	for (int i = 0; i < tries; i++) {
-		json_t *ctr = NULL;
-		bool running;
-
-		if (i > 0)
-			usleep(100 * 1000);
-		if (dock_find(d, id, &ctr, err, sizeof(err)) != 0)
-			return false;
-		running = json_is_true(json_object_get(
-		    json_object_get(ctr, "State"), "Running"));
-		json_decref(ctr);
-		if (!running)
-			return false;
-	}
-	return true;
-}
-
-int
-dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
-    Msc__V1__ExecResult *out, char *err, size_t errlen)
-{
-	char name[128];
-	const char **argv;
-	struct dock_exec_req req = { 0 };
-	struct dock_exec_res res = { 0 };
-	uint64_t start = now_ms();
-	size_t n = 0;
-	bool fast;
-	int rv;
-
-	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", r->computer_id);
-	if ((argv = calloc(r->n_args + 4, sizeof(*argv))) == NULL)
-		return -ENOMEM;
-	if (r->n_args > 0)
-		for (; n < r->n_args; n++)
-			argv[n] = r->args[n];
-	else {
-		argv[n++] = d->cfg->shell;
-		argv[n++] = "-c";
-		argv[n++] = r->command;
-	}
-	req.container = name;
-	req.argv = argv;
-	req.workdir = r->working_directory[0] ? r->working_directory : NULL;
-	req.has_stdin = r->has_stdin;
-	req.stdin_data = r->stdin.data;
-	req.stdin_len = r->stdin.len;
-	req.timeout_ms = (int)(r->timeout_s > 0 ? r->timeout_s : 120) * 1000;
-	req.output_limit = r->output_limit > 0 ? r->output_limit : 2097152;
-	rv = dock_run(d, name, &req, &res, &fast, err, errlen);
-	free(argv);
-	/*
-	 * The Engine path checks the container after any failure (an exec
-	 * killed with its container ends with an exit code); a helper that
-	 * answered was alive, so the fast path checks signal deaths only, and
-	 * a helper lost mid-command.
-	 */
-	if (rv == -EBUSY || rv == -ENOENT ||
-	    ((rv == -ECONNRESET || rv == -EPROTO) &&
-		!still_running(d, r->computer_id, 255)) ||
-	    (rv == 0 && res.outcome == DOCK_EXEC_EXITED && res.exit_code != 0 &&
-		(!fast || res.exit_code >= 128) &&
-		!still_running(d, r->computer_id, res.exit_code))) {
-		dock_exec_res_fini(&res);
-		snprintf(err, errlen, "Computer '%s' died during command "
-				      "execution: its container stopped or was "
-				      "removed. The next call starts it again.",
-		    r->computer_id);
-		return -ECONNABORTED;
-	}
-	if (rv == -ECONNRESET || rv == -EPROTO) {
-		char why[DOCK_ERRLEN];
-
-		snprintf(why, sizeof(why), "%s", err);
-		snprintf(err, errlen, "Computer '%s': %s. The command may have "
-		    "been cut short; the next call runs normally.",
-		    r->computer_id, why);
-		msc_log_warn("%s", err);
-		return -EIO;
-	}
-	if (rv != 0)
-		return rv;
-	out->stdout.data = (uint8_t *)res.out;
-	out->stdout.len = res.out_len;
-	out->stderr.data = (uint8_t *)res.err;
-	out->stderr.len = res.err_len;
-	out->exit_code = res.exit_code;
-	out->duration_ms = now_ms() - start;
-	out->outcome = res.outcome == DOCK_EXEC_TIMEOUT
-	    ? MSC__V1__EXEC_OUTCOME__TIMED_OUT
-	    : res.outcome == DOCK_EXEC_LIMIT ? MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT
-					     : MSC__V1__EXEC_OUTCOME__EXITED;
-	return 0;
+	if (!dock_fx_enabled(d) ||
+	    (pfd = fx_open(d, name, dir, sizeof(dir))) < 0)
+		return -ENOTCONN;
+	rv = dock_fx_run(dir, req, res, err, errlen);
+	close(pfd);
+	return rv;
 }

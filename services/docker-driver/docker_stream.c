@@ -52,7 +52,7 @@ dock_conn_wait(struct dock_conn *c, short events, short *revents)
 	int		n;
 
 	for (;;) {
-		left = c->deadline - dock_now_ms();
+		left = c->deadline - (int64_t)msc_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		pfd.fd = c->fd;
@@ -122,7 +122,7 @@ dock_conn_open(struct dock_engine *e, struct dock_conn *c, char *err,
 		curl_easy_setopt(c->h, CURLOPT_UNIX_SOCKET_PATH, e->sock_path);
 	curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->h, CURLOPT_CONNECT_ONLY, 1L);
-	left = c->deadline - dock_now_ms();
+	left = c->deadline - (int64_t)msc_now_ms();
 	if (left < 1000)
 		left = 1000;
 	if (left > DOCK_CTL_TIMEOUT_MS)
@@ -218,7 +218,7 @@ dock_start_refused(struct dock_conn *c, long status, const char *hdrs,
 	if (restlen > want)
 		restlen = want;
 	dock_buf_append(&res.body, rest, restlen);
-	c->deadline = dock_now_ms() + 2000;
+	c->deadline = (int64_t)msc_now_ms() + 2000;
 	while (res.body.len < want) {
 		n = dock_conn_recv(c, buf, sizeof(buf));
 		if (n == -EAGAIN) {

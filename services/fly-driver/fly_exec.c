@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "msc_log.h"
+#include "msc_random.h"
 
 #define FLY_SHORT_MAX_S 25
 #define FLY_POLL_MAX_S 20
@@ -336,7 +336,6 @@ fly_exec(struct fly_driver *d, const Msc__V1__ExecRequest *r,
 {
 	struct fly_known k;
 	struct run x = { .d = d, .r = r };
-	unsigned char rnd[16];
 	const char *stdin_data = NULL;
 	int rv;
 
@@ -352,10 +351,7 @@ fly_exec(struct fly_driver *d, const Msc__V1__ExecRequest *r,
 		return rv;
 	}
 	x.mid = k.machine_id;
-	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return -EIO;
-	for (int i = 0; i < 16; i++)
-		snprintf(x.tok + 2 * i, 3, "%02x", rnd[i]);
+	msc_random_hex(x.tok, 16);
 	snprintf(x.dir, sizeof(x.dir), "/tmp/.kt/%s", x.tok);
 	x.timeout_s = r->timeout_s > 0 ? r->timeout_s : 120;
 	x.limit = r->output_limit > 0 ? r->output_limit : 2097152;

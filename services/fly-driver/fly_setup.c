@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "msc_log.h"
+#include "msc_random.h"
 
 #define T_APP 30000
 #define STATE_DIR ".mcp-sandbox-computer-vm-for-ai"
@@ -149,12 +149,10 @@ app_create(struct fly_driver *d, struct fly_api *api, const char *org,
 
 	(void)d;
 	for (int i = 0; i < 4 && rv == -EEXIST; i++) {
-		unsigned char rnd[5];
+		char rnd[11];
 
-		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-			return -EIO;
-		snprintf(app, applen, "kilntainers-%02x%02x%02x%02x%02x", rnd[0],
-		    rnd[1], rnd[2], rnd[3], rnd[4]);
+		msc_random_hex(rnd, 5);
+		snprintf(app, applen, "kilntainers-%s", rnd);
 		r.body = json_pack("{s:s, s:s}", "app_name", app, "org_slug",
 		    org);
 		if (r.body == NULL)

@@ -20,6 +20,7 @@
 
 #include "msc_driver.h"
 #include "msc_log.h"
+#include "msc_time.h"
 
 #define STATUS_MAX 1024
 #define READ_CHUNK 65536
@@ -34,16 +35,6 @@ struct wasm_child {
 	size_t slen;
 	bool over;
 };
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void
 close_fd(int *fd)
 {
@@ -243,7 +234,7 @@ pump(struct wasm_child *c, const ProtobufCBinaryData *in, uint64_t deadline)
 	while (c->out >= 0 || c->err >= 0 || c->status >= 0) {
 		struct pollfd p[4];
 		int np = 0, ms;
-		uint64_t now = now_ms();
+		uint64_t now = msc_now_ms();
 
 		if (c->over)
 			return true;
@@ -358,7 +349,7 @@ wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
 	struct wasm_child c = { .in = -1, .out = -1, .err = -1,
 		.status = -1 };
 	struct wasm_running w = { 0 };
-	uint64_t start = now_ms(), deadline;
+	uint64_t start = msc_now_ms(), deadline;
 	bool in_time;
 	int rv, wstatus = 0;
 
@@ -411,6 +402,6 @@ wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
 	close_fd(&c.out);
 	close_fd(&c.err);
 	close_fd(&c.status);
-	res->duration_ms = now_ms() - start;
+	res->duration_ms = msc_now_ms() - start;
 	return rv;
 }

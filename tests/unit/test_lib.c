@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,8 +12,10 @@
 #include <cmocka.h>
 
 #include "msc_map.h"
+#include "msc_random.h"
 #include "msc_share.h"
 #include "msc_slug.h"
+#include "msc_time.h"
 #include "msc_utf8.h"
 
 static void
@@ -174,11 +177,75 @@ share_slots_per_key(void **state)
 	msc_share_free(sh);
 }
 
+/* The monotonic clock moves forward; the wall clock is after 2020. */
+static void
+time_clocks(void **state)
+{
+	uint64_t a, b;
+
+	(void)state;
+	a = msc_now_ms();
+	b = msc_now_ms();
+	assert_true(b >= a);
+	assert_true(msc_wall_ms() > UINT64_C(1577836800000));
+}
+
+static bool
+is_lower_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return s[n] == '\0';
+}
+
+/* Hex of n bytes is 2n lowercase digits and a NUL, also past 64 bytes. */
+static void
+random_hex_lengths(void **state)
+{
+	char a[33], b[33], big[2 * 100 + 2];
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	msc_random_hex(a, 16);
+	msc_random_hex(b, 16);
+	assert_true(is_lower_hex(a, 32));
+	assert_string_not_equal(a, b);
+	msc_random_hex(big, 100);
+	assert_true(is_lower_hex(big, 200));
+	assert_int_equal(big[201], 'x');
+	msc_random_hex(a, 0);
+	assert_string_equal(a, "");
+}
+
+/* Uniform numbers stay below the bound and reach every value. */
+static void
+random_uniform_range(void **state)
+{
+	int seen[7] = { 0 };
+
+	(void)state;
+	assert_int_equal(msc_random_uniform(0), 0);
+	assert_int_equal(msc_random_uniform(1), 0);
+	for (int i = 0; i < 2000; i++) {
+		uint32_t r = msc_random_uniform(7);
+
+		assert_true(r < 7);
+		seen[r]++;
+	}
+	for (int i = 0; i < 7; i++)
+		assert_true(seen[i] > 0);
+	assert_true(msc_random_uniform(UINT32_MAX) < UINT32_MAX);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(utf8_repair_cases),
+		cmocka_unit_test(time_clocks),
+		cmocka_unit_test(random_hex_lengths),
+		cmocka_unit_test(random_uniform_range),
 		cmocka_unit_test(utf8_keeps_nul),
 		cmocka_unit_test(slug_rules),
 		cmocka_unit_test(slug_random_unique),

@@ -1,0 +1,73 @@
+/*
+ * docker_containers.c - a computer's container: whether it is ours, its
+ * inspect JSON, and running one command in it (through its helper, else
+ * the Engine API). Used by the lifecycle ops (docker_computers.c) and the
+ * Exec op (docker_driver_exec.c).
+ */
+#include "docker_driver_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define T_FIND 30000
+
+bool
+dock_mine(const struct dock_driver *d, json_t *labels)
+{
+	const char *owner = json_string_value(json_object_get(labels,
+	    "kilntainers.driver"));
+
+	return owner == NULL || strcmp(owner, d->cfg->driver_id) == 0;
+}
+
+int
+dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
+    size_t errlen)
+{
+	char name[128];
+	const char *label;
+	json_t *ctr;
+	int rv;
+
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+	if ((rv = dock_container_inspect(d->engine, name, T_FIND, &ctr, err,
+		 errlen)) != 0) {
+		if (rv == -ENOENT) {
+			/* Gone, maybe behind our back: forget its helper. */
+			dock_fx_forget(d, name);
+			snprintf(err, errlen, "Computer '%s' was not found.", id);
+		}
+		return rv;
+	}
+	label = json_string_value(json_object_get(
+	    json_object_get(json_object_get(ctr, "Config"), "Labels"),
+	    "kilntainers.computer-id"));
+	if (label == NULL || strcmp(label, id) != 0) {
+		json_decref(ctr);
+		snprintf(err, errlen, "Docker name '%s' is already in use by a "
+				      "container not owned by this server.", name);
+		return -EPERM;
+	}
+	if (!dock_mine(d, json_object_get(json_object_get(ctr, "Config"),
+		"Labels"))) {
+		json_decref(ctr);
+		snprintf(err, errlen, "Computer '%s' was not found.", id);
+		return -ENOENT;         /* another driver's: it answers */
+	}
+	*ctrp = ctr;
+	return 0;
+}
+
+int
+dock_run(struct dock_driver *d, const char *name,
+    const struct dock_exec_req *req, struct dock_exec_res *res,
+    bool *fastp, char *err, size_t errlen)
+{
+	int rv = dock_fx_exec(d, name, req, res, err, errlen);
+
+	*fastp = rv != -ENOTCONN;
+	if (*fastp)
+		return rv;
+	return dock_exec_run(d->engine, req, res, err, errlen);
+}

@@ -1,0 +1,119 @@
+/*
+ * docker_driver_exec.c - the driver's Exec op: a command on a computer
+ * through its helper (docker_fxsetup.c) or, for a computer without one,
+ * the Engine API exec (docker_exec.c); a container that stopped under the
+ * command is reported as a computer that died.
+ */
+#include "docker_driver_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "msc_log.h"
+#include "msc_time.h"
+
+/*
+ * Whether the container of `id` still runs after a command failed (an
+ * error counts as no). A command killed by a signal may have died with
+ * its container, whose state lags the exec's end: look a few times.
+ */
+static bool
+still_running(struct dock_driver *d, const char *id, int exit_code)
+{
+	char err[DOCK_ERRLEN];
+	int tries = exit_code >= 128 ? 6 : 1;
+
+	for (int i = 0; i < tries; i++) {
+		json_t *ctr = NULL;
+		bool running;
+
+		if (i > 0)
+			usleep(100 * 1000);
+		if (dock_find(d, id, &ctr, err, sizeof(err)) != 0)
+			return false;
+		running = json_is_true(json_object_get(
+		    json_object_get(ctr, "State"), "Running"));
+		json_decref(ctr);
+		if (!running)
+			return false;
+	}
+	return true;
+}
+
+int
+dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
+    Msc__V1__ExecResult *out, char *err, size_t errlen)
+{
+	char name[128];
+	const char **argv;
+	struct dock_exec_req req = { 0 };
+	struct dock_exec_res res = { 0 };
+	uint64_t start = msc_now_ms();
+	size_t n = 0;
+	bool fast;
+	int rv;
+
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", r->computer_id);
+	if ((argv = calloc(r->n_args + 4, sizeof(*argv))) == NULL)
+		return -ENOMEM;
+	if (r->n_args > 0)
+		for (; n < r->n_args; n++)
+			argv[n] = r->args[n];
+	else {
+		argv[n++] = d->cfg->shell;
+		argv[n++] = "-c";
+		argv[n++] = r->command;
+	}
+	req.container = name;
+	req.argv = argv;
+	req.workdir = r->working_directory[0] ? r->working_directory : NULL;
+	req.has_stdin = r->has_stdin;
+	req.stdin_data = r->stdin.data;
+	req.stdin_len = r->stdin.len;
+	req.timeout_ms = (int)(r->timeout_s > 0 ? r->timeout_s : 120) * 1000;
+	req.output_limit = r->output_limit > 0 ? r->output_limit : 2097152;
+	rv = dock_run(d, name, &req, &res, &fast, err, errlen);
+	free(argv);
+	/*
+	 * The Engine path checks the container after any failure (an exec
+	 * killed with its container ends with an exit code); a helper that
+	 * answered was alive, so the fast path checks signal deaths only, and
+	 * a helper lost mid-command.
+	 */
+	if (rv == -EBUSY || rv == -ENOENT ||
+	    ((rv == -ECONNRESET || rv == -EPROTO) &&
+		!still_running(d, r->computer_id, 255)) ||
+	    (rv == 0 && res.outcome == DOCK_EXEC_EXITED && res.exit_code != 0 &&
+		(!fast || res.exit_code >= 128) &&
+		!still_running(d, r->computer_id, res.exit_code))) {
+		dock_exec_res_fini(&res);
+		return msc_driver_died(err, errlen, r->computer_id, "its "
+		    "container stopped or was removed. The next call starts it "
+		    "again.");
+	}
+	if (rv == -ECONNRESET || rv == -EPROTO) {
+		char why[DOCK_ERRLEN];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "Computer '%s': %s. The command may have "
+		    "been cut short; the next call runs normally.",
+		    r->computer_id, why);
+		msc_log_warn("%s", err);
+		return -EIO;
+	}
+	if (rv != 0)
+		return rv;
+	out->stdout.data = (uint8_t *)res.out;
+	out->stdout.len = res.out_len;
+	out->stderr.data = (uint8_t *)res.err;
+	out->stderr.len = res.err_len;
+	out->exit_code = res.exit_code;
+	out->duration_ms = msc_now_ms() - start;
+	out->outcome = res.outcome == DOCK_EXEC_TIMEOUT
+	    ? MSC__V1__EXEC_OUTCOME__TIMED_OUT
+	    : res.outcome == DOCK_EXEC_LIMIT ? MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT
+					     : MSC__V1__EXEC_OUTCOME__EXITED;
+	return 0;
+}
