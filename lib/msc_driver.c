@@ -40,7 +40,7 @@ struct msc_driver {
 	void *be;
 	struct msc_pool *pool;
 	struct msc_server *srv;
-	pthread_mutex_t mu;             /* guards lanes and the gate */
+	pthread_mutex_t mu;             /* lanes, the gate, exec defaults */
 	struct msc_map *lanes;          /* computer id -> struct lane */
 	/* The creation gate: creates and resets at once, and those waiting. */
 	int max_creating;               /* 0: no bound but the pool's */
@@ -48,6 +48,8 @@ struct msc_driver {
 	struct job *gate_head, *gate_tail;
 	size_t gate_queued;
 	struct msc_share *owners;       /* Exec: workers per owner */
+	uint32_t exec_timeout_s;        /* for an Exec without its own */
+	uint64_t exec_output_limit;
 	bool stopping;                  /* the gates take no more */
 };
 
@@ -211,10 +213,17 @@ run_job(struct job *j, char *err)
 		break;
 	}
 	case JOB_EXEC: {
+		Msc__V1__ExecRequest q = *(const Msc__V1__ExecRequest *)j->req;
 		Msc__V1__ExecResult res = MSC__V1__EXEC_RESULT__INIT;
 
-		rv = ops->exec(j->d->be, (const Msc__V1__ExecRequest *)j->req,
-		    &res, err, MSC_DRIVER_ERRLEN);
+		/* A shallow copy: the strings and bytes stay the call's. */
+		pthread_mutex_lock(&j->d->mu);
+		if (q.timeout_s == 0)
+			q.timeout_s = j->d->exec_timeout_s;
+		if (q.output_limit == 0)
+			q.output_limit = j->d->exec_output_limit;
+		pthread_mutex_unlock(&j->d->mu);
+		rv = ops->exec(j->d->be, &q, &res, err, MSC_DRIVER_ERRLEN);
 		if (rv == 0)
 			msc_call_reply(j->call, &res.base);
 		else
@@ -577,6 +586,8 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 		return -ENOMEM;
 	d->ops = ops;
 	d->be = backend;
+	d->exec_timeout_s = MSC_DRIVER_EXEC_TIMEOUT_S;
+	d->exec_output_limit = MSC_DRIVER_EXEC_OUTPUT_LIMIT;
 	pthread_mutex_init(&d->mu, NULL);
 	if ((rv = msc_map_new(&d->lanes)) != 0 ||
 	    (rv = msc_share_new(workers / 4, DRIVER_MAX_QUEUED,
@@ -596,6 +607,16 @@ msc_driver_limit_creations(struct msc_driver *d, int n)
 {
 	pthread_mutex_lock(&d->mu);
 	d->max_creating = n > 0 ? n : 0;
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+msc_driver_exec_defaults(struct msc_driver *d, uint32_t timeout_s,
+    uint64_t output_limit)
+{
+	pthread_mutex_lock(&d->mu);
+	d->exec_timeout_s = timeout_s;
+	d->exec_output_limit = output_limit;
 	pthread_mutex_unlock(&d->mu);
 }
 

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "driver.pb-c.h"
 #include "msc_rpc.h"
@@ -36,7 +37,10 @@ struct msc_driver_ops {
 	    size_t errlen);
 	int (*list)(void *be, Msc__V1__ComputerList *out, char *err,
 	    size_t errlen);
-	/* out->stdout/stderr data are malloc'd; the skeleton frees them. */
+	/*
+	 * req has a timeout_s and an output_limit (msc_driver_exec_defaults).
+	 * out->stdout/stderr data are malloc'd; the skeleton frees them.
+	 */
 	int (*exec)(void *be, const Msc__V1__ExecRequest *req,
 	    Msc__V1__ExecResult *out, char *err, size_t errlen);
 	/* The status code of an error (msc_driver_code, or _cloud). */
@@ -142,6 +146,16 @@ void msc_driver_limit_creations(struct msc_driver *d, int n);
  * is a quarter of the workers (at least 1); n <= 0 keeps it.
  */
 void msc_driver_limit_owners(struct msc_driver *d, int n);
+
+/*
+ * What an ExecRequest without its own timeout_s or output_limit (0) gets
+ * before the backend sees it: by default MSC_DRIVER_EXEC_TIMEOUT_S and
+ * MSC_DRIVER_EXEC_OUTPUT_LIMIT.
+ */
+#define MSC_DRIVER_EXEC_TIMEOUT_S 120
+#define MSC_DRIVER_EXEC_OUTPUT_LIMIT 2097152
+void msc_driver_exec_defaults(struct msc_driver *d, uint32_t timeout_s,
+    uint64_t output_limit);
 
 /*
  * Stops serving and frees. Returns false when a job still runs (a long

@@ -51,6 +51,26 @@ msc_http_init(void)
 }
 
 int
+msc_http_curl_errno(CURLcode cc, int other)
+{
+	switch (cc) {
+	case CURLE_OK:
+		return 0;
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return -ECONNREFUSED;
+	case CURLE_OPERATION_TIMEDOUT:
+		return -ETIMEDOUT;
+	case CURLE_ABORTED_BY_CALLBACK:
+		return -ECANCELED;
+	case CURLE_OUT_OF_MEMORY:
+		return -ENOMEM;
+	default:
+		return other;
+	}
+}
+
+int
 msc_http_escape(const char *s, char *buf, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -254,9 +274,7 @@ attempt(const struct msc_http_req *r, const char *body, int timeout_ms,
 	if (cc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, statusp);
 	else {
-		rv = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT
-		    : cc == CURLE_OUT_OF_MEMORY	    ? -ENOMEM
-						    : -ECONNREFUSED;
+		rv = msc_http_curl_errno(cc, -ECONNREFUSED);
 		snprintf(err, errlen, "%s: cannot reach %s: %s", r->what,
 		    r->peer != NULL ? r->peer : "the server",
 		    curl_easy_strerror(cc));

@@ -51,8 +51,19 @@ struct msc_http_req {
 	int (*status_errno)(long status, const json_t *j, const char *text);
 };
 
-/* curl_global_init, once for the process; thread-safe. 0 or -ENOMEM. */
+/*
+ * curl_global_init, once for the process; thread-safe. 0 or -ENOMEM.
+ * Every user of libcurl in the process calls it (not only msc_http_call).
+ */
 int msc_http_init(void);
+
+/*
+ * The negative errno of a failed libcurl transfer: 0 for CURLE_OK,
+ * -ECONNREFUSED when the peer cannot be resolved or reached, -ETIMEDOUT,
+ * -ECANCELED (a callback aborted it), -ENOMEM, and `other` for the rest
+ * (each caller knows what else means for it: -EIO, -ECONNREFUSED).
+ */
+int msc_http_curl_errno(CURLcode cc, int other);
 
 /*
  * Sends the request, retrying as described above, and on 2xx parses a

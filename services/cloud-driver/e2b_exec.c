@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "msc_driver.h"
 #include "msc_log.h"
 #include "msc_random.h"
 
@@ -408,11 +409,9 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 
 	if ((rv = e2b_lookup(d, r->computer_id, &x.k, err, errlen)) != 0) {
 		if (rv == -ENOENT) {
-			snprintf(err, errlen, "Computer '%s' died during command "
-					      "execution: its E2B sandbox is "
-					      "gone. The next call starts it "
-					      "again.", r->computer_id);
-			return -ECONNABORTED;
+			return msc_driver_died(err, errlen, r->computer_id,
+			    "its E2B sandbox is gone. The next call starts it "
+			    "again.");
 		}
 		return rv;
 	}
@@ -420,7 +419,7 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 		return rv;
 	refresh_ttl(&x);
 	msc_random_hex(tok, 16);
-	timeout_ms = (uint64_t)(r->timeout_s > 0 ? r->timeout_s : 120) * 1000;
+	timeout_ms = (uint64_t)r->timeout_s * 1000;
 	envs = json_pack("{s:s}", "KILNTAINERS_EXEC", tok);
 	args = json_array();
 	if (r->n_args > 0) {
@@ -438,7 +437,7 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 	}
 	res->outcome = MSC__V1__EXEC_OUTCOME__EXITED;
 	for (;;) {
-		s.limit = r->output_limit > 0 ? r->output_limit : 2097152;
+		s.limit = r->output_limit;
 		rv = run(&x, cmd, args, r->working_directory, envs,
 		    r->has_stdin ? &r->stdin : NULL, timeout_ms, &s, err,
 		    errlen);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "msc_driver.h"
 #include "msc_log.h"
 
 #define T_CREATE 60000
@@ -418,9 +419,8 @@ e2b_died(struct e2b_driver *d, const char *id, const char *sbx, char *err,
 	if (!dead)
 		return 0;
 	e2b_forget(d, id);
-	snprintf(err, errlen, "Computer '%s' died during command execution: "
-			      "its E2B sandbox %s was killed, paused or "
-			      "expired. The next call starts it again.", id, sbx);
+	rv = msc_driver_died(err, errlen, id, "its E2B sandbox %s was killed, "
+	    "paused or expired. The next call starts it again.", sbx);
 	msc_log_warn("e2b: computer %s (sandbox %s) died", id, sbx);
-	return -ECONNABORTED;
+	return rv;
 }

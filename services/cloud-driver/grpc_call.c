@@ -5,7 +5,6 @@
 #include "grpc_call.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,23 +12,6 @@
 
 #include "msc_http.h"
 #include "msc_log.h"
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int global_rv;
-
-static void
-global_init(void)
-{
-	global_rv = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0
-								      : -ENOMEM;
-}
-
-int
-grpc_global_init(void)
-{
-	pthread_once(&once, global_init);
-	return global_rv;
-}
 
 int
 grpc_target_init(struct grpc_target *t, const char *url)

@@ -37,9 +37,6 @@ struct grpc_target {
 int grpc_target_init(struct grpc_target *t, const char *url);
 void grpc_target_fini(struct grpc_target *t);
 
-/* curl_global_init, once, before threads use calls. */
-int grpc_global_init(void);
-
 /* One call's transfer state. */
 struct grpc_call {
 	CURL *easy;

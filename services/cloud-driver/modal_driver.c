@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "msc_driver.h"
+#include "msc_http.h"
 #include "msc_log.h"
 
 MSC_DRIVER_OPS(modal_ops, modal, "cloud-driver", msc_driver_code_cloud);
@@ -67,7 +68,7 @@ configure(struct modal_driver *d, const struct msc_cfg *cfg)
 		    cfg->gpu);
 		return -EINVAL;
 	}
-	return grpc_global_init();
+	return msc_http_init();       /* libcurl, before threads call */
 }
 
 int

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "msc_driver.h"
 #include "msc_log.h"
 #include "msc_random.h"
 
@@ -519,18 +520,16 @@ modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *q,
 	char marker[33];
 	size_t argc;
 	uint64_t start = msc_now_ms();
-	uint32_t timeout_s = q->timeout_s > 0 ? q->timeout_s : 120;
+	uint32_t timeout_s = q->timeout_s;
 	bool started = false;
 	int64_t jwt_exp;
 	int rv;
 
 	if ((rv = modal_lookup(d, q->computer_id, &k, err, errlen)) != 0) {
 		if (rv == -ENOENT || rv == -ECONNABORTED) {
-			snprintf(err, errlen, "Computer '%s' died during command "
-					      "execution: its Modal sandbox is "
-					      "gone. The next call starts it "
-					      "again.", q->computer_id);
-			return -ECONNABORTED;
+			return msc_driver_died(err, errlen, q->computer_id,
+			    "its Modal sandbox is gone. The next call starts "
+			    "it again.");
 		}
 		return rv;
 	}
@@ -547,9 +546,8 @@ modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *q,
 		argc = 3;
 	}
 	rv = run(d, &k, argv, argc, q->working_directory, marker,
-	    q->has_stdin ? &q->stdin : NULL, timeout_s,
-	    q->output_limit > 0 ? q->output_limit : 2097152, &r, &started, err,
-	    errlen);
+	    q->has_stdin ? &q->stdin : NULL, timeout_s, q->output_limit, &r,
+	    &started, err, errlen);
 	res->outcome = MSC__V1__EXEC_OUTCOME__EXITED;
 	if (rv == 0 && r.exited && !r.over) {
 		res->exit_code = r.exit_code;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "msc_driver.h"
 #include "msc_log.h"
 
 #define T_OP 30000
@@ -421,11 +422,10 @@ modal_died(struct modal_driver *d, const char *id, const char *sbx,
 	if (!dead)
 		return 0;
 	modal_forget(d, id);
-	snprintf(err, errlen, "Computer '%s' died during command execution: "
-			      "its Modal sandbox %s %s. The next call starts it "
-			      "again.", id, sbx, why);
+	rv = msc_driver_died(err, errlen, id, "its Modal sandbox %s %s. The "
+	    "next call starts it again.", sbx, why);
 	msc_log_warn("modal: computer %s (sandbox %s) died: %s", id, sbx, why);
-	return -ECONNABORTED;
+	return rv;
 }
 
 int

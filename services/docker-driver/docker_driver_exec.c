@@ -72,8 +72,8 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 	req.has_stdin = r->has_stdin;
 	req.stdin_data = r->stdin.data;
 	req.stdin_len = r->stdin.len;
-	req.timeout_ms = (int)(r->timeout_s > 0 ? r->timeout_s : 120) * 1000;
-	req.output_limit = r->output_limit > 0 ? r->output_limit : 2097152;
+	req.timeout_ms = (int)r->timeout_s * 1000;
+	req.output_limit = r->output_limit;
 	rv = dock_run(d, name, &req, &res, &fast, err, errlen);
 	free(argv);
 	/*

@@ -20,16 +20,7 @@
 
 #include "docker_api.h"
 #include "docker_api_int.h"
-
-static pthread_once_t	dock_curl_once = PTHREAD_ONCE_INIT;
-static int		dock_curl_rc;
-
-static void
-dock_curl_init(void)
-{
-	dock_curl_rc = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ?
-	    0 : -ENOMEM;
-}
+#include "msc_http.h"
 
 int
 dock_engine_new(const char *host, const char *engine_name,
@@ -40,10 +31,8 @@ dock_engine_new(const char *host, const char *engine_name,
 	char			*sp = NULL;
 	int			 rc;
 
-	if ((rc = pthread_once(&dock_curl_once, dock_curl_init)) != 0)
-		return -rc;
-	if (dock_curl_rc != 0)
-		return dock_curl_rc;
+	if ((rc = msc_http_init()) != 0)
+		return rc;
 	if (engine_name == NULL)
 		engine_name = "docker";
 	if (host == NULL || *host == '\0')
@@ -229,24 +218,6 @@ dock_perform_cancellable(CURL *h, const volatile bool *cancel)
 	return cc;
 }
 
-static int
-dock_curl_errno(CURLcode cc)
-{
-	switch (cc) {
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_COULDNT_RESOLVE_HOST:
-		return -ECONNREFUSED;
-	case CURLE_OPERATION_TIMEDOUT:
-		return -ETIMEDOUT;
-	case CURLE_ABORTED_BY_CALLBACK:
-		return -ECANCELED;
-	case CURLE_OUT_OF_MEMORY:
-		return -ENOMEM;
-	default:
-		return -EIO;
-	}
-}
-
 int
 dock_http(struct dock_engine *e, struct dock_http_req *req,
     struct dock_http_res *res, char *err, size_t errlen)
@@ -336,7 +307,7 @@ dock_http(struct dock_engine *e, struct dock_http_req *req,
 		goto fail;
 	}
 	if (cc != CURLE_OK) {
-		rc = dock_curl_errno(cc);
+		rc = msc_http_curl_errno(cc, -EIO);
 		if (rc == -ECANCELED)
 			dock_seterr(err, errlen, "cancelled");
 		else

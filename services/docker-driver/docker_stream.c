@@ -22,6 +22,7 @@
 
 #include "docker_api.h"
 #include "docker_api_int.h"
+#include "msc_http.h"
 
 #define DOCK_HDR_MAX		16384
 #define DOCK_READ_CHUNK		32768
@@ -131,8 +132,7 @@ dock_conn_open(struct dock_engine *e, struct dock_conn *c, char *err,
 	if ((cc = curl_easy_perform(c->h)) != CURLE_OK) {
 		dock_seterr(err, errlen, "exec start: %s",
 		    curl_easy_strerror(cc));
-		return cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT :
-		    -ECONNREFUSED;
+		return msc_http_curl_errno(cc, -ECONNREFUSED);
 	}
 	if (curl_easy_getinfo(c->h, CURLINFO_ACTIVESOCKET, &c->fd) !=
 	    CURLE_OK || c->fd == CURL_SOCKET_BAD) {

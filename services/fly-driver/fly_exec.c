@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_driver.h"
 #include "msc_log.h"
 #include "msc_random.h"
 
@@ -205,11 +206,9 @@ report(struct run *x, char *text, Msc__V1__ExecResult *res, char *err,
 		return 1;
 	if (strncmp(line2, "gone", 4) == 0) {
 		fly_forget(x->d, x->r->computer_id);
-		snprintf(err, errlen, "Computer '%s' died during command "
-				      "execution: its Fly Machine %s restarted. "
-				      "The next call starts it again.",
-		    x->r->computer_id, x->mid);
-		return -ECONNABORTED;
+		return msc_driver_died(err, errlen, x->r->computer_id,
+		    "its Fly Machine %s restarted. The next call starts it "
+		    "again.", x->mid);
 	}
 	if (strncmp(line2, "limit", 5) == 0) {
 		kill_all(x);
@@ -342,19 +341,17 @@ fly_exec(struct fly_driver *d, const Msc__V1__ExecRequest *r,
 	x.start = msc_now_ms();
 	if ((rv = fly_machine_id(d, r->computer_id, &k, err, errlen)) != 0) {
 		if (rv == -ENOENT) {
-			snprintf(err, errlen, "Computer '%s' died during command "
-					      "execution: its Fly Machine is "
-					      "gone. The next call starts it "
-					      "again.", r->computer_id);
-			return -ECONNABORTED;
+			return msc_driver_died(err, errlen, r->computer_id,
+			    "its Fly Machine is gone. The next call starts it "
+			    "again.");
 		}
 		return rv;
 	}
 	x.mid = k.machine_id;
 	msc_random_hex(x.tok, 16);
 	snprintf(x.dir, sizeof(x.dir), "/tmp/.kt/%s", x.tok);
-	x.timeout_s = r->timeout_s > 0 ? r->timeout_s : 120;
-	x.limit = r->output_limit > 0 ? r->output_limit : 2097152;
+	x.timeout_s = r->timeout_s;
+	x.limit = r->output_limit;
 	if (r->has_stdin) {
 		/* The exec API takes stdin as a JSON string. */
 		stdin_data = r->stdin.len > 0 ? (const char *)r->stdin.data : "";

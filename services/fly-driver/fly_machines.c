@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_driver.h"
 #include "msc_log.h"
 
 #define T_GET 20000
@@ -206,9 +207,8 @@ fly_died(struct fly_driver *d, const char *id, const char *mid, char *err,
 	if (!dead)
 		return 0;
 	fly_forget(d, id);
-	snprintf(err, errlen, "Computer '%s' died during command execution: "
-			      "its Fly Machine %s stopped or was destroyed. "
-			      "The next call starts it again.", id, mid);
+	rv = msc_driver_died(err, errlen, id, "its Fly Machine %s stopped or "
+	    "was destroyed. The next call starts it again.", mid);
 	msc_log_warn("fly: computer %s (machine %s) died", id, mid);
-	return -ECONNABORTED;
+	return rv;
 }

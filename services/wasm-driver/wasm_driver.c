@@ -241,6 +241,8 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 		 &d->svc)) != 0)
 		goto fail;
 	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
+	msc_driver_exec_defaults(d->svc, (uint32_t)cfg->timeout,
+	    (uint64_t)cfg->output_limit);
 	*dp = d;
 	return 0;
 fail:

@@ -354,15 +354,11 @@ wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
 	int rv, wstatus = 0;
 
 	if (!wasm_exists(d, r->computer_id)) {
-		snprintf(err, errlen, "Computer '%s' died during command "
-		    "execution: its folder is gone.", r->computer_id);
-		return -ECONNABORTED;
+		return msc_driver_died(err, errlen, r->computer_id,
+		    "its folder is gone.");
 	}
-	c.limit = r->output_limit > 0 ? r->output_limit
-				      : (size_t)d->cfg->output_limit;
-	deadline = start + (uint64_t)(r->timeout_s > 0 ? r->timeout_s
-						       : d->cfg->timeout) *
-	    1000;
+	c.limit = r->output_limit;
+	deadline = start + (uint64_t)r->timeout_s * 1000;
 	if ((rv = spawn_runner(d, r, &c, err, errlen)) != 0)
 		return rv;
 	w.pid = c.pid;

@@ -2,7 +2,9 @@
  * inproc:// with a fake backend: the creation gate bounds creations at
  * once, commands pass creations that wait, a creation that waited
  * until its deadline fails without reaching the backend, and one owner's
- * commands take only their share of the workers. */
+ * commands take only their share of the workers; an Exec without a
+ * timeout or output limit reaches the backend with the defaults; the
+ * died-during-execution text. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +31,8 @@ struct fake {
 	int creating, max_creating, creates;
 	int create_ms;
 	int hog_running, max_hog_running;   /* execs of owner "hog" */
+	uint32_t last_timeout_s;            /* of the last exec */
+	uint64_t last_output_limit;
 };
 
 static struct fake fake = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -105,6 +109,10 @@ fake_exec(void *be, const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *out,
 
 	(void)err;
 	(void)errlen;
+	pthread_mutex_lock(&f->mu);
+	f->last_timeout_s = req->timeout_s;
+	f->last_output_limit = req->output_limit;
+	pthread_mutex_unlock(&f->mu);
 	if (hog) {
 		pthread_mutex_lock(&f->mu);
 		if (++f->hog_running > f->max_hog_running)
@@ -321,6 +329,65 @@ owner_share_leaves_workers(void **state)
 	assert_int_equal(fake.max_hog_running, 4);
 }
 
+/* Sends one Exec with these bounds; waits for its answer. */
+static void
+exec_with(uint32_t timeout_s, uint64_t output_limit, int nth)
+{
+	Msc__V1__ExecRequest er = MSC__V1__EXEC_REQUEST__INIT;
+
+	er.computer_id = "bounds";
+	er.command = "true";
+	er.timeout_s = timeout_s;
+	er.output_limit = output_limit;
+	assert_int_equal(msc_client_call(cli, &msc__v1__driver__descriptor,
+			     "Exec", &er.base, 30000, answered, NULL), 0);
+	wait_answers(nth);
+	assert_int_equal(ans.ok, nth);
+}
+
+/* 0 means the driver's default; a backend never sees a 0. */
+static void
+exec_defaults_fill_zeroes(void **state)
+{
+	(void)state;
+	exec_with(0, 0, 1);
+	assert_int_equal(fake.last_timeout_s, MSC_DRIVER_EXEC_TIMEOUT_S);
+	assert_int_equal(fake.last_output_limit, MSC_DRIVER_EXEC_OUTPUT_LIMIT);
+	assert_int_equal(fake.last_timeout_s, 120);
+	assert_int_equal(fake.last_output_limit, 2097152);
+	exec_with(7, 99, 2);
+	assert_int_equal(fake.last_timeout_s, 7);
+	assert_int_equal(fake.last_output_limit, 99);
+	msc_driver_exec_defaults(drv, 30, 1000);
+	exec_with(0, 0, 3);
+	assert_int_equal(fake.last_timeout_s, 30);
+	assert_int_equal(fake.last_output_limit, 1000);
+	exec_with(0, 5, 4);
+	assert_int_equal(fake.last_timeout_s, 30);
+	assert_int_equal(fake.last_output_limit, 5);
+}
+
+/* The text every backend gives, to the byte, and ABORTED. */
+static void
+died_text(void **state)
+{
+	char err[MSC_DRIVER_ERRLEN], small[20];
+
+	(void)state;
+	assert_int_equal(msc_driver_died(err, sizeof(err), "box-1",
+			     "its Fly Machine %s restarted. The next call "
+			     "starts it again.", "m42"),
+	    -ECONNABORTED);
+	assert_string_equal(err, "Computer 'box-1' died during command "
+				 "execution: its Fly Machine m42 restarted. "
+				 "The next call starts it again.");
+	assert_int_equal(msc_driver_code(-ECONNABORTED),
+	    MSC__V1__CODE__ABORTED);
+	assert_int_equal(msc_driver_died(small, sizeof(small), "box-1",
+			     "its folder is gone."), -ECONNABORTED);
+	assert_string_equal(small, "Computer 'box-1' di");
+}
+
 int
 main(void)
 {
@@ -333,6 +400,9 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(owner_share_leaves_workers,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(exec_defaults_fill_zeroes,
+		    setup, teardown),
+		cmocka_unit_test(died_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -459,6 +459,27 @@ backoff_and_escape(void **state)
 	assert_int_equal(msc_http_escape("", buf, 0), -ENOSPC);
 }
 
+/* libcurl's codes to errno, with the caller's errno for the rest. */
+static void
+curl_codes_to_errno(void **state)
+{
+	(void)state;
+	assert_int_equal(msc_http_curl_errno(CURLE_OK, -EIO), 0);
+	assert_int_equal(msc_http_curl_errno(CURLE_COULDNT_CONNECT, -EIO),
+	    -ECONNREFUSED);
+	assert_int_equal(msc_http_curl_errno(CURLE_COULDNT_RESOLVE_HOST,
+			     -EIO), -ECONNREFUSED);
+	assert_int_equal(msc_http_curl_errno(CURLE_OPERATION_TIMEDOUT, -EIO),
+	    -ETIMEDOUT);
+	assert_int_equal(msc_http_curl_errno(CURLE_ABORTED_BY_CALLBACK,
+			     -EIO), -ECANCELED);
+	assert_int_equal(msc_http_curl_errno(CURLE_OUT_OF_MEMORY, -EIO),
+	    -ENOMEM);
+	assert_int_equal(msc_http_curl_errno(CURLE_RECV_ERROR, -EIO), -EIO);
+	assert_int_equal(msc_http_curl_errno(CURLE_SEND_ERROR,
+			     -ECONNREFUSED), -ECONNREFUSED);
+}
+
 int
 main(void)
 {
@@ -472,6 +493,7 @@ main(void)
 		cmocka_unit_test(malformed_json_is_eproto),
 		cmocka_unit_test(request_shape_and_capture),
 		cmocka_unit_test(exhausts_429_retries),
+		cmocka_unit_test(curl_codes_to_errno),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
