@@ -9,6 +9,7 @@
 
 #include "msc_map.h"
 #include "msc_pool.h"
+#include "msc_queue.h"
 #include "msc_share.h"
 #include "msc_slug.h"
 
@@ -26,13 +27,15 @@ struct job {
 	enum job_kind kind;
 	char lane_id[MSC_SLUG_MAX + 1]; /* "" when not on a lane */
 	char owner[64];                /* holds a slot of this owner's share */
-	struct job *next;
+	struct msc_qnode qn;           /* on a lane's or the gate's queue */
 };
+
+#define JOB(n) msc_queue_item(n, struct job, qn)
 
 /* Per computer: the queue that keeps its jobs serial. */
 struct lane {
 	bool busy;
-	struct job *head, *tail;
+	struct msc_queue waiting;       /* struct job */
 };
 
 struct msc_driver {
@@ -45,7 +48,7 @@ struct msc_driver {
 	/* The creation gate: creates and resets at once, and those waiting. */
 	int max_creating;               /* 0: no bound but the pool's */
 	int creating;
-	struct job *gate_head, *gate_tail;
+	struct msc_queue gate;          /* struct job, waiting their turn */
 	size_t gate_queued;
 	struct msc_share *owners;       /* Exec: workers per owner */
 	uint32_t exec_timeout_s;        /* for an Exec without its own */
@@ -53,88 +56,8 @@ struct msc_driver {
 	bool stopping;                  /* the gates take no more */
 };
 
-static void
-free_field(char *s)
-{
-	if (s != protobuf_c_empty_string)
-		free(s);
-}
-
-void
-msc_computer_fini(Msc__V1__Computer *c)
-{
-	free_field(c->computer_id);
-	free_field(c->sandbox_id);
-	free_field(c->image);
-	free_field(c->state);
-	free_field(c->created_at);
-	free_field(c->backend);
-	free_field(c->driver);
-	*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
-}
-
-void
-msc_computer_list_fini(Msc__V1__ComputerList *l)
-{
-	for (size_t i = 0; i < l->n_computers; i++) {
-		msc_computer_fini(l->computers[i]);
-		free(l->computers[i]);
-	}
-	free(l->computers);
-	l->computers = NULL;
-	l->n_computers = 0;
-}
-
-Msc__V1__Code
-msc_driver_code(int rv)
-{
-	switch (rv) {
-	case -ENOENT:
-		return MSC__V1__CODE__NOT_FOUND;
-	case -EEXIST:
-		return MSC__V1__CODE__ALREADY_EXISTS;
-	case -ECONNREFUSED:
-	case -EAGAIN:
-		return MSC__V1__CODE__UNAVAILABLE;
-	case -ETIMEDOUT:
-		return MSC__V1__CODE__DEADLINE_EXCEEDED;
-	case -EINVAL:
-		return MSC__V1__CODE__INVALID_ARGUMENT;
-	case -EPERM:
-	case -EACCES:
-		return MSC__V1__CODE__FAILED_PRECONDITION;
-	case -ECONNABORTED:
-		return MSC__V1__CODE__ABORTED;
-	default:
-		return MSC__V1__CODE__INTERNAL;
-	}
-}
-
-int
-msc_driver_died(char *err, size_t errlen, const char *id,
-    const char *why_fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	n = snprintf(err, errlen, "Computer '%s' died during command "
-	    "execution: ", id);
-	if (n >= 0 && (size_t)n < errlen) {
-		va_start(ap, why_fmt);
-		vsnprintf(err + n, errlen - (size_t)n, why_fmt, ap);
-		va_end(ap);
-	}
-	return -ECONNABORTED;
-}
-
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
-
-Msc__V1__Code
-msc_driver_code_cloud(int rv)
-{
-	return rv == -EIO ? MSC__V1__CODE__UNAVAILABLE : msc_driver_code(rv);
-}
 
 static void
 fail(struct job *j, int rv, const char *err)
@@ -326,12 +249,7 @@ gate_enter(struct job *j)
 		    d->ops->name, (size_t)DRIVER_MAX_QUEUED);
 		return;
 	}
-	j->next = NULL;
-	if (d->gate_tail != NULL)
-		d->gate_tail->next = j;
-	else
-		d->gate_head = j;
-	d->gate_tail = j;
+	msc_queue_push(&d->gate, &j->qn);
 	d->gate_queued++;
 	pthread_mutex_unlock(&d->mu);
 }
@@ -340,27 +258,25 @@ gate_enter(struct job *j)
 static void
 gate_leave(struct msc_driver *d)
 {
-	struct job *late = NULL, *next = NULL, *j;
+	struct msc_queue late = MSC_QUEUE_INIT;
+	struct msc_qnode *n;
+	struct job *next = NULL, *j;
 
 	pthread_mutex_lock(&d->mu);
 	d->creating--;
-	while (next == NULL && (j = d->gate_head) != NULL) {
-		d->gate_head = j->next;
-		if (d->gate_head == NULL)
-			d->gate_tail = NULL;
+	while (next == NULL && (n = msc_queue_pop(&d->gate)) != NULL) {
+		j = JOB(n);
 		d->gate_queued--;
-		j->next = NULL;
-		if (msc_call_remaining_ms(j->call) < DRIVER_CREATE_MIN_MS) {
-			j->next = late;
-			late = j;
-		} else {
+		if (msc_call_remaining_ms(j->call) < DRIVER_CREATE_MIN_MS)
+			msc_queue_push(&late, &j->qn);
+		else {
 			d->creating++;
 			next = j;
 		}
 	}
 	pthread_mutex_unlock(&d->mu);
-	while ((j = late) != NULL) {
-		late = j->next;
+	while ((n = msc_queue_pop(&late)) != NULL) {
+		j = JOB(n);
 		job_abort(j, MSC__V1__CODE__DEADLINE_EXCEEDED,
 		    "Computer '%s' could not be created: it waited for one of "
 		    "the %d creations at once of %s until its deadline; retry "
@@ -426,22 +342,18 @@ static void
 lane_next(struct msc_driver *d, const char *id)
 {
 	struct lane *lane;
-	struct job *next = NULL;
+	struct msc_qnode *n = NULL;
 
 	pthread_mutex_lock(&d->mu);
 	lane = msc_map_get(d->lanes, id);
-	if (lane != NULL && lane->head != NULL) {
-		next = lane->head;
-		lane->head = next->next;
-		if (lane->head == NULL)
-			lane->tail = NULL;
-	} else if (lane != NULL) {
+	/* The next job keeps the lane busy; without one the lane goes. */
+	if (lane != NULL && (n = msc_queue_pop(&lane->waiting)) == NULL) {
 		msc_map_del(d->lanes, id);
 		free(lane);
 	}
 	pthread_mutex_unlock(&d->mu);
-	if (next != NULL)
-		submit(next);
+	if (n != NULL)
+		submit(JOB(n));
 }
 
 /* Queues j on the lane of computer `id`. */
@@ -469,11 +381,8 @@ lane_submit(struct job *j, const char *id)
 	if (!lane->busy) {
 		lane->busy = true;
 		run_now = true;
-	} else if (lane->tail != NULL) {
-		lane->tail->next = j;
-		lane->tail = j;
 	} else
-		lane->head = lane->tail = j;
+		msc_queue_push(&lane->waiting, &j->qn);
 	pthread_mutex_unlock(&d->mu);
 	if (run_now)
 		submit(j);
@@ -640,7 +549,8 @@ abort_waiting(void *item)
 bool
 msc_driver_stop(struct msc_driver *d)
 {
-	struct job *j;
+	struct msc_queue waiting = MSC_QUEUE_INIT;
+	struct msc_qnode *n;
 
 	if (d == NULL)
 		return true;
@@ -648,19 +558,14 @@ msc_driver_stop(struct msc_driver *d)
 	 * owner's share, will not start. */
 	pthread_mutex_lock(&d->mu);
 	d->stopping = true;
-	j = d->gate_head;
-	d->gate_head = d->gate_tail = NULL;
+	msc_queue_take_all(&waiting, &d->gate);
 	d->gate_queued = 0;
 	pthread_mutex_unlock(&d->mu);
 	if (d->owners != NULL)
 		msc_share_drain(d->owners, abort_waiting);
-	while (j != NULL) {
-		struct job *next = j->next;
-
-		job_abort(j, MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
+	while ((n = msc_queue_pop(&waiting)) != NULL)
+		job_abort(JOB(n), MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
 		    d->ops->name);
-		j = next;
-	}
 	msc_server_stop(d->srv);
 	if (!msc_pool_free(d->pool))
 		return false;   /* a job still runs and uses d */

@@ -117,6 +117,15 @@ void msc_computer_list_fini(Msc__V1__ComputerList *l);
 int msc_driver_died(char *err, size_t errlen, const char *id,
     const char *why_fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * The environment variable that marks every process of one command with
+ * a random value, and a /bin/sh script that kills every process whose
+ * environment has MSC_DRIVER_MARKER_VAR=$1 (the sweep after a timeout or
+ * the output limit).
+ */
+#define MSC_DRIVER_MARKER_VAR "KILNTAINERS_EXEC"
+extern const char msc_driver_sweep_sh[];
+
 /* The usual mapping of a negative errno to a status code. */
 Msc__V1__Code msc_driver_code(int rv);
 

@@ -6,16 +6,17 @@
 #include <stdlib.h>
 
 #include "msc_map.h"
+#include "msc_queue.h"
 
 struct waiting {
 	void *item;
-	struct waiting *next;
+	struct msc_qnode qn;
 };
 
-/* One key: its slots held, and its items waiting. */
+/* One key: its slots held, and its items waiting (struct waiting). */
 struct holder {
 	int held;
-	struct waiting *head, *tail;
+	struct msc_queue waiting;
 };
 
 struct msc_share {
@@ -78,11 +79,7 @@ msc_share_enter(struct msc_share *sh, const char *key, void *item)
 		return -ENOMEM;
 	}
 	w->item = item;
-	if (h->tail != NULL)
-		h->tail->next = w;
-	else
-		h->head = w;
-	h->tail = w;
+	msc_queue_push(&h->waiting, &w->qn);
 	sh->waiting++;
 	pthread_mutex_unlock(&sh->mu);
 	return 0;
@@ -92,16 +89,15 @@ void *
 msc_share_leave(struct msc_share *sh, const char *key)
 {
 	struct holder *h;
+	struct msc_qnode *n = NULL;
 	struct waiting *w = NULL;
 	void *next = NULL;
 
 	pthread_mutex_lock(&sh->mu);
 	h = msc_map_get(sh->keys, key);
-	if (h != NULL && (w = h->head) != NULL) {
+	if (h != NULL && (n = msc_queue_pop(&h->waiting)) != NULL) {
 		/* It inherits the slot. */
-		h->head = w->next;
-		if (h->head == NULL)
-			h->tail = NULL;
+		w = msc_queue_item(n, struct waiting, qn);
 		sh->waiting--;
 		next = w->item;
 	} else if (h != NULL && --h->held == 0) {
@@ -113,38 +109,29 @@ msc_share_leave(struct msc_share *sh, const char *key)
 	return next;
 }
 
-struct drained {
-	struct waiting *list;
-};
-
 static void
 take_waiting(void *arg, const char *key, void *value)
 {
-	struct drained *d = arg;
+	struct msc_queue *drained = arg;
 	struct holder *h = value;
-	struct waiting *w;
 
 	(void)key;
-	while ((w = h->head) != NULL) {
-		h->head = w->next;
-		w->next = d->list;
-		d->list = w;
-	}
-	h->tail = NULL;
+	msc_queue_take_all(drained, &h->waiting);
 }
 
 void
 msc_share_drain(struct msc_share *sh, void (*fn)(void *item))
 {
-	struct drained d = { NULL };
-	struct waiting *w;
+	struct msc_queue drained = MSC_QUEUE_INIT;
+	struct msc_qnode *n;
 
 	pthread_mutex_lock(&sh->mu);
-	msc_map_each(sh->keys, take_waiting, &d);
+	msc_map_each(sh->keys, take_waiting, &drained);
 	sh->waiting = 0;
 	pthread_mutex_unlock(&sh->mu);
-	while ((w = d.list) != NULL) {
-		d.list = w->next;
+	while ((n = msc_queue_pop(&drained)) != NULL) {
+		struct waiting *w = msc_queue_item(n, struct waiting, qn);
+
 		fn(w->item);
 		free(w);
 	}

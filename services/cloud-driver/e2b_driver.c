@@ -97,9 +97,8 @@ e2b_driver_start(const struct msc_cfg *cfg, const char *url,
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
 	d->cfg = cfg;
-	pthread_mutex_init(&d->mu, NULL);
 	if ((rv = configure(d, cfg)) != 0 ||
-	    (rv = msc_map_new(&d->known)) != 0 ||
+	    (rv = msc_known_new(sizeof(struct e2b_known), &d->known)) != 0 ||
 	    (rv = msc_driver_start(url, &e2b_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)
 		goto fail;
@@ -111,15 +110,6 @@ fail:
 	return rv;
 }
 
-static void
-free_known(void *arg, const char *key, void *value)
-{
-	(void)arg;
-	(void)key;
-	explicit_bzero(value, sizeof(struct e2b_known));
-	free(value);
-}
-
 void
 e2b_driver_stop(struct e2b_driver *d)
 {
@@ -127,9 +117,7 @@ e2b_driver_stop(struct e2b_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
-	if (d->known != NULL)
-		msc_map_each(d->known, free_known, NULL);
-	msc_map_free(d->known);
+	msc_known_free(d->known);
 	if (d->key_hdr != NULL) {
 		explicit_bzero(d->key_hdr, strlen(d->key_hdr));
 		free(d->key_hdr);
@@ -139,6 +127,5 @@ e2b_driver_stop(struct e2b_driver *d)
 	free(d->api_url);
 	free(d->sandbox_url);
 	free(d->domain);
-	pthread_mutex_destroy(&d->mu);
 	free(d);
 }

@@ -13,8 +13,8 @@
 #include "e2b_conv.h"
 #include "e2b_driver.h"
 #include "msc_cfg.h"
+#include "msc_driver_known.h"
 #include "msc_http.h"
-#include "msc_map.h"
 
 #define E2B_ERRLEN 1024
 
@@ -38,8 +38,7 @@ struct e2b_driver {
 	long lifetime_s;
 	json_t *metadata, *envs;
 	struct msc_driver *svc;
-	pthread_mutex_t mu;     /* guards known */
-	struct msc_map *known;  /* computer id -> struct e2b_known */
+	struct msc_known *known;        /* computer id -> struct e2b_known */
 };
 
 /* One control-plane call under the key and a deadline (e2b_sandboxes.c). */

@@ -22,14 +22,6 @@
 #define STDIN_CHUNK (48u << 10)
 #define IDLE_MS 70000       /* no byte (keepalives included) this long: dropped */
 
-static const char sweep_sh[] =
-    "for e in /proc/[0-9]*/environ; do\n"
-    "  if grep -qzx \"KILNTAINERS_EXEC=$1\" \"$e\" 2>/dev/null; then\n"
-    "    p=${e%/environ}; kill -9 \"${p#/proc/}\" 2>/dev/null\n"
-    "  fi\n"
-    "done\n"
-    "exit 0\n";
-
 struct x {
 	struct e2b_driver *d;
 	const char *id;
@@ -362,7 +354,7 @@ kill_all(struct x *x, int64_t pid, const char *tok)
 			msc_log_debug("e2b: SendSignal: %s", ignore);
 		json_decref(body);
 	}
-	args = json_pack("[sss]", "-c", sweep_sh, "kt");
+	args = json_pack("[sss]", "-c", msc_driver_sweep_sh, "kt");
 	json_array_append_new(args, json_string(tok));
 	envs = json_object();
 	if (run(x, "/bin/sh", args, NULL, envs, NULL, 15000, &s, ignore,
@@ -375,11 +367,19 @@ kill_all(struct x *x, int64_t pid, const char *tok)
 }
 
 static void
+refreshed(void *rec, void *arg)
+{
+	struct e2b_known *k = rec;
+
+	(void)arg;
+	k->refreshed_ms = msc_now_ms();
+}
+
+static void
 refresh_ttl(struct x *x)
 {
 	char path[256], ignore[E2B_ERRLEN];
 	json_t *body;
-	struct e2b_known *k;
 
 	if (msc_now_ms() - x->k.refreshed_ms < 60000)
 		return;
@@ -389,10 +389,8 @@ refresh_ttl(struct x *x)
 		ignore, sizeof(ignore)) != 0)
 		msc_log_debug("e2b: %s", ignore);
 	json_decref(body);
-	pthread_mutex_lock(&x->d->mu);
-	if ((k = msc_map_get(x->d->known, x->id)) != NULL)
-		k->refreshed_ms = msc_now_ms();
-	pthread_mutex_unlock(&x->d->mu);
+	/* -ENOENT: forgotten meanwhile, nothing to refresh. */
+	(void)msc_known_update(x->d->known, x->id, false, refreshed, NULL);
 }
 
 int
@@ -420,7 +418,7 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 	refresh_ttl(&x);
 	msc_random_hex(tok, 16);
 	timeout_ms = (uint64_t)r->timeout_s * 1000;
-	envs = json_pack("{s:s}", "KILNTAINERS_EXEC", tok);
+	envs = json_pack("{s:s}", MSC_DRIVER_MARKER_VAR, tok);
 	args = json_array();
 	if (r->n_args > 0) {
 		cmd = r->args[0];

@@ -50,6 +50,29 @@ e2b_api(struct e2b_driver *d, const char *method, const char *path,
 	return rv;
 }
 
+/* What remember() learnt of a sandbox, for msc_known_update. */
+struct learnt {
+	const char *sbx, *token, *domain, *envd_version, *temporary;
+	bool fresh_ttl;
+};
+
+static void
+learn(void *rec, void *arg)
+{
+	struct e2b_known *k = rec;
+	const struct learnt *l = arg;
+
+	snprintf(k->sbx, sizeof(k->sbx), "%s", l->sbx);
+	snprintf(k->token, sizeof(k->token), "%s", l->token);
+	snprintf(k->domain, sizeof(k->domain), "%s", l->domain);
+	snprintf(k->envd_version, sizeof(k->envd_version), "%s",
+	    l->envd_version);
+	if (l->temporary != NULL)
+		k->temporary = strcmp(l->temporary, "false") != 0;
+	if (l->fresh_ttl)
+		k->refreshed_ms = msc_now_ms();
+}
+
 static void
 remember(struct e2b_driver *d, const char *id, json_t *sbx,
     bool fresh_ttl)
@@ -60,39 +83,23 @@ remember(struct e2b_driver *d, const char *id, json_t *sbx,
 	const char *dom = json_string_value(json_object_get(sbx, "domain"));
 	const char *ver = json_string_value(json_object_get(sbx,
 	    "envdVersion"));
-	const char *tmp = e2b_conv_meta(sbx, E2B_META_TEMPORARY);
-	struct e2b_known *k;
+	struct learnt l = { .sbx = s, .token = tok ? tok : "",
+		.domain = dom ? dom : d->domain, .envd_version = ver ? ver : "",
+		.temporary = e2b_conv_meta(sbx, E2B_META_TEMPORARY),
+		.fresh_ttl = fresh_ttl };
 
 	if (s == NULL)
 		return;
-	pthread_mutex_lock(&d->mu);
-	if ((k = msc_map_get(d->known, id)) == NULL &&
-	    (k = calloc(1, sizeof(*k))) != NULL &&
-	    msc_map_put(d->known, id, k) != 0) {
-		free(k);
-		k = NULL;
-	}
-	if (k != NULL) {
-		snprintf(k->sbx, sizeof(k->sbx), "%s", s);
-		snprintf(k->token, sizeof(k->token), "%s", tok ? tok : "");
-		snprintf(k->domain, sizeof(k->domain), "%s",
-		    dom ? dom : d->domain);
-		snprintf(k->envd_version, sizeof(k->envd_version), "%s",
-		    ver ? ver : "");
-		if (tmp != NULL)
-			k->temporary = strcmp(tmp, "false") != 0;
-		if (fresh_ttl)
-			k->refreshed_ms = msc_now_ms();
-	}
-	pthread_mutex_unlock(&d->mu);
+	/* A cache: a computer not remembered is looked up again (and
+	 * e2b_lookup says -ENOMEM). */
+	if (msc_known_update(d->known, id, true, learn, &l) != 0)
+		msc_log_debug("e2b: cannot remember computer %s", id);
 }
 
 void
 e2b_forget(struct e2b_driver *d, const char *id)
 {
-	pthread_mutex_lock(&d->mu);
-	free(msc_map_del(d->known, id));
-	pthread_mutex_unlock(&d->mu);
+	msc_known_forget(d->known, id);
 }
 
 /* Finds computer `id`'s sandbox (running or paused) by metadata. */
@@ -375,15 +382,10 @@ int
 e2b_lookup(struct e2b_driver *d, const char *id, struct e2b_known *k,
     char *err, size_t errlen)
 {
-	struct e2b_known *hit;
 	json_t *s = NULL;
 	int rv;
 
-	pthread_mutex_lock(&d->mu);
-	if ((hit = msc_map_get(d->known, id)) != NULL)
-		*k = *hit;
-	pthread_mutex_unlock(&d->mu);
-	if (hit != NULL)
+	if (msc_known_get(d->known, id, k))
 		return 0;
 	/* Not known here (another driver made it): connect gets a token. */
 	if ((rv = find(d, id, &s, err, errlen)) != 0)
@@ -392,11 +394,7 @@ e2b_lookup(struct e2b_driver *d, const char *id, struct e2b_known *k,
 	json_decref(s);
 	if (rv != 0)
 		return rv;
-	pthread_mutex_lock(&d->mu);
-	if ((hit = msc_map_get(d->known, id)) != NULL)
-		*k = *hit;
-	pthread_mutex_unlock(&d->mu);
-	return hit != NULL ? 0 : -ENOMEM;
+	return msc_known_get(d->known, id, k) ? 0 : -ENOMEM;
 }
 
 int

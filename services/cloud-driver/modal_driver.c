@@ -84,7 +84,7 @@ modal_driver_start(const struct msc_cfg *cfg, const char *url,
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->build_mu, NULL);
 	if ((rv = configure(d, cfg)) != 0 ||
-	    (rv = msc_map_new(&d->known)) != 0 ||
+	    (rv = msc_known_new(sizeof(struct modal_known), &d->known)) != 0 ||
 	    (rv = msc_driver_start(url, &modal_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)
 		goto fail;
@@ -100,15 +100,6 @@ fail:
 	return rv;
 }
 
-static void
-free_known(void *arg, const char *key, void *value)
-{
-	(void)arg;
-	(void)key;
-	explicit_bzero(value, sizeof(struct modal_known));
-	free(value);
-}
-
 void
 modal_driver_stop(struct modal_driver *d)
 {
@@ -116,9 +107,7 @@ modal_driver_stop(struct modal_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
-	if (d->known != NULL)
-		msc_map_each(d->known, free_known, NULL);
-	msc_map_free(d->known);
+	msc_known_free(d->known);
 	grpc_target_fini(&d->api);
 	modal_creds_clear(&d->creds);
 	explicit_bzero(d->auth_token, sizeof(d->auth_token));

@@ -14,7 +14,7 @@
 #include "modal_driver.h"
 #include "modal_task_command_router.pb-c.h"
 #include "msc_cfg.h"
-#include "msc_map.h"
+#include "msc_driver_known.h"
 
 #define MODAL_ERRLEN 1024
 #define MODAL_SVC "/modal.client.ModalClient/"
@@ -43,12 +43,12 @@ struct modal_driver {
 	char gpu_type[64];
 	struct msc_driver *svc;
 	pthread_mutex_t build_mu;       /* one image build at a time */
-	pthread_mutex_t mu;             /* guards the rest */
+	pthread_mutex_t mu;             /* guards the rest but `known` */
 	char app_id[128];
 	char image_id[128];             /* --image, built */
 	char auth_token[4096];          /* x-modal-auth-token */
 	int64_t auth_refresh_at;        /* Unix seconds */
-	struct msc_map *known;          /* computer id -> struct modal_known */
+	struct msc_known *known;        /* computer id -> struct modal_known */
 };
 
 /* Control-plane calls (modal_api.c). */
@@ -99,16 +99,32 @@ int modal_stop(struct modal_driver *d, const char *id, bool remove,
 int modal_list(struct modal_driver *d, Msc__V1__ComputerList *out,
     char *err, size_t errlen);
 
-/* Commands through the task's command router (modal_exec.c). */
+/* The Exec op (modal_exec.c). */
 int modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
-/* Runs argv on a known sandbox (readiness checks, sweeps). */
+
+/* Commands through the task's command router (modal_run.c). */
 struct modal_run {
 	char *out, *err;
 	size_t olen, elen;
 	int exit_code;
 	bool exited, timed_out, over;
 };
+/*
+ * Runs argv on a known sandbox: 0 with r filled (r->exited, r->timed_out
+ * or r->over; r's buffers are the caller's, for modal_run_fini), or a
+ * failure of the router or the transport; *startedp tells whether the
+ * command was started (so it may still run). workdir, marker (the
+ * KILNTAINERS_EXEC value) and in may be NULL. k's router JWT may be
+ * renewed. Blocking.
+ */
+int modal_run_command(struct modal_driver *d, struct modal_known *k,
+    const char *const *argv, size_t argc, const char *workdir,
+    const char *marker, const ProtobufCBinaryData *in, uint32_t timeout_s,
+    uint64_t limit, struct modal_run *r, bool *startedp, char *err,
+    size_t errlen);
+/* The same without workdir, marker or stdin, 1 MiB of output (readiness
+ * checks, sweeps). */
 int modal_exec_argv(struct modal_driver *d, struct modal_known *k,
     const char *const *argv, size_t argc, uint32_t timeout_s,
     struct modal_run *r, char *err, size_t errlen);

@@ -24,31 +24,15 @@ void
 modal_remember(struct modal_driver *d, const char *id,
     const struct modal_known *k)
 {
-	struct modal_known *hit;
-
-	pthread_mutex_lock(&d->mu);
-	if ((hit = msc_map_get(d->known, id)) == NULL &&
-	    (hit = calloc(1, sizeof(*hit))) != NULL &&
-	    msc_map_put(d->known, id, hit) != 0) {
-		free(hit);
-		hit = NULL;
-	}
-	if (hit != NULL)
-		*hit = *k;
-	pthread_mutex_unlock(&d->mu);
+	/* A cache: a computer not remembered is looked up again. */
+	if (msc_known_put(d->known, id, k) != 0)
+		msc_log_debug("modal: cannot remember computer %s", id);
 }
 
 void
 modal_forget(struct modal_driver *d, const char *id)
 {
-	struct modal_known *k;
-
-	pthread_mutex_lock(&d->mu);
-	if ((k = msc_map_del(d->known, id)) != NULL) {
-		explicit_bzero(k, sizeof(*k));
-		free(k);
-	}
-	pthread_mutex_unlock(&d->mu);
+	msc_known_forget(d->known, id);
 }
 
 /* The app's sandboxes with tag name=value (NULL: every one of ours). */
@@ -381,14 +365,9 @@ modal_lookup(struct modal_driver *d, const char *id, struct modal_known *k,
 {
 	Modal__Client__SandboxListResponse *resp = NULL;
 	ModalSandboxInfo *s;
-	struct modal_known *hit;
 	int rv;
 
-	pthread_mutex_lock(&d->mu);
-	if ((hit = msc_map_get(d->known, id)) != NULL)
-		*k = *hit;
-	pthread_mutex_unlock(&d->mu);
-	if (hit != NULL)
+	if (msc_known_get(d->known, id, k))
 		return 0;
 	/* Not known here (made by an earlier run or another driver). */
 	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)

@@ -110,7 +110,7 @@ fly_conv_exec_argv(const char *shell, const char *command,
 	if (a == NULL)
 		return NULL;
 	if (tok != NULL) {
-		snprintf(buf, sizeof(buf), "KILNTAINERS_EXEC=%s", tok);
+		snprintf(buf, sizeof(buf), MSC_DRIVER_MARKER_VAR "=%s", tok);
 		rv |= push(a, "/usr/bin/env");
 		rv |= push(a, buf);
 	}

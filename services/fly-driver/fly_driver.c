@@ -14,14 +14,6 @@
 
 MSC_DRIVER_OPS(fly_ops, fly, "fly-driver", msc_driver_code_cloud);
 
-static void
-free_known(void *arg, const char *key, void *value)
-{
-	(void)arg;
-	(void)key;
-	free(value);
-}
-
 int
 fly_driver_start(const struct msc_cfg *cfg, const char *url,
     struct fly_driver **dp)
@@ -33,7 +25,6 @@ fly_driver_start(const struct msc_cfg *cfg, const char *url,
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
 	d->cfg = cfg;
-	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->setup_mu, NULL);
 	if ((rv = fly_conv_guest(cfg->fly_image, cfg->fly_region,
 		 cfg->fly_cpu_kind, cfg->fly_cpus, cfg->fly_memory,
@@ -53,7 +44,7 @@ fly_driver_start(const struct msc_cfg *cfg, const char *url,
 	if (!cfg->network)
 		msc_log_warn("fly: Machines always have outbound network; "
 			     "--no-network is not enforced on this backend");
-	if ((rv = msc_map_new(&d->known)) != 0 ||
+	if ((rv = msc_known_new(sizeof(struct fly_known), &d->known)) != 0 ||
 	    (rv = msc_driver_start(url, &fly_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)
 		goto fail;
@@ -72,11 +63,8 @@ fly_driver_stop(struct fly_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
-	if (d->known != NULL)
-		msc_map_each(d->known, free_known, NULL);
-	msc_map_free(d->known);
+	msc_known_free(d->known);
 	fly_api_free(d->api);
 	pthread_mutex_destroy(&d->setup_mu);
-	pthread_mutex_destroy(&d->mu);
 	free(d);
 }

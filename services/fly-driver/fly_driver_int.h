@@ -13,8 +13,8 @@
 #include "fly_conv.h"
 #include "fly_driver.h"
 #include "msc_cfg.h"
+#include "msc_driver_known.h"
 #include "msc_http.h"
-#include "msc_map.h"
 #include "msc_rpc.h"
 
 #define FLY_ERRLEN 1024
@@ -32,8 +32,7 @@ struct fly_driver {
 	struct fly_guest guest;
 	const char *base_url;        /* the Machines API */
 	struct msc_driver *svc;      /* the Driver service (lib) */
-	pthread_mutex_t mu;          /* guards known */
-	struct msc_map *known;       /* computer id -> struct fly_known */
+	struct msc_known *known;     /* computer id -> struct fly_known */
 	pthread_mutex_t setup_mu;    /* one setup at a time */
 	struct fly_api *api;         /* set once by fly_setup */
 	char app[FLY_APPLEN];

@@ -37,20 +37,12 @@ void
 fly_remember(struct fly_driver *d, const char *id, const char *mid,
     bool temporary)
 {
-	struct fly_known *k;
+	struct fly_known k = { .temporary = temporary };
 
-	pthread_mutex_lock(&d->mu);
-	if ((k = msc_map_get(d->known, id)) == NULL &&
-	    (k = calloc(1, sizeof(*k))) != NULL &&
-	    msc_map_put(d->known, id, k) != 0) {
-		free(k);
-		k = NULL;
-	}
-	if (k != NULL) {
-		snprintf(k->machine_id, sizeof(k->machine_id), "%s", mid);
-		k->temporary = temporary;
-	}
-	pthread_mutex_unlock(&d->mu);
+	snprintf(k.machine_id, sizeof(k.machine_id), "%s", mid);
+	/* A cache: a computer not remembered is looked up again. */
+	if (msc_known_put(d->known, id, &k) != 0)
+		msc_log_debug("fly: cannot remember computer %s", id);
 }
 
 static void
@@ -66,9 +58,7 @@ remember(struct fly_driver *d, const char *id, json_t *m)
 void
 fly_forget(struct fly_driver *d, const char *id)
 {
-	pthread_mutex_lock(&d->mu);
-	free(msc_map_del(d->known, id));
-	pthread_mutex_unlock(&d->mu);
+	msc_known_forget(d->known, id);
 }
 
 int
@@ -136,16 +126,10 @@ int
 fly_machine_id(struct fly_driver *d, const char *id, struct fly_known *k,
     char *err, size_t errlen)
 {
-	struct fly_known *hit;
 	json_t *m = NULL;
 	int rv;
 
-	pthread_mutex_lock(&d->mu);
-	hit = msc_map_get(d->known, id);
-	if (hit != NULL)
-		*k = *hit;
-	pthread_mutex_unlock(&d->mu);
-	if (hit != NULL)
+	if (msc_known_get(d->known, id, k))
 		return fly_setup(d, err, errlen);
 	if ((rv = fly_find(d, id, &m, err, errlen)) != 0)
 		return rv;

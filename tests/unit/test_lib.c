@@ -11,7 +11,9 @@
 
 #include <cmocka.h>
 
+#include "msc_driver_known.h"
 #include "msc_map.h"
+#include "msc_queue.h"
 #include "msc_random.h"
 #include "msc_share.h"
 #include "msc_slug.h"
@@ -238,12 +240,100 @@ random_uniform_range(void **state)
 	assert_true(msc_random_uniform(UINT32_MAX) < UINT32_MAX);
 }
 
+struct rec {
+	char name[16];
+	int n;
+};
+
+static void
+bump(void *rec, void *arg)
+{
+	struct rec *r = rec;
+
+	r->n += *(int *)arg;
+}
+
+/* Records go in and out as copies; update edits in place; forget. */
+static void
+known_cache(void **state)
+{
+	struct msc_known *k;
+	struct rec a = { "alpha", 1 }, out = { "", -1 };
+	int two = 2;
+
+	(void)state;
+	assert_int_equal(msc_known_new(sizeof(struct rec), &k), 0);
+	assert_false(msc_known_get(k, "c1", &out));
+	assert_int_equal(out.n, -1);
+	assert_int_equal(msc_known_put(k, "c1", &a), 0);
+	a.n = 99;               /* the cache holds its own copy */
+	assert_true(msc_known_get(k, "c1", &out));
+	assert_string_equal(out.name, "alpha");
+	assert_int_equal(out.n, 1);
+	assert_int_equal(msc_known_update(k, "c1", false, bump, &two), 0);
+	assert_true(msc_known_get(k, "c1", &out));
+	assert_int_equal(out.n, 3);
+	assert_int_equal(msc_known_update(k, "c2", false, bump, &two),
+	    -ENOENT);
+	assert_false(msc_known_get(k, "c2", &out));
+	assert_int_equal(msc_known_update(k, "c2", true, bump, &two), 0);
+	assert_true(msc_known_get(k, "c2", &out));
+	assert_string_equal(out.name, "");
+	assert_int_equal(out.n, 2);
+	msc_known_forget(k, "c1");
+	msc_known_forget(k, "nothing");
+	assert_false(msc_known_get(k, "c1", &out));
+	assert_true(msc_known_get(k, "c2", &out));
+	msc_known_free(k);
+	msc_known_free(NULL);
+}
+
+struct qitem {
+	int v;
+	struct msc_qnode qn;
+};
+
+/* First in, first out; take_all appends in order and empties. */
+static void
+queue_fifo(void **state)
+{
+	struct msc_queue a = MSC_QUEUE_INIT, b;
+	struct qitem it[5];
+	struct msc_qnode *n;
+
+	(void)state;
+	msc_queue_init(&b);
+	assert_true(msc_queue_empty(&a));
+	assert_null(msc_queue_pop(&a));
+	for (int i = 0; i < 5; i++) {
+		it[i].v = i;
+		msc_queue_push(i < 3 ? &a : &b, &it[i].qn);
+	}
+	n = msc_queue_pop(&a);
+	assert_int_equal(msc_queue_item(n, struct qitem, qn)->v, 0);
+	msc_queue_take_all(&a, &b);
+	assert_true(msc_queue_empty(&b));
+	for (int want = 1; want < 5; want++) {
+		n = msc_queue_pop(&a);
+		assert_non_null(n);
+		assert_int_equal(msc_queue_item(n, struct qitem, qn)->v, want);
+	}
+	assert_true(msc_queue_empty(&a));
+	msc_queue_take_all(&a, &b);     /* empty into empty */
+	assert_true(msc_queue_empty(&a));
+	msc_queue_push(&a, &it[0].qn);  /* reusable after emptying */
+	assert_ptr_equal(msc_queue_pop(&a), &it[0].qn);
+	assert_null(msc_queue_pop(&a));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(utf8_repair_cases),
 		cmocka_unit_test(time_clocks),
+		cmocka_unit_test(known_cache),
+		cmocka_unit_test(queue_fifo),
 		cmocka_unit_test(random_hex_lengths),
 		cmocka_unit_test(random_uniform_range),
 		cmocka_unit_test(utf8_keeps_nul),
