@@ -39,6 +39,7 @@ struct fxc {
 	struct fxbuf out, err;
 	size_t limit;
 };
+
 static int
 fxbuf_add(struct fxbuf *b, const void *p, size_t n)
 {

@@ -42,10 +42,10 @@
 #include "msc_log.h"
 #include "msc_main.h"
 #include "msc_map.h"
-#include "msc_time.h"
 
 #define FX_HELPER_NAME	"msc-exec-helper"
 #define T_FX_INSPECT	10000
+
 static bool
 falsy(const char *s)
 {

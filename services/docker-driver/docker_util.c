@@ -29,6 +29,7 @@ dock_seterr(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 }
+
 void
 dock_sleep_ms(int ms)
 {

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "msc_driver.h"
+#include "msc_random.h"
 #include "msc_slug.h"
 
 struct wasm_meta {

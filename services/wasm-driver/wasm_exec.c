@@ -35,6 +35,7 @@ struct wasm_child {
 	size_t slen;
 	bool over;
 };
+
 static void
 close_fd(int *fd)
 {
