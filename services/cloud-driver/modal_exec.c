@@ -21,7 +21,8 @@
 static void
 sweep(struct modal_driver *d, struct modal_known *k, const char *marker)
 {
-	const char *argv[] = { "/bin/sh", "-c", msc_driver_sweep_sh, "kt", marker };
+	const char *argv[] = { "/bin/sh", "-c", msc_driver_sweep_sh, "kt",
+		marker };
 	struct modal_run r;
 	char err[MODAL_ERRLEN];
 

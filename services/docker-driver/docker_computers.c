@@ -478,7 +478,8 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 		    json_object_get(row, "Labels"), "kilntainers.computer-id"));
 		Msc__V1__Computer *c;
 
-		if (id == NULL || !dock_mine(d, json_object_get(row, "Labels")) ||
+		if (id == NULL ||
+		    !dock_mine(d, json_object_get(row, "Labels")) ||
 		    (c = malloc(sizeof(*c))) == NULL)
 			continue;
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;

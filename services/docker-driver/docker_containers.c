@@ -31,8 +31,8 @@ dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
 	int rv;
 
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
-	if ((rv = dock_container_inspect(d->engine, name, T_FIND, &ctr, err,
-		 errlen)) != 0) {
+	if ((rv = dock_container_inspect(d->engine, name, T_FIND, &ctr,
+		 err, errlen)) != 0) {
 		if (rv == -ENOENT) {
 			/* Gone, maybe behind our back: forget its helper. */
 			dock_fx_forget(d, name);

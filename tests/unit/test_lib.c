@@ -195,9 +195,12 @@ time_clocks(void **state)
 static bool
 is_lower_hex(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+	for (size_t i = 0; i < n; i++) {
+		bool digit = s[i] >= '0' && s[i] <= '9';
+
+		if (!digit && !(s[i] >= 'a' && s[i] <= 'f'))
 			return false;
+	}
 	return s[n] == '\0';
 }
 
