@@ -527,6 +527,26 @@ dock_container_wait(struct dock_engine *e, const char *id,
 }
 
 int
+dock_engine_info(struct dock_engine *e, int timeout_ms, json_t **outp,
+    char *err, size_t errlen)
+{
+	struct dock_http_res	res;
+	int			rc;
+
+	rc = dock_simple(e, "GET", "/info", NULL, timeout_ms, &res, err,
+	    errlen);
+	if (rc < 0)
+		return rc;
+	if (res.status != 200)
+		rc = dock_http_status_err(&res, -EIO, "engine info", err,
+		    errlen);
+	else
+		rc = dock_json_reply(&res, outp, err, errlen);
+	dock_http_res_fini(&res);
+	return rc;
+}
+
+int
 dock_network_inspect(struct dock_engine *e, const char *name, int timeout_ms,
     json_t **outp, char *err, size_t errlen)
 {

@@ -50,6 +50,12 @@ int dock_engine_ping(struct dock_engine *e, int timeout_ms, char *err,
 
 /* The engine name given to dock_engine_new() (borrowed). */
 const char *dock_engine_name(const struct dock_engine *e);
+/* The engine's unix socket path, or NULL for a tcp:// engine (borrowed). */
+const char *dock_engine_socket(const struct dock_engine *e);
+
+/* GET /info: *outp is a new reference. */
+int dock_engine_info(struct dock_engine *e, int timeout_ms, json_t **outp,
+    char *err, size_t errlen);
 
 /*
  * Makes sure `image` exists: GET /images/{ref}/json, and when absent

@@ -124,6 +124,12 @@ dock_engine_name(const struct dock_engine *e)
 	return e->name;
 }
 
+const char *
+dock_engine_socket(const struct dock_engine *e)
+{
+	return e->sock_path;
+}
+
 struct dock_xfer {
 	struct dock_http_req	*req;
 	struct dock_http_res	*res;
