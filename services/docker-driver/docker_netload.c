@@ -7,12 +7,13 @@
  * group: root-equivalent already, so this gains nothing the user lacks)
  * has the engine run it (dock_nft_engine): a short-lived container of the
  * configured image, labelled kilntainers.netrules=true, on the host's
- * network, with the host's root bound read-only at /host, only the
- * NET_ADMIN and SYS_CHROOT capabilities, no new privileges and a
- * read-only root; it sleeps under `chroot /host` (AutoRemove: it goes
- * away by itself should the driver die) while the driver execs the
- * host's own nft in it (`chroot /host nft -f -`, the rules on stdin),
- * bounded in time and output, then removes it.
+ * network (and user namespace, should the engine remap users), with the
+ * host's root bound read-only at /host, only the NET_ADMIN and SYS_CHROOT
+ * capabilities, no new privileges and a read-only root. It sleeps under
+ * `chroot /host` (AutoRemove: it goes away by itself should the driver
+ * die) while the driver execs the host's own nft in it (`chroot /host nft
+ * -f -`, the rules on stdin), bounded in time and output, then removes
+ * it. The image needs only chroot; everything else is the host's.
  *
  * The bridge table needs nftables' bridge meta match; where the kernel
  * lacks it, the inet forward rule drops port-to-port traffic once
@@ -204,8 +205,8 @@ static json_t *
 loader_body(struct dock_driver *d)
 {
 	return json_pack("{s:s, s:s, s:s, s:[s,s,s,s], s:[], s:[s],"
-	    " s:{s:s, s:s}, s:{s:s, s:b, s:[s], s:[s,s], s:[s], s:b, s:b,"
-	    " s:I, s:I}}",
+	    " s:{s:s, s:s}, s:{s:s, s:s, s:b, s:[s], s:[s,s], s:[s], s:b,"
+	    " s:b, s:I, s:I}}",
 	    "Image", d->cfg->image, "User", "0:0", "WorkingDir", "/",
 	    "Entrypoint", "chroot", "/host", "sleep", LOADER_LIFE,
 	    "Cmd",
@@ -213,7 +214,8 @@ loader_body(struct dock_driver *d)
 	    "Labels", "kilntainers.netrules", "true",
 	    "kilntainers.driver", d->cfg->driver_id != NULL ?
 	    d->cfg->driver_id : "",
-	    "HostConfig", "NetworkMode", "host", "AutoRemove", 1,
+	    "HostConfig", "NetworkMode", "host", "UsernsMode", "host",
+	    "AutoRemove", 1,
 	    "CapDrop", "ALL", "CapAdd", "NET_ADMIN", "SYS_CHROOT",
 	    "Binds", "/:/host:ro", "ReadonlyRootfs", 1, "Privileged", 0,
 	    "PidsLimit", (json_int_t)32, "Memory", (json_int_t)(128 << 20));
