@@ -176,6 +176,9 @@ serve(struct fake *f, int fd)
 		    "\"progressDetail\":{\"current\":1,\"total\":2}}\n"
 		    "{\"errorDetail\":{\"message\":\"boom\"},"
 		    "\"error\":\"boom\"}\n");
+	} else if (strncmp(sp, "/info ", 6) == 0) {
+		reply(fd, 200, "{\"SecurityOptions\":[\"name=seccomp,"
+		    "profile=default\",\"name=rootless\"]}");
 	} else if (strncmp(sp, "/images/", 8) == 0) {
 		reply(fd, 404, "{\"message\":\"No such image\"}");
 	} else {
@@ -351,6 +354,32 @@ test_pull_midstream_error(void **state)
 	fake_stop(&f);
 }
 
+/* GET /info, and which engines are reached through a local socket. */
+static void
+test_info_socket(void **state)
+{
+	struct fake		 f;
+	struct dock_engine	*e;
+	json_t			*info = NULL;
+	char			 err[512];
+
+	(void)state;
+	assert_int_equal(fake_start(&f, "1.47"), 0);
+	e = engine_for(&f);
+	assert_string_equal(dock_engine_socket(e), f.path);
+	assert_int_equal(dock_engine_info(e, 5000, &info, err, sizeof(err)),
+	    0);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(
+	    info, "SecurityOptions"), 1)), "name=rootless");
+	json_decref(info);
+	dock_engine_free(e);
+	fake_stop(&f);
+	assert_int_equal(dock_engine_new("tcp://127.0.0.1:1", "docker", &e),
+	    0);
+	assert_null(dock_engine_socket(e));
+	dock_engine_free(e);
+}
+
 int
 main(void)
 {
@@ -358,6 +387,7 @@ main(void)
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_pull_midstream_error),
+		cmocka_unit_test(test_info_socket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
