@@ -28,6 +28,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +92,8 @@ dock_net_init(struct dock_driver *d)
 	else if (dock_nft_path() == NULL)
 		snprintf(why, sizeof(why), "nft (Debian package nftables) is "
 		    "not installed");
-	else if (d->net_via_engine && access(sock, R_OK | W_OK) != 0)
+	else if (d->net_via_engine &&
+	    faccessat(AT_FDCWD, sock, R_OK | W_OK, AT_EACCESS) != 0)
 		snprintf(why, sizeof(why), "the driver is not root and cannot "
 		    "use the engine's socket %s: %s", sock, strerror(errno));
 	else if ((rl = engine_rootless(d, T_INFO)) == 1)
