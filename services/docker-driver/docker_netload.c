@@ -223,7 +223,8 @@ loader_body(struct dock_driver *d)
 
 /*
  * Runs argv in the loader with `input` (or nothing) on stdin: 0 when it
- * exited 0, else -EIO with its first line of output in msg.
+ * exited 0, 1 when it failed (its first line of output in msg), or a
+ * negative errno when the exec itself failed (its message in msg).
  */
 static int
 loader_run(struct dock_driver *d, const char *name,
@@ -258,13 +259,17 @@ loader_run(struct dock_driver *d, const char *name,
 		else
 			snprintf(msg, msglen, "exit %d: %s", res.exit_code,
 			    line);
-		rv = -EIO;
+		rv = 1;
 	}
 	dock_exec_res_fini(&res);
 	return rv;
 }
 
-/* Loads the rules in the running loader `name`. */
+/*
+ * Loads the rules in the running loader `name`: 0, -EIO when nft refused
+ * them, -ENOTSUP when computers cannot be kept apart, else what the
+ * loader's exec failed with.
+ */
 static int
 loader_load(struct dock_driver *d, const char *name,
     const struct dock_nft_rules *r, int64_t deadline, char *err,
@@ -278,20 +283,24 @@ loader_load(struct dock_driver *d, const char *name,
 	int rv;
 
 	if ((rv = loader_run(d, name, nft, r->inet, deadline, msg,
-	    sizeof(msg))) != 0) {
+	    sizeof(msg))) == 1) {
 		snprintf(err, errlen, "the host's nft, run through the engine, "
 		    "refused the sandbox rules (%s)", msg);
-		return rv;
+		return -EIO;
 	}
-	if (loader_run(d, name, nft, r->bridge, deadline, msg,
-	    sizeof(msg)) == 0)
-		return 0;
-	if (loader_run(d, name, check, NULL, deadline, msg, sizeof(msg)) == 0)
-		return 0;
-	snprintf(err, errlen, "%s (as root, once: modprobe br_netfilter && "
-	    "sysctl -w net.bridge.bridge-nf-call-iptables=1 "
-	    "net.bridge.bridge-nf-call-ip6tables=1)", no_isolation);
-	return -ENOTSUP;
+	if (rv == 0 && (rv = loader_run(d, name, nft, r->bridge, deadline,
+	    msg, sizeof(msg))) == 1 &&
+	    (rv = loader_run(d, name, check, NULL, deadline, msg,
+	    sizeof(msg))) == 1) {
+		snprintf(err, errlen, "%s (as root, once: modprobe br_netfilter "
+		    "&& sysctl -w net.bridge.bridge-nf-call-iptables=1 "
+		    "net.bridge.bridge-nf-call-ip6tables=1)", no_isolation);
+		return -ENOTSUP;
+	}
+	if (rv != 0)
+		snprintf(err, errlen, "the container that loads the sandbox "
+		    "rules failed: %s", msg);
+	return rv;
 }
 
 int
