@@ -324,8 +324,8 @@ dock_nft_engine(struct dock_driver *d, const struct dock_nft_rules *r,
 	json_decref(body);
 	if (rv != 0) {
 		snprintf(err, errlen, "the engine could not run the container "
-		    "that loads the sandbox rules (its image needs chroot; the "
-		    "host needs /usr/sbin/nft): %s", why);
+		    "that loads the sandbox rules (its image needs chroot): %s",
+		    why);
 		return rv == -ENOENT ? -EIO : rv;
 	}
 	rv = loader_load(d, id, r, deadline, err, errlen);

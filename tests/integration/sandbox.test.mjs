@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import {
-  startServer, cid, containerName, cleanupContainers, docker, run, waitFor, MSC_BIN,
+  startServer, cid, containerName, cleanupContainers, docker, run, waitFor, MSC_BIN, assertToolError,
 } from './lib.mjs';
 
 const ROOT = process.env.MSC_FAST_EXEC_DIR || '/run/mcp-sandbox-computer';
@@ -182,35 +182,71 @@ async function checkReach(srv, ida, idb) {
   }
 }
 
+/**
+ * Starts the server as nobody with only the engine socket's group (how Claude Code launches it
+ * for a user in the docker group), with a HOME and runtime folder of its own; stop() ends it and
+ * removes the folder.
+ */
+async function startAsUser(flags = []) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'msc-sbx-user-'));
+  chownSync(dir, NOBODY, NOBODY);
+  const stop = async (srv) => {
+    await srv?.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const srv = await startServer(['--timeout', '30', ...flags], {
+      wrap: ['setpriv', '--reuid', String(NOBODY), '--regid', String(NOBODY), '--groups', String(statSync(SOCK).gid)],
+      env: { HOME: dir, XDG_RUNTIME_DIR: dir, MSC_FAST_EXEC_DIR: path.join(dir, 'fx') },
+    });
+    return { srv, stop: () => stop(srv) };
+  } catch (e) {
+    await stop(null);
+    throw e;
+  }
+}
+
+const loaders = async () => (await docker(['ps', '-aq', '--filter', 'label=kilntainers.netrules=true'])).stdout.trim();
+
 describe('the sandbox network is the internet, not the host\'s neighbourhood', () => {
   it('a computer reaches a public address but not the host, another computer or the metadata address', async () => {
     await checkReach(s, a, b);
   });
 
   it('so it does when the server runs as a user in the engine socket\'s group: the engine loads the rules', async () => {
-    // Claude Code launches the server as the desktop user, who is in the docker group: here
-    // nobody with only the socket's group, a HOME and runtime folder of its own.
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'msc-sbx-user-'));
-    chownSync(dir, NOBODY, NOBODY);
-    const gid = statSync(SOCK).gid;
-    let u;
+    // Start from no tables, so the user's server is the one that loads them.
+    for (const family of ['inet', 'bridge']) await run('nft', ['delete', 'table', family, 'kilntainers_sandbox']);
+    const { srv: u, stop } = await startAsUser();
     try {
-      // Start from no tables, so the user's server is the one that loads them.
-      for (const family of ['inet', 'bridge']) await run('nft', ['delete', 'table', family, 'kilntainers_sandbox']);
-      u = await startServer(['--timeout', '30'], {
-        wrap: ['setpriv', '--reuid', String(NOBODY), '--regid', String(NOBODY), '--groups', String(gid)],
-        env: { HOME: dir, XDG_RUNTIME_DIR: dir, MSC_FAST_EXEC_DIR: path.join(dir, 'fx') },
-      });
       await checkReach(u, cid('sbx-ua'), cid('sbx-ub'));
       assert.match(u.stderr(), /network: loaded the sandbox rules through the engine \(the driver is not root\)/);
       assert.equal(u.stderr().split('loaded the sandbox rules through the engine').length, 2, 'logged once');
       const inet = await run('nft', ['list', 'table', 'inet', 'kilntainers_sandbox']);
       assert.equal(inet.code, 0, inet.stderr);
-      const loaders = await docker(['ps', '-aq', '--filter', 'label=kilntainers.netrules=true']);
-      assert.equal(loaders.stdout.trim(), '', 'the rule loaders are gone');
+      assert.equal(await loaders(), '', 'the rule loaders are gone');
     } finally {
-      await u?.close();
-      rmSync(dir, { recursive: true, force: true });
+      await stop();
+    }
+  });
+
+  it('when the engine cannot run the rule loader, a create fails with the reason and leaves nothing', async () => {
+    // An image without chroot (empty): the loader cannot start, so no computer is made.
+    const img = `kt-sbx-empty-${randomBytes(3).toString('hex')}:test`;
+    const imp = await docker(['import', '-', img], { input: Buffer.alloc(10240) });
+    assert.equal(imp.code, 0, imp.stderr);
+    let stop;
+    try {
+      let u;
+      ({ srv: u, stop } = await startAsUser(['--image', img]));
+      const id = cid('sbx-noload');
+      const res = await u.call({ computer_id: id, temporary: true, command: 'true' });
+      assertToolError(res, 'the sandbox network is not ready', 'the container that loads the sandbox rules',
+        'needs chroot');
+      assert.equal((await docker(['ps', '-aq', '--filter', `name=${containerName(id)}`])).stdout.trim(), '');
+      assert.equal(await loaders(), '', 'no rule loader is left');
+    } finally {
+      await stop?.();
+      await docker(['rmi', '-f', img]);
     }
   });
 
