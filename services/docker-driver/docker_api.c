@@ -296,6 +296,43 @@ fail:
 }
 
 int
+dock_image_empty(struct dock_engine *e, const char *repo, const char *tag,
+    int timeout_ms, char *err, size_t errlen)
+{
+	static const char end_of_archive[1024];	/* two zero blocks */
+	struct dock_http_req	req;
+	struct dock_http_res	res;
+	char			path[DOCK_PATH_MAX], ref[DOCK_REF_MAX];
+	int			rc;
+
+	snprintf(ref, sizeof(ref), "%s:%s", repo, tag);
+	rc = snprintf(path, sizeof(path), "/images/create?fromSrc=-&repo=%s"
+	    "&tag=%s", repo, tag);
+	if (rc < 0 || (size_t)rc >= sizeof(path) || !dock_ref_valid(ref) ||
+	    strchr(tag, '/') != NULL || strchr(repo, ':') != NULL) {
+		dock_seterr(err, errlen, "invalid image name %s", ref);
+		return -EINVAL;
+	}
+	if ((rc = dock_image_present(e, ref, timeout_ms, err, errlen)) !=
+	    -ENOENT)
+		return rc;
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.path = path;
+	req.body = end_of_archive;
+	req.body_len = sizeof(end_of_archive);
+	req.content_type = "application/x-tar";
+	req.timeout_ms = timeout_ms;
+	if ((rc = dock_http(e, &req, &res, err, errlen)) < 0)
+		return rc;
+	if (res.status != 200)
+		rc = dock_http_status_err(&res, -EIO, "import image", err,
+		    errlen);
+	dock_http_res_fini(&res);
+	return rc;
+}
+
+int
 dock_container_remove(struct dock_engine *e, const char *id, int timeout_ms,
     char *err, size_t errlen)
 {

@@ -68,6 +68,13 @@ int dock_image_ensure(struct dock_engine *e, const char *image,
     int timeout_ms, char *err, size_t errlen);
 
 /*
+ * Makes `repo`:`tag` an empty image (no files, no config) unless it
+ * exists: POST /images/create?fromSrc=- with an empty tar archive.
+ */
+int dock_image_empty(struct dock_engine *e, const char *repo,
+    const char *tag, int timeout_ms, char *err, size_t errlen);
+
+/*
  * POST /containers/create?name=<name> with the JSON body `body` (borrowed;
  * the caller builds Image, Cmd, Labels, HostConfig...), then
  * POST /containers/{id}/start. Writes the full container id (64 hex + NUL)

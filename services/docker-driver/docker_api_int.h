@@ -51,6 +51,8 @@ struct dock_http_req {
 	const char		*path;
 	bool			 unversioned;
 	const char		*body;		/* JSON text or NULL */
+	size_t			 body_len;	/* 0: strlen(body) */
+	const char		*content_type;	/* NULL: application/json */
 	int			 timeout_ms;	/* <= 0: no limit */
 	int			(*sink)(const char *, size_t, void *);
 	void			*sink_arg;

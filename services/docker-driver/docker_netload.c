@@ -5,15 +5,18 @@
  * A root driver runs the host's `nft -f -` itself (dock_nft_local). A
  * driver that is not root but may use a local rootful engine (the docker
  * group: root-equivalent already, so this gains nothing the user lacks)
- * has the engine run it (dock_nft_engine): a short-lived container of the
- * configured image, labelled kilntainers.netrules=true, on the host's
- * network (and user namespace, should the engine remap users), with the
- * host's root bound read-only at /host, only the NET_ADMIN and SYS_CHROOT
- * capabilities, no new privileges and a read-only root. It sleeps under
- * `chroot /host` (AutoRemove: it goes away by itself should the driver
- * die) while the driver execs the host's own nft in it (`chroot /host nft
- * -f -`, the rules on stdin), bounded in time and output, then removes
- * it. The image needs only chroot; everything else is the host's.
+ * has the engine run it (dock_nft_engine): a short-lived container,
+ * labelled kilntainers.netrules=true, of an empty image the driver makes
+ * (LOADER_IMAGE: no files, no ENV, so nothing of the configured image or
+ * any other runs with the loader's rights), with the host's root bound
+ * read-only at /host and its /usr, /etc and program and library folders
+ * where the empty image would have them; on the host's network (and user
+ * namespace, should the engine remap users), with only the NET_ADMIN and
+ * SYS_CHROOT capabilities, no new privileges and a read-only root. It
+ * sleeps under `chroot /host` (AutoRemove: it goes away by itself should
+ * the driver die) while the driver execs the host's own nft in it
+ * (`chroot /host nft -f -`, the rules on stdin), bounded in time and
+ * output, then removes it.
  *
  * The bridge table needs nftables' bridge meta match; where the kernel
  * lacks it, the inet forward rule drops port-to-port traffic once
@@ -25,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +44,8 @@
 #define T_LOADER 45000          /* the whole engine load, all steps */
 #define T_LOADER_EXEC 15000     /* one nft run in the loader */
 #define LOADER_LIFE "60"        /* seconds the loader lives unattended */
+#define LOADER_IMAGE "kilntainers-netrules"    /* empty: no files, no ENV */
+#define LOADER_TAG "empty"
 
 extern char **environ;
 
@@ -200,14 +206,52 @@ left_ms(int64_t deadline, int cap)
 	return cap > 0 && left > cap ? cap : (int)left;
 }
 
+/*
+ * The loader's binds: the host's root at /host, and its programs,
+ * libraries and /etc where the empty image would have them, so the
+ * dynamic loader, chroot and everything after are the host's own (real
+ * paths: on a merged-/usr host /lib is /usr/lib). A new reference or NULL.
+ */
+static json_t *
+loader_binds(void)
+{
+	static const char *const dirs[] = { "/usr", "/etc", "/bin", "/sbin",
+	    "/lib", "/lib32", "/lib64", "/libx32", NULL };
+	json_t *binds = json_array();
+	char real[PATH_MAX], bind[2 * PATH_MAX + 8];
+
+	if (binds == NULL || json_array_append_new(binds,
+	    json_string("/:/host:ro")) != 0)
+		goto fail;
+	for (int i = 0; dirs[i] != NULL; i++) {
+		if (realpath(dirs[i], real) == NULL) {
+			if (errno == ENOENT)
+				continue;
+			goto fail;
+		}
+		snprintf(bind, sizeof(bind), "%s:%s:ro", real, dirs[i]);
+		if (json_array_append_new(binds, json_string(bind)) != 0)
+			goto fail;
+	}
+	return binds;
+fail:
+	json_decref(binds);
+	return NULL;
+}
+
 /* The loader container's create body (a new reference, or NULL). */
 static json_t *
 loader_body(struct dock_driver *d)
 {
+	json_t *binds = loader_binds();
+
+	if (binds == NULL)
+		return NULL;
 	return json_pack("{s:s, s:s, s:s, s:[s,s,s,s], s:[], s:[s],"
-	    " s:{s:s, s:s}, s:{s:s, s:s, s:b, s:[s], s:[s,s], s:[s], s:b,"
+	    " s:{s:s, s:s}, s:{s:s, s:s, s:b, s:[s], s:[s,s], s:o, s:b,"
 	    " s:b, s:I, s:I}}",
-	    "Image", d->cfg->image, "User", "0:0", "WorkingDir", "/",
+	    "Image", LOADER_IMAGE ":" LOADER_TAG, "User", "0:0",
+	    "WorkingDir", "/",
 	    "Entrypoint", "chroot", "/host", "sleep", LOADER_LIFE,
 	    "Cmd",
 	    "Env", "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
@@ -217,7 +261,7 @@ loader_body(struct dock_driver *d)
 	    "HostConfig", "NetworkMode", "host", "UsernsMode", "host",
 	    "AutoRemove", 1,
 	    "CapDrop", "ALL", "CapAdd", "NET_ADMIN", "SYS_CHROOT",
-	    "Binds", "/:/host:ro", "ReadonlyRootfs", 1, "Privileged", 0,
+	    "Binds", binds, "ReadonlyRootfs", 1, "Privileged", 0,
 	    "PidsLimit", (json_int_t)32, "Memory", (json_int_t)(128 << 20));
 }
 
@@ -317,6 +361,12 @@ dock_nft_engine(struct dock_driver *d, const struct dock_nft_rules *r,
 		return -errno;
 	snprintf(name, sizeof(name), "kilntainers-netrules-%02x%02x%02x%02x",
 	    rnd[0], rnd[1], rnd[2], rnd[3]);
+	if ((rv = dock_image_empty(d->engine, LOADER_IMAGE, LOADER_TAG,
+	    left_ms(deadline, 0), why, sizeof(why))) != 0) {
+		snprintf(err, errlen, "cannot make the rule loader's empty "
+		    "image " LOADER_IMAGE ":" LOADER_TAG ": %s", why);
+		return rv == -ENOENT ? -EIO : rv;
+	}
 	if ((body = loader_body(d)) == NULL)
 		return -ENOMEM;
 	rv = dock_container_create(d->engine, name, body, left_ms(deadline, 0),
@@ -324,8 +374,7 @@ dock_nft_engine(struct dock_driver *d, const struct dock_nft_rules *r,
 	json_decref(body);
 	if (rv != 0) {
 		snprintf(err, errlen, "the engine could not run the container "
-		    "that loads the sandbox rules (its image needs chroot): %s",
-		    why);
+		    "that loads the sandbox rules: %s", why);
 		return rv == -ENOENT ? -EIO : rv;
 	}
 	rv = loader_load(d, id, r, deadline, err, errlen);

@@ -31,6 +31,7 @@ struct fake {
 	const char	*api;		/* Api-Version header */
 	char		 last[256];	/* last request line */
 	int		 nreq;
+	size_t		 last_body_len;	/* its Content-Length */
 };
 
 static void
@@ -136,6 +137,7 @@ serve(struct fake *f, int fd)
 	}
 	snprintf(f->last, sizeof(f->last), "%.*s", (int)strcspn(req, "\r"),
 	    req);
+	f->last_body_len = blen;
 	f->nreq++;
 	if (strncmp(req, "GET /_ping ", 11) == 0) {
 		snprintf(req, sizeof(req), "HTTP/1.1 200 OK\r\nApi-Version: "
@@ -372,6 +374,14 @@ test_info_socket(void **state)
 	assert_string_equal(json_string_value(json_array_get(json_object_get(
 	    info, "SecurityOptions"), 1)), "name=rootless");
 	json_decref(info);
+	/* An empty image: inspect (404 here), then an import of an empty tar. */
+	assert_int_equal(dock_image_empty(e, "kilntainers-netrules", "empty",
+	    5000, err, sizeof(err)), 0);
+	assert_non_null(strstr(f.last, "POST /v1.47/images/create?fromSrc=-&"
+	    "repo=kilntainers-netrules&tag=empty "));
+	assert_int_equal(f.last_body_len, 1024);
+	assert_int_equal(dock_image_empty(e, "a:b", "c", 5000, err,
+	    sizeof(err)), -EINVAL);
 	dock_engine_free(e);
 	fake_stop(&f);
 	assert_int_equal(dock_engine_new("tcp://127.0.0.1:1", "docker", &e),
