@@ -328,6 +328,12 @@ dock_image_empty(struct dock_engine *e, const char *repo, const char *tag,
 	if (res.status != 200)
 		rc = dock_http_status_err(&res, -EIO, "import image", err,
 		    errlen);
+	else if (res.body.p != NULL && memmem(res.body.p, res.body.len,
+	    "\"errorDetail\"", 13) != NULL) {
+		dock_seterr(err, errlen, "import image: %.*s",
+		    (int)(res.body.len > 300 ? 300 : res.body.len), res.body.p);
+		rc = -EIO;
+	}
 	dock_http_res_fini(&res);
 	return rc;
 }
