@@ -367,8 +367,11 @@ dock_nft_engine(struct dock_driver *d, const struct dock_nft_rules *r,
 		    "image " LOADER_IMAGE ":" LOADER_TAG ": %s", why);
 		return rv == -ENOENT ? -EIO : rv;
 	}
-	if ((body = loader_body(d)) == NULL)
+	if ((body = loader_body(d)) == NULL) {
+		snprintf(err, errlen, "cannot describe the rule loader (out of "
+		    "memory, or a host folder it binds cannot be resolved)");
 		return -ENOMEM;
+	}
 	rv = dock_container_create(d->engine, name, body, left_ms(deadline, 0),
 	    id, why, sizeof(why));
 	json_decref(body);
