@@ -1,6 +1,7 @@
 /*
  * docker_api.c - images and container lifecycle over the Docker Engine API
- * (exec lives in docker_exec.c, transport in docker_http.c).
+ * (exec lives in docker_exec.c, networks and /info in docker_api_net.c,
+ * transport in docker_http.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -21,7 +22,7 @@
 #define DOCK_REF_MAX		512
 
 /* Sends one request with no body and an optional JSON reply. */
-static int
+int
 dock_simple(struct dock_engine *e, const char *method, const char *path,
     const char *body, int timeout_ms, struct dock_http_res *res, char *err,
     size_t errlen)
@@ -36,7 +37,7 @@ dock_simple(struct dock_engine *e, const char *method, const char *path,
 	return dock_http(e, &req, res, err, errlen);
 }
 
-static int
+int
 dock_path(char *path, size_t len, const char *fmt, const char *arg,
     const char *tail, char *err, size_t errlen)
 {
@@ -58,7 +59,7 @@ toolong:
 	return -ENAMETOOLONG;
 }
 
-static int
+int
 dock_json_reply(struct dock_http_res *res, json_t **outp, char *err,
     size_t errlen)
 {
@@ -564,73 +565,6 @@ dock_container_wait(struct dock_engine *e, const char *id,
 		return rc;
 	if (res.status != 200)
 		rc = dock_http_status_err(&res, -EIO, "wait container", err,
-		    errlen);
-	dock_http_res_fini(&res);
-	return rc;
-}
-
-int
-dock_engine_info(struct dock_engine *e, int timeout_ms, json_t **outp,
-    char *err, size_t errlen)
-{
-	struct dock_http_res	res;
-	int			rc;
-
-	rc = dock_simple(e, "GET", "/info", NULL, timeout_ms, &res, err,
-	    errlen);
-	if (rc < 0)
-		return rc;
-	if (res.status != 200)
-		rc = dock_http_status_err(&res, -EIO, "engine info", err,
-		    errlen);
-	else
-		rc = dock_json_reply(&res, outp, err, errlen);
-	dock_http_res_fini(&res);
-	return rc;
-}
-
-int
-dock_network_inspect(struct dock_engine *e, const char *name, int timeout_ms,
-    json_t **outp, char *err, size_t errlen)
-{
-	struct dock_http_res	res;
-	char			path[DOCK_PATH_MAX];
-	int			rc;
-
-	if ((rc = dock_path(path, sizeof(path), "/networks/%s%s", name, NULL,
-	    err, errlen)) < 0)
-		return rc;
-	rc = dock_simple(e, "GET", path, NULL, timeout_ms, &res, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (res.status != 200)
-		rc = dock_http_status_err(&res, -EIO, "inspect network", err,
-		    errlen);
-	else
-		rc = dock_json_reply(&res, outp, err, errlen);
-	dock_http_res_fini(&res);
-	return rc;
-}
-
-int
-dock_network_create(struct dock_engine *e, json_t *body, int timeout_ms,
-    char *err, size_t errlen)
-{
-	struct dock_http_res	 res;
-	char			*text;
-	int			 rc;
-
-	if ((text = json_dumps(body, JSON_COMPACT)) == NULL) {
-		dock_seterr(err, errlen, "cannot encode the network body");
-		return -ENOMEM;
-	}
-	rc = dock_simple(e, "POST", "/networks/create", text, timeout_ms,
-	    &res, err, errlen);
-	free(text);
-	if (rc < 0)
-		return rc;
-	if (res.status != 201 && res.status != 200)
-		rc = dock_http_status_err(&res, -EEXIST, "create network", err,
 		    errlen);
 	dock_http_res_fini(&res);
 	return rc;
