@@ -52,7 +52,7 @@ struct dock_http_req {
 	const char		*method;
 	const char		*path;
 	bool			 unversioned;
-	const char		*body;		/* JSON text or NULL */
+	const char		*body;		/* NULL, JSON or content_type */
 	size_t			 body_len;	/* 0: strlen(body) */
 	const char		*content_type;	/* NULL: application/json */
 	int			 timeout_ms;	/* <= 0: no limit */
