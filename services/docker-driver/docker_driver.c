@@ -37,13 +37,13 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0)
 		goto fail;
 	dock_fx_init(d);
-	if ((rv = dock_net_init(d)) != 0)
-		goto fail;
 	if ((rv = dock_engine_new(cfg->docker_host, cfg->engine,
 		 &d->engine)) != 0) {
 		msc_cfg_error("invalid --docker-host '%s'", cfg->docker_host);
 		goto fail;
 	}
+	if ((rv = dock_net_init(d)) != 0)
+		goto fail;
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
 		goto fail;
