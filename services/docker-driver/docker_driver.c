@@ -36,12 +36,12 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0)
 		goto fail;
-	dock_fx_init(d);
 	if ((rv = dock_engine_new(cfg->docker_host, cfg->engine,
 		 &d->engine)) != 0) {
 		msc_cfg_error("invalid --docker-host '%s'", cfg->docker_host);
 		goto fail;
 	}
+	dock_fx_init(d);
 	if ((rv = dock_net_init(d)) != 0)
 		goto fail;
 	if ((rv = msc_driver_start(url, &docker_ops, d,
