@@ -448,3 +448,15 @@ fake_driver_let_go(struct fake_driver *fd, enum fake_method m)
 	fd->n_held[m] = 0;
 	pthread_mutex_unlock(&fd->mu);
 }
+
+void
+fake_driver_let_go_fail(struct fake_driver *fd, enum fake_method m,
+    Msc__V1__Code code)
+{
+	pthread_mutex_lock(&fd->mu);
+	fd->hold[m] = false;
+	for (int i = 0; i < fd->n_held[m]; i++)
+		msc_call_fail(fd->held[m][i].call, code, "fake failure");
+	fd->n_held[m] = 0;
+	pthread_mutex_unlock(&fd->mu);
+}

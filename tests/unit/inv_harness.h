@@ -34,7 +34,7 @@ static struct {
 } ih;
 
 /* Starts nd drivers (those in `absent`, a bit mask, never listen). */
-static int
+static inline int
 ih_start(int nd, unsigned absent)
 {
 	char specs[IH_MAX_DRIVERS][64];
@@ -61,7 +61,7 @@ ih_start(int nd, unsigned absent)
 	return 0;
 }
 
-static int
+static inline int
 ih_stop(void **state)
 {
 	(void)state;
@@ -75,7 +75,7 @@ ih_stop(void **state)
 }
 
 /* A crash and a restart of the inventory: a new one, no records. */
-static void
+static inline void
 ih_restart_inventory(void)
 {
 	inv_stop(ih.inv);
@@ -83,7 +83,7 @@ ih_restart_inventory(void)
 	assert_int_equal(inv_start(IH_INV_URL, ih.fleet, &ih.inv), 0);
 }
 
-static Msc__V1__Code
+static inline Msc__V1__Code
 ih_call(const char *method, const ProtobufCMessage *req,
     ProtobufCMessage **respp)
 {
@@ -101,7 +101,7 @@ ih_call(const char *method, const ProtobufCMessage *req,
 }
 
 /* Acquire; *cp (may be NULL) the computer (caller frees). */
-static Msc__V1__Code
+static inline Msc__V1__Code
 ih_acquire(const char *id, bool temporary, const char *owner,
     Msc__V1__Computer **cp)
 {
@@ -113,7 +113,7 @@ ih_acquire(const char *id, bool temporary, const char *owner,
 	return ih_call("Acquire", &a.base, (ProtobufCMessage **)cp);
 }
 
-static void
+static inline void
 ih_acquire_async(const char *id, bool temporary, const char *owner,
     struct cu_answers *ans)
 {
@@ -129,7 +129,7 @@ ih_acquire_async(const char *id, bool temporary, const char *owner,
 }
 
 /* Release as the session sends it (temporary, driver: what it knows). */
-static Msc__V1__Code
+static inline Msc__V1__Code
 ih_release(const char *id, const char *owner, bool temporary,
     const char *driver)
 {
@@ -142,7 +142,7 @@ ih_release(const char *id, const char *owner, bool temporary,
 	return ih_call("Release", &r.base, NULL);
 }
 
-static void
+static inline void
 ih_free_computer(Msc__V1__Computer *c)
 {
 	if (c != NULL)
