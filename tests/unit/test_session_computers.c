@@ -26,6 +26,13 @@ setup(void **state)
 }
 
 static int
+setup2(void **state)
+{
+	(void)state;
+	return sh_start(2, NULL);
+}
+
+static int
 setup_quota(void **state)
 {
 	static const char *const flags[] = { "--max-session-computers", "2",
@@ -236,24 +243,56 @@ mode_mismatch_across_sessions_refused(void **state)
 
 /*
  * A computer that died under a command (ABORTED) is forgotten: the next
- * command of the session finds or makes a computer again.
+ * command of the session asks the inventory (and so the driver) again.
  */
 static void
 aborted_computer_forgotten(void **state)
 {
 	char sid[33], id[64];
-	int attaches;
+	int asked;
 
 	(void)state;
 	sh_open(sid, 0);
 	sh_default_id(sid, id, sizeof(id));
-	attaches = fake_driver_calls(D1, FD_ATTACH);
+	asked = fake_driver_calls(D1, FD_ATTACH) +
+	    fake_driver_calls(D1, FD_CREATE);
+	assert_int_equal(sh_exec(sid, NULL, -1, NULL), MSC__V1__CODE__OK);
+	assert_int_equal(fake_driver_calls(D1, FD_ATTACH) +
+		fake_driver_calls(D1, FD_CREATE),
+	    asked);
 	fake_driver_fail_next(D1, FD_EXEC, 1, MSC__V1__CODE__ABORTED);
 	assert_int_equal(sh_exec(sid, NULL, -1, NULL), MSC__V1__CODE__ABORTED);
 	assert_int_equal(sh_exec(sid, NULL, -1, NULL), MSC__V1__CODE__OK);
 	assert_true(fake_driver_calls(D1, FD_ATTACH) +
 		fake_driver_calls(D1, FD_CREATE) >
-	    attaches + 1);
+	    asked);
+}
+
+/*
+ * The driver that has a session's computer goes down: its commands
+ * answer unavailable, for this session and for another one naming it,
+ * and no second computer is made on the driver that is up.
+ */
+static void
+down_driver_commands_unavailable(void **state)
+{
+	Msc__V1__TerminalExecReply *rep = NULL;
+	char a[33], b[33], id[64];
+
+	(void)state;
+	fake_driver_add(sh.d[0], "busy-1", true);
+	sh_open(a, 0);
+	sh_open(b, 0);
+	assert_int_equal(sh_exec(a, NULL, -1, &rep), MSC__V1__CODE__OK);
+	snprintf(id, sizeof(id), "%s", rep->computer_id);
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	assert_true(fake_driver_has(sh.d[1], id, NULL));
+	fake_driver_down(sh.d[1]);
+	assert_int_equal(sh_exec(a, NULL, -1, NULL),
+	    MSC__V1__CODE__UNAVAILABLE);
+	assert_int_equal(sh_exec(b, id, 1, NULL), MSC__V1__CODE__UNAVAILABLE);
+	assert_int_equal(fake_driver_calls(sh.d[0], FD_CREATE), 0);
+	assert_false(fake_driver_has(sh.d[0], id, NULL));
 }
 
 /* The driver sees a per-session tag as the owner, never the id. */
@@ -353,6 +392,8 @@ main(void)
 		T(mode_mismatch_across_sessions_refused),
 		T(aborted_computer_forgotten),
 		T(exec_owner_is_a_tag_not_the_session_id),
+		cmocka_unit_test_setup_teardown(down_driver_commands_unavailable,
+		    setup2, sh_stop),
 		cmocka_unit_test_setup_teardown(computer_quota_enforced,
 		    setup_quota, sh_stop),
 		cmocka_unit_test_setup_teardown(command_quota_enforced,
