@@ -15,7 +15,11 @@
 #define CU_MAX_ANSWERS 256
 #define CU_WAIT_MS 10000
 
-/* Answers of asynchronous calls, in arrival order. */
+/*
+ * Answers of asynchronous calls, in arrival order. Tests keep theirs in
+ * static storage: after a failed assertion the teardown still ends the
+ * calls in flight, whose callbacks must not write to a frame that is gone.
+ */
 struct cu_answers {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;

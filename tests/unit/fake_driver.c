@@ -283,10 +283,16 @@ fake_driver_up(struct fake_driver *fd)
 }
 
 void
-fake_driver_down(struct fake_driver *fd)
+fake_driver_let_go_all(struct fake_driver *fd)
 {
 	for (int m = 0; m < FD_N_METHODS; m++)
 		fake_driver_let_go(fd, (enum fake_method)m);
+}
+
+void
+fake_driver_down(struct fake_driver *fd)
+{
+	fake_driver_let_go_all(fd);
 	msc_server_stop(fd->srv);
 	fd->srv = NULL;
 }

@@ -70,6 +70,8 @@ bool fake_driver_wait_held(struct fake_driver *fd, enum fake_method m, int n,
     int timeout_ms);
 /* Stops holding m and answers the held calls as usual. */
 void fake_driver_let_go(struct fake_driver *fd, enum fake_method m);
+/* Stops holding every method and answers every held call. */
+void fake_driver_let_go_all(struct fake_driver *fd);
 /* Stops holding m and fails the held calls with code. */
 void fake_driver_let_go_fail(struct fake_driver *fd, enum fake_method m,
     Msc__V1__Code code);

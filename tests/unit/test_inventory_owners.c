@@ -299,7 +299,7 @@ claim_unknown_driver_ignored(void **state)
 static void
 claim_for_busy_record_unavailable(void **state)
 {
-	struct cu_answers ans;
+	static struct cu_answers ans;
 
 	(void)state;
 	cu_answers_init(&ans);

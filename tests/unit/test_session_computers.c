@@ -101,7 +101,7 @@ invalid_command_refused_before_any_computer(void **state)
 static void
 concurrent_first_calls_share_one_default(void **state)
 {
-	struct cu_answers ans;
+	static struct cu_answers ans;
 	char sid[33];
 	const char *first;
 
@@ -350,7 +350,7 @@ computer_quota_enforced(void **state)
 static void
 command_quota_enforced(void **state)
 {
-	struct cu_answers ans;
+	static struct cu_answers ans;
 	char sid[33], other[33], id[64];
 
 	(void)state;

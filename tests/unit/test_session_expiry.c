@@ -56,7 +56,7 @@ idle_session_expires_and_releases(void **state)
 static void
 running_command_keeps_session(void **state)
 {
-	struct cu_answers ans;
+	static struct cu_answers ans;
 	char busy[33], idle[33], id[64];
 
 	(void)state;
