@@ -86,13 +86,3 @@ cu_cfg(struct msc_cfg *cfg, const char *const *argv)
 	args[n] = NULL;
 	return msc_cfg_parse(cfg, n, args);
 }
-
-unsigned long long
-cu_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000 +
-	    (unsigned long long)ts.tv_nsec / 1000000;
-}

@@ -42,7 +42,4 @@ int cu_count_code(struct cu_answers *a, Msc__V1__Code c);
 /* Parses argv (NULL-terminated, without the program name) into cfg. */
 int cu_cfg(struct msc_cfg *cfg, const char *const *argv);
 
-/* Milliseconds on the monotonic clock. */
-unsigned long long cu_now_ms(void);
-
 #endif /* CORE_UTIL_H */

@@ -318,16 +318,14 @@ fake_driver_add(struct fake_driver *fd, const char *id, bool temporary)
 }
 
 bool
-fake_driver_has(struct fake_driver *fd, const char *id, const char **statep)
+fake_driver_has(struct fake_driver *fd, const char *id)
 {
-	struct fd_computer *c;
+	bool has;
 
 	pthread_mutex_lock(&fd->mu);
-	c = find(fd, id);
-	if (statep != NULL)
-		*statep = c != NULL ? c->state : NULL;
+	has = find(fd, id) != NULL;
 	pthread_mutex_unlock(&fd->mu);
-	return c != NULL;
+	return has;
 }
 
 size_t
@@ -366,10 +364,12 @@ fake_driver_calls_for(struct fake_driver *fd, enum fake_method m,
 	return n;
 }
 
-const char *
-fake_driver_last_owner(struct fake_driver *fd)
+void
+fake_driver_last_owner(struct fake_driver *fd, char *buf, size_t len)
 {
-	return fd->last_owner;
+	pthread_mutex_lock(&fd->mu);
+	snprintf(buf, len, "%s", fd->last_owner);
+	pthread_mutex_unlock(&fd->mu);
 }
 
 /* Waits (lock held) until *v >= n. */

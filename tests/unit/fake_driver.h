@@ -42,9 +42,8 @@ int fake_driver_up(struct fake_driver *fd);
 
 /* Adds a computer as if made earlier (another run, another session). */
 void fake_driver_add(struct fake_driver *fd, const char *id, bool temporary);
-/* Whether the driver has computer id; *statep (may be NULL) its state. */
-bool fake_driver_has(struct fake_driver *fd, const char *id,
-    const char **statep);
+/* Whether the driver has computer id. */
+bool fake_driver_has(struct fake_driver *fd, const char *id);
 size_t fake_driver_n_computers(struct fake_driver *fd);
 
 /* Calls of method m received so far (held ones included). */
@@ -55,8 +54,8 @@ int fake_driver_calls_for(struct fake_driver *fd, enum fake_method m,
 /* Waits until calls of m reach n; false after timeout_ms. */
 bool fake_driver_wait_calls(struct fake_driver *fd, enum fake_method m,
     int n, int timeout_ms);
-/* The owner field of the last Exec. */
-const char *fake_driver_last_owner(struct fake_driver *fd);
+/* Copies the owner field of the last Exec into buf. */
+void fake_driver_last_owner(struct fake_driver *fd, char *buf, size_t len);
 
 /* The next n calls of m fail with code (checked before holding). */
 void fake_driver_fail_next(struct fake_driver *fd, enum fake_method m,

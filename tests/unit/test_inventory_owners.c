@@ -37,7 +37,7 @@ temporary_kept_while_owned(void **state)
 	assert_int_equal(ih_release("shared", "sa", true, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls(D1, FD_STOP), 0);
-	assert_true(fake_driver_has(D1, "shared", NULL));
+	assert_true(fake_driver_has(D1, "shared"));
 	assert_int_equal(fake_driver_calls(D1, FD_CREATE), 1);
 }
 
@@ -55,7 +55,7 @@ temporary_stopped_by_last_release(void **state)
 	assert_int_equal(ih_release("shared", "sb", true, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "shared"), 1);
-	assert_false(fake_driver_has(D1, "shared", NULL));
+	assert_false(fake_driver_has(D1, "shared"));
 }
 
 /* One owner acquiring twice is one owner: one release is the last. */
@@ -70,7 +70,7 @@ same_owner_counted_once(void **state)
 	assert_int_equal(ih_release("twice", "sa", true, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "twice"), 1);
-	assert_false(fake_driver_has(D1, "twice", NULL));
+	assert_false(fake_driver_has(D1, "twice"));
 }
 
 /* A release by a session that does not own it leaves the owners be. */
@@ -83,7 +83,7 @@ release_by_stranger_ignored(void **state)
 	assert_int_equal(ih_release("mine", "intruder", true, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls(D1, FD_STOP), 0);
-	assert_true(fake_driver_has(D1, "mine", NULL));
+	assert_true(fake_driver_has(D1, "mine"));
 }
 
 /*
@@ -101,7 +101,7 @@ permanent_kept_after_last_release(void **state)
 	assert_int_equal(ih_release("keeper", "sa", false, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls(D1, FD_DELETE), 0);
-	assert_true(fake_driver_has(D1, "keeper", NULL));
+	assert_true(fake_driver_has(D1, "keeper"));
 	assert_int_equal(ih_acquire("keeper", false, "sb", &c),
 	    MSC__V1__CODE__OK);
 	assert_string_equal(c->computer_id, "keeper");
@@ -135,7 +135,7 @@ mode_mismatch_on_driver_refused(void **state)
 	assert_int_equal(ih_acquire("old-perm", true, "sa", NULL),
 	    MSC__V1__CODE__FAILED_PRECONDITION);
 	assert_int_equal(fake_driver_calls(D1, FD_CREATE), 0);
-	assert_true(fake_driver_has(D1, "old-perm", NULL));
+	assert_true(fake_driver_has(D1, "old-perm"));
 }
 
 /* An id that is not a slug never reaches a driver. */
@@ -163,11 +163,11 @@ failed_stop_reported_and_retry_stops(void **state)
 	fake_driver_fail_next(D1, FD_STOP, 1, MSC__V1__CODE__UNAVAILABLE);
 	assert_int_equal(ih_release("sticky", "sa", true, "d1"),
 	    MSC__V1__CODE__UNAVAILABLE);
-	assert_true(fake_driver_has(D1, "sticky", NULL));
+	assert_true(fake_driver_has(D1, "sticky"));
 	assert_int_equal(ih_release("sticky", "sa", true, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "sticky"), 2);
-	assert_false(fake_driver_has(D1, "sticky", NULL));
+	assert_false(fake_driver_has(D1, "sticky"));
 }
 
 /*
@@ -187,7 +187,7 @@ forget_owners_stops_orphaned_temporary(void **state)
 	    MSC__V1__CODE__OK);
 	assert_true(fake_driver_wait_calls(D1, FD_STOP, 1, CU_WAIT_MS));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "orphan"), 1);
-	assert_false(fake_driver_has(D1, "orphan", NULL));
+	assert_false(fake_driver_has(D1, "orphan"));
 }
 
 /*
@@ -213,9 +213,9 @@ forget_owners_keeps_current_and_permanent(void **state)
 	assert_int_equal(ih_release("both", "newrun-b", true, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "both"), 1);
-	assert_false(fake_driver_has(D1, "both", NULL));
+	assert_false(fake_driver_has(D1, "both"));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "perm"), 0);
-	assert_true(fake_driver_has(D1, "perm", NULL));
+	assert_true(fake_driver_has(D1, "perm"));
 }
 
 static Msc__V1__Code
@@ -253,11 +253,11 @@ claims_rebuild_owners_after_restart(void **state)
 	assert_int_equal(ih_release("held", "sa", true, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls(D1, FD_STOP), 0);
-	assert_true(fake_driver_has(D1, "held", NULL));
+	assert_true(fake_driver_has(D1, "held"));
 	assert_int_equal(ih_release("held", "sb", true, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "held"), 1);
-	assert_false(fake_driver_has(D1, "held", NULL));
+	assert_false(fake_driver_has(D1, "held"));
 }
 
 /* A claimed record serves an Acquire without asking the driver. */
@@ -334,7 +334,7 @@ release_without_record_trusts_owner(void **state)
 	assert_int_equal(ih_release("lost", "sa", true, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "lost"), 1);
-	assert_false(fake_driver_has(D1, "lost", NULL));
+	assert_false(fake_driver_has(D1, "lost"));
 }
 
 /* ... but a permanent one is never stopped on such a release. */
@@ -348,7 +348,7 @@ release_without_record_keeps_permanent(void **state)
 	assert_int_equal(ih_release("stay", "sa", false, "d1"),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls(D1, FD_STOP), 0);
-	assert_true(fake_driver_has(D1, "stay", NULL));
+	assert_true(fake_driver_has(D1, "stay"));
 }
 
 /* Delete removes the computer and forgets its owners. */
@@ -363,7 +363,7 @@ delete_forgets_owners(void **state)
 	ref.computer_id = "doomed";
 	assert_int_equal(ih_call("Delete", &ref.base, NULL),
 	    MSC__V1__CODE__OK);
-	assert_false(fake_driver_has(D1, "doomed", NULL));
+	assert_false(fake_driver_has(D1, "doomed"));
 	/* A later Acquire makes a new one rather than reusing a record. */
 	assert_int_equal(ih_acquire("doomed", true, "sb", NULL),
 	    MSC__V1__CODE__OK);

@@ -150,7 +150,7 @@ failed_create_fails_all_and_is_retried(void **state)
 	assert_int_equal(ih_acquire("flaky", true, "sd", NULL),
 	    MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls_for(ih.d[0], FD_CREATE, "flaky"), 2);
-	assert_true(fake_driver_has(ih.d[0], "flaky", NULL));
+	assert_true(fake_driver_has(ih.d[0], "flaky"));
 	cu_answers_fini(&first);
 	cu_answers_fini(&others);
 }
@@ -166,7 +166,7 @@ placed_on_least_loaded(void **state)
 	add_n(ih.d[2], "c", 1);
 	assert_int_equal(ih_acquire("", true, "sa", &c), MSC__V1__CODE__OK);
 	assert_string_equal(c->driver, "d2");
-	assert_true(fake_driver_has(ih.d[1], c->computer_id, NULL));
+	assert_true(fake_driver_has(ih.d[1], c->computer_id));
 	ih_free_computer(c);
 	assert_int_equal(fake_driver_calls(ih.d[0], FD_CREATE), 0);
 	assert_int_equal(fake_driver_calls(ih.d[2], FD_CREATE), 0);
@@ -189,7 +189,7 @@ named_id_placed_on_least_loaded(void **state)
 		assert_int_equal(fake_driver_calls_for(ih.d[i], FD_ATTACH,
 				     "brand-new"),
 		    1);
-	assert_true(fake_driver_has(ih.d[2], "brand-new", NULL));
+	assert_true(fake_driver_has(ih.d[2], "brand-new"));
 }
 
 /*
@@ -277,7 +277,7 @@ down_driver_computer_unavailable(void **state)
 	code = ih_acquire("stranded", true, "sa", NULL);
 	assert_int_equal(code, MSC__V1__CODE__UNAVAILABLE);
 	assert_int_equal(fake_driver_calls(ih.d[0], FD_CREATE), 0);
-	assert_false(fake_driver_has(ih.d[0], "stranded", NULL));
+	assert_false(fake_driver_has(ih.d[0], "stranded"));
 	assert_int_equal(fake_driver_up(ih.d[1]), 0);
 	/* Until the inventory's client has dialed it again. */
 	for (int i = 0; i < 100; i++) {

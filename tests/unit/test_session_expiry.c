@@ -40,7 +40,7 @@ idle_session_expires_and_releases(void **state)
 	sh_default_id(brief, id_brief, sizeof(id_brief));
 	assert_true(fake_driver_wait_calls(D1, FD_STOP, 1, CU_WAIT_MS));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, id_brief), 1);
-	assert_false(fake_driver_has(D1, id_brief, NULL));
+	assert_false(fake_driver_has(D1, id_brief));
 	assert_int_equal(sh_ref_call("Touch", brief),
 	    MSC__V1__CODE__NOT_FOUND);
 	assert_int_equal(sh_exec(brief, NULL, -1, NULL),
@@ -96,7 +96,7 @@ release_retried_until_confirmed(void **state)
 	assert_int_equal(sh_ref_call("Close", sid), MSC__V1__CODE__OK);
 	assert_true(fake_driver_wait_calls(D1, FD_STOP, 3, CU_WAIT_MS));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, id), 3);
-	assert_false(fake_driver_has(D1, id, NULL));
+	assert_false(fake_driver_has(D1, id));
 }
 
 /*
@@ -115,9 +115,9 @@ slow_release_does_not_hold_close(void **state)
 	fake_driver_hold(D1, FD_STOP);
 	assert_int_equal(sh_ref_call("Close", sid), MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_held(D1, FD_STOP), 1);
-	assert_true(fake_driver_has(D1, id, NULL));
+	assert_true(fake_driver_has(D1, id));
 	fake_driver_let_go(D1, FD_STOP);
-	assert_false(fake_driver_has(D1, id, NULL));
+	assert_false(fake_driver_has(D1, id));
 	assert_int_equal(fake_driver_calls(D1, FD_STOP), 1);
 }
 

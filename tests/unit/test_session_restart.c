@@ -47,9 +47,9 @@ new_run_stops_earlier_runs_temporaries(void **state)
 	    0);
 	assert_true(fake_driver_wait_calls(D1, FD_STOP, 1, CU_WAIT_MS));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, tmp), 1);
-	assert_false(fake_driver_has(D1, tmp, NULL));
+	assert_false(fake_driver_has(D1, tmp));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "perm"), 0);
-	assert_true(fake_driver_has(D1, "perm", NULL));
+	assert_true(fake_driver_has(D1, "perm"));
 	sess_stop(second);
 }
 
@@ -67,9 +67,9 @@ stop_releases_every_session(void **state)
 	assert_int_equal(sh_create(a, "perm", 0, NULL), MSC__V1__CODE__OK);
 	sess_stop(sh.sess);
 	sh.sess = NULL;
-	assert_false(fake_driver_has(D1, ida, NULL));
-	assert_false(fake_driver_has(D1, idb, NULL));
-	assert_true(fake_driver_has(D1, "perm", NULL));
+	assert_false(fake_driver_has(D1, ida));
+	assert_false(fake_driver_has(D1, idb));
+	assert_true(fake_driver_has(D1, "perm"));
 	assert_int_equal(fake_driver_calls(D1, FD_DELETE), 0);
 }
 
@@ -122,12 +122,12 @@ claims_after_inventory_restart_keep_shared_computer(void **state)
 	assert_true(known);
 	assert_int_equal(sh_ref_call("Close", a), MSC__V1__CODE__OK);
 	assert_int_equal(fake_driver_calls(D1, FD_STOP), 0);
-	assert_true(fake_driver_has(D1, "shared", NULL));
+	assert_true(fake_driver_has(D1, "shared"));
 	assert_int_equal(sh_exec(b, "shared", 1, NULL), MSC__V1__CODE__OK);
 	assert_int_equal(sh_ref_call("Close", b), MSC__V1__CODE__OK);
 	assert_true(fake_driver_wait_calls(D1, FD_STOP, 1, CU_WAIT_MS));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "shared"), 1);
-	assert_false(fake_driver_has(D1, "shared", NULL));
+	assert_false(fake_driver_has(D1, "shared"));
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, sh_stop)
