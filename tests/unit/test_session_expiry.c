@@ -114,7 +114,7 @@ slow_release_does_not_hold_close(void **state)
 	sh_default_id(sid, id, sizeof(id));
 	fake_driver_hold(D1, FD_STOP);
 	assert_int_equal(sh_ref_call("Close", sid), MSC__V1__CODE__OK);
-	assert_int_equal(fake_driver_held(D1, FD_STOP), 1);
+	assert_true(fake_driver_wait_held(D1, FD_STOP, 1, CU_WAIT_MS));
 	assert_true(fake_driver_has(D1, id));
 	fake_driver_let_go(D1, FD_STOP);
 	assert_false(fake_driver_has(D1, id));
