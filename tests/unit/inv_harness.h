@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core_util.h"
 #include "driver.pb-c.h"
@@ -82,9 +83,19 @@ ih_stop(void **state)
 static inline void
 ih_restart_inventory(void)
 {
+	uint64_t conns = msc_client_connections(ih.cli);
+	struct timespec pause = { 0, 10000000L };
+
 	inv_stop(ih.inv);
 	ih.inv = NULL;
 	assert_int_equal(inv_start(IH_INV_URL, ih.fleet, &ih.inv), 0);
+	/* The test's client dials the new one (in the background). */
+	for (int i = 0; i < 1000 && msc_client_connections(ih.cli) == conns;
+	     i++) {
+		(void)msc_client_up(ih.cli);
+		nanosleep(&pause, NULL);
+	}
+	assert_true(msc_client_connections(ih.cli) > conns);
 }
 
 static inline Msc__V1__Code
