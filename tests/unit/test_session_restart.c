@@ -6,7 +6,8 @@
  * session service that stops releases what its sessions hold; after an
  * inventory restart the session service claims its computers again
  * (Inventory/Claim), so a computer two sessions share survives the first
- * one's Close.
+ * one's Close; a release sent while the inventory is down lands once it
+ * is back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,6 +131,32 @@ claims_after_inventory_restart_keep_shared_computer(void **state)
 	assert_false(fake_driver_has(D1, "shared"));
 }
 
+/*
+ * The inventory is down when a session closes: the release fails, is
+ * sent again while the inventory is away, and lands once it is back
+ * (a restarted inventory with no record trusts the owner: temporary, on
+ * d1); nothing is stopped before.
+ */
+static void
+release_retried_across_inventory_outage(void **state)
+{
+	char sid[33], id[64];
+
+	(void)state;
+	sh_open(sid, 0);
+	sh_default_id(sid, id, sizeof(id));
+	inv_stop(sh.inv);
+	sh.inv = NULL;
+	assert_int_equal(sh_ref_call("Close", sid), MSC__V1__CODE__OK);
+	assert_int_equal(fake_driver_calls(D1, FD_STOP), 0);
+	assert_true(fake_driver_has(D1, id));
+	assert_int_equal(inv_start(SH_INV_URL, sh.fleet, &sh.inv), 0);
+	/* Tries 1 s, 2 s, 4 s ... apart; each may wait 3 s for a link. */
+	assert_true(fake_driver_wait_calls(D1, FD_STOP, 1, 2 * CU_WAIT_MS));
+	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, id), 1);
+	assert_false(fake_driver_has(D1, id));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, sh_stop)
 
 int
@@ -139,6 +166,7 @@ main(void)
 		T(new_run_stops_earlier_runs_temporaries),
 		T(stop_releases_every_session),
 		T(claims_after_inventory_restart_keep_shared_computer),
+		T(release_retried_across_inventory_outage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
