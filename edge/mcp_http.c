@@ -278,8 +278,9 @@ closed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
-	if (st->code == MSC__V1__CODE__NOT_FOUND)
-		http_answer_rpc_error(c, 404, -32001, "Session not found");
+	if (st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND)
+		http_answer_rpc_error(c, 404, -32001,
+		    msc_reason_text(MSC__V1__REASON__REASON_SESSION_NOT_FOUND));
 	else if (st->code != MSC__V1__CODE__OK)
 		http_answer_failed(c, st);
 	else

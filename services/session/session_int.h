@@ -13,6 +13,7 @@
 #include "msc_rpc.h"
 #include "msc_slug.h"
 #include "session.h"
+#include "session_deadline.h"
 #include "session.pb-c.h"
 
 #define SESS_MAX_SESSIONS 100000

@@ -286,9 +286,10 @@ static void
 unsent_messages(void **state)
 {
 	struct msc_status lost = { MSC__V1__CODE__UNAVAILABLE,
-		MSC_RPC_CALL_FAILED "the service cannot be reached" };
+		MSC_RPC_CALL_FAILED "the service cannot be reached",
+		MSC__V1__REASON__REASON_NOT_SENT };
 	struct msc_status own = { MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		"too many sessions" };
+		"too many sessions", MSC__V1__REASON__REASON_OVERLOADED };
 	char buf[256];
 	int retry = 0;
 
