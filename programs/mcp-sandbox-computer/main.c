@@ -1,7 +1,8 @@
 /*
- * main_allinone.c - mcp-sandbox-computer: every service in one process
- * over inproc://, with the MCP edge in front: stdio (the launch an MCP
- * client such as Claude Code or Claude Desktop uses) or Streamable HTTP.
+ * main.c - mcp-sandbox-computer, the composition root: every service in
+ * one process over inproc://, with the MCP edge in front: stdio (the
+ * launch an MCP client such as Claude Code or Claude Desktop uses) or
+ * Streamable HTTP; or, given a subcommand, the operator command line.
  * On exit the session service ends every session, so every temporary
  * computer is removed.
  */
