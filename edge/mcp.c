@@ -177,6 +177,9 @@ struct pending_call {
  */
 #define SESSION_OWN_BOUND 0
 
+/* How long tools/list waits for the driver's description at most. */
+#define DESCRIPTION_WAIT_MS 15000
+
 static void
 call_done(struct mcp_conn *c)
 {
@@ -191,7 +194,8 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct pending_call *pc = arg;
 	struct msc_status lost = { MSC__V1__CODE__UNAVAILABLE,
-		msc_reason_session_lost(), MSC__V1__REASON__REASON_UNSPECIFIED };
+		msc_reason_session_lost(),
+		MSC__V1__REASON__REASON_UNSPECIFIED };
 	json_t *result;
 
 	if (resp == NULL &&
@@ -343,6 +347,24 @@ read_resource(struct mcp_conn *c, json_t *id, json_t *params)
 	send_result(c, id, res);
 }
 
+/* The description is the driver's: it may still be on its way. */
+static void
+list_tools(struct mcp_conn *c, json_t *id)
+{
+	const char *d = c->description;
+	char text[160];
+
+	if (d == NULL && c->desc != NULL)
+		d = edge_desc_get(c->desc, DESCRIPTION_WAIT_MS);
+	if (d == NULL) {
+		mcp_conn_send_error(c, id, -32603,
+		    msc_reason_session_unreachable("the tool description is "
+		    "not known yet", text, sizeof(text)));
+		return;
+	}
+	send_result(c, id, tools_list(d, c->cfg->lifecycle_tools));
+}
+
 static bool
 dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
 {
@@ -353,8 +375,7 @@ dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
 	else if (strcmp(method, "ping") == 0)
 		send_result(c, id, json_object());
 	else if (strcmp(method, "tools/list") == 0)
-		send_result(c, id, tools_list(c->description,
-		    c->cfg->lifecycle_tools));
+		list_tools(c, id);
 	else if (strcmp(method, "resources/list") == 0)
 		send_result(c, id, tools_resources_list(c->cfg->lifecycle_tools));
 	else if (strcmp(method, "resources/read") == 0)

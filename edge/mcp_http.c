@@ -486,7 +486,7 @@ conn_limit(void)
 
 int
 edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
-    const char *description, struct edge_http **hp)
+    struct edge_desc *desc, struct edge_http **hp)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 		.ai_flags = AI_PASSIVE | AI_NUMERICSERV };
@@ -500,7 +500,7 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 		return -ENOMEM;
 	h->cfg = cfg;
 	h->session = session;
-	h->description = description;
+	h->desc = desc;
 	pthread_mutex_init(&h->mu, NULL);
 	snprintf(url, sizeof(url), strchr(cfg->host, ':') ? "http://[%s]:%ld"
 							  : "http://%s:%ld",

@@ -83,7 +83,8 @@ touched(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		http_call_unref(c);
 		return;
 	}
-	mcp_conn_init(&c->mc, h->cfg, h->session, h->description, http_send, c);
+	mcp_conn_init(&c->mc, h->cfg, h->session, NULL, http_send, c);
+	c->mc.desc = h->desc;
 	c->mc.finished = http_finished;
 	snprintf(c->mc.session_id, sizeof(c->mc.session_id), "%s",
 	    c->session_id);

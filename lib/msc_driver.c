@@ -555,6 +555,26 @@ h_list(void *s, struct msc_call *call, const ProtobufCMessage *req)
 	handle(s, call, req, JOB_LIST, NULL, false);
 }
 
+/* Answered at once: a description is built from the configuration. */
+static void
+h_describe(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	const struct msc_driver *d = s;
+	Msc__V1__ToolDescription td = MSC__V1__TOOL_DESCRIPTION__INIT;
+	char *text = d->ops->describe != NULL ? d->ops->describe(d->be) : NULL;
+
+	(void)req;
+	if (text == NULL) {
+		msc_call_fail(call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    "%s has no tool description for this configuration",
+		    d->ops->name);
+		return;
+	}
+	td.text = text;
+	msc_call_reply(call, &td.base);
+	free(text);
+}
+
 static const struct msc_method driver_methods[] = {
 	{ "Create", h_create },
 	{ "Attach", h_attach },
@@ -564,6 +584,7 @@ static const struct msc_method driver_methods[] = {
 	{ "Restart", h_restart },
 	{ "Reset", h_reset },
 	{ "List", h_list },
+	{ "Describe", h_describe },
 	{ NULL, NULL },
 };
 

@@ -166,7 +166,8 @@ call_cb(void *arg)
 		/* Never handed to a connection: it did not happen. */
 		call_finish(cc, rv == NNG_ENOMEM ?
 		    MSC__V1__CODE__RESOURCE_EXHAUSTED :
-		    MSC__V1__CODE__UNAVAILABLE, MSC__V1__REASON__REASON_NOT_SENT,
+		    MSC__V1__CODE__UNAVAILABLE,
+		    MSC__V1__REASON__REASON_NOT_SENT,
 		    msc_reason_call_failed_message(
 			MSC__V1__REASON__REASON_NOT_SENT, NULL, msg,
 			sizeof(msg)), NULL);

@@ -459,7 +459,8 @@ msc_call_fail_reason(struct msc_call *call, Msc__V1__Code code,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	send_status(call, code == MSC__V1__CODE__OK ? MSC__V1__CODE__INTERNAL
-						      : code, reason, msg, NULL);
+						      : code,
+	    reason, msg, NULL);
 }
 
 void

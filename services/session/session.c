@@ -206,6 +206,7 @@ static const struct msc_method session_methods[] = {
 	{ "RestartComputer", sess_h_restart },
 	{ "ResetComputer", sess_h_reset },
 	{ "DeleteComputer", sess_h_delete },
+	{ "Describe", sess_h_describe },
 	{ NULL, NULL },
 };
 

@@ -11,13 +11,15 @@
 #ifndef SESS_SESSION_DEADLINE_H
 #define SESS_SESSION_DEADLINE_H
 
-/* Inventory/Acquire and the other lifecycle steps: an image pull, a create. */
+/* Inventory/Acquire and the other lifecycle steps: an image pull, a
+ * create. */
 #define SESS_STEP_MS 660000
-/* Past a command's timeout: its turn on a busy computer, the kill, the reply. */
+/* Past a command's timeout: its turn on a busy computer, the kill, the
+ * reply. */
 #define SESS_EXEC_SLACK_MS 600000
 /* A lifecycle call past its inventory step. */
 #define SESS_LIFECYCLE_MS (SESS_STEP_MS + 60000)
-/* Kept back from each hop so the session answers before its caller gives up. */
+/* Kept back from each hop, to answer before the caller gives up. */
 #define SESS_REPLY_MARGIN_MS 1000
 
 /* The session's bound for a TerminalExec whose command may run timeout_s. */

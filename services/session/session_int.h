@@ -101,6 +101,10 @@ void sess_h_reset(void *state, struct msc_call *call,
 void sess_h_delete(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 
+/* session_describe.c: the drivers' tool description. */
+void sess_h_describe(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+
 /* session_owners.c: what the inventory is told about owned computers. */
 
 /*

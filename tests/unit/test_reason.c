@@ -84,8 +84,8 @@ failed_messages(void **state)
 	    "in a few seconds.");
 	/* Another reason's message is its own detail, whatever it says. */
 	assert_string_equal(msc_reason_detail(
-	    MSC__V1__REASON__REASON_SESSION_NOT_FOUND, "service call failed: x"),
-	    "service call failed: x");
+	    MSC__V1__REASON__REASON_SESSION_NOT_FOUND,
+	    "service call failed: x"), "service call failed: x");
 	/* Too small a buffer truncates, still terminated. */
 	m = msc_reason_call_failed_message(MSC__V1__REASON__REASON_NOT_SENT,
 	    NULL, buf, 8);
