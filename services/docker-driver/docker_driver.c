@@ -10,7 +10,8 @@
 
 #include "msc_driver.h"
 
-MSC_DRIVER_OPS(docker_ops, dock, "docker-driver", msc_driver_code);
+MSC_DRIVER_OPS(docker_ops, dock, "docker-driver", msc_driver_code,
+    msc_describe_docker);
 
 static void
 free_value(void *arg, const char *key, void *value)
