@@ -171,11 +171,13 @@ struct pending_call {
 #define TOOL_EXEC (-1)
 
 /*
- * The agent sets no deadline on a tool call, so the edge sets none either:
- * the session bounds the call by the command's timeout and its own steps
- * (session_deadline.h), and each hop below gets what is left.
+ * The agent sets no deadline on a tool call; the edge's own bound is that
+ * no request waits longer than two hours, well past what any call may
+ * take (a command runs 3600 s at most). The session bounds the call by
+ * the command's timeout and its own steps within what is left
+ * (session_deadline.h), and each hop below gets what is left of that.
  */
-#define SESSION_OWN_BOUND 0
+#define EDGE_CALL_MAX_MS (2 * 3600 * 1000)
 
 /* How long tools/list waits for the driver's description at most. */
 #define DESCRIPTION_WAIT_MS 15000
@@ -272,7 +274,7 @@ exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
 	}
 	req.session_id = sid;
 	pending = call_session(c, id, TOOL_EXEC, "TerminalExec", &req.base,
-	    SESSION_OWN_BOUND, NULL);
+	    EDGE_CALL_MAX_MS, NULL);
 done:
 	tools_exec_request_fini(&req);
 	json_decref(keep);
@@ -293,7 +295,7 @@ lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args,
 	}
 	req.session_id = sid;
 	return call_session(c, id, tool, tools_lifecycle_method(tool),
-	    &req.base, SESSION_OWN_BOUND, req.computer_id);
+	    &req.base, EDGE_CALL_MAX_MS, req.computer_id);
 }
 
 static bool

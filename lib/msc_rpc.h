@@ -59,10 +59,10 @@ void msc_server_stop(struct msc_server *s);
 int msc_call_remaining_ms(const struct msc_call *call);
 
 /*
- * Bounds the call to `budget_ms` from now when its caller set no deadline
- * (the service's own bound for the method); a caller's deadline stays as
- * it is. Returns the milliseconds left afterwards (msc_call_remaining_ms).
- * A call without a caller's deadline is otherwise bounded to 30 s.
+ * Bounds the call to `budget_ms` from now (the service's own bound for the
+ * method), or to its caller's deadline when that comes first. Returns the
+ * milliseconds left afterwards (msc_call_remaining_ms). A call without a
+ * caller's deadline is otherwise bounded to 30 s.
  */
 int msc_call_bound_ms(struct msc_call *call, int budget_ms);
 

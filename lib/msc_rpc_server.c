@@ -424,8 +424,11 @@ msc_call_remaining_ms(const struct msc_call *call)
 int
 msc_call_bound_ms(struct msc_call *call, int budget_ms)
 {
-	if (!call->caller_deadline && budget_ms > 0)
-		call->deadline_ms = now_ms() + (uint64_t)budget_ms;
+	uint64_t bound = now_ms() + (uint64_t)(budget_ms > 0 ? budget_ms : 0);
+
+	if (budget_ms > 0 &&
+	    (!call->caller_deadline || bound < call->deadline_ms))
+		call->deadline_ms = bound;
 	return msc_call_remaining_ms(call);
 }
 
