@@ -23,6 +23,9 @@
 #define URL_INVENTORY "inproc://msc-inventory"
 #define URL_SESSION "inproc://msc-session"
 
+/* How long the start waits for the driver's tool description. */
+#define DESCRIPTION_WAIT_MS 15000
+
 int
 main(int argc, char **argv)
 {
@@ -53,6 +56,16 @@ main(int argc, char **argv)
 	    msc_client_open(URL_SESSION, NULL, &session) != 0 ||
 	    edge_desc_start(&cfg, session, &desc) != 0)
 		goto stop;
+	/* Every service is in this process: a backend without a
+	 * description for this configuration is a startup error. */
+	if (edge_desc_get(desc, DESCRIPTION_WAIT_MS) == NULL) {
+		msc_cfg_error("Backend does not provide tool instructions "
+		    "describing the sandbox. Supply --tool-instruction-override "
+		    "to describe the capabilities of this sandbox (example 'a "
+		    "Debian Linux bash shell' or 'A minimal BusyBox shell with "
+		    "the following commands: ...').");
+		goto stop;
+	}
 	status = edge_run(&cfg, session, desc);
 stop:
 	edge_desc_stop(desc);
