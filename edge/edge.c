@@ -11,14 +11,14 @@
 
 int
 edge_run(const struct msc_cfg *cfg, struct msc_client *session,
-    const char *description)
+    struct edge_desc *desc)
 {
 	struct edge_http *http;
 	sigset_t set;
 	int sig, status;
 
 	if (strcmp(cfg->transport, "http") == 0) {
-		if (edge_http_start(cfg, session, description, &http) != 0)
+		if (edge_http_start(cfg, session, desc, &http) != 0)
 			return 1;
 		sig = msc_main_wait_signal();
 		msc_log_info("signal %d received; shutting down", sig);
@@ -30,7 +30,7 @@ edge_run(const struct msc_cfg *cfg, struct msc_client *session,
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	status = edge_stdio_run(cfg, session, description);
+	status = edge_stdio_run(cfg, session, desc);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	return status;
 }

@@ -9,14 +9,13 @@
 #include "msc_main.h"
 #include "msc_rpc.h"
 #include "edge.h"
-#include "tools.h"
 
 int
 main(int argc, char **argv)
 {
 	struct msc_cfg cfg;
 	struct msc_client *session = NULL;
-	char *description = NULL;
+	struct edge_desc *desc = NULL;
 	int status;
 
 	msc_log_init("msc-edge");
@@ -27,17 +26,16 @@ main(int argc, char **argv)
 		msc_cfg_error("msc-edge needs --session-url");
 		goto out;
 	}
-	if ((description = tools_description(&cfg)) == NULL)
-		goto out;
 	msc_main_block_signals();
 	if (msc_client_open(cfg.session_url, "session", &session) != 0) {
 		msc_cfg_error("invalid --session-url '%s'", cfg.session_url);
 		goto out;
 	}
-	status = edge_run(&cfg, session, description);
+	if (edge_desc_start(&cfg, session, &desc) == 0)
+		status = edge_run(&cfg, session, desc);
+	edge_desc_stop(desc);
 	msc_client_close(session);
 out:
-	free(description);
 	msc_cfg_fini(&cfg);
 	return status;
 }

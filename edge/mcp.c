@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "msc_log.h"
+#include "msc_reason.h"
 #include "msc_slug.h"
 #include "session.pb-c.h"
 #include "tools.h"
@@ -118,14 +119,10 @@ mcp_unsent_text(int rv, int *retry_sp)
 const char *
 mcp_failed_text(const struct msc_status *st, char *buf, size_t len)
 {
-	const char *m = st->message;
-	size_t pre = strlen(MSC_RPC_CALL_FAILED);
-
-	if (strncmp(m, MSC_RPC_CALL_FAILED, pre) != 0)
-		return m;
-	snprintf(buf, len, "The session service is unavailable (%s); retry "
-	    "in a few seconds.", m + pre);
-	return buf;
+	if (!msc_reason_call_failed(st->reason))
+		return st->message;
+	return msc_reason_session_unreachable(msc_reason_detail(st->reason,
+	    st->message), buf, len);
 }
 
 /*
@@ -173,6 +170,18 @@ struct pending_call {
 
 #define TOOL_EXEC (-1)
 
+/*
+ * The agent sets no deadline on a tool call; the edge's own bound is that
+ * no request waits longer than two hours, well past what any call may
+ * take (a command runs 3600 s at most). The session bounds the call by
+ * the command's timeout and its own steps within what is left
+ * (session_deadline.h), and each hop below gets what is left of that.
+ */
+#define EDGE_CALL_MAX_MS (2 * 3600 * 1000)
+
+/* How long tools/list waits for the driver's description at most. */
+#define DESCRIPTION_WAIT_MS 15000
+
 static void
 call_done(struct mcp_conn *c)
 {
@@ -187,12 +196,12 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct pending_call *pc = arg;
 	struct msc_status lost = { MSC__V1__CODE__UNAVAILABLE,
-		"The session was lost (the session service restarted); "
-		"retry the call." };
+		msc_reason_session_lost(),
+		MSC__V1__REASON__REASON_UNSPECIFIED };
 	json_t *result;
 
-	if (resp == NULL && st->code == MSC__V1__CODE__NOT_FOUND &&
-	    strcmp(st->message, "Session not found") == 0) {
+	if (resp == NULL &&
+	    st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND) {
 		/* The next call opens a new session (stdio keeps one). */
 		pthread_mutex_lock(&pc->c->mu);
 		pc->c->session_id[0] = '\0';
@@ -256,7 +265,6 @@ exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
 	json_t *keep = json_array();
 	bool pending = false;
 	char *msg;
-	long t;
 
 	msg = tools_exec_request(args, &req, keep);
 	if (msg != NULL) {
@@ -265,12 +273,8 @@ exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
 		goto done;
 	}
 	req.session_id = sid;
-	t = req.has_timeout && req.timeout > 0 && req.timeout < 604800
-	    ? (long)req.timeout
-	    : c->cfg->timeout;
-	/* Room for an image pull and a wait for the computer's lane. */
 	pending = call_session(c, id, TOOL_EXEC, "TerminalExec", &req.base,
-	    (int)(t * 1000) + 1260000, NULL);
+	    EDGE_CALL_MAX_MS, NULL);
 done:
 	tools_exec_request_fini(&req);
 	json_decref(keep);
@@ -291,7 +295,7 @@ lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args,
 	}
 	req.session_id = sid;
 	return call_session(c, id, tool, tools_lifecycle_method(tool),
-	    &req.base, 720000, req.computer_id);
+	    &req.base, EDGE_CALL_MAX_MS, req.computer_id);
 }
 
 static bool
@@ -345,6 +349,24 @@ read_resource(struct mcp_conn *c, json_t *id, json_t *params)
 	send_result(c, id, res);
 }
 
+/* The description is the driver's: it may still be on its way. */
+static void
+list_tools(struct mcp_conn *c, json_t *id)
+{
+	const char *d = c->description;
+	char text[160];
+
+	if (d == NULL && c->desc != NULL)
+		d = edge_desc_get(c->desc, DESCRIPTION_WAIT_MS);
+	if (d == NULL) {
+		mcp_conn_send_error(c, id, -32603,
+		    msc_reason_session_unreachable("the tool description is "
+		    "not known yet", text, sizeof(text)));
+		return;
+	}
+	send_result(c, id, tools_list(d, c->cfg->lifecycle_tools));
+}
+
 static bool
 dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
 {
@@ -355,8 +377,7 @@ dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
 	else if (strcmp(method, "ping") == 0)
 		send_result(c, id, json_object());
 	else if (strcmp(method, "tools/list") == 0)
-		send_result(c, id, tools_list(c->description,
-		    c->cfg->lifecycle_tools));
+		list_tools(c, id);
 	else if (strcmp(method, "resources/list") == 0)
 		send_result(c, id, tools_resources_list(c->cfg->lifecycle_tools));
 	else if (strcmp(method, "resources/read") == 0)

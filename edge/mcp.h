@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "edge_desc.h"
 #include "msc_cfg.h"
 #include "msc_rpc.h"
 
@@ -30,7 +31,8 @@ typedef void (*mcp_finished_fn)(void *ctx);
 struct mcp_conn {
 	const struct msc_cfg *cfg;
 	struct msc_client *session;     /* borrowed */
-	const char *description;        /* borrowed */
+	const char *description;        /* borrowed; NULL: from desc */
+	struct edge_desc *desc;         /* borrowed; set after init */
 	mcp_send_fn send;
 	mcp_finished_fn finished;       /* optional */
 	void *send_ctx;

@@ -278,8 +278,9 @@ closed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
-	if (st->code == MSC__V1__CODE__NOT_FOUND)
-		http_answer_rpc_error(c, 404, -32001, "Session not found");
+	if (st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND)
+		http_answer_rpc_error(c, 404, -32001,
+		    msc_reason_text(MSC__V1__REASON__REASON_SESSION_NOT_FOUND));
 	else if (st->code != MSC__V1__CODE__OK)
 		http_answer_failed(c, st);
 	else
@@ -485,7 +486,7 @@ conn_limit(void)
 
 int
 edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
-    const char *description, struct edge_http **hp)
+    struct edge_desc *desc, struct edge_http **hp)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 		.ai_flags = AI_PASSIVE | AI_NUMERICSERV };
@@ -499,7 +500,7 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 		return -ENOMEM;
 	h->cfg = cfg;
 	h->session = session;
-	h->description = description;
+	h->desc = desc;
 	pthread_mutex_init(&h->mu, NULL);
 	snprintf(url, sizeof(url), strchr(cfg->host, ':') ? "http://[%s]:%ld"
 							  : "http://%s:%ld",

@@ -10,6 +10,7 @@
 #ifndef EDGE_MCP_HTTP_H
 #define EDGE_MCP_HTTP_H
 
+#include "edge_desc.h"
 #include "msc_cfg.h"
 #include "msc_rpc.h"
 
@@ -20,11 +21,11 @@ struct edge_http;
 
 /*
  * Listens on cfg->host:cfg->port, after raising the descriptor soft limit
- * to the hard one. `session` and `description` are borrowed and must
+ * to the hard one. `session` and `desc` are borrowed and must
  * outlive the server. Returns 0 or a negative errno after logging why.
  */
 int edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
-    const char *description, struct edge_http **hp);
+    struct edge_desc *desc, struct edge_http **hp);
 
 /* Stops listening and answers open requests 503; h goes with the last. */
 void edge_http_stop(struct edge_http *h);

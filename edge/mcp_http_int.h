@@ -21,7 +21,7 @@ struct http_conns;
 struct edge_http {
 	const struct msc_cfg *cfg;
 	struct msc_client *session;
-	const char *description;
+	struct edge_desc *desc;         /* the tool description */
 	struct MHD_Daemon *d;
 	struct http_conns *conns;     /* deadlines and drains */
 	const char **hosts;           /* allowed Host names (NULL-ended) */

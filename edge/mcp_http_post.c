@@ -65,8 +65,9 @@ touched(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
-	if (st->code == MSC__V1__CODE__NOT_FOUND) {
-		http_answer_rpc_error(c, 404, -32001, "Session not found");
+	if (st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND) {
+		http_answer_rpc_error(c, 404, -32001,
+		    msc_reason_text(MSC__V1__REASON__REASON_SESSION_NOT_FOUND));
 		http_call_unref(c);
 		return;
 	}
@@ -82,7 +83,8 @@ touched(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		http_call_unref(c);
 		return;
 	}
-	mcp_conn_init(&c->mc, h->cfg, h->session, h->description, http_send, c);
+	mcp_conn_init(&c->mc, h->cfg, h->session, NULL, http_send, c);
+	c->mc.desc = h->desc;
 	c->mc.finished = http_finished;
 	snprintf(c->mc.session_id, sizeof(c->mc.session_id), "%s",
 	    c->session_id);

@@ -138,7 +138,7 @@ wait_idle(struct mcp_conn *c)
 
 int
 edge_stdio_run(const struct msc_cfg *cfg, struct msc_client *session,
-    const char *description)
+    struct edge_desc *desc)
 {
 	static struct mcp_conn conn;
 	struct line_buf lb = { 0 };
@@ -156,7 +156,8 @@ edge_stdio_run(const struct msc_cfg *cfg, struct msc_client *session,
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	mcp_conn_init(&conn, cfg, session, description, send_line, NULL);
+	mcp_conn_init(&conn, cfg, session, NULL, send_line, NULL);
+	conn.desc = desc;
 	for (;;) {
 		struct pollfd fds[2] = { { STDIN_FILENO, POLLIN, 0 },
 			{ signal_pipe[0], POLLIN, 0 } };

@@ -6,6 +6,7 @@
 #define EDGE_MCP_STDIO_H
 
 #include "msc_cfg.h"
+#include "edge_desc.h"
 #include "msc_rpc.h"
 
 /* Longest accepted message line; longer ones get a JSON-RPC error. */
@@ -14,9 +15,9 @@
 /*
  * Serves until stdin ends or SIGTERM/SIGINT arrives, then closes the
  * session (removing its temporary computers) within a bounded time.
- * `session` is borrowed. Returns the process exit status.
+ * `session` and `desc` are borrowed. Returns the process exit status.
  */
 int edge_stdio_run(const struct msc_cfg *cfg, struct msc_client *session,
-    const char *description);
+    struct edge_desc *desc);
 
 #endif /* EDGE_MCP_STDIO_H */

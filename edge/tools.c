@@ -7,145 +7,57 @@
 #include "tools.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.pb-c.h"
 #include "msc_cfg.h"
 
-#define DEFAULT_IMAGE "debian:bookworm-slim"
-#define BUSYBOX_APPLETS                                                       \
-	"ls cat grep sed awk sort uniq wc cut tr diff head tail find mkdir "  \
-	"rmdir rm cp mv ln echo printf tee touch basename dirname seq xargs " \
-	"sleep pwd stat du date env test nl paste rev tac base64 md5sum "     \
-	"sha256sum"
-
 char *
-tools_description(const struct msc_cfg *cfg)
+tools_description(const struct msc_cfg *cfg, const char *backend_text)
 {
-	char *shell, *base = NULL, *out = NULL;
-	const char *name;
-	int n;
+	char *out = NULL;
 
 	if (cfg->tool_instruction_override != NULL)
 		return strdup(cfg->tool_instruction_override);
-	if ((shell = strdup(cfg->shell)) == NULL)
-		return NULL;
-	name = basename(shell);
-	if (cfg->backend != NULL && strcmp(cfg->backend, "fly") == 0)
-		n = asprintf(&base,
-		    "Run a command on a remote %s Fly Machine (a microVM, the "
-		    "agent's own). Commands run in %s. Each call is independent, "
-		    "but the filesystem persists between calls. Use "
-		    "working_directory, or chain commands with &&, to run in a "
-		    "specific directory, and stdin to pass input. The default "
-		    "timeout is %ld seconds; pass timeout to change it. Pass "
-		    "computer_id to reconnect to a named computer, or omit it "
-		    "for a random one. Temporary computers are destroyed when "
-		    "the session ends; temporary=false keeps the Machine and its "
-		    "files.", cfg->fly_image == NULL ||
-			strcmp(cfg->fly_image, DEFAULT_IMAGE) == 0
-			? "Debian Linux" : cfg->fly_image, name, cfg->timeout);
-	else if (cfg->backend != NULL && strcmp(cfg->backend, "e2b") == 0)
-		n = cfg->e2b_template == NULL ||
-			strcmp(cfg->e2b_template, "base") == 0
-		    ? asprintf(&base,
-			  "Run a command in an isolated Linux remote cloud "
-			  "sandbox (E2B). Commands run in %s. Each call is "
-			  "independent (environment variables and the current "
-			  "directory do not persist). Use working_directory, "
-			  "or chain commands with &&, to run in a specific "
-			  "directory. Use stdin to pass file contents or input "
-			  "(for example command=\"cat > file.txt\" with "
-			  "stdin). The default timeout is %ld seconds; pass "
-			  "timeout to change it.", name, cfg->timeout)
-		    : (base = NULL, 0);
-	else if (cfg->backend != NULL && strcmp(cfg->backend, "modal") == 0)
-		n = asprintf(&base,
-		    "Run a command in an isolated %s remote cloud sandbox "
-		    "(Modal)%s%s, the agent's own. Commands run in %s (use args "
-		    "to run a program without a shell). Each call is "
-		    "independent (environment variables and the current "
-		    "directory do not persist), but the filesystem persists "
-		    "between calls. Use working_directory, or chain commands "
-		    "with &&, to run in a specific directory. Use stdin to pass "
-		    "file contents or input (for example command=\"cat > "
-		    "file.txt\" with stdin). The default timeout is %ld "
-		    "seconds; pass timeout to change it.",
-		    strcmp(cfg->image, DEFAULT_IMAGE) == 0 ? "Debian Linux"
-							   : "Linux",
-		    strcmp(cfg->image, DEFAULT_IMAGE) == 0 ? ""
-			: " built from the container image ",
-		    strcmp(cfg->image, DEFAULT_IMAGE) == 0 ? "" : cfg->image,
-		    name, cfg->timeout);
-	else if (cfg->backend != NULL && strcmp(cfg->backend,
-		     "go_busybox") == 0)
-		n = asprintf(&base,
-		    "Run commands in an isolated, lightweight WebAssembly "
-		    "sandbox: a Busybox-style multicall toolbox, not a full "
-		    "Linux. Commands: " BUSYBOX_APPLETS ". Use args for one "
-		    "command, for example args=['ls','-la'], "
-		    "args=['grep','-r','pattern','.'] or args=['cat','file.txt']"
-		    "; args=['--list'] lists every command. command runs a "
-		    "small POSIX-style shell over the same commands (also as "
-		    "sh -c or bash -c): pipes, redirections, &&, ||, ;, "
-		    "variables, globs, $(...), if/for/while and functions work; "
-		    "there is no other program, no background job and no "
-		    "network. Each "
-		    "call is independent, but files persist between calls. "
-		    "Use working_directory to run in a specific directory and "
-		    "stdin to pass input. The default timeout is %ld seconds; "
-		    "pass timeout to change it.", cfg->timeout);
-	else if (cfg->backend != NULL && strcmp(cfg->backend, "wasm") == 0)
-		n = asprintf(&base,
-		    "Run a WebAssembly (WASI) program, %s, in an isolated "
-		    "sandbox with its own private filesystem and no network. "
-		    "Pass its command line as args (the program's name is "
-		    "added in front)%s. Each call is independent, but files "
-		    "persist between calls. Use working_directory to run in a "
-		    "specific directory and stdin to pass input. The default "
-		    "timeout is %ld seconds; pass timeout to change it.",
-		    cfg->wasm_path != NULL ? cfg->wasm_path : "the module",
-		    strcmp(cfg->shell, "/bin/bash") != 0
-			? "; command runs a line through the program's shell"
-			: "", cfg->timeout);
-	else if (strcmp(cfg->image, DEFAULT_IMAGE) == 0)
-		n = asprintf(&base,
-		    "Run a command in an isolated Debian Linux sandbox computer "
-		    "(the agent's own). Commands run in %s. Each call is "
-		    "independent (environment variables and the current "
-		    "directory do not persist), but the filesystem persists "
-		    "between calls. Use working_directory, or chain commands "
-		    "with &&, to run in a specific directory. Use stdin to pass "
-		    "file contents or input (for example command=\"cat > "
-		    "file.txt\" with stdin). The default timeout is %ld "
-		    "seconds; pass timeout to change it. Omit computer_id to "
-		    "use this session's own computer, or pass one to attach a "
-		    "named computer; temporary=false keeps it after the "
-		    "session ends.", name, cfg->timeout);
-	else
-		n = asprintf(&base,
-		    "Run a command in an isolated Linux sandbox computer built "
-		    "from the container image %s. Commands run in %s (use args "
-		    "to run a program without a shell). Each call is "
-		    "independent, but the filesystem persists between calls. "
-		    "Use working_directory to run in a specific directory and "
-		    "stdin to pass input. The default timeout is %ld seconds; "
-		    "pass timeout to change it. Omit computer_id to use this "
-		    "session's own computer, or pass one to attach a named "
-		    "computer; temporary=false keeps it after the session "
-		    "ends.", cfg->image, name, cfg->timeout);
-	free(shell);
-	if (n < 0 || base == NULL)
+	if (backend_text == NULL)
 		return NULL;
 	if (cfg->extended_tool_instruction == NULL)
-		return base;
-	n = asprintf(&out, "%s\n\n%s", base, cfg->extended_tool_instruction);
-	free(base);
-	return n < 0 ? NULL : out;
+		return strdup(backend_text);
+	if (asprintf(&out, "%s\n\n%s", backend_text,
+		cfg->extended_tool_instruction) < 0)
+		return NULL;
+	return out;
+}
+
+int
+tools_fetch_description(struct msc_client *session, int wait_ms,
+    char **textp, char *err, size_t errlen)
+{
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	ProtobufCMessage *resp = NULL;
+	Msc__V1__Code code;
+	char *text;
+
+	code = msc_client_call_sync(session, &msc__v1__session__descriptor,
+	    "Describe", &e.base, wait_ms, &resp, err, errlen);
+	/* The services may still be coming up (scripts/run-split). */
+	if (code == MSC__V1__CODE__UNAVAILABLE ||
+	    code == MSC__V1__CODE__DEADLINE_EXCEEDED)
+		return -EAGAIN;
+	if (code != MSC__V1__CODE__OK)
+		return -EIO;
+	text = strdup(((Msc__V1__ToolDescription *)resp)->text);
+	protobuf_c_message_free_unpacked(resp, NULL);
+	if (text == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	*textp = text;
+	return 0;
 }
 
 static json_t *

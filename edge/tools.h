@@ -15,11 +15,22 @@
 #include "session.pb-c.h"
 
 /*
- * Builds the terminal_execute description (override, backend text,
- * extended). Returns a malloc'd string, or NULL after printing the
- * reference's startup error.
+ * Builds the terminal_execute description: the operator's override, or
+ * `backend_text` (borrowed; the driver's, from Session/Describe) with the
+ * extended instruction appended. Returns a malloc'd string, or NULL when
+ * out of memory or without an override and a backend text.
  */
-char *tools_description(const struct msc_cfg *cfg);
+char *tools_description(const struct msc_cfg *cfg, const char *backend_text);
+
+/*
+ * Asks the session service for the backend's description once (Session/
+ * Describe, which asks a driver), waiting up to `wait_ms`. Returns 0 and
+ * *textp (malloc'd, the caller frees); -EAGAIN when the services are not
+ * up yet (ask again); -EIO when the session refused, or -ENOMEM; the
+ * status message is in err. Blocks.
+ */
+int tools_fetch_description(struct msc_client *session, int wait_ms,
+    char **textp, char *err, size_t errlen);
 
 /*
  * The tools/list result (new reference): terminal_execute, then the

@@ -59,12 +59,30 @@ struct msc_driver {
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
 
+/* Why a driver's call failed, as its callers act on it. */
+static Msc__V1__Reason
+reason_of(Msc__V1__Code code)
+{
+	switch (code) {
+	case MSC__V1__CODE__ABORTED:
+		return MSC__V1__REASON__REASON_COMPUTER_DIED;
+	case MSC__V1__CODE__UNAVAILABLE:
+		return MSC__V1__REASON__REASON_COMPUTER_UNAVAILABLE;
+	case MSC__V1__CODE__RESOURCE_EXHAUSTED:
+		return MSC__V1__REASON__REASON_OVERLOADED;
+	case MSC__V1__CODE__INVALID_ARGUMENT:
+		return MSC__V1__REASON__REASON_INVALID_ARGUMENT;
+	default:
+		return MSC__V1__REASON__REASON_UNSPECIFIED;
+	}
+}
+
 static void
 fail(struct job *j, int rv, const char *err)
 {
-	const struct msc_driver_ops *ops = j->d->ops;
+	Msc__V1__Code code = j->d->ops->code(rv);
 
-	msc_call_fail(j->call, ops->code(rv), "%s", err);
+	msc_call_fail_reason(j->call, code, reason_of(code), "%s", err);
 }
 
 typedef int (*computer_op)(void *be, const char *id, Msc__V1__Computer *out,
@@ -179,7 +197,7 @@ job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	msc_call_fail(j->call, code, "%s", msg);
+	msc_call_fail_reason(j->call, code, reason_of(code), "%s", msg);
 	if (j->lane_id[0] != '\0')
 		lane_next(j->d, j->lane_id);
 	free(j);
@@ -472,6 +490,26 @@ h_list(void *s, struct msc_call *call, const ProtobufCMessage *req)
 	handle(s, call, req, JOB_LIST, NULL, false);
 }
 
+/* Answered at once: a description is built from the configuration. */
+static void
+h_describe(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	const struct msc_driver *d = s;
+	Msc__V1__ToolDescription td = MSC__V1__TOOL_DESCRIPTION__INIT;
+	char *text = d->ops->describe != NULL ? d->ops->describe(d->be) : NULL;
+
+	(void)req;
+	if (text == NULL) {
+		msc_call_fail(call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    "%s has no tool description for this configuration",
+		    d->ops->name);
+		return;
+	}
+	td.text = text;
+	msc_call_reply(call, &td.base);
+	free(text);
+}
+
 static const struct msc_method driver_methods[] = {
 	{ "Create", h_create },
 	{ "Attach", h_attach },
@@ -481,6 +519,7 @@ static const struct msc_method driver_methods[] = {
 	{ "Restart", h_restart },
 	{ "Reset", h_reset },
 	{ "List", h_list },
+	{ "Describe", h_describe },
 	{ NULL, NULL },
 };
 

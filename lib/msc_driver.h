@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "driver.pb-c.h"
+#include "msc_describe.h"
 #include "msc_rpc.h"
 
 #define MSC_DRIVER_ERRLEN 1024
@@ -45,15 +46,20 @@ struct msc_driver_ops {
 	    Msc__V1__ExecResult *out, char *err, size_t errlen);
 	/* The status code of an error (msc_driver_code, or _cloud). */
 	Msc__V1__Code (*code)(int rv);
+	/* Driver/Describe: the tool description (malloc'd) or NULL. Must not
+	 * block: it runs on an NNG thread. */
+	char *(*describe)(void *be);
 };
 
 /*
  * Defines `static const struct msc_driver_ops VAR` for a backend whose
  * operations are PREFIX_create(struct PREFIX_driver *, ...), _attach,
  * _restart, _reset, _stop, _list and _exec, with the strings they put in
- * computers freed by msc_computer_fini and msc_computer_list_fini.
+ * computers freed by msc_computer_fini and msc_computer_list_fini, and
+ * the description describe_fn (msc_describe.h) makes of the backend's
+ * struct PREFIX_driver's cfg.
  */
-#define MSC_DRIVER_OPS(var, prefix, label, code_fn)                          \
+#define MSC_DRIVER_OPS(var, prefix, label, code_fn, describe_fn)             \
 	static int var##_create(void *be, const char *id, bool temporary,    \
 	    Msc__V1__Computer *out, char *err, size_t errlen)                 \
 	{                                                                     \
@@ -89,6 +95,10 @@ struct msc_driver_ops {
 	{                                                                     \
 		return prefix##_exec(be, req, out, err, errlen);              \
 	}                                                                     \
+	static char *var##_describe(void *be)                                \
+	{                                                                     \
+		return describe_fn(((struct prefix##_driver *)be)->cfg);     \
+	}                                                                     \
 	static const struct msc_driver_ops var = {                           \
 		.name = label,                                                \
 		.create = var##_create,                                      \
@@ -99,6 +109,7 @@ struct msc_driver_ops {
 		.list = var##_list,                                          \
 		.exec = var##_exec,                                          \
 		.code = code_fn,                                              \
+		.describe = var##_describe,                                  \
 	}
 
 /*

@@ -25,6 +25,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "envelope.pb-c.h"
+#include "msc_reason.h"
 
 struct msc_server;
 struct msc_call;
@@ -58,6 +59,14 @@ void msc_server_stop(struct msc_server *s);
 int msc_call_remaining_ms(const struct msc_call *call);
 
 /*
+ * Bounds the call to `budget_ms` from now (the service's own bound for the
+ * method), or to its caller's deadline when that comes first. Returns the
+ * milliseconds left afterwards (msc_call_remaining_ms). A call without a
+ * caller's deadline is otherwise bounded to 30 s.
+ */
+int msc_call_bound_ms(struct msc_call *call, int budget_ms);
+
+/*
  * Answers the call with `resp` (borrowed: packed before returning) and
  * ends it; the request message is freed and `call` must not be used again.
  */
@@ -67,16 +76,30 @@ void msc_call_reply(struct msc_call *call, const ProtobufCMessage *resp);
 void msc_call_fail(struct msc_call *call, Msc__V1__Code code,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* msc_call_fail with a machine-readable `reason` in the status. */
+void msc_call_fail_reason(struct msc_call *call, Msc__V1__Code code,
+    Msc__V1__Reason reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Fails the call with `code`, `reason` and the reason's text. */
+void msc_call_fail_as(struct msc_call *call, Msc__V1__Code code,
+    Msc__V1__Reason reason);
+
 /*
  * How the message of a call that failed on the way (not answered by the
  * service: the connection broke, the deadline passed) begins.
  */
-#define MSC_RPC_CALL_FAILED "service call failed: "
+#define MSC_RPC_CALL_FAILED MSC_REASON_CALL_FAILED
 
-/* The outcome of a client call; `message` is borrowed for the callback. */
+/*
+ * The outcome of a client call; `message` is borrowed for the callback.
+ * `reason` says why (the service's, or REASON_NOT_SENT, _MAYBE_RAN or
+ * _DEADLINE when the call failed on the way: msc_reason_call_failed).
+ */
 struct msc_status {
 	Msc__V1__Code code;
 	const char *message;
+	Msc__V1__Reason reason;
 };
 
 /*
@@ -121,7 +144,8 @@ void msc_client_close(struct msc_client *c);
  * Sends `req` (borrowed, packed before returning) to `svc`'s method
  * `method`. `cb(arg, ...)` runs once when the reply arrives or the
  * deadline `timeout_ms` passes (DEADLINE_EXCEEDED), or the peer is gone
- * (UNAVAILABLE). Returns 0, -ENOENT for an unknown method, -EAGAIN when
+ * (UNAVAILABLE). `timeout_ms` 0 sets no deadline of the caller's: the
+ * service applies its own bound (msc_call_bound_ms). Returns 0, -ENOENT for an unknown method, -EAGAIN when
  * too many calls are open, -ENOTCONN when the peer has been unreachable
  * for a few seconds (no waiting for the deadline), or -ENOMEM; then cb
  * never runs.

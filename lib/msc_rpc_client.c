@@ -100,10 +100,10 @@ msc_rpc_code_from_nng(int rv)
 }
 
 static void
-call_finish(struct client_call *cc, Msc__V1__Code code, const char *message,
-    ProtobufCMessage *resp)
+call_finish(struct client_call *cc, Msc__V1__Code code,
+    Msc__V1__Reason reason, const char *message, ProtobufCMessage *resp)
 {
-	struct msc_status st = { code, message };
+	struct msc_status st = { code, message, reason };
 	struct msc_client *c = cc->cli;
 
 	pthread_mutex_lock(&c->mu);
@@ -133,12 +133,13 @@ call_recv_done(struct client_call *cc, nng_msg *msg)
 	    nng_msg_body(msg));
 	nng_msg_free(msg);
 	if (env == NULL) {
-		call_finish(cc, MSC__V1__CODE__INTERNAL,
+		call_finish(cc, MSC__V1__CODE__INTERNAL, 0,
 		    "malformed reply envelope", NULL);
 		return;
 	}
 	if (env->status != NULL && env->status->code != MSC__V1__CODE__OK) {
-		call_finish(cc, env->status->code, env->status->message, NULL);
+		call_finish(cc, env->status->code, env->status->reason,
+		    env->status->message, NULL);
 		msc__v1__envelope__free_unpacked(env, NULL);
 		return;
 	}
@@ -146,11 +147,11 @@ call_recv_done(struct client_call *cc, nng_msg *msg)
 	    env->payload.data);
 	msc__v1__envelope__free_unpacked(env, NULL);
 	if (resp == NULL) {
-		call_finish(cc, MSC__V1__CODE__INTERNAL,
+		call_finish(cc, MSC__V1__CODE__INTERNAL, 0,
 		    "malformed reply payload", NULL);
 		return;
 	}
-	call_finish(cc, MSC__V1__CODE__OK, "", resp);
+	call_finish(cc, MSC__V1__CODE__OK, 0, "", resp);
 }
 
 static void
@@ -166,20 +167,21 @@ call_cb(void *arg)
 		call_finish(cc, rv == NNG_ENOMEM ?
 		    MSC__V1__CODE__RESOURCE_EXHAUSTED :
 		    MSC__V1__CODE__UNAVAILABLE,
-		    MSC_RPC_CALL_FAILED "the service cannot be reached", NULL);
+		    MSC__V1__REASON__REASON_NOT_SENT,
+		    msc_reason_call_failed_message(
+			MSC__V1__REASON__REASON_NOT_SENT, NULL, msg,
+			sizeof(msg)), NULL);
 		return;
 	}
 	if (rv != 0) {
 		/* Sent, and then no answer. */
-		if (rv == NNG_ETIMEDOUT)
-			snprintf(msg, sizeof(msg), MSC_RPC_CALL_FAILED
-			    "deadline exceeded");
-		else
-			snprintf(msg, sizeof(msg), MSC_RPC_CALL_FAILED
-			    "the connection to the service was lost during "
-			    "the call (%s); it may or may not have happened",
-			    nng_strerror(rv));
-		call_finish(cc, msc_rpc_code_from_nng(rv), msg, NULL);
+		Msc__V1__Reason why = rv == NNG_ETIMEDOUT
+		    ? MSC__V1__REASON__REASON_DEADLINE
+		    : MSC__V1__REASON__REASON_MAYBE_RAN;
+
+		msc_reason_call_failed_message(why, rv == NNG_ETIMEDOUT ? NULL
+		    : nng_strerror(rv), msg, sizeof(msg));
+		call_finish(cc, msc_rpc_code_from_nng(rv), why, msg, NULL);
 		return;
 	}
 	if (cc->state == CALL_SEND) {

@@ -31,6 +31,7 @@ struct msc_call {
 	enum ctx_state state;
 	uint64_t request_id;
 	uint64_t deadline_ms;   /* monotonic */
+	bool caller_deadline;   /* the caller set deadline_ms */
 	const ProtobufCMethodDescriptor *method;
 	ProtobufCMessage *req;  /* owned; freed when the call ends */
 	struct msc_call *next;
@@ -91,8 +92,8 @@ ctx_add(struct msc_server *s)
 }
 
 static void
-send_status(struct msc_call *c, Msc__V1__Code code, const char *message,
-    const ProtobufCMessage *body)
+send_status(struct msc_call *c, Msc__V1__Code code, Msc__V1__Reason reason,
+    const char *message, const ProtobufCMessage *body)
 {
 	Msc__V1__Envelope env = MSC__V1__ENVELOPE__INIT;
 	Msc__V1__Status st = MSC__V1__STATUS__INIT;
@@ -103,6 +104,7 @@ send_status(struct msc_call *c, Msc__V1__Code code, const char *message,
 	env.method = (char *)(c->method ? c->method->name : "");
 	if (code != MSC__V1__CODE__OK) {
 		st.code = code;
+		st.reason = reason;
 		st.message = (char *)message;
 		env.status = &st;
 		body = NULL;
@@ -110,6 +112,7 @@ send_status(struct msc_call *c, Msc__V1__Code code, const char *message,
 	rv = msc_rpc_pack(&env, body, &msg);
 	if (rv != 0 && code == MSC__V1__CODE__OK) {
 		st.code = MSC__V1__CODE__INTERNAL;
+		st.reason = MSC__V1__REASON__REASON_UNSPECIFIED;
 		st.message = "reply too large or out of memory";
 		env.status = &st;
 		rv = msc_rpc_pack(&env, NULL, &msg);
@@ -166,7 +169,7 @@ caller_allowed(struct msc_call *c, nng_pipe p,
 		    "role '%s' may not call it (allowed: %s)", s->svc->name,
 		    m->name, role, allowed[0] ? allowed : "nobody");
 	msc_log_warn("rpc: %s", msg);
-	send_status(c, MSC__V1__CODE__PERMISSION_DENIED, msg, NULL);
+	send_status(c, MSC__V1__CODE__PERMISSION_DENIED, 0, msg, NULL);
 	return false;
 }
 
@@ -185,14 +188,17 @@ dispatch(struct msc_call *c, nng_msg *msg)
 	c->method = NULL;
 	c->request_id = 0;
 	c->deadline_ms = now_ms() + 30000;
+	c->caller_deadline = false;
 	if (env == NULL) {
-		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT,
+		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT, 0,
 		    "malformed envelope", NULL);
 		return;
 	}
 	c->request_id = env->request_id;
-	if (env->timeout_ms > 0)
+	if (env->timeout_ms > 0) {
 		c->deadline_ms = now_ms() + env->timeout_ms;
+		c->caller_deadline = true;
+	}
 	slash = strrchr(env->method, '/');
 	if (slash != NULL &&
 	    strncmp(env->method, s->svc->name, (size_t)(slash - env->method)) == 0 &&
@@ -200,7 +206,7 @@ dispatch(struct msc_call *c, nng_msg *msg)
 		m = protobuf_c_service_descriptor_get_method_by_name(s->svc,
 		    slash + 1);
 	if (m == NULL) {
-		send_status(c, MSC__V1__CODE__UNIMPLEMENTED, "unknown method",
+		send_status(c, MSC__V1__CODE__UNIMPLEMENTED, 0, "unknown method",
 		    NULL);
 		msc__v1__envelope__free_unpacked(env, NULL);
 		return;
@@ -211,14 +217,14 @@ dispatch(struct msc_call *c, nng_msg *msg)
 		return;
 	}
 	if (s->handlers[m - s->svc->methods] == NULL) {
-		send_status(c, MSC__V1__CODE__UNIMPLEMENTED,
+		send_status(c, MSC__V1__CODE__UNIMPLEMENTED, 0,
 		    "method not implemented", NULL);
 		msc__v1__envelope__free_unpacked(env, NULL);
 		return;
 	}
 	if (!msc_pb_strings_clean(m->input, env->payload.data,
 		env->payload.len)) {
-		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT,
+		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT, 0,
 		    "malformed request payload, or a string with a NUL byte",
 		    NULL);
 		msc__v1__envelope__free_unpacked(env, NULL);
@@ -228,7 +234,7 @@ dispatch(struct msc_call *c, nng_msg *msg)
 	    env->payload.data);
 	msc__v1__envelope__free_unpacked(env, NULL);
 	if (c->req == NULL) {
-		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT,
+		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT, 0,
 		    "malformed request payload", NULL);
 		return;
 	}
@@ -415,10 +421,21 @@ msc_call_remaining_ms(const struct msc_call *call)
 	return (int)(call->deadline_ms - now);
 }
 
+int
+msc_call_bound_ms(struct msc_call *call, int budget_ms)
+{
+	uint64_t bound = now_ms() + (uint64_t)(budget_ms > 0 ? budget_ms : 0);
+
+	if (budget_ms > 0 &&
+	    (!call->caller_deadline || bound < call->deadline_ms))
+		call->deadline_ms = bound;
+	return msc_call_remaining_ms(call);
+}
+
 void
 msc_call_reply(struct msc_call *call, const ProtobufCMessage *resp)
 {
-	send_status(call, MSC__V1__CODE__OK, NULL, resp);
+	send_status(call, MSC__V1__CODE__OK, 0, NULL, resp);
 }
 
 void
@@ -431,5 +448,27 @@ msc_call_fail(struct msc_call *call, Msc__V1__Code code, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	send_status(call, code == MSC__V1__CODE__OK ? MSC__V1__CODE__INTERNAL
-						      : code, msg, NULL);
+						      : code, 0, msg, NULL);
+}
+
+void
+msc_call_fail_reason(struct msc_call *call, Msc__V1__Code code,
+    Msc__V1__Reason reason, const char *fmt, ...)
+{
+	char msg[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	send_status(call, code == MSC__V1__CODE__OK ? MSC__V1__CODE__INTERNAL
+						      : code,
+	    reason, msg, NULL);
+}
+
+void
+msc_call_fail_as(struct msc_call *call, Msc__V1__Code code,
+    Msc__V1__Reason reason)
+{
+	msc_call_fail_reason(call, code, reason, "%s", msc_reason_text(reason));
 }

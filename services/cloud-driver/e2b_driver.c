@@ -13,7 +13,8 @@
 #include "msc_driver.h"
 #include "msc_log.h"
 
-MSC_DRIVER_OPS(e2b_ops, e2b, "cloud-driver", msc_driver_code_cloud);
+MSC_DRIVER_OPS(e2b_ops, e2b, "cloud-driver", msc_driver_code_cloud,
+    msc_describe_e2b);
 
 static const char *
 env_or(const char *name, const char *def)

@@ -14,7 +14,8 @@
 #include "msc_http.h"
 #include "msc_log.h"
 
-MSC_DRIVER_OPS(modal_ops, modal, "cloud-driver", msc_driver_code_cloud);
+MSC_DRIVER_OPS(modal_ops, modal, "cloud-driver", msc_driver_code_cloud,
+    msc_describe_modal);
 
 #define DEFAULT_IMAGE "debian:bookworm-slim"
 

@@ -1,6 +1,7 @@
 /*
  * docker_api.c - images and container lifecycle over the Docker Engine API
- * (exec lives in docker_exec.c, transport in docker_http.c).
+ * (exec lives in docker_exec.c, networks and /info in docker_api_net.c,
+ * transport in docker_http.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -21,7 +22,7 @@
 #define DOCK_REF_MAX		512
 
 /* Sends one request with no body and an optional JSON reply. */
-static int
+int
 dock_simple(struct dock_engine *e, const char *method, const char *path,
     const char *body, int timeout_ms, struct dock_http_res *res, char *err,
     size_t errlen)
@@ -36,7 +37,7 @@ dock_simple(struct dock_engine *e, const char *method, const char *path,
 	return dock_http(e, &req, res, err, errlen);
 }
 
-static int
+int
 dock_path(char *path, size_t len, const char *fmt, const char *arg,
     const char *tail, char *err, size_t errlen)
 {
@@ -58,7 +59,7 @@ toolong:
 	return -ENAMETOOLONG;
 }
 
-static int
+int
 dock_json_reply(struct dock_http_res *res, json_t **outp, char *err,
     size_t errlen)
 {
@@ -297,6 +298,49 @@ fail:
 }
 
 int
+dock_image_empty(struct dock_engine *e, const char *repo, const char *tag,
+    int timeout_ms, char *err, size_t errlen)
+{
+	static const char end_of_archive[1024];	/* two zero blocks */
+	struct dock_http_req	req;
+	struct dock_http_res	res;
+	char			path[DOCK_PATH_MAX], ref[DOCK_REF_MAX];
+	int			rc;
+
+	snprintf(ref, sizeof(ref), "%s:%s", repo, tag);
+	rc = snprintf(path, sizeof(path), "/images/create?fromSrc=-&repo=%s"
+	    "&tag=%s", repo, tag);
+	if (rc < 0 || (size_t)rc >= sizeof(path) || !dock_ref_valid(ref) ||
+	    strchr(tag, '/') != NULL || strchr(repo, ':') != NULL) {
+		dock_seterr(err, errlen, "invalid image name %s", ref);
+		return -EINVAL;
+	}
+	if ((rc = dock_image_present(e, ref, timeout_ms, err, errlen)) !=
+	    -ENOENT)
+		return rc;
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.path = path;
+	req.body = end_of_archive;
+	req.body_len = sizeof(end_of_archive);
+	req.content_type = "application/x-tar";
+	req.timeout_ms = timeout_ms;
+	if ((rc = dock_http(e, &req, &res, err, errlen)) < 0)
+		return rc;
+	if (res.status != 200)
+		rc = dock_http_status_err(&res, -EIO, "import image", err,
+		    errlen);
+	else if (res.body.p != NULL && memmem(res.body.p, res.body.len,
+	    "\"errorDetail\"", 13) != NULL) {
+		dock_seterr(err, errlen, "import image: %.*s",
+		    (int)(res.body.len > 300 ? 300 : res.body.len), res.body.p);
+		rc = -EIO;
+	}
+	dock_http_res_fini(&res);
+	return rc;
+}
+
+int
 dock_container_remove(struct dock_engine *e, const char *id, int timeout_ms,
     char *err, size_t errlen)
 {
@@ -523,53 +567,6 @@ dock_container_wait(struct dock_engine *e, const char *id,
 		return rc;
 	if (res.status != 200)
 		rc = dock_http_status_err(&res, -EIO, "wait container", err,
-		    errlen);
-	dock_http_res_fini(&res);
-	return rc;
-}
-
-int
-dock_network_inspect(struct dock_engine *e, const char *name, int timeout_ms,
-    json_t **outp, char *err, size_t errlen)
-{
-	struct dock_http_res	res;
-	char			path[DOCK_PATH_MAX];
-	int			rc;
-
-	if ((rc = dock_path(path, sizeof(path), "/networks/%s%s", name, NULL,
-	    err, errlen)) < 0)
-		return rc;
-	rc = dock_simple(e, "GET", path, NULL, timeout_ms, &res, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (res.status != 200)
-		rc = dock_http_status_err(&res, -EIO, "inspect network", err,
-		    errlen);
-	else
-		rc = dock_json_reply(&res, outp, err, errlen);
-	dock_http_res_fini(&res);
-	return rc;
-}
-
-int
-dock_network_create(struct dock_engine *e, json_t *body, int timeout_ms,
-    char *err, size_t errlen)
-{
-	struct dock_http_res	 res;
-	char			*text;
-	int			 rc;
-
-	if ((text = json_dumps(body, JSON_COMPACT)) == NULL) {
-		dock_seterr(err, errlen, "cannot encode the network body");
-		return -ENOMEM;
-	}
-	rc = dock_simple(e, "POST", "/networks/create", text, timeout_ms,
-	    &res, err, errlen);
-	free(text);
-	if (rc < 0)
-		return rc;
-	if (res.status != 201 && res.status != 200)
-		rc = dock_http_status_err(&res, -EEXIST, "create network", err,
 		    errlen);
 	dock_http_res_fini(&res);
 	return rc;

@@ -50,6 +50,12 @@ int dock_engine_ping(struct dock_engine *e, int timeout_ms, char *err,
 
 /* The engine name given to dock_engine_new() (borrowed). */
 const char *dock_engine_name(const struct dock_engine *e);
+/* The engine's unix socket path, or NULL for a tcp:// engine (borrowed). */
+const char *dock_engine_socket(const struct dock_engine *e);
+
+/* GET /info: *outp is a new reference. */
+int dock_engine_info(struct dock_engine *e, int timeout_ms, json_t **outp,
+    char *err, size_t errlen);
 
 /*
  * Makes sure `image` exists: GET /images/{ref}/json, and when absent
@@ -60,6 +66,13 @@ const char *dock_engine_name(const struct dock_engine *e);
  */
 int dock_image_ensure(struct dock_engine *e, const char *image,
     int timeout_ms, char *err, size_t errlen);
+
+/*
+ * Makes `repo`:`tag` an empty image (no files, no config) unless it
+ * exists: POST /images/create?fromSrc=- with an empty tar archive.
+ */
+int dock_image_empty(struct dock_engine *e, const char *repo,
+    const char *tag, int timeout_ms, char *err, size_t errlen);
 
 /*
  * POST /containers/create?name=<name> with the JSON body `body` (borrowed;

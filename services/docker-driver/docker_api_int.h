@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "docker_api.h"
 #include "msc_time.h"
 
@@ -51,7 +53,9 @@ struct dock_http_req {
 	const char		*method;
 	const char		*path;
 	bool			 unversioned;
-	const char		*body;		/* JSON text or NULL */
+	const char		*body;		/* NULL, JSON or content_type */
+	size_t			 body_len;	/* 0: strlen(body) */
+	const char		*content_type;	/* NULL: application/json */
 	int			 timeout_ms;	/* <= 0: no limit */
 	int			(*sink)(const char *, size_t, void *);
 	void			*sink_arg;
@@ -82,6 +86,20 @@ int	dock_http_status_err(const struct dock_http_res *res, int conflict,
 /* Extracts {"message"} from a JSON error body into buf. */
 void	dock_json_message(const char *body, size_t len, char *buf,
 	    size_t buflen);
+
+/*
+ * Shared by the docker_api*.c files: one request with an optional body
+ * (dock_simple); a path from fmt with one escaped argument and a tail,
+ * "empty container id" or "name too long" otherwise (dock_path); a reply
+ * body parsed as JSON into *outp (dock_json_reply, -EPROTO if not).
+ */
+int	dock_simple(struct dock_engine *e, const char *method,
+	    const char *path, const char *body, int timeout_ms,
+	    struct dock_http_res *res, char *err, size_t errlen);
+int	dock_path(char *path, size_t len, const char *fmt, const char *arg,
+	    const char *tail, char *err, size_t errlen);
+int	dock_json_reply(struct dock_http_res *res, json_t **outp, char *err,
+	    size_t errlen);
 
 /* Negotiates the API version when not done yet; returns the minor. */
 int	dock_negotiate(struct dock_engine *e, int timeout_ms, char *err,

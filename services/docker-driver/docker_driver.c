@@ -10,7 +10,8 @@
 
 #include "msc_driver.h"
 
-MSC_DRIVER_OPS(docker_ops, dock, "docker-driver", msc_driver_code);
+MSC_DRIVER_OPS(docker_ops, dock, "docker-driver", msc_driver_code,
+    msc_describe_docker);
 
 static void
 free_value(void *arg, const char *key, void *value)
@@ -36,14 +37,14 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0)
 		goto fail;
-	dock_fx_init(d);
-	if ((rv = dock_net_init(d)) != 0)
-		goto fail;
 	if ((rv = dock_engine_new(cfg->docker_host, cfg->engine,
 		 &d->engine)) != 0) {
 		msc_cfg_error("invalid --docker-host '%s'", cfg->docker_host);
 		goto fail;
 	}
+	dock_fx_init(d);
+	if ((rv = dock_net_init(d)) != 0)
+		goto fail;
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
 		goto fail;

@@ -36,6 +36,10 @@ struct dock_driver {
 	char fx_root[256];          /* host folder of the helper */
 	struct msc_map *fx_procs;   /* name -> struct fx_proc, under mu */
 	bool net_sandbox;           /* computers go on DOCK_NET_NAME */
+	bool net_via_engine;        /* not root: the engine loads the rules */
+	/* Under net_mu (set before the pool starts by dock_net_init): */
+	bool net_rootless_checked;  /* the engine said it is not rootless */
+	bool net_engine_logged;     /* said once that the engine loads them */
 	pthread_mutex_t net_mu;     /* one network check at a time */
 };
 
@@ -100,15 +104,33 @@ int dock_fx_exec(struct dock_driver *d, const char *name,
 int dock_fx_root_open(const char *root, char *err, size_t errlen);
 
 /*
- * The sandbox network (docker_network.c). dock_net_init decides at start
- * whether computers join DOCK_NET_NAME (networking on, no --network from
- * the operator) and refuses (-EPERM, message printed) when its packet
- * filter could not be installed from here. dock_net_ensure makes the
- * network if missing and (re)loads the host rules before a create: 0, or
- * a negative errno with a message. Blocking.
+ * The sandbox network (docker_network.c). dock_net_init (after the
+ * engine handle exists) decides at start whether computers join
+ * DOCK_NET_NAME (networking on, no --network from the operator) and
+ * refuses (-EPERM, message printed) when its packet filter could be
+ * installed neither by the driver (root) nor through the engine (a local
+ * rootful engine whose socket the driver may use). dock_net_ensure makes
+ * the network if missing and (re)loads the host rules before a create: 0,
+ * or a negative errno with a message. Blocking.
  */
 int dock_net_init(struct dock_driver *d);
 int dock_net_ensure(struct dock_driver *d, char *err, size_t errlen);
+
+/*
+ * Loading the rules (docker_netload.c): the inet table, then the bridge
+ * table, else a check (or, as root, the switch) of br_netfilter's hooks.
+ * dock_nft_path is the host's nft or NULL. dock_nft_local runs it here
+ * (root); dock_nft_engine has the engine run it in a short-lived
+ * container on the host's network. 0 or a negative errno with a message.
+ */
+struct dock_nft_rules {
+	char inet[6144];
+	char bridge[1024];
+};
+const char *dock_nft_path(void);
+int dock_nft_local(const struct dock_nft_rules *r, char *err, size_t errlen);
+int dock_nft_engine(struct dock_driver *d, const struct dock_nft_rules *r,
+    char *err, size_t errlen);
 
 /*
  * A computer's container (docker_containers.c). dock_mine: whether a

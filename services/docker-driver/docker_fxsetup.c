@@ -69,6 +69,27 @@ helper_source(void)
 	return msc_main_find_file("MSC_EXEC_HELPER", R_OK, cands);
 }
 
+/*
+ * The driver reaches a helper through /proc/<pid>/root, which needs the
+ * right to trace it: a driver that is not root cannot, in the containers
+ * of an engine that runs as root (its socket owned by root). Said at
+ * start instead of found by waiting for the first computer's socket.
+ */
+static bool
+helper_reachable(struct dock_driver *d)
+{
+	const char *sock = d->engine ? dock_engine_socket(d->engine) : NULL;
+	struct stat st;
+
+	if (geteuid() == 0 || sock == NULL || stat(sock, &st) != 0 ||
+	    st.st_uid != 0)
+		return true;
+	msc_log_info("fast exec off: the driver is not root and the engine "
+		     "is (%s), so it cannot reach the exec helper inside its "
+		     "containers; using the Engine API exec", sock);
+	return false;
+}
+
 void
 dock_fx_init(struct dock_driver *d)
 {
@@ -102,6 +123,8 @@ dock_fx_init(struct dock_driver *d)
 		msc_log_warn("fast exec off: no %s binary found", FX_HELPER_NAME);
 		return;
 	}
+	if (!helper_reachable(d))
+		return;
 	d->fx_on = true;
 }
 

@@ -113,6 +113,12 @@ dock_engine_name(const struct dock_engine *e)
 	return e->name;
 }
 
+const char *
+dock_engine_socket(const struct dock_engine *e)
+{
+	return e->sock_path;
+}
+
 struct dock_xfer {
 	struct dock_http_req	*req;
 	struct dock_http_res	*res;
@@ -256,8 +262,12 @@ dock_http(struct dock_engine *e, struct dock_http_req *req,
 	if ((h = curl_easy_init()) == NULL)
 		goto fail;
 	if (req->body != NULL) {
-		if ((hdrs = curl_slist_append(NULL,
-		    "Content-Type: application/json")) == NULL)
+		char ct[128];
+
+		snprintf(ct, sizeof(ct), "Content-Type: %s",
+		    req->content_type != NULL ? req->content_type :
+		    "application/json");
+		if ((hdrs = curl_slist_append(NULL, ct)) == NULL)
 			goto fail;
 		/* No "Expect: 100-continue" round trip for large bodies. */
 		if ((h2 = curl_slist_append(hdrs, "Expect:")) == NULL)
@@ -276,6 +286,9 @@ dock_http(struct dock_engine *e, struct dock_http_req *req,
 	} else if (req->body != NULL) {
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
 	}
+	if (req->body != NULL && req->body_len > 0)
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)req->body_len);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, dock_write_cb);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);

@@ -16,9 +16,13 @@
  * live in the host's kernel, outside every container: code in a computer
  * cannot change them.
  *
- * The rules need root in the engine's network namespace and a local
- * engine; without them the driver refuses to start with networking on
- * (dock_net_init), and a create fails when the rules cannot be loaded.
+ * Loading them (docker_netload.c) needs a local rootful engine and the
+ * host's nft: a root driver runs nft itself, any other has the engine run
+ * it in a short-lived container on the host's network (a user who may use
+ * the engine's socket is root-equivalent already). Otherwise (a tcp://
+ * or rootless engine, no nft, no access to the socket) the driver refuses
+ * to start with networking on (dock_net_init), and a create fails when
+ * the rules cannot be loaded.
  */
 #include "docker_driver_int.h"
 
@@ -26,39 +30,40 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "msc_log.h"
 
 #define T_NET 30000
-#define NFT_OUT_MAX 1024
+#define T_INFO 3000
 
-extern char **environ;
-
-static const char *const nft_paths[] = { "/usr/sbin/nft", "/sbin/nft",
-	"/usr/bin/nft", NULL };
-
-static const char *
-nft_path(void)
+/*
+ * Whether the engine says it is rootless (its networks then live in a
+ * user namespace the host's rules do not see): 1, 0, or a negative errno
+ * when it does not answer.
+ */
+static int
+engine_rootless(struct dock_driver *d, int timeout_ms)
 {
-	for (int i = 0; nft_paths[i] != NULL; i++)
-		if (access(nft_paths[i], X_OK) == 0)
-			return nft_paths[i];
-	return NULL;
-}
+	char err[DOCK_ERRLEN];
+	json_t *info = NULL, *opt;
+	size_t i;
+	int rv;
 
-static bool
-engine_local(const char *host)
-{
-	if (host == NULL || *host == '\0')
-		host = getenv("DOCKER_HOST");
-	return host == NULL || *host == '\0' ||
-	    strncmp(host, "unix://", 7) == 0;
+	if ((rv = dock_engine_info(d->engine, timeout_ms, &info, err,
+	    sizeof(err))) != 0)
+		return rv;
+	json_array_foreach(json_object_get(info, "SecurityOptions"), i, opt) {
+		const char *o = json_string_value(opt);
+
+		if (o != NULL && strstr(o, "rootless") != NULL)
+			rv = 1;
+	}
+	json_decref(info);
+	return rv;
 }
 
 int
@@ -66,7 +71,9 @@ dock_net_init(struct dock_driver *d)
 {
 	const char *mode = json_string_value(json_object_get(json_object_get(
 	    d->create_template, "HostConfig"), "NetworkMode"));
-	const char *why = NULL;
+	const char *sock = dock_engine_socket(d->engine);
+	char why[512];
+	int rl;
 
 	d->net_sandbox = mode != NULL && strcmp(mode, DOCK_NET_NAME) == 0;
 	if (!d->net_sandbox) {
@@ -78,84 +85,31 @@ dock_net_init(struct dock_driver *d)
 			    mode != NULL ? mode : "(default)");
 		return 0;
 	}
-	if (geteuid() != 0)
-		why = "the driver is not root";
-	else if (!engine_local(d->cfg->docker_host))
-		why = "the engine is not local";
-	else if (nft_path() == NULL)
-		why = "nft (Debian package nftables) is not installed";
-	if (why == NULL)
+	d->net_via_engine = geteuid() != 0;
+	why[0] = '\0';
+	if (sock == NULL)
+		snprintf(why, sizeof(why), "the engine is not local");
+	else if (dock_nft_path() == NULL)
+		snprintf(why, sizeof(why), "nft (Debian package nftables) is "
+		    "not installed");
+	else if (d->net_via_engine &&
+	    faccessat(AT_FDCWD, sock, R_OK | W_OK, AT_EACCESS) != 0)
+		snprintf(why, sizeof(why), "the driver is not root and cannot "
+		    "use the engine's socket %s: %s", sock, strerror(errno));
+	else if ((rl = engine_rootless(d, T_INFO)) == 1)
+		snprintf(why, sizeof(why), "the engine is rootless: its "
+		    "networks live in a user namespace");
+	else
+		d->net_rootless_checked = rl == 0;
+	if (why[0] == '\0')
 		return 0;
 	msc_cfg_error("networking is on but the host packet filter that keeps "
 	    "computers from the host, each other and private addresses cannot "
-	    "be installed (%s); run as root with a local engine, or pass "
-	    "--no-network, or choose a network yourself with "
-	    "--docker-run-flag --network NAME", why);
+	    "be installed (%s); run the server as root, or as a user in the "
+	    "docker group, with a local rootful engine; or pass --no-network; "
+	    "or knowingly go without these rules on a network of your own "
+	    "with --docker-run-flag --network NAME", why);
 	return -EPERM;
-}
-
-/* Runs `nft -f -` with `rules` on stdin; its messages go to err. */
-static int
-nft_load(const char *rules, char *err, size_t errlen)
-{
-	posix_spawn_file_actions_t fa;
-	const char *nft = nft_path();
-	char *argv[] = { (char *)"nft", (char *)"-f", (char *)"-", NULL };
-	char out[NFT_OUT_MAX];
-	int in[2], msg[2], st, rc;
-	size_t got = 0, len = strlen(rules);
-	pid_t pid;
-
-	if (nft == NULL) {
-		snprintf(err, errlen, "nft is not installed");
-		return -ENOENT;
-	}
-	if (pipe2(in, O_CLOEXEC) != 0)
-		return -errno;
-	if (pipe2(msg, O_CLOEXEC) != 0) {
-		close(in[0]);
-		close(in[1]);
-		return -errno;
-	}
-	if ((rc = posix_spawn_file_actions_init(&fa)) == 0) {
-		int fds[3] = { in[0], msg[1], msg[1] };
-
-		for (int i = 0; rc == 0 && i < 3; i++)
-			rc = posix_spawn_file_actions_adddup2(&fa, fds[i], i);
-		if (rc == 0)
-			rc = posix_spawn(&pid, nft, &fa, NULL, argv, environ);
-		posix_spawn_file_actions_destroy(&fa);
-	}
-	close(in[0]);
-	close(msg[1]);
-	if (rc != 0) {
-		close(in[1]);
-		close(msg[0]);
-		snprintf(err, errlen, "cannot run %s: %s", nft, strerror(rc));
-		return -rc;
-	}
-	/* The rules are a few KiB: the pipe holds them all. */
-	rc = write(in[1], rules, len) == (ssize_t)len ? 0 : -EIO;
-	close(in[1]);
-	for (;;) {
-		ssize_t n = read(msg[0], out + got, sizeof(out) - 1 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || (got += (size_t)n) == sizeof(out) - 1)
-			break;
-	}
-	out[got] = '\0';
-	close(msg[0]);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (rc != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		out[strcspn(out, "\n")] = '\0';
-		snprintf(err, errlen, "nft refused the sandbox rules: %s", out);
-		return -EIO;
-	}
-	return 0;
 }
 
 /* Appends "ip daddr X ... accept" lines for the host's DNS resolvers. */
@@ -191,43 +145,16 @@ dns_rules(const char *br, char *p, size_t len)
 }
 
 /*
- * Writes "1" to a sysctl file unless it says so already (read first: in
- * a container /proc/sys is read-only).
- */
-static int
-sysctl_on(const char *path)
-{
-	char v = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (read(fd, &v, 1) == 1 && v == '1') {
-		close(fd);
-		return 0;
-	}
-	close(fd);
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	if (write(fd, "1", 1) != 1)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
-/*
  * Traffic between two ports of the bridge never reaches the inet hooks
  * unless the kernel passes bridged packets to them (br_netfilter). A
  * bridge-family rule stops it at layer 2 where the kernel can match the
- * bridge (meta ibrname); else the driver turns br_netfilter's hooks on,
- * and the inet forward rule (in and out the bridge) drops it.
+ * bridge (meta ibrname); else br_netfilter's hooks must be on, and the
+ * inet forward rule (in and out the bridge) drops it (docker_netload.c).
  */
-static int
-isolate_ports(const char *br, char *err, size_t errlen)
+static void
+bridge_rules(const char *br, char *p, size_t len)
 {
-	char rules[1024], ignore[DOCK_ERRLEN];
-
-	snprintf(rules, sizeof(rules),
+	snprintf(p, len,
 	    "table bridge " DOCK_NFT_TABLE "\n"
 	    "delete table bridge " DOCK_NFT_TABLE "\n"
 	    "table bridge " DOCK_NFT_TABLE " {\n"
@@ -236,26 +163,18 @@ isolate_ports(const char *br, char *err, size_t errlen)
 	    "\t\tmeta ibrname \"%s\" meta obrname \"%s\" drop\n"
 	    "\t}\n"
 	    "}\n", br, br);
-	if (nft_load(rules, ignore, sizeof(ignore)) == 0)
-		return 0;
-	if (sysctl_on("/proc/sys/net/bridge/bridge-nf-call-iptables") != 0 ||
-	    sysctl_on("/proc/sys/net/bridge/bridge-nf-call-ip6tables") != 0) {
-		snprintf(err, errlen, "cannot keep computers apart: the kernel "
-		    "has neither nftables' bridge meta match nor br_netfilter "
-		    "(modprobe br_netfilter)");
-		return -ENOTSUP;
-	}
-	return 0;
 }
 
+/* The sandbox rules for bridge `br`, whoever loads them. */
 static int
-install_rules(const char *br, char *err, size_t errlen)
+build_rules(const char *br, struct dock_nft_rules *r, char *err,
+    size_t errlen)
 {
-	char dns[2048], rules[6144];
+	char dns[2048];
 	int n;
 
 	dns_rules(br, dns, sizeof(dns));
-	n = snprintf(rules, sizeof(rules),
+	n = snprintf(r->inet, sizeof(r->inet),
 	    "table inet " DOCK_NFT_TABLE "\n"
 	    "delete table inet " DOCK_NFT_TABLE "\n"
 	    "table inet " DOCK_NFT_TABLE " {\n"
@@ -283,13 +202,32 @@ install_rules(const char *br, char *err, size_t errlen)
 	    "\t}\n"
 	    "}\n",
 	    br, br, br, br, br, br, dns, br, br);
-	if (n < 0 || (size_t)n >= sizeof(rules)) {
+	if (n < 0 || (size_t)n >= sizeof(r->inet)) {
 		snprintf(err, errlen, "the sandbox rules do not fit");
 		return -E2BIG;
 	}
-	if ((n = nft_load(rules, err, errlen)) != 0)
-		return n;
-	return isolate_ports(br, err, errlen);
+	bridge_rules(br, r->bridge, sizeof(r->bridge));
+	return 0;
+}
+
+static int
+install_rules(struct dock_driver *d, const char *br, char *err,
+    size_t errlen)
+{
+	struct dock_nft_rules r;
+	int rv;
+
+	if ((rv = build_rules(br, &r, err, errlen)) != 0)
+		return rv;
+	if (!d->net_via_engine)
+		return dock_nft_local(&r, err, errlen);
+	if ((rv = dock_nft_engine(d, &r, err, errlen)) == 0 &&
+	    !d->net_engine_logged) {
+		msc_log_info("network: loaded the sandbox rules through the "
+		    "engine (the driver is not root)");
+		d->net_engine_logged = true;
+	}
+	return rv;
 }
 
 /* Makes DOCK_NET_NAME; a concurrent maker's network is fine too. */
@@ -346,6 +284,15 @@ net_ensure(struct dock_driver *d, char *err, size_t errlen)
 	json_t *net = NULL;
 	int rv, crv;
 
+	if (!d->net_rootless_checked) {
+		if ((rv = engine_rootless(d, T_NET)) == 1) {
+			snprintf(err, errlen, "the engine is rootless: its "
+			    "networks live in a user namespace the host's "
+			    "packet filter does not see");
+			return -ENOTSUP;
+		}
+		d->net_rootless_checked = rv == 0;
+	}
 	rv = dock_network_inspect(d->engine, DOCK_NET_NAME, T_NET, &net, err,
 	    errlen);
 	if (rv == -ENOENT) {
@@ -370,7 +317,7 @@ net_ensure(struct dock_driver *d, char *err, size_t errlen)
 		    "cannot be installed from here", br);
 		return -ENXIO;
 	}
-	return install_rules(br, err, errlen);
+	return install_rules(d, br, err, errlen);
 }
 
 int

@@ -12,7 +12,8 @@
 #include "msc_driver.h"
 #include "msc_log.h"
 
-MSC_DRIVER_OPS(fly_ops, fly, "fly-driver", msc_driver_code_cloud);
+MSC_DRIVER_OPS(fly_ops, fly, "fly-driver", msc_driver_code_cloud,
+    msc_describe_fly);
 
 int
 fly_driver_start(const struct msc_cfg *cfg, const char *url,

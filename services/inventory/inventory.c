@@ -155,7 +155,8 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 static void
 fail_op(struct op *op, Msc__V1__Code code, const char *msg)
 {
-	struct msc_status st = { code, msg };
+	struct msc_status st = { code, msg,
+		MSC__V1__REASON__REASON_UNSPECIFIED };
 
 	settle(op->s, op->r, &st);
 	free(op);
@@ -242,7 +243,8 @@ attached(void *arg, struct inv_fan *f)
 
 	if (ok >= 0) {
 		/* Found: it lives there. */
-		struct msc_status st = { MSC__V1__CODE__OK, "" };
+		struct msc_status st = { MSC__V1__CODE__OK, "",
+			MSC__V1__REASON__REASON_UNSPECIFIED };
 
 		op->driver = ok;
 		created(op, &st, f->r[ok].resp);

@@ -91,7 +91,8 @@ all_answered(void *arg, struct inv_fan *f)
 {
 	struct op *op = arg;
 	int ok = inv_fan_first_ok(f), bad = inv_fan_first_error(f);
-	struct msc_status st = { MSC__V1__CODE__NOT_FOUND, "" };
+	struct msc_status st = { MSC__V1__CODE__NOT_FOUND, "",
+		MSC__V1__REASON__REASON_UNSPECIFIED };
 	char msg[256];
 
 	if (ok >= 0) {

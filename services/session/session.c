@@ -158,8 +158,8 @@ h_close(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	ss = msc_map_get(s->sessions, ref->session_id);
 	if (ss == NULL) {
 		pthread_mutex_unlock(&s->mu);
-		msc_call_fail(call, MSC__V1__CODE__NOT_FOUND,
-		    "Session not found");
+		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
+		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 		return;
 	}
 	if (sess_end(s, ss, call) != 0) {
@@ -184,8 +184,8 @@ h_touch(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		ss->last_active_ms = sess_now_ms();
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL)
-		msc_call_fail(call, MSC__V1__CODE__NOT_FOUND,
-		    "Session not found");
+		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
+		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 	else
 		msc_call_reply(call, &e.base);
 }
@@ -206,6 +206,7 @@ static const struct msc_method session_methods[] = {
 	{ "RestartComputer", sess_h_restart },
 	{ "ResetComputer", sess_h_reset },
 	{ "DeleteComputer", sess_h_delete },
+	{ "Describe", sess_h_describe },
 	{ NULL, NULL },
 };
 

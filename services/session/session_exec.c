@@ -94,9 +94,10 @@ static void resolve(struct pending *p);
 
 /* Fails the call and ends p (lock not held). */
 static void
-pending_fail(struct pending *p, Msc__V1__Code code, const char *msg)
+pending_fail(struct pending *p, Msc__V1__Code code, Msc__V1__Reason reason,
+    const char *msg)
 {
-	msc_call_fail(p->call, code, "%s", msg);
+	msc_call_fail_reason(p->call, code, reason, "%s", msg);
 	pending_end(p);
 }
 
@@ -156,18 +157,18 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 			release(p, true);
 		}
 		if (st->code == MSC__V1__CODE__UNAVAILABLE &&
-		    strncmp(st->message, MSC_RPC_CALL_FAILED,
-			strlen(MSC_RPC_CALL_FAILED)) == 0) {
+		    msc_reason_call_failed(st->reason)) {
 			char msg[1024];
 
 			/* The link to the driver broke during the call. */
-			snprintf(msg, sizeof(msg), "Computer '%s' is unavailable "
-			    "(driver '%s'): %s. Retry later.", p->id,
-			    msc_fleet_id(p->s->fleet, p->driver), st->message);
-			pending_fail(p, st->code, msg);
+			pending_fail(p, st->code,
+			    MSC__V1__REASON__REASON_COMPUTER_UNAVAILABLE,
+			    msc_reason_computer_unavailable(p->id,
+				msc_fleet_id(p->s->fleet, p->driver),
+				st->message, msg, sizeof(msg)));
 			return;
 		}
-		pending_fail(p, st->code, st->message);
+		pending_fail(p, st->code, st->reason, st->message);
 		return;
 	}
 	rep.computer_id = p->id;
@@ -224,15 +225,19 @@ run(struct pending *p)
 	er.output_limit = (uint64_t)p->s->cfg->output_limit;
 	er.owner = p->ss->tag;          /* the driver's per-owner share */
 	/* The driver enforces the timeout; allow it time to kill and reply,
-	 * and time to wait its turn on a busy computer. */
+	 * and time to wait its turn on a busy computer, within what the
+	 * caller has left. */
 	if (msc_client_call(msc_fleet_client(p->s->fleet, p->driver),
 		&msc__v1__driver__descriptor, "Exec", &er.base,
-		(int)(er.timeout_s * 1000 + 600000), executed, p) == 0)
+		sess_hop_ms(msc_call_remaining_ms(p->call),
+		    (int)er.timeout_s * 1000 + SESS_EXEC_SLACK_MS),
+		executed, p) == 0)
 		return;
 	snprintf(msg, sizeof(msg), "Computer '%s' is unavailable: its driver "
 	    "'%s' cannot be reached. Retry later.", p->id,
 	    msc_fleet_id(p->s->fleet, p->driver));
-	pending_fail(p, MSC__V1__CODE__UNAVAILABLE, msg);
+	pending_fail(p, MSC__V1__CODE__UNAVAILABLE,
+	    MSC__V1__REASON__REASON_COMPUTER_UNAVAILABLE, msg);
 }
 
 /* Runs every call that waited for a resolve; each may queue again. */
@@ -287,7 +292,8 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		    "which this session service does not know (check "
 		    "--driver-url)", c->computer_id, c->driver);
 		protobuf_c_message_free_unpacked(resp, NULL);
-		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION, msg);
+		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC__V1__REASON__REASON_UNSPECIFIED, msg);
 		drain(s, ss);
 		sess_put(s, ss);
 		return;
@@ -297,9 +303,10 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	if (c != NULL && closed) {
 		release(p, false);
 		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC__V1__REASON__REASON_UNSPECIFIED,
 		    "the session ended");
 	} else if (c == NULL)
-		pending_fail(p, st->code, st->message);
+		pending_fail(p, st->code, st->reason, st->message);
 	else
 		run(p);
 	drain(s, ss);
@@ -320,6 +327,7 @@ resolve(struct pending *p)
 		/* Ended while this call waited behind an Acquire. */
 		pthread_mutex_unlock(&s->mu);
 		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC__V1__REASON__REASON_UNSPECIFIED,
 		    "the session ended");
 		return;
 	}
@@ -327,6 +335,7 @@ resolve(struct pending *p)
 		if (ss->queued >= SESS_MAX_PENDING) {
 			pthread_mutex_unlock(&s->mu);
 			pending_fail(p, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    MSC__V1__REASON__REASON_OVERLOADED,
 			    "too many calls wait for this session's computer");
 			return;
 		}
@@ -351,7 +360,8 @@ resolve(struct pending *p)
 			snprintf(msg, sizeof(msg), "Computer '%s' is already "
 			    "attached with temporary=%s.", p->id,
 			    temporary ? "true" : "false");
-			pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION, msg);
+			pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC__V1__REASON__REASON_UNSPECIFIED, msg);
 			return;
 		}
 		p->temporary = temporary;
@@ -360,7 +370,8 @@ resolve(struct pending *p)
 	}
 	if (sess_computers_full_locked(s, ss, msg, sizeof(msg))) {
 		pthread_mutex_unlock(&s->mu);
-		pending_fail(p, MSC__V1__CODE__RESOURCE_EXHAUSTED, msg);
+		pending_fail(p, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    MSC__V1__REASON__REASON_OVERLOADED, msg);
 		return;
 	}
 	ss->resolving = true;
@@ -369,9 +380,11 @@ resolve(struct pending *p)
 	ar.temporary = p->temporary;
 	ar.owner = ss->id;
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
-		"Acquire", &ar.base, 660000, acquired, p) != 0) {
+		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(p->call),
+		    SESS_STEP_MS), acquired, p) != 0) {
 		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,
-			"the inventory service cannot be reached" };
+			"the inventory service cannot be reached",
+			MSC__V1__REASON__REASON_UNSPECIFIED };
 		acquired(p, &st, NULL);
 	}
 }
@@ -386,10 +399,12 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	struct sess *ss;
 
 	if (invalid != NULL) {
-		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT, "%s",
-		    invalid);
+		msc_call_fail_reason(call, MSC__V1__CODE__INVALID_ARGUMENT,
+		    MSC__V1__REASON__REASON_INVALID_ARGUMENT, "%s", invalid);
 		return;
 	}
+	(void)msc_call_bound_ms(call, sess_exec_budget_ms(req->has_timeout ?
+	    (long)req->timeout : s->cfg->timeout));
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		return;
@@ -423,8 +438,8 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL) {
 		free(p);
-		msc_call_fail(call, MSC__V1__CODE__NOT_FOUND,
-		    "Session not found");
+		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
+		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 		return;
 	}
 	p->ss = ss;

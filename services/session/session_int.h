@@ -13,6 +13,7 @@
 #include "msc_rpc.h"
 #include "msc_slug.h"
 #include "session.h"
+#include "session_deadline.h"
 #include "session.pb-c.h"
 
 #define SESS_MAX_SESSIONS 100000
@@ -98,6 +99,10 @@ void sess_h_restart(void *state, struct msc_call *call,
 void sess_h_reset(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 void sess_h_delete(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+
+/* session_describe.c: the drivers' tool description. */
+void sess_h_describe(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 
 /* session_owners.c: what the inventory is told about owned computers. */

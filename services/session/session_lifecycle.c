@@ -11,8 +11,6 @@
 
 #include "inventory.pb-c.h"
 
-#define OP_TIMEOUT_MS 660000
-
 struct lc_op {
 	struct sess_service *s;
 	struct msc_call *call;
@@ -29,6 +27,7 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 	struct lc_op *op;
 	bool known;
 
+	(void)msc_call_bound_ms(call, SESS_LIFECYCLE_MS);
 	if (!(empty_id_ok && r->computer_id[0] == '\0')) {
 		char id[MSC_SLUG_MAX + 1];
 
@@ -42,8 +41,8 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 	known = msc_map_get(s->sessions, r->session_id) != NULL;
 	pthread_mutex_unlock(&s->mu);
 	if (!known) {
-		msc_call_fail(call, MSC__V1__CODE__NOT_FOUND,
-		    "Session not found");
+		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
+		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 		return NULL;
 	}
 	if ((op = calloc(1, sizeof(*op))) == NULL) {
@@ -79,7 +78,8 @@ call_inventory(struct lc_op *op, const char *method,
     const ProtobufCMessage *req, msc_reply_fn done)
 {
 	if (msc_client_call(op->s->inventory, &msc__v1__inventory__descriptor,
-		method, req, OP_TIMEOUT_MS, done, op) != 0) {
+		method, req, sess_hop_ms(msc_call_remaining_ms(op->call),
+		    SESS_STEP_MS), done, op) != 0) {
 		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
 		    "the inventory service cannot be reached");
 		free(op);
@@ -168,9 +168,11 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	ar.temporary = op->temporary;
 	ar.owner = op->session_id;
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
-		"Acquire", &ar.base, OP_TIMEOUT_MS, created, op) != 0) {
+		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(op->call),
+		    SESS_STEP_MS), created, op) != 0) {
 		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,
-			"the inventory service cannot be reached" };
+			"the inventory service cannot be reached",
+			MSC__V1__REASON__REASON_UNSPECIFIED };
 
 		created(op, &st, NULL);
 	}

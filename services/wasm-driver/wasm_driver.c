@@ -23,7 +23,8 @@
 #include "msc_main.h"
 #include "wasm_compile.h"
 
-MSC_DRIVER_OPS(wasm_ops, wasm, "wasm-driver", msc_driver_code);
+MSC_DRIVER_OPS(wasm_ops, wasm, "wasm-driver", msc_driver_code,
+    msc_describe_wasm);
 
 #define STATE_DIR ".mcp-sandbox-computer-vm-for-ai"
 

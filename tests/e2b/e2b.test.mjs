@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER,
+  startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER, run, MSC_BIN,
 } from '../integration/lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -162,6 +162,16 @@ describe('e2b backend', () => {
     try {
       assertToolError(await s2.call({ command: 'true' }), 'E2B_API_KEY');
     } finally { await s2.close(); }
+  });
+
+  it('a custom template without --tool-instruction-override is a startup error, as in the reference', async () => {
+    const r = await run(MSC_BIN, ['--backend', 'e2b', '--e2b-template', 'custom'], {
+      env: { ...process.env, E2B_API_KEY: KEY, E2B_API_URL: api, E2B_SANDBOX_URL: api, E2B_DOMAIN: '' },
+      timeoutMs: 30000,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /kilntainers: error: Backend does not provide tool instructions/);
+    assert.match(r.stderr, /--tool-instruction-override/);
   });
 
   it('an unknown template is a clear error', async () => {

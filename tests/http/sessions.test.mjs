@@ -127,15 +127,17 @@ describe('--session-timeout 2', () => {
   after(async () => { await srv?.stop(); });
 
   it('an idle session expires (404 afterwards) and its temporary computers go; a busy one does not', async () => {
-    const idle = await connect(srv);
-    const busy = await connect(srv);
-    const chatty = await connect(srv);
+    // Each session is opened just before it is used: a computer made for
+    // one session (seconds on a loaded machine) must not age the others.
     const xi = cid('idle');
     const xb = cid('busy');
+    const idle = await connect(srv);
     await idle.exec({ command: 'true', computer_id: xi });
     const di = (await idle.exec({ command: 'true' })).computer_id;
     const tIdle = Date.now();
+    const busy = await connect(srv);
     await busy.exec({ command: 'true', computer_id: xb });
+    const chatty = await connect(srv);
 
     // busy: a 4 s command under a 2 s idle timeout (its own timeout 10 s)
     const tBusy = Date.now();

@@ -237,15 +237,16 @@ export async function containerProcesses(ctr) {
 // SDK-based server sessions
 
 /**
- * Start the server (mode 'aio' = MSC_BIN, 'split' = MSC_RUN_SPLIT) with the given flags and connect
- * an SDK client. Returns a session object:
+ * Start the server (mode 'aio' = MSC_BIN, 'split' = MSC_RUN_SPLIT) with the given flags, under the
+ * `wrap` command line if one is given, and connect an SDK client. Returns a session object:
  *   { client, transport, proc, pid, stderr() -> string, transportErrors[], call(args, opts), close(), kill(sig) }
  */
-export async function startServer(flags = [], { mode = 'aio', env = {}, connectTimeoutMs = 30000, protocolVersion } = {}) {
+export async function startServer(flags = [], { mode = 'aio', env = {}, connectTimeoutMs = 30000, protocolVersion, wrap = [] } = {}) {
   const bin = requireBinary(mode);
+  // wrap: a command line the server runs under (e.g. setpriv ... to run it as another user).
   const transport = new StdioClientTransport({
-    command: bin,
-    args: flags,
+    command: wrap.length ? wrap[0] : bin,
+    args: wrap.length ? [...wrap.slice(1), bin, ...flags] : flags,
     env: { ...process.env, ...env },
     stderr: 'pipe',
   });

@@ -4,16 +4,20 @@
 // from a network namespace this file makes, so a refusal proves a block and not an absence), and
 // the usual container escapes (Docker socket, /proc/sys and /sys, mount, unshare, raw sockets,
 // other computers' helper sockets, ptrace of the exec helper, writing the helper binary).
-// Traffic goes only to this machine's own addresses and to the namespace made here.
+// Traffic goes only to this machine's own addresses and to the namespace made here. The network
+// checks run twice: with the server as root, and as a user who is only in the engine socket's group
+// (how Claude Code launches it), whose server has the engine load the host rules.
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import {
-  startServer, cid, containerName, cleanupContainers, docker, run, waitFor, MSC_BIN,
+  startServer, cid, containerName, cleanupContainers, docker, run, waitFor, MSC_BIN, textOf,
 } from './lib.mjs';
 
 const ROOT = process.env.MSC_FAST_EXEC_DIR || '/run/mcp-sandbox-computer';
@@ -29,9 +33,12 @@ const tryConnect = (ip, port) =>
 
 let s;
 let nsListener;
-let hostListener;
 const a = cid('sbx-a');
 const b = cid('sbx-b');
+const NOBODY = 65534;
+const LOADER_IMAGE = 'kilntainers-netrules:empty'; // the rule loader's empty image
+let hadLoaderImage;
+const SOCK = process.env.DOCKER_HOST?.startsWith('unix://') ? process.env.DOCKER_HOST.slice(7) : '/var/run/docker.sock';
 
 /** The first line a TCP server at ip:port sends to this process, or null (1 s at most). */
 function readLine(host, port) {
@@ -75,13 +82,14 @@ before(async () => {
   const ok = await waitFor(async () => (await readLine(METADATA, 80)) === `hi-${METADATA}`,
     { timeoutMs: 10000 });
   assert.ok(ok, 'the namespace listener answers the host');
+  hadLoaderImage = (await docker(['image', 'inspect', LOADER_IMAGE])).code === 0;
   s = await startServer(['--timeout', '30'], { env: { ENABLE_LIFECYCLE_TOOLS: 'true' } });
 });
 
 after(async () => {
   await s?.close();
   await cleanupContainers();
-  hostListener?.close();
+  if (hadLoaderImage === false) await docker(['rmi', LOADER_IMAGE]);
   nsListener?.kill('SIGKILL');
   await run('ip', ['route', 'del', `${METADATA}/32`, 'dev', VETH]);
   await run('ip', ['route', 'del', `${PUBLIC}/32`, 'dev', VETH]);
@@ -140,23 +148,29 @@ describe('the fast exec folder cannot fill the host', () => {
   });
 });
 
-describe('the sandbox network is the internet, not the host\'s neighbourhood', () => {
-  it('a computer reaches a public address but not the host, another computer or the metadata address', async () => {
-    // Computer B listens on 8080 (perl is in the image); A tries everything.
-    await sh(b, `setsid perl -MIO::Socket::INET -e '$s=IO::Socket::INET->new(LocalPort=>8080,Listen=>5,ReuseAddr=>1) or die;`
-      + ` while($c=$s->accept){print $c "hi-b\\n"; close $c}' >/dev/null 2>&1 </dev/null & sleep 0.5;`
-      + ` exec 3<>/dev/tcp/127.0.0.1/8080 && head -1 <&3`);
-    const bAddr = (await sh(b, "hostname -I | cut -d' ' -f1")).stdout.trim();
-    assert.match(bAddr, /^\d+\.\d+\.\d+\.\d+$/);
-    // A's gateway is the host's address on A's bridge: a host service listens there.
-    const route = (await sh(a, 'cat /proc/net/route')).stdout;
-    const hex = route.split('\n').map((l) => l.split('\t')).find((f) => f[1] === '00000000')?.[2];
-    assert.ok(hex, route);
-    const gw = [3, 2, 1, 0].map((i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16)).join('.');
-    hostListener = net.createServer((c) => c.end('hi-host\n'));
+/**
+ * From computer `ida` of server `srv`: a public address is reached; the host (a listener on A's
+ * gateway), computer `idb`'s listener and the metadata address are not.
+ */
+async function checkReach(srv, ida, idb) {
+  const run1 = (id, command, extra = {}) => srv.exec({ computer_id: id, temporary: true, command, ...extra });
+  // Computer B listens on 8080 (perl is in the image); A tries everything.
+  await run1(idb, `setsid perl -MIO::Socket::INET -e '$s=IO::Socket::INET->new(LocalPort=>8080,Listen=>5,ReuseAddr=>1) or die;`
+    + ` while($c=$s->accept){print $c "hi-b\\n"; close $c}' >/dev/null 2>&1 </dev/null & sleep 0.5;`
+    + ` exec 3<>/dev/tcp/127.0.0.1/8080 && head -1 <&3`);
+  const bAddr = (await run1(idb, "hostname -I | cut -d' ' -f1")).stdout.trim();
+  assert.match(bAddr, /^\d+\.\d+\.\d+\.\d+$/);
+  // A's gateway is the host's address on A's bridge: a host service listens there.
+  const route = (await run1(ida, 'cat /proc/net/route')).stdout;
+  const hex = route.split('\n').map((l) => l.split('\t')).find((f) => f[1] === '00000000')?.[2];
+  assert.ok(hex, route);
+  const gw = [3, 2, 1, 0].map((i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16)).join('.');
+  const hostListener = net.createServer((c) => c.end('hi-host\n'));
+  try {
     await new Promise((res, rej) => { hostListener.once('error', rej); hostListener.listen(0, gw, res); });
     const hostPort = hostListener.address().port;
-    const r = await sh(a, [
+    assert.equal(await readLine(gw, hostPort), 'hi-host', 'the host listener answers the host');
+    const r = await run1(ida, [
       `echo public=$(${tryConnect(PUBLIC, 80)})`,
       `echo metadata=$(${tryConnect(METADATA, 80)})`,
       `echo host=$(${tryConnect(gw, hostPort)})`,
@@ -167,16 +181,92 @@ describe('the sandbox network is the internet, not the host\'s neighbourhood', (
     assert.equal(got.metadata, 'blocked', r.stdout);
     assert.equal(got.host, 'blocked', r.stdout);
     assert.equal(got.peer, 'blocked', r.stdout);
+  } finally {
+    hostListener.close();
+  }
+}
+
+/**
+ * Starts the server as nobody with only the engine socket's group (how Claude Code launches it
+ * for a user in the docker group), with a HOME and runtime folder of its own; stop() ends it and
+ * removes the folder.
+ */
+async function startAsUser(flags = []) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'msc-sbx-user-'));
+  chownSync(dir, NOBODY, NOBODY);
+  const stop = async (srv) => {
+    await srv?.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const srv = await startServer(['--timeout', '30', ...flags], {
+      wrap: ['setpriv', '--reuid', String(NOBODY), '--regid', String(NOBODY), '--groups', String(statSync(SOCK).gid)],
+      env: { HOME: dir, XDG_RUNTIME_DIR: dir, MSC_FAST_EXEC_DIR: path.join(dir, 'fx') },
+    });
+    return { srv, stop: () => stop(srv) };
+  } catch (e) {
+    await stop(null);
+    throw e;
+  }
+}
+
+const loaders = async () => (await docker(['ps', '-aq', '--filter', 'label=kilntainers.netrules=true'])).stdout.trim();
+
+describe('the sandbox network is the internet, not the host\'s neighbourhood', () => {
+  it('a computer reaches a public address but not the host, another computer or the metadata address', async () => {
+    await checkReach(s, a, b);
+  });
+
+  it('so it does when the server runs as a user in the engine socket\'s group: the engine loads the rules', async () => {
+    // Start from no tables, so the user's server is the one that loads them.
+    for (const family of ['inet', 'bridge']) await run('nft', ['delete', 'table', family, 'kilntainers_sandbox']);
+    const { srv: u, stop } = await startAsUser();
+    try {
+      await checkReach(u, cid('sbx-ua'), cid('sbx-ub'));
+      assert.match(u.stderr(), /network: loaded the sandbox rules through the engine \(the driver is not root\)/);
+      assert.equal(u.stderr().split('loaded the sandbox rules through the engine').length, 2, 'logged once');
+      const inet = await run('nft', ['list', 'table', 'inet', 'kilntainers_sandbox']);
+      assert.equal(inet.code, 0, inet.stderr);
+      assert.equal(await loaders(), '', 'the rule loaders are gone');
+    } finally {
+      await stop();
+    }
+  });
+
+  it('the rule loader runs only the host\'s programs: a configured image with none changes nothing', async () => {
+    // An empty image (no shell, no chroot, no ENV): the loader still loads the rules, since it
+    // runs nothing from the configured image; only the computer itself cannot run.
+    const img = `kt-sbx-empty-${randomBytes(3).toString('hex')}:test`;
+    const imp = await docker(['import', '-', img], { input: Buffer.alloc(10240) });
+    assert.equal(imp.code, 0, imp.stderr);
+    let stop;
+    try {
+      for (const family of ['inet', 'bridge']) await run('nft', ['delete', 'table', family, 'kilntainers_sandbox']);
+      let u;
+      ({ srv: u, stop } = await startAsUser(['--image', img]));
+      const id = cid('sbx-empty');
+      const res = await u.call({ computer_id: id, temporary: true, command: 'true' });
+      assert.equal(res.isError, true);
+      assert.doesNotMatch(textOf(res), /sandbox network is not ready/);
+      assert.match(u.stderr(), /network: loaded the sandbox rules through the engine/);
+      assert.equal((await run('nft', ['list', 'table', 'inet', 'kilntainers_sandbox'])).code, 0);
+      assert.equal(await loaders(), '', 'no rule loader is left');
+      assert.equal((await docker(['ps', '-aq', '--filter', `name=${containerName(id)}`])).stdout.trim(), '');
+    } finally {
+      await stop?.();
+      await docker(['rmi', '-f', img]);
+    }
   });
 
   it('without the means to install the host rules, the server refuses to start with networking on', async () => {
     const remote = await run(MSC_BIN, ['--docker-host', 'tcp://127.0.0.1:1'], { input: '' });
     assert.equal(remote.code, 1, remote.stderr);
     assert.match(remote.stderr, /kilntainers: error: networking is on but .*\(the engine is not local\)/);
-    const user = await run('setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', MSC_BIN],
+    // Neither root nor in the socket's group: it cannot have the engine load the rules either.
+    const user = await run('setpriv', ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', MSC_BIN],
       { input: '' });
     assert.equal(user.code, 1, user.stderr);
-    assert.match(user.stderr, /\(the driver is not root\).*--no-network/);
+    assert.match(user.stderr, /\(the driver is not root and cannot use the engine's socket .*: Permission denied\).*--no-network/);
   });
 
   it('--no-network still means no network; the operator\'s --network is used as is', async () => {

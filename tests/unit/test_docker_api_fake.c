@@ -31,6 +31,7 @@ struct fake {
 	const char	*api;		/* Api-Version header */
 	char		 last[256];	/* last request line */
 	int		 nreq;
+	size_t		 last_body_len;	/* its Content-Length */
 };
 
 static void
@@ -136,6 +137,7 @@ serve(struct fake *f, int fd)
 	}
 	snprintf(f->last, sizeof(f->last), "%.*s", (int)strcspn(req, "\r"),
 	    req);
+	f->last_body_len = blen;
 	f->nreq++;
 	if (strncmp(req, "GET /_ping ", 11) == 0) {
 		snprintf(req, sizeof(req), "HTTP/1.1 200 OK\r\nApi-Version: "
@@ -170,12 +172,17 @@ serve(struct fake *f, int fd)
 		serve_start(fd, sp + 6);
 	} else if (strncmp(sp, "/exec/", 6) == 0) {
 		reply(fd, 200, "{\"Running\":false,\"ExitCode\":5}");
+	} else if (strncmp(sp, "/images/create?fromSrc=-&", 25) == 0) {
+		reply(fd, 200, "{\"status\":\"sha256:0\"}\n");
 	} else if (strncmp(sp, "/images/create?", 15) == 0) {
 		reply(fd, 200, "{\"status\":\"Pulling from x\"}\n"
 		    "{\"status\":\"Downloading\",\"id\":\"abc\","
 		    "\"progressDetail\":{\"current\":1,\"total\":2}}\n"
 		    "{\"errorDetail\":{\"message\":\"boom\"},"
 		    "\"error\":\"boom\"}\n");
+	} else if (strncmp(sp, "/info ", 6) == 0) {
+		reply(fd, 200, "{\"SecurityOptions\":[\"name=seccomp,"
+		    "profile=default\",\"name=rootless\"]}");
 	} else if (strncmp(sp, "/images/", 8) == 0) {
 		reply(fd, 404, "{\"message\":\"No such image\"}");
 	} else {
@@ -351,6 +358,40 @@ test_pull_midstream_error(void **state)
 	fake_stop(&f);
 }
 
+/* GET /info, and which engines are reached through a local socket. */
+static void
+test_info_socket(void **state)
+{
+	struct fake		 f;
+	struct dock_engine	*e;
+	json_t			*info = NULL;
+	char			 err[512];
+
+	(void)state;
+	assert_int_equal(fake_start(&f, "1.47"), 0);
+	e = engine_for(&f);
+	assert_string_equal(dock_engine_socket(e), f.path);
+	assert_int_equal(dock_engine_info(e, 5000, &info, err, sizeof(err)),
+	    0);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(
+	    info, "SecurityOptions"), 1)), "name=rootless");
+	json_decref(info);
+	/* An empty image: inspect (404 here), then an import of an empty tar. */
+	assert_int_equal(dock_image_empty(e, "kilntainers-netrules", "empty",
+	    5000, err, sizeof(err)), 0);
+	assert_non_null(strstr(f.last, "POST /v1.47/images/create?fromSrc=-&"
+	    "repo=kilntainers-netrules&tag=empty "));
+	assert_int_equal(f.last_body_len, 1024);
+	assert_int_equal(dock_image_empty(e, "a:b", "c", 5000, err,
+	    sizeof(err)), -EINVAL);
+	dock_engine_free(e);
+	fake_stop(&f);
+	assert_int_equal(dock_engine_new("tcp://127.0.0.1:1", "docker", &e),
+	    0);
+	assert_null(dock_engine_socket(e));
+	dock_engine_free(e);
+}
+
 int
 main(void)
 {
@@ -358,6 +399,7 @@ main(void)
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_pull_midstream_error),
+		cmocka_unit_test(test_info_socket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

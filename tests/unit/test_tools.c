@@ -13,6 +13,7 @@
 
 #include "mcp.h"
 #include "session_int.h"
+#include "msc_describe.h"
 #include "tools.h"
 
 /* Parses `json` arguments into req; returns the type error or NULL. */
@@ -260,25 +261,28 @@ static void
 description(void **state)
 {
 	struct msc_cfg cfg = { 0 };
-	char *d;
+	char *d, *docker;
 
 	(void)state;
 	cfg.image = "debian:bookworm-slim";
 	cfg.shell = "/bin/bash";
 	cfg.timeout = 120;
-	d = tools_description(&cfg);
+	/* The backend's text comes from its driver (Driver/Describe). */
+	docker = msc_describe_docker(&cfg);
+	d = tools_description(&cfg, docker);
 	assert_non_null(strstr(d, "Debian"));
 	assert_non_null(strstr(d, "bash"));
 	assert_non_null(strstr(d, "120"));
 	free(d);
 	cfg.extended_tool_instruction = "E";
-	d = tools_description(&cfg);
+	d = tools_description(&cfg, docker);
 	assert_int_equal(strcmp(d + strlen(d) - 3, "\n\nE"), 0);
 	free(d);
 	cfg.tool_instruction_override = "O";
-	d = tools_description(&cfg);
+	d = tools_description(&cfg, docker);
 	assert_string_equal(d, "O");
 	free(d);
+	free(docker);
 }
 
 /* A call that cannot be sent: overloaded and unavailable told apart. */
@@ -286,9 +290,10 @@ static void
 unsent_messages(void **state)
 {
 	struct msc_status lost = { MSC__V1__CODE__UNAVAILABLE,
-		MSC_RPC_CALL_FAILED "the service cannot be reached" };
+		MSC_RPC_CALL_FAILED "the service cannot be reached",
+		MSC__V1__REASON__REASON_NOT_SENT };
 	struct msc_status own = { MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		"too many sessions" };
+		"too many sessions", MSC__V1__REASON__REASON_OVERLOADED };
 	char buf[256];
 	int retry = 0;
 

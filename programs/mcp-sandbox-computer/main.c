@@ -1,7 +1,8 @@
 /*
- * main_allinone.c - mcp-sandbox-computer: every service in one process
- * over inproc://, with the MCP edge in front: stdio (the launch an MCP
- * client such as Claude Code or Claude Desktop uses) or Streamable HTTP.
+ * main.c - mcp-sandbox-computer, the composition root: every service in
+ * one process over inproc://, with the MCP edge in front: stdio (the
+ * launch an MCP client such as Claude Code or Claude Desktop uses) or
+ * Streamable HTTP; or, given a subcommand, the operator command line.
  * On exit the session service ends every session, so every temporary
  * computer is removed.
  */
@@ -17,11 +18,13 @@
 #include "msc_rpc.h"
 #include "session.h"
 #include "edge.h"
-#include "tools.h"
 
 #define URL_DRIVER "inproc://msc-driver"
 #define URL_INVENTORY "inproc://msc-inventory"
 #define URL_SESSION "inproc://msc-session"
+
+/* How long the start waits for the driver's tool description. */
+#define DESCRIPTION_WAIT_MS 15000
 
 int
 main(int argc, char **argv)
@@ -33,7 +36,7 @@ main(int argc, char **argv)
 	struct sess_service *sess = NULL;
 	struct msc_client *session = NULL;
 	struct msc_fleet *fleet = NULL;
-	char *description = NULL;
+	struct edge_desc *desc = NULL;
 	int status;
 
 	if (cli_is_command(argc, argv))
@@ -44,18 +47,28 @@ main(int argc, char **argv)
 	status = 1;
 	if ((ops = drivers_find(&cfg)) == NULL)
 		goto out;
-	if ((description = tools_description(&cfg)) == NULL)
-		goto out;
 	/* Signals reach the edge only, never NNG's or the pool's threads. */
 	msc_main_block_signals();
 	if (ops->start(&cfg, URL_DRIVER, &driver) != 0 ||
 	    msc_fleet_open(&cfg, URL_DRIVER, &fleet) != 0 ||
 	    inv_start(URL_INVENTORY, fleet, &inv) != 0 ||
 	    sess_start(&cfg, URL_SESSION, URL_INVENTORY, fleet, &sess) != 0 ||
-	    msc_client_open(URL_SESSION, NULL, &session) != 0)
+	    msc_client_open(URL_SESSION, NULL, &session) != 0 ||
+	    edge_desc_start(&cfg, session, &desc) != 0)
 		goto stop;
-	status = edge_run(&cfg, session, description);
+	/* Every service is in this process: a backend without a
+	 * description for this configuration is a startup error. */
+	if (edge_desc_get(desc, DESCRIPTION_WAIT_MS) == NULL) {
+		msc_cfg_error("Backend does not provide tool instructions "
+		    "describing the sandbox. Supply --tool-instruction-override "
+		    "to describe the capabilities of this sandbox (example 'a "
+		    "Debian Linux bash shell' or 'A minimal BusyBox shell with "
+		    "the following commands: ...').");
+		goto stop;
+	}
+	status = edge_run(&cfg, session, desc);
 stop:
+	edge_desc_stop(desc);
 	msc_client_close(session);
 	sess_stop(sess);
 	inv_stop(inv);
@@ -63,7 +76,6 @@ stop:
 	if (driver != NULL)
 		ops->stop(driver);
 out:
-	free(description);
 	msc_cfg_fini(&cfg);
 	return status;
 }

@@ -2,8 +2,8 @@
  * drivers.h - the backends linked into the all-in-one program and the
  * command line: --backend NAME picks the driver service to start.
  */
-#ifndef EDGE_DRIVERS_H
-#define EDGE_DRIVERS_H
+#ifndef MSC_PROGRAM_DRIVERS_H
+#define MSC_PROGRAM_DRIVERS_H
 
 #include "msc_cfg.h"
 
@@ -17,4 +17,4 @@ struct driver_ops {
 /* The driver of cfg->backend, or NULL after a startup error. */
 const struct driver_ops *drivers_find(const struct msc_cfg *cfg);
 
-#endif /* EDGE_DRIVERS_H */
+#endif /* MSC_PROGRAM_DRIVERS_H */

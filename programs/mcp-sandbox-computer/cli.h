@@ -4,8 +4,8 @@
  * It talks straight to the backend: a driver started in this process, or
  * a running driver service given with --driver-url.
  */
-#ifndef EDGE_CLI_H
-#define EDGE_CLI_H
+#ifndef MSC_PROGRAM_CLI_H
+#define MSC_PROGRAM_CLI_H
 
 #include <stdbool.h>
 
@@ -15,4 +15,4 @@ bool cli_is_command(int argc, char **argv);
 /* Runs the subcommand; returns the process exit status. */
 int cli_main(int argc, char **argv);
 
-#endif /* EDGE_CLI_H */
+#endif /* MSC_PROGRAM_CLI_H */

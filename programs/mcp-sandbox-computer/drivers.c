@@ -1,3 +1,4 @@
+/* drivers.c - the backends this program links, by --backend name. */
 #include "drivers.h"
 
 #include <string.h>

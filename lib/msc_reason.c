@@ -1,0 +1,107 @@
+/*
+ * msc_reason.c - the one table from failure reason to text.
+ */
+#include "msc_reason.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* MAYBE_RAN's text with the cause named. */
+#define MAYBE_RAN_FORMAT                                                     \
+	"the connection to the service was lost during the call (%s); it "   \
+	"may or may not have happened"
+
+static const struct {
+	Msc__V1__Reason reason;
+	bool call_failed;
+	const char *text;
+} reasons[] = {
+	{ MSC__V1__REASON__REASON_SESSION_NOT_FOUND, false,
+	    "Session not found" },
+	{ MSC__V1__REASON__REASON_COMPUTER_UNAVAILABLE, false,
+	    "the computer is unavailable" },
+	{ MSC__V1__REASON__REASON_OVERLOADED, false,
+	    "the service is overloaded" },
+	{ MSC__V1__REASON__REASON_NOT_SENT, true,
+	    "the service cannot be reached" },
+	{ MSC__V1__REASON__REASON_MAYBE_RAN, true,
+	    "the connection to the service was lost during the call; it may "
+	    "or may not have happened" },
+	{ MSC__V1__REASON__REASON_COMPUTER_DIED, false,
+	    "the computer died during the call" },
+	{ MSC__V1__REASON__REASON_INVALID_ARGUMENT, false,
+	    "invalid argument" },
+	{ MSC__V1__REASON__REASON_DEADLINE, true, "deadline exceeded" },
+};
+
+#define NREASONS (sizeof(reasons) / sizeof(reasons[0]))
+
+const char *
+msc_reason_text(Msc__V1__Reason reason)
+{
+	for (size_t i = 0; i < NREASONS; i++)
+		if (reasons[i].reason == reason)
+			return reasons[i].text;
+	return "";
+}
+
+bool
+msc_reason_call_failed(Msc__V1__Reason reason)
+{
+	for (size_t i = 0; i < NREASONS; i++)
+		if (reasons[i].reason == reason)
+			return reasons[i].call_failed;
+	return false;
+}
+
+const char *
+msc_reason_call_failed_message(Msc__V1__Reason reason, const char *detail,
+    char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s", MSC_REASON_CALL_FAILED);
+
+	if (n < 0 || (size_t)n >= len)
+		return buf;
+	if (reason == MSC__V1__REASON__REASON_MAYBE_RAN)
+		snprintf(buf + n, len - (size_t)n, MAYBE_RAN_FORMAT,
+		    detail != NULL ? detail : "no answer");
+	else
+		snprintf(buf + n, len - (size_t)n, "%s",
+		    detail != NULL ? detail : msc_reason_text(reason));
+	return buf;
+}
+
+const char *
+msc_reason_detail(Msc__V1__Reason reason, const char *message)
+{
+	size_t pre = sizeof(MSC_REASON_CALL_FAILED) - 1;
+
+	/* The layout is ours (msc_reason_call_failed_message): a length. */
+	if (msc_reason_call_failed(reason) && strlen(message) >= pre)
+		return message + pre;
+	return message;
+}
+
+const char *
+msc_reason_session_unreachable(const char *detail, char *buf, size_t len)
+{
+	snprintf(buf, len, "The session service is unavailable (%s); retry "
+	    "in a few seconds.", detail);
+	return buf;
+}
+
+const char *
+msc_reason_session_lost(void)
+{
+	return "The session was lost (the session service restarted); retry "
+	       "the call.";
+}
+
+const char *
+msc_reason_computer_unavailable(const char *computer, const char *driver,
+    const char *detail, char *buf, size_t len)
+{
+	snprintf(buf, len, "Computer '%s' is unavailable (driver '%s'): %s. "
+	    "Retry later.", computer, driver, detail);
+	return buf;
+}

@@ -1,0 +1,67 @@
+/*
+ * msc_reason.h - the texts an agent reads for each machine-readable
+ * failure reason (msc.v1.Reason in envelope.proto), written in one place.
+ *
+ * Callers decide by a status's code and reason, never by its words; the
+ * words come from here, so a service in another language needs only the
+ * enum.
+ */
+#ifndef MSC_REASON_H
+#define MSC_REASON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "envelope.pb-c.h"
+
+/*
+ * The text of `reason` (static, never NULL): what a service says when it
+ * fails a call for that reason and has nothing to add, or "" for
+ * REASON_UNSPECIFIED and values this build does not know.
+ */
+const char *msc_reason_text(Msc__V1__Reason reason);
+
+/*
+ * Whether `reason` says the call failed on the way to the service or back
+ * (not sent, no answer, the deadline passed), rather than being answered
+ * by the service.
+ */
+bool msc_reason_call_failed(Msc__V1__Reason reason);
+
+/*
+ * Writes the message of a call that failed on the way: the common
+ * beginning (MSC_REASON_CALL_FAILED) followed by `detail` (NULL: the
+ * reason's text); for REASON_MAYBE_RAN, `detail` is the cause named in
+ * the reason's text. Truncates to `len`; returns `buf`.
+ */
+#define MSC_REASON_CALL_FAILED "service call failed: "
+const char *msc_reason_call_failed_message(Msc__V1__Reason reason,
+    const char *detail, char *buf, size_t len);
+
+/*
+ * The detail of a message written by msc_reason_call_failed_message for a
+ * call-failed `reason` (a pointer into `message`, borrowed), or `message`
+ * itself for any other reason.
+ */
+const char *msc_reason_detail(Msc__V1__Reason reason, const char *message);
+
+/*
+ * What the agent reads when the session service could not answer a call
+ * for a call-failed reason; `detail` as from msc_reason_detail. Returns
+ * `buf`.
+ */
+const char *msc_reason_session_unreachable(const char *detail, char *buf,
+    size_t len);
+
+/* What the agent reads when the session it used is gone (static). */
+const char *msc_reason_session_lost(void);
+
+/*
+ * What the agent reads when the link to a computer's driver broke during
+ * a call: `computer` and `driver` name them, `detail` is the failed call's
+ * message. Returns `buf`.
+ */
+const char *msc_reason_computer_unavailable(const char *computer,
+    const char *driver, const char *detail, char *buf, size_t len);
+
+#endif /* MSC_REASON_H */
