@@ -104,8 +104,9 @@ log "apt install ./$(basename "$deb") resolves on debian:bookworm-slim, docker.i
 # 3. docker compose up --build (compose.yaml; the image installs the .deb with apt).
 cd "$repo"
 export MSC_HTTP_PORT=$port
-docker-compose -p "$proj" build -q >/dev/null 2>"$tmp/build.txt" || { cat "$tmp/build.txt" >&2; fail "compose build"; }
-docker-compose -p "$proj" up -d >/dev/null 2>"$tmp/up.txt" || { cat "$tmp/up.txt" >&2; fail "compose up"; }
+# Compose builds with the docker CLI (the same builder as step 1, whose layers it reuses).
+COMPOSE_DOCKER_CLI_BUILD=1 DOCKER_BUILDKIT=0 docker-compose -p "$proj" up -d --build \
+	>"$tmp/up.txt" 2>&1 || { cat "$tmp/up.txt" >&2; fail "docker-compose up --build"; }
 img=$(docker inspect -f '{{.Image}}' "$(docker-compose -p "$proj" ps -q mcp-sandbox-computer)")
 log "compose up --build: image $(echo "$img" | cut -c8-19)," \
 	"$(docker image inspect -f '{{.Size}}' "$img" | awk '{printf "%.0f MB", $1 / 1e6}') ($(elapsed))"
@@ -122,21 +123,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: attacker.example:80' -X 
 	-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 	-d '{}' "http://127.0.0.1:$port/mcp")
 [ "$code" = 421 ] || fail "a foreign Host got $code, not 421"
-PORT=$port node --input-type=module -e "
-const u = 'http://127.0.0.1:' + process.env.PORT + '/mcp';
-const H = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
-const r = await fetch(u, { method: 'POST', headers: H, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
-  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'deb-image', version: '1' } } }) });
-const sid = r.headers.get('mcp-session-id');
-if (!sid) { console.error(r.status, await r.text()); process.exit(1); }
-const c = await (await fetch(u, { method: 'POST', headers: { ...H, 'Mcp-Session-Id': sid }, body: JSON.stringify({ jsonrpc: '2.0',
-  id: 2, method: 'tools/call', params: { name: 'terminal_execute', arguments: { command: 'echo ok; cat /etc/debian_version' } } }) })).json();
-const s = c.result?.structuredContent;
-if (s?.exit_code !== 0 || !s.stdout.startsWith('ok\n')) { console.error(JSON.stringify(c)); process.exit(1); }
-console.log(s.computer_id);
-const d = await fetch(u, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid } });
-if (d.status !== 200) process.exit(1);
-" >"$tmp/computer" || { docker-compose -p "$proj" logs >&2; fail "terminal_execute over HTTP"; }
+node "$repo/tests/package/http-call.mjs" "$port" >"$tmp/computer" || { docker-compose -p "$proj" logs >&2; fail "terminal_execute over HTTP"; }
 sleep 1
 [ -z "$(docker ps -aq --filter "label=kilntainers.computer-id=$(cat "$tmp/computer")")" ] ||
 	fail "computer $(cat "$tmp/computer") left after the session ended"
