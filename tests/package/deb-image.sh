@@ -131,8 +131,9 @@ log "terminal_execute over HTTP through the compose service on 127.0.0.1:$port; 
 docker-compose -p "$proj" stop -t 10 >/dev/null 2>&1
 
 # 4-5. The installed program, run from the image as the tests' MSC_BIN: the engine's socket, the
-# host's network and process namespaces (the driver reaches each computer's helper socket
-# through /proc) and a helper folder the engine sees at the same path.
+# host's network, process and cgroup namespaces and CAP_SYS_PTRACE (the driver reaches each
+# computer's helper socket through /proc/PID/root after checking its cgroup), and a helper
+# folder the engine sees at the same path: the fast exec path, with the installed helper.
 mkdir -m 700 "$fx"
 cat >"$tmp/msc-in-image" <<EOF
 #!/bin/sh
@@ -141,7 +142,8 @@ for v in \$(env | sed -n 's/^\(MSC_[A-Z0-9_]*\|KILNTAINERS_[A-Z0-9_]*\|ENABLE_LI
 	envs="\$envs -e \$v"
 done
 # shellcheck disable=SC2086
-exec docker run --rm -i --label msc-pkg-test=$$ --network host --pid host --cap-add NET_ADMIN \\
+exec docker run --rm -i --label msc-pkg-test=$$ --network host --pid host --cgroupns host \\
+	--cap-add NET_ADMIN --cap-add SYS_PTRACE \\
 	-v /var/run/docker.sock:/var/run/docker.sock -v $fx:$fx -e MSC_FAST_EXEC_DIR=$fx \$envs \\
 	$img "\$@"
 EOF
@@ -153,6 +155,7 @@ call() { # call ARGS-JSON FLAGS...: one tools/call on stdio, no initialize (as i
 }
 out=$(call '{"command":"tr \"\\\\0\" \" \" </proc/1/cmdline"}' --driver-id "$id" || true)
 case "$out" in
+*'fast exec off'*) fail "the fast exec path is off: $out" ;;
 *'"stdout":"/.msc-helper /.msc/sock '*) ;;
 *) fail "a new computer does not run the installed exec helper as PID 1: $out" ;;
 esac
