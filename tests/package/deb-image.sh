@@ -172,5 +172,5 @@ log "the installed program finds the exec helper and the go_busybox runner ($(el
 cd "$repo/tests/integration"
 MSC_BIN="$tmp/msc-in-image" node --test --test-reporter=spec exec.test.mjs >"$tmp/exec.txt" 2>&1 ||
 	{ cat "$tmp/exec.txt" >&2; fail "the acceptance cases through the installed program"; }
-grep -E '^# (tests|pass|fail)' "$tmp/exec.txt" | tr '\n' ' ' >&2; echo >&2
+grep -E '^ℹ (tests|pass|fail) ' "$tmp/exec.txt" | tr '\n' ' ' >&2; echo >&2
 log "ok: exec.test.mjs through the installed program ($(elapsed) in all)"
