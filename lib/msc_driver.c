@@ -59,30 +59,12 @@ struct msc_driver {
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
 
-/* Why a driver's call failed, as its callers act on it. */
-static Msc__V1__Reason
-reason_of(Msc__V1__Code code)
-{
-	switch (code) {
-	case MSC__V1__CODE__ABORTED:
-		return MSC__V1__REASON__REASON_COMPUTER_DIED;
-	case MSC__V1__CODE__UNAVAILABLE:
-		return MSC__V1__REASON__REASON_COMPUTER_UNAVAILABLE;
-	case MSC__V1__CODE__RESOURCE_EXHAUSTED:
-		return MSC__V1__REASON__REASON_OVERLOADED;
-	case MSC__V1__CODE__INVALID_ARGUMENT:
-		return MSC__V1__REASON__REASON_INVALID_ARGUMENT;
-	default:
-		return MSC__V1__REASON__REASON_UNSPECIFIED;
-	}
-}
-
 static void
 fail(struct job *j, int rv, const char *err)
 {
 	Msc__V1__Code code = j->d->ops->code(rv);
 
-	msc_call_fail_reason(j->call, code, reason_of(code), "%s", err);
+	msc_call_fail_reason(j->call, code, msc_driver_reason(code), "%s", err);
 }
 
 typedef int (*computer_op)(void *be, const char *id, Msc__V1__Computer *out,
@@ -197,7 +179,7 @@ job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	msc_call_fail_reason(j->call, code, reason_of(code), "%s", msg);
+	msc_call_fail_reason(j->call, code, msc_driver_reason(code), "%s", msg);
 	if (j->lane_id[0] != '\0')
 		lane_next(j->d, j->lane_id);
 	free(j);

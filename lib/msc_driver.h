@@ -139,6 +139,9 @@ extern const char msc_driver_sweep_sh[];
 
 /* The usual mapping of a negative errno to a status code. */
 Msc__V1__Code msc_driver_code(int rv);
+/* Why a driver's call failed, as its callers act on it: the Reason of a
+ * status with this code. */
+Msc__V1__Reason msc_driver_reason(Msc__V1__Code code);
 
 /* The same for a cloud provider, whose I/O errors (-EIO) are outages. */
 Msc__V1__Code msc_driver_code_cloud(int rv);

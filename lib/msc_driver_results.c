@@ -1,8 +1,8 @@
 /*
  * msc_driver_results.c - what every backend's answers share: freeing the
  * computers it filled, the status code of an errno, the text of a
- * computer that died under a command and the sweep of a command's
- * processes (msc_driver.h).
+ * computer that died under a command, the reason a status carries, and
+ * the sweep of a command's processes (msc_driver.h).
  */
 #include "msc_driver.h"
 
@@ -98,4 +98,21 @@ Msc__V1__Code
 msc_driver_code_cloud(int rv)
 {
 	return rv == -EIO ? MSC__V1__CODE__UNAVAILABLE : msc_driver_code(rv);
+}
+
+Msc__V1__Reason
+msc_driver_reason(Msc__V1__Code code)
+{
+	switch (code) {
+	case MSC__V1__CODE__ABORTED:
+		return MSC__V1__REASON__REASON_COMPUTER_DIED;
+	case MSC__V1__CODE__UNAVAILABLE:
+		return MSC__V1__REASON__REASON_COMPUTER_UNAVAILABLE;
+	case MSC__V1__CODE__RESOURCE_EXHAUSTED:
+		return MSC__V1__REASON__REASON_OVERLOADED;
+	case MSC__V1__CODE__INVALID_ARGUMENT:
+		return MSC__V1__REASON__REASON_INVALID_ARGUMENT;
+	default:
+		return MSC__V1__REASON__REASON_UNSPECIFIED;
+	}
 }
