@@ -478,26 +478,35 @@ dock_container_create(struct dock_engine *e, const char *name, json_t *body,
 }
 
 int
-dock_container_inspect(struct dock_engine *e, const char *id_or_name,
+dock_get_json(struct dock_engine *e, const char *path, const char *what,
     int timeout_ms, json_t **outp, char *err, size_t errlen)
 {
 	struct dock_http_res	res;
+	int			rc;
+
+	rc = dock_simple(e, "GET", path, NULL, timeout_ms, &res, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (res.status != 200)
+		rc = dock_http_status_err(&res, -EIO, what, err, errlen);
+	else
+		rc = dock_json_reply(&res, outp, err, errlen);
+	dock_http_res_fini(&res);
+	return rc;
+}
+
+int
+dock_container_inspect(struct dock_engine *e, const char *id_or_name,
+    int timeout_ms, json_t **outp, char *err, size_t errlen)
+{
 	char			path[DOCK_PATH_MAX];
 	int			rc;
 
 	if ((rc = dock_path(path, sizeof(path), "/containers/%s/json%s",
 	    id_or_name, NULL, err, errlen)) < 0)
 		return rc;
-	rc = dock_simple(e, "GET", path, NULL, timeout_ms, &res, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (res.status != 200)
-		rc = dock_http_status_err(&res, -EIO, "inspect container",
-		    err, errlen);
-	else
-		rc = dock_json_reply(&res, outp, err, errlen);
-	dock_http_res_fini(&res);
-	return rc;
+	return dock_get_json(e, path, "inspect container", timeout_ms, outp,
+	    err, errlen);
 }
 
 int

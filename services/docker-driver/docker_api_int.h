@@ -91,7 +91,9 @@ void	dock_json_message(const char *body, size_t len, char *buf,
  * Shared by the docker_api*.c files: one request with an optional body
  * (dock_simple); a path from fmt with one escaped argument and a tail,
  * "empty container id" or "name too long" otherwise (dock_path); a reply
- * body parsed as JSON into *outp (dock_json_reply, -EPROTO if not).
+ * body parsed as JSON into *outp (dock_json_reply, -EPROTO if not); a
+ * GET of path whose 200 reply is that JSON, else the status's error
+ * naming `what` (dock_get_json).
  */
 int	dock_simple(struct dock_engine *e, const char *method,
 	    const char *path, const char *body, int timeout_ms,
@@ -99,6 +101,9 @@ int	dock_simple(struct dock_engine *e, const char *method,
 int	dock_path(char *path, size_t len, const char *fmt, const char *arg,
 	    const char *tail, char *err, size_t errlen);
 int	dock_json_reply(struct dock_http_res *res, json_t **outp, char *err,
+	    size_t errlen);
+int	dock_get_json(struct dock_engine *e, const char *path,
+	    const char *what, int timeout_ms, json_t **outp, char *err,
 	    size_t errlen);
 
 /* Negotiates the API version when not done yet; returns the minor. */

@@ -18,43 +18,22 @@ int
 dock_engine_info(struct dock_engine *e, int timeout_ms, json_t **outp,
     char *err, size_t errlen)
 {
-	struct dock_http_res	res;
-	int			rc;
-
-	rc = dock_simple(e, "GET", "/info", NULL, timeout_ms, &res, err,
+	return dock_get_json(e, "/info", "engine info", timeout_ms, outp, err,
 	    errlen);
-	if (rc < 0)
-		return rc;
-	if (res.status != 200)
-		rc = dock_http_status_err(&res, -EIO, "engine info", err,
-		    errlen);
-	else
-		rc = dock_json_reply(&res, outp, err, errlen);
-	dock_http_res_fini(&res);
-	return rc;
 }
 
 int
 dock_network_inspect(struct dock_engine *e, const char *name, int timeout_ms,
     json_t **outp, char *err, size_t errlen)
 {
-	struct dock_http_res	res;
 	char			path[DOCK_PATH_MAX];
 	int			rc;
 
 	if ((rc = dock_path(path, sizeof(path), "/networks/%s%s", name, NULL,
 	    err, errlen)) < 0)
 		return rc;
-	rc = dock_simple(e, "GET", path, NULL, timeout_ms, &res, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (res.status != 200)
-		rc = dock_http_status_err(&res, -EIO, "inspect network", err,
-		    errlen);
-	else
-		rc = dock_json_reply(&res, outp, err, errlen);
-	dock_http_res_fini(&res);
-	return rc;
+	return dock_get_json(e, path, "inspect network", timeout_ms, outp, err,
+	    errlen);
 }
 
 int
