@@ -36,9 +36,9 @@ parse_long(const char *s, long *out)
 }
 
 static int
-parse_error(const char *fmt, const char *a, const char *b)
+parse_error(unsigned prog, const char *fmt, const char *a, const char *b)
 {
-	msc_cfg_usage(stderr);
+	msc_cfg_usage(stderr, prog);
 	fputs(PROG ": error: ", stderr);
 	fprintf(stderr, fmt, a, b);
 	fputc('\n', stderr);
@@ -61,9 +61,13 @@ in_choices(const char *choices, const char *v)
 	return false;
 }
 
-/* Finds an option by exact name or unique prefix; *neg for --no-<x>. */
+/*
+ * Finds an option of the programs in `progs` by exact name or unique
+ * prefix; *neg for --no-<x>.
+ */
 static const struct opt *
-find_opt(const char *name, size_t len, bool *neg, bool *ambiguous)
+find_opt(const char *name, size_t len, unsigned progs, bool *neg,
+    bool *ambiguous)
 {
 	const struct opt *hit = NULL;
 	int hits = 0;
@@ -74,6 +78,8 @@ find_opt(const char *name, size_t len, bool *neg, bool *ambiguous)
 			const char *n = msc_cfg_opts[i].name;
 			char nn[64];
 
+			if ((msc_cfg_opts[i].progs & progs) == 0)
+				continue;
 			if (pass == 1) {
 				if (msc_cfg_opts[i].kind != OPT_NEG)
 					continue;
@@ -106,7 +112,7 @@ set_value(struct msc_cfg *cfg, const struct opt *o, const char *v)
 	switch (o->kind) {
 	case OPT_SECRET_FILE: {
 		char *secret;
-		int rv = msc_cfg_secret_read(o, v, &secret);
+		int rv = msc_cfg_secret_read(o, cfg->prog, v, &secret);
 
 		if (rv != 0)
 			return rv;
@@ -118,13 +124,13 @@ set_value(struct msc_cfg *cfg, const struct opt *o, const char *v)
 	case OPT_SECRET:
 	case OPT_STR:
 		if (o->choices != NULL && !in_choices(o->choices, v))
-			return parse_error("argument --%s: invalid choice: '%s'",
+			return parse_error(cfg->prog, "argument --%s: invalid choice: '%s'",
 			    o->name, v);
 		*(const char **)(base + o->off) = v;
 		return 0;
 	case OPT_LONG:
 		if (!parse_long(v, (long *)(base + o->off)))
-			return parse_error(
+			return parse_error(cfg->prog,
 			    "argument --%s: invalid int value: '%s'", o->name, v);
 		return 0;
 	case OPT_LIST: {
@@ -179,6 +185,33 @@ set_defaults(struct msc_cfg *cfg)
 	cfg->lifecycle_tools = msc_cfg_truthy(getenv("ENABLE_LIFECYCLE_TOOLS"));
 }
 
+/* Whether `next`, after --<o> without '=', is its value. */
+static bool
+takes_next(const struct opt *o, const char *next)
+{
+	if (o->kind == OPT_TRUE || o->kind == OPT_NEG || o->kind == OPT_HELP ||
+	    o->kind == OPT_VERSION)
+		return false;
+	return strncmp(next, "-", 1) != 0 || o->kind == OPT_LIST ||
+	    parse_long(next, &(long){ 0 });
+}
+
+/*
+ * An option of another program: refused on the command line, naming its
+ * programs; skipped in the cluster file, which every service reads.
+ */
+static int
+foreign_option(const struct msc_cfg *cfg, const struct opt *o, bool cmdline)
+{
+	char owners[256];
+
+	if (!cmdline)
+		return MSC_CFG_OK;
+	msc_cfg_owners(o, owners, sizeof(owners));
+	return parse_error(cfg->prog, "argument --%s: not an option of this "
+	    "program; it is one of %s", o->name, owners);
+}
+
 /*
  * Applies argv[1..]; cmdline is false for the cluster file's lines, whose
  * strings the cfg owns already (a secret there is not in ps).
@@ -197,19 +230,29 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
 		if (strcmp(a, "-h") == 0)
 			a = "--help";
 		if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-			return parse_error("unrecognized arguments: %s%s", a, "");
+			return parse_error(cfg->prog, "unrecognized arguments: "
+			    "%s%s", a, "");
 		a += 2;
 		eq = strchr(a, '=');
 		len = eq ? (size_t)(eq - a) : strlen(a);
-		o = find_opt(a, len, &neg, &ambiguous);
+		o = find_opt(a, len, cmdline ? cfg->prog : MSC_PROG_ALL, &neg,
+		    &ambiguous);
+		if (o == NULL && !ambiguous && cmdline &&
+		    (o = find_opt(a, len, MSC_PROG_ALL, &neg, &ambiguous)) != NULL)
+			return foreign_option(cfg, o, cmdline);
 		if (o == NULL)
-			return parse_error(ambiguous
+			return parse_error(cfg->prog, ambiguous
 				? "ambiguous option: --%s%s"
 				: "unrecognized arguments: --%s%s",
 			    a, "");
+		if ((o->progs & cfg->prog) == 0) {
+			if ((rv = foreign_option(cfg, o, cmdline)) != 0)
+				return rv;
+			continue;
+		}
 		switch (o->kind) {
 		case OPT_HELP:
-			msc_cfg_help();
+			msc_cfg_help(cfg->prog);
 			return MSC_CFG_EXIT_HELP;
 		case OPT_VERSION:
 			printf("mcp-sandbox-computer %s\n", MSC_VERSION);
@@ -217,7 +260,7 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
 		case OPT_TRUE:
 		case OPT_NEG:
 			if (eq != NULL)
-				return parse_error(
+				return parse_error(cfg->prog,
 				    "argument --%s: ignored explicit argument '%s'",
 				    o->name, eq + 1);
 			*(bool *)((char *)cfg + o->off) = !neg;
@@ -227,12 +270,11 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
 		}
 		if (eq != NULL)
 			val = argv[i] + (eq - argv[i]) + 1;
-		else if (i + 1 < argc &&
-		    (strncmp(argv[i + 1], "-", 1) != 0 || o->kind == OPT_LIST ||
-			parse_long(argv[i + 1], &(long){ 0 })))
+		else if (i + 1 < argc && takes_next(o, argv[i + 1]))
 			val = argv[++i];
 		else
-			return parse_error("argument --%s: expected one argument%s",
+			return parse_error(cfg->prog,
+			    "argument --%s: expected one argument%s",
 			    o->name, "");
 		if (o->kind == OPT_SECRET && cmdline &&
 		    (val = own(cfg, msc_cfg_secret_from_argv(o, val))) == NULL)
@@ -315,11 +357,12 @@ load_cluster(struct msc_cfg *cfg, const char *path)
 }
 
 int
-msc_cfg_parse(struct msc_cfg *cfg, int argc, char **argv)
+msc_cfg_parse(struct msc_cfg *cfg, unsigned prog, int argc, char **argv)
 {
 	int rv;
 
 	set_defaults(cfg);
+	cfg->prog = prog;
 	/* The cluster file first, so that flags override it. */
 	for (int i = 1; i < argc; i++) {
 		const char *path = NULL;
@@ -337,6 +380,40 @@ msc_cfg_parse(struct msc_cfg *cfg, int argc, char **argv)
 		(void)msc_cfg_driver(cfg, 0, (char[64]){ 0 }, 64,
 		    &cfg->driver_url);
 	return MSC_CFG_OK;
+}
+
+int
+msc_cfg_select(unsigned prog, int argc, char **argv, char **out)
+{
+	int n = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *eq;
+		const struct opt *o;
+		bool neg, ambiguous;
+		size_t len;
+		int words = 1;
+
+		if (strncmp(a, "--", 2) == 0 && a[2] != '\0') {
+			a += 2;
+			eq = strchr(a, '=');
+			len = eq ? (size_t)(eq - a) : strlen(a);
+			o = find_opt(a, len, MSC_PROG_ALL, &neg, &ambiguous);
+			if (o != NULL && eq == NULL && i + 1 < argc &&
+			    takes_next(o, argv[i + 1]))
+				words = 2;
+			if (o != NULL && (o->progs & prog) == 0) {
+				i += words - 1;
+				continue;
+			}
+		}
+		/* Ours, or not an option: the program's parse says so. */
+		for (int w = 0; w < words; w++)
+			out[n++] = argv[i + w];
+		i += words - 1;
+	}
+	out[n] = NULL;
+	return n;
 }
 
 int

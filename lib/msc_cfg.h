@@ -17,7 +17,30 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/*
+ * The programs that read a command line. Each parses, and lists in
+ * --help, only the options marked for it (msc_cfg_opts.c); the all-in-one
+ * server and the operator command line compose every service and take
+ * them all.
+ */
+enum msc_prog {
+	MSC_PROG_EDGE = 1u << 0,
+	MSC_PROG_SESSION = 1u << 1,
+	MSC_PROG_INVENTORY = 1u << 2,
+	MSC_PROG_DOCKER_DRIVER = 1u << 3,
+	MSC_PROG_FLY_DRIVER = 1u << 4,
+	MSC_PROG_CLOUD_DRIVER = 1u << 5,
+	MSC_PROG_WASM_DRIVER = 1u << 6,
+};
+#define MSC_PROG_DRIVERS                                                      \
+	(MSC_PROG_DOCKER_DRIVER | MSC_PROG_FLY_DRIVER | MSC_PROG_CLOUD_DRIVER |  \
+	    MSC_PROG_WASM_DRIVER)
+#define MSC_PROG_SERVICES                                                     \
+	(MSC_PROG_SESSION | MSC_PROG_INVENTORY | MSC_PROG_DRIVERS)
+#define MSC_PROG_ALL (MSC_PROG_EDGE | MSC_PROG_SERVICES)
+
 struct msc_cfg {
+	unsigned prog;                  /* the program parsing: MSC_PROG_* */
 	/* core */
 	const char *backend;
 	const char *transport;
@@ -85,7 +108,11 @@ enum {
 };
 
 /*
- * Parses argv (argparse rules: --x=y, --x y, unique prefixes, -h).
+ * Parses argv for program `prog` (an MSC_PROG_* bit, or MSC_PROG_ALL):
+ * argparse rules (--x=y, --x y, unique prefixes, -h) over the options of
+ * that program; another program's option is refused, naming whose it is.
+ * The --cluster file is shared by every service: its lines for other
+ * programs are skipped.
  * argv must be writable: the value of --auth-token, --fly-token,
  * --e2b-api-key and --modal-token-secret is copied, overwritten in place
  * and warned about on stderr (without the value).
@@ -93,13 +120,24 @@ enum {
  * and returns -EINVAL (the caller exits 2). Prints help or version to
  * stdout for --help/--version and returns MSC_CFG_EXIT_HELP.
  */
-int msc_cfg_parse(struct msc_cfg *cfg, int argc, char **argv);
+int msc_cfg_parse(struct msc_cfg *cfg, unsigned prog, int argc, char **argv);
 
 /*
  * The reference's startup validation (§6.2) and our own checks; prints
  * "kilntainers: error: <msg>" and returns -EINVAL (the caller exits 1).
  */
 int msc_cfg_validate(const struct msc_cfg *cfg);
+
+/*
+ * The arguments of argv[1..] that program `prog` takes: its options with
+ * their values, and whatever is no known option (its parse refuses that).
+ * out has room for argc entries; they are borrowed from argv, and
+ * out[n] = NULL. Returns n. Lets one command line start split services.
+ */
+int msc_cfg_select(unsigned prog, int argc, char **argv, char **out);
+
+/* The MSC_PROG_* bit of program `name` ("msc-session"); 0 or -ENOENT. */
+int msc_cfg_prog_by_name(const char *name, unsigned *progp);
 
 /* Prints "kilntainers: error: <msg>" to stderr. */
 void msc_cfg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -29,6 +29,7 @@ struct opt {
 	const char *choices;    /* "a,b,c" or NULL */
 	const char *group;
 	const char *help;
+	unsigned progs;         /* the programs that take it: MSC_PROG_* */
 };
 
 extern const struct opt msc_cfg_opts[];
@@ -42,7 +43,8 @@ extern const size_t msc_cfg_nopts;
  * stderr. Never prints the secret. Returns 0 and *outp (malloc'd, the
  * caller frees), or -EINVAL / -ENOMEM. Blocks on file I/O.
  */
-int msc_cfg_secret_read(const struct opt *o, const char *path, char **outp);
+int msc_cfg_secret_read(const struct opt *o, unsigned prog, const char *path,
+    char **outp);
 
 /*
  * A secret given on the command line (borrowed argv bytes at val): warns
@@ -52,8 +54,11 @@ int msc_cfg_secret_read(const struct opt *o, const char *path, char **outp);
  */
 char *msc_cfg_secret_from_argv(const struct opt *o, char *val);
 
-/* The usage line (to f) and the --help text (to stdout). */
-void msc_cfg_usage(FILE *f);
-void msc_cfg_help(void);
+/* The usage line of program `prog` (to f) and its --help text (stdout). */
+void msc_cfg_usage(FILE *f, unsigned prog);
+void msc_cfg_help(unsigned prog);
+
+/* Whose option o is, as text ("msc-edge and mcp-sandbox-computer"). */
+void msc_cfg_owners(const struct opt *o, char *buf, size_t len);
 
 #endif /* MSC_CFG_INT_H */

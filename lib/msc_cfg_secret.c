@@ -76,12 +76,13 @@ read_some(int fd, char *buf, size_t max)
 /* A refused file: the usage line first, as for any bad argument. */
 #define REFUSE(...)                                                         \
 	do {                                                                \
-		msc_cfg_usage(stderr);                                      \
+		msc_cfg_usage(stderr, prog);                                \
 		msc_cfg_error(__VA_ARGS__);                                 \
 	} while (0)
 
 int
-msc_cfg_secret_read(const struct opt *o, const char *path, char **outp)
+msc_cfg_secret_read(const struct opt *o, unsigned prog, const char *path,
+    char **outp)
 {
 	char buf[SECRET_MAX + 1], *out = NULL;
 	struct stat st;

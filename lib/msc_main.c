@@ -38,9 +38,9 @@ fail:
 }
 
 int
-msc_main_config(struct msc_cfg *cfg, int argc, char **argv)
+msc_main_config(struct msc_cfg *cfg, unsigned prog, int argc, char **argv)
 {
-	int rv = msc_cfg_parse(cfg, argc, argv);
+	int rv = msc_cfg_parse(cfg, prog, argc, argv);
 
 	if (rv == MSC_CFG_EXIT_HELP)
 		return 0;

@@ -9,11 +9,12 @@
 #include "msc_cfg.h"
 
 /*
- * Parses and validates argv into cfg. Returns -1 to go on, or the exit
- * status to exit with (0 after --help, 2 on a parse error, 1 on a
- * validation error).
+ * Parses argv into cfg with the options of program `prog` (enum
+ * msc_prog), and validates it. Returns -1 to go on, or the exit status to
+ * exit with (0 after --help, 2 on a parse error, 1 on a validation error).
  */
-int msc_main_config(struct msc_cfg *cfg, int argc, char **argv);
+int msc_main_config(struct msc_cfg *cfg, unsigned prog, int argc,
+    char **argv);
 
 /*
  * Loads the TLS material, then checks every service address of cfg

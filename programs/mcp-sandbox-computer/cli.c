@@ -110,7 +110,7 @@ parse(struct cli *c, int argc, char **argv)
 			return usage();
 		}
 	}
-	rv = msc_cfg_parse(&c->cfg, nrest, rest);
+	rv = msc_cfg_parse(&c->cfg, MSC_PROG_ALL, nrest, rest);
 	free(rest);
 	if (rv == MSC_CFG_EXIT_HELP)
 		return 0;

@@ -2,12 +2,14 @@
  * main.c - mcp-sandbox-computer, the composition root: every service in
  * one process over inproc://, with the MCP edge in front: stdio (the
  * launch an MCP client such as Claude Code or Claude Desktop uses) or
- * Streamable HTTP; or, given a subcommand, the operator command line.
+ * Streamable HTTP; or, given a subcommand, the operator command line
+ * (or split-args, which scripts/run-split uses).
  * On exit the session service ends every session, so every temporary
  * computer is removed.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "drivers.h"
@@ -17,6 +19,7 @@
 #include "msc_main.h"
 #include "msc_rpc.h"
 #include "session.h"
+#include "split_args.h"
 #include "edge.h"
 
 #define URL_DRIVER "inproc://msc-driver"
@@ -41,8 +44,10 @@ main(int argc, char **argv)
 
 	if (cli_is_command(argc, argv))
 		return cli_main(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "split-args") == 0)
+		return split_args_main(argc - 1, argv + 1);
 	msc_log_init("mcp-sandbox-computer");
-	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, MSC_PROG_ALL, argc, argv)) >= 0)
 		goto out;
 	status = 1;
 	if ((ops = drivers_find(&cfg)) == NULL)

@@ -18,7 +18,7 @@ main(int argc, char **argv)
 	int status, rv;
 
 	msc_log_init("msc-cloud-driver");
-	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, MSC_PROG_CLOUD_DRIVER, argc, argv)) >= 0)
 		goto out;
 	status = 1;
 	if (cfg.listen == NULL) {

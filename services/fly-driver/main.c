@@ -11,7 +11,7 @@ main(int argc, char **argv)
 	int status;
 
 	msc_log_init("msc-fly-driver");
-	if ((status = msc_main_config(&cfg, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, MSC_PROG_FLY_DRIVER, argc, argv)) >= 0)
 		goto out;
 	status = 1;
 	if (cfg.listen == NULL) {

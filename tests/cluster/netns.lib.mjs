@@ -11,6 +11,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +121,7 @@ export class Cluster {
     this.conf = path.join(this.dir, 'cluster.conf');
     this.services = new Map();      // name -> {ns, argv, env, proc, err}
     this.sanitizer = [];
+    this.deaths = [];               // services that exited without being told to
   }
 
   /** Namespaces, certificates, the cluster file. */
@@ -167,7 +169,14 @@ export class Cluster {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, KILNTAINERS_AUTH_TOKEN: TOKEN },
     });
-    const svc = { name, proc, err: '', total: 0 };
+    const svc = { name, proc, err: '', total: 0, expected: false };
+    // A service that exits on its own has crashed or given up: its last words go into the
+    // report (the node reporter prints after-hook failures at the end of the log).
+    proc.once('close', (code, signal) => {
+      if (svc.expected) return;
+      this.scan(svc);
+      this.deaths.push(`--- ${name} exited by itself (${signal ?? `status ${code}`}):\n${svc.err.slice(-3000)}`);
+    });
     proc.stderr.on('data', (c) => {
       const text = c.toString();
       svc.total += text.length;
@@ -190,6 +199,7 @@ export class Cluster {
   /** kill -9 of service NAME; resolves when it is gone. */
   async kill9(name) {
     const svc = this.services.get(name);
+    svc.expected = true;
     this.scan(svc);
     const gone = new Promise((res) => (this.alive(name) ? svc.proc.once('exit', res) : res()));
     svc.proc.kill('SIGKILL');
@@ -207,6 +217,7 @@ export class Cluster {
   async stopAll() {
     const waits = [];
     for (const [name, svc] of this.services) {
+      svc.expected = true;
       if (!this.alive(name)) { this.scan(svc); continue; }
       waits.push(new Promise((res) => {
         const t = setTimeout(() => { svc.proc.kill('SIGKILL'); }, 10000);
@@ -309,6 +320,16 @@ export async function healthy(edge) {
 }
 
 /** Poll `fn` until truthy or the deadline; returns the last value. */
+/** A TCP port on `host` that nothing listens on (the kernel's pick; a random one may be in
+ *  the ephemeral range and taken by an outgoing connection). */
+export async function freePort(host = ROOT_IP) {
+  const srv = net.createServer();
+  await new Promise((res, rej) => { srv.once('error', rej); srv.listen(0, host, res); });
+  const { port } = srv.address();
+  await new Promise((res) => srv.close(res));
+  return port;
+}
+
 export async function waitFor(fn, { timeoutMs = 10000, intervalMs = 200 } = {}) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

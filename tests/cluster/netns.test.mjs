@@ -48,6 +48,7 @@ after(async () => {
   await cluster.stopAll();
   tearDown();
   assert.deepEqual(cluster.sanitizer, [], cluster.sanitizer.join('\n'));
+  assert.deepEqual(cluster.deaths, [], cluster.deaths.join('\n'));
 });
 
 // Computers placed by the first test, used by the later ones: driver short name -> computer id.
@@ -400,7 +401,7 @@ describe('certificates', () => {
   });
 
   it('a server whose certificate expired is refused by its client', async () => {
-    const url = `tls+tcp://${L.ROOT_IP}:${30000 + Math.floor(Math.random() * 20000)}`;
+    const url = `tls+tcp://${L.ROOT_IP}:${await L.freePort()}`;
     const rogue = spawn(L.SESSION_BIN, ['--listen', url, '--inventory-url', L.sessionUrl,
       '--driver-url', `x=${L.sessionUrl}`, '--tls-ca', path.join(cluster.certs, 'ca.pem'), '--tls-cert', expiredCert('session')],
     { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -434,9 +435,8 @@ describe('certificates', () => {
   });
 
   it("a server with the edge's certificate posing as the inventory is refused by the session service", async () => {
-    const port = 30000 + Math.floor(Math.random() * 20000);
-    const rogueUrl = `tls+tcp://${L.ROOT_IP}:${port}`;
-    const sessUrl = `tls+tcp://${L.ROOT_IP}:${port + 1}`;
+    const rogueUrl = `tls+tcp://${L.ROOT_IP}:${await L.freePort()}`;
+    const sessUrl = `tls+tcp://${L.ROOT_IP}:${await L.freePort()}`;
     const tls = (name) => ['--tls-ca', path.join(cluster.certs, 'ca.pem'), '--tls-cert', path.join(cluster.certs, `${name}.pem`)];
     const rogue = spawn(L.INVENTORY_BIN, ['--listen', rogueUrl, '--driver-url', L.driverUrl('d1'), ...tls('e1')],
       { stdio: ['ignore', 'ignore', 'ignore'] });

@@ -300,7 +300,7 @@ describe('certificates', () => {
     try {
       execFileSync(path.join(REPO, 'scripts', 'make-certs'), [path.join(dir, 'a'), 'session'], { stdio: 'ignore' });
       execFileSync(path.join(REPO, 'scripts', 'make-certs'), [path.join(dir, 'b'), 'edge'], { stdio: 'ignore' });
-      const port = 30000 + Math.floor(Math.random() * 20000);
+      const port = await freePort();
       const url = `tls+tcp://127.0.0.1:${port}`;
       const session = spawn(path.join(BUILD, 'services', 'session', 'msc-session'),
         ['--listen', url, '--inventory-url', 'ipc:///nonexistent-inv.sock',

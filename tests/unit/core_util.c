@@ -84,5 +84,5 @@ cu_cfg(struct msc_cfg *cfg, const char *const *argv)
 		n++;
 	}
 	args[n] = NULL;
-	return msc_cfg_parse(cfg, n, args);
+	return msc_cfg_parse(cfg, MSC_PROG_ALL, n, args);
 }

@@ -36,7 +36,7 @@ parse(struct msc_cfg *cfg, const char *const *args)
 		arena[n_arena++] = argv[i];
 	arena[n_arena++] = (char *)argv;
 	last_argv = argv;
-	return msc_cfg_parse(cfg, argc, argv);
+	return msc_cfg_parse(cfg, MSC_PROG_ALL, argc, argv);
 }
 
 static int

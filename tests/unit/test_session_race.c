@@ -129,7 +129,7 @@ setup(void **state)
 	char *argv[] = { "test_session_race", NULL };
 
 	(void)state;
-	if (msc_cfg_parse(&cfg, 1, argv) != 0 ||
+	if (msc_cfg_parse(&cfg, MSC_PROG_ALL, 1, argv) != 0 ||
 	    msc_server_start(INVENTORY_URL, &msc__v1__inventory__descriptor,
 		inventory_methods, NULL, 64, &inventory) != 0 ||
 	    msc_server_start(DRIVER_URL, &msc__v1__driver__descriptor,
