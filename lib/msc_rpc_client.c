@@ -48,6 +48,7 @@ struct client_call {
 	struct client_call *prev, *next;
 	nng_ctx ctx;
 	nng_aio *aio;
+	nng_aio *end_aio;               /* frees aio and ctx: call_end */
 	enum call_state state;
 	nng_time deadline;              /* 0: none */
 	const ProtobufCMessageDescriptor *output;
@@ -99,6 +100,32 @@ msc_rpc_code_from_nng(int rv)
 	}
 }
 
+/*
+ * After the call's callback: frees its aio, then closes its context, on
+ * a thread of NNG's that is not the aio's. NNG 1.5's expiry thread takes
+ * an aio's cancel function, drops its lock and then calls it with the
+ * context; a reply that completes the aio in that window ends the call.
+ * Freeing the aio waits until no expiry holds it (and its callback has
+ * returned), so the context is closed only when nothing can reach it.
+ * Closing it from the callback (as before) had the expiry thread cancel
+ * on a freed context (tests/unit/test_rpc_expire.c).
+ */
+static void
+call_end(void *arg)
+{
+	struct client_call *cc = arg;
+	struct msc_client *c = cc->cli;
+	nng_aio *end_aio = cc->end_aio;
+
+	nng_aio_free(cc->aio);
+	nng_ctx_close(cc->ctx);
+	free(cc);
+	/* Freeing an aio from its own callback would wait for itself. */
+	nng_aio_reap(end_aio);
+	/* Last: msc_client_close waits for this before closing the socket. */
+	atomic_fetch_sub(&c->open, 1);
+}
+
 static void
 call_finish(struct client_call *cc, Msc__V1__Code code,
     Msc__V1__Reason reason, const char *message, ProtobufCMessage *resp)
@@ -115,12 +142,7 @@ call_finish(struct client_call *cc, Msc__V1__Code code,
 		cc->next->prev = cc->prev;
 	pthread_mutex_unlock(&c->mu);
 	cc->cb(cc->arg, &st, resp);
-	nng_ctx_close(cc->ctx);
-	/* Freeing an aio from its own callback would wait for itself. */
-	nng_aio_reap(cc->aio);
-	free(cc);
-	/* Last: msc_client_close waits for this before closing the socket. */
-	atomic_fetch_sub(&c->open, 1);
+	nng_sleep_aio(0, cc->end_aio);
 }
 
 static void
@@ -435,14 +457,17 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	env.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
 	if ((rv = msc_rpc_pack(&env, req, &msg)) != 0)
 		goto fail;
-	if (nng_aio_alloc(&cc->aio, call_cb, cc) != 0) {
+	if (nng_aio_alloc(&cc->aio, call_cb, cc) != 0 ||
+	    nng_aio_alloc(&cc->end_aio, call_end, cc) != 0) {
 		nng_msg_free(msg);
+		nng_aio_free(cc->aio);
 		rv = -ENOMEM;
 		goto fail;
 	}
 	if (nng_ctx_open(&cc->ctx, c->sock) != 0) {
 		nng_msg_free(msg);
 		nng_aio_free(cc->aio);
+		nng_aio_free(cc->end_aio);
 		rv = -EIO;
 		goto fail;
 	}
