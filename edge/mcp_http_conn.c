@@ -22,10 +22,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "msc_log.h"
+#include "msc_time.h"
 
 #define TICK_MS 200
 #define DRAIN_MAX_FDS 128
@@ -56,14 +56,6 @@ struct http_conns {
 	pthread_t thr;
 };
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 drain_end(struct http_conns *cs, struct drain *d)
@@ -94,7 +86,7 @@ drain_read(struct drain *d)
 			if ((uint64_t)n >= d->left)
 				return false;
 			d->left -= (uint64_t)n;
-			d->idle_until = now_ms() + DRAIN_IDLE_MS;
+			d->idle_until = (int64_t)msc_now_ms() + DRAIN_IDLE_MS;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -106,7 +98,7 @@ drain_read(struct drain *d)
 static void
 tick(struct http_conns *cs)
 {
-	int64_t now = now_ms();
+	int64_t now = (int64_t)msc_now_ms();
 
 	for (struct http_conn *k = cs->conns; k != NULL; k = k->next) {
 		if (k->deadline == 0 || now < k->deadline)
@@ -215,7 +207,7 @@ http_conns_notify(void *cls, struct MHD_Connection *conn,
 			return;
 		}
 		k->fd = ci->connect_fd;
-		k->deadline = now_ms() + HTTP_HEADER_MS;
+		k->deadline = (int64_t)msc_now_ms() + HTTP_HEADER_MS;
 		pthread_mutex_lock(&cs->mu);
 		k->next = cs->conns;
 		if (cs->conns != NULL)
@@ -251,7 +243,7 @@ http_conns_deadline(struct http_conns *cs, struct MHD_Connection *conn,
 	if (k == NULL)
 		return;
 	pthread_mutex_lock(&cs->mu);
-	k->deadline = ms > 0 ? now_ms() + ms : 0;
+	k->deadline = ms > 0 ? (int64_t)msc_now_ms() + ms : 0;
 	pthread_mutex_unlock(&cs->mu);
 }
 
@@ -262,7 +254,7 @@ http_conns_drain(struct http_conns *cs, struct MHD_Connection *conn)
 	    MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
 	struct drain *d;
-	int64_t now = now_ms();
+	int64_t now = (int64_t)msc_now_ms();
 
 	if (ci == NULL)
 		return;

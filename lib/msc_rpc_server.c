@@ -17,6 +17,7 @@
 #include "msc_rpc_int.h"
 #include "msc_rpc_roles.h"
 #include "msc_tls.h"
+#include "msc_time.h"
 
 /*
  * A server context is both an NNG receive context and, between receiving
@@ -53,14 +54,6 @@ struct msc_server {
 	struct msc_call *all;
 };
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void ctx_cb(void *arg);
 
@@ -187,7 +180,7 @@ dispatch(struct msc_call *c, nng_msg *msg)
 	nng_msg_free(msg);
 	c->method = NULL;
 	c->request_id = 0;
-	c->deadline_ms = now_ms() + 30000;
+	c->deadline_ms = msc_now_ms() + 30000;
 	c->caller_deadline = false;
 	if (env == NULL) {
 		send_status(c, MSC__V1__CODE__INVALID_ARGUMENT, 0,
@@ -196,7 +189,7 @@ dispatch(struct msc_call *c, nng_msg *msg)
 	}
 	c->request_id = env->request_id;
 	if (env->timeout_ms > 0) {
-		c->deadline_ms = now_ms() + env->timeout_ms;
+		c->deadline_ms = msc_now_ms() + env->timeout_ms;
 		c->caller_deadline = true;
 	}
 	slash = strrchr(env->method, '/');
@@ -414,7 +407,7 @@ msc_server_stop(struct msc_server *s)
 int
 msc_call_remaining_ms(const struct msc_call *call)
 {
-	uint64_t now = now_ms();
+	uint64_t now = msc_now_ms();
 
 	if (now >= call->deadline_ms)
 		return 0;
@@ -424,7 +417,8 @@ msc_call_remaining_ms(const struct msc_call *call)
 int
 msc_call_bound_ms(struct msc_call *call, int budget_ms)
 {
-	uint64_t bound = now_ms() + (uint64_t)(budget_ms > 0 ? budget_ms : 0);
+	uint64_t bound = msc_now_ms() +
+	    (uint64_t)(budget_ms > 0 ? budget_ms : 0);
 
 	if (budget_ms > 0 &&
 	    (!call->caller_deadline || bound < call->deadline_ms))

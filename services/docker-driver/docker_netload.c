@@ -35,10 +35,10 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "msc_log.h"
+#include "msc_time.h"
 
 #define NFT_OUT_MAX 1024
 #define T_LOADER 45000          /* the whole engine load, all steps */
@@ -186,20 +186,12 @@ dock_nft_local(const struct dock_nft_rules *r, char *err, size_t errlen)
 	return 0;
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* What is left of the deadline, at least 1 ms, at most cap (if > 0). */
 static int
 left_ms(int64_t deadline, int cap)
 {
-	int64_t left = deadline - now_ms();
+	int64_t left = deadline - (int64_t)msc_now_ms();
 
 	if (left < 1)
 		left = 1;
@@ -351,7 +343,7 @@ int
 dock_nft_engine(struct dock_driver *d, const struct dock_nft_rules *r,
     char *err, size_t errlen)
 {
-	int64_t deadline = now_ms() + T_LOADER;
+	int64_t deadline = (int64_t)msc_now_ms() + T_LOADER;
 	char name[64], id[65], why[DOCK_ERRLEN];
 	unsigned char rnd[4];
 	json_t *body;
