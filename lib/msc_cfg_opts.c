@@ -74,6 +74,9 @@ const struct opt msc_cfg_opts[] = {
 	    DOCK, "Engine address: unix:///path or tcp://host:port (default: DOCKER_HOST, else the local socket)" },
 	{ "image", OPT_STR, F(image), 0, "debian:bookworm-slim", "IMAGE", NULL,
 	    DOCK, "Docker image (default: debian:bookworm-slim)" },
+	{ "warm-pool", OPT_LONG, F(warm_pool), 0, "-1", "N", NULL, DOCK,
+	    "Started containers kept ready for new temporary computers "
+	    "(default: 2; 0 turns the pool off)" },
 	{ "cpu", OPT_STR, F(cpu), 0, NULL, "CPU", NULL, DOCK,
 	    "Docker CPU limit (e.g., \"1.5\")" },
 	{ "memory", OPT_STR, F(memory), 0, NULL, "MEMORY", NULL, DOCK,

@@ -5,6 +5,7 @@
  * Exec op (docker_driver_exec.c).
  */
 #include "docker_driver_int.h"
+#include "docker_pool.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +44,10 @@ dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
 	label = json_string_value(json_object_get(
 	    json_object_get(json_object_get(ctr, "Config"), "Labels"),
 	    "kilntainers.computer-id"));
+	/* A warm pool container taken as this computer: its name says. */
+	if (label == NULL && dock_pool_born(d, json_object_get(
+				 json_object_get(ctr, "Config"), "Labels")))
+		label = id;
 	if (label == NULL || strcmp(label, id) != 0) {
 		json_decref(ctr);
 		snprintf(err, errlen, "Docker name '%s' is already in use by a "
