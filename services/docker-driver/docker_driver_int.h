@@ -96,6 +96,9 @@ int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
  */
 #define DOCK_FX_TMPFS_OPTS \
 	"rw,nosuid,nodev,noexec,size=64k,nr_inodes=32,mode=0700"
+/* Podman 4.3 refuses nr_inodes ("unknown mount option"): size only. */
+#define DOCK_FX_TMPFS_OPTS_PODMAN \
+	"rw,nosuid,nodev,noexec,size=64k,mode=0700"
 void dock_fx_init(struct dock_driver *d);
 bool dock_fx_enabled(struct dock_driver *d);
 void dock_fx_disable(struct dock_driver *d, const char *why);

@@ -40,7 +40,17 @@ const TRACE = process.env.MSC_TEST_TRACE === '1';
  * Servers start with `--warm-pool 0` unless a test passes its own --warm-pool: these tests check
  * the cold path's containers (the reference's exact labels); pool.test.mjs checks the pool.
  */
-export const withPoolFlag = (flags) => (flags.some((f) => String(f).startsWith('--warm-pool')) ? flags : [...flags, '--warm-pool', '0']);
+export const withPoolFlag = (flags) => {
+  const out = flags.some((f) => String(f).startsWith('--warm-pool')) ? flags : [...flags, '--warm-pool', '0'];
+  return [...out, ...ENGINE_FLAGS];
+};
+/**
+ * MSC_TEST_ENGINE=podman (with DOCKER_HOST at Podman's API socket, which the docker CLI of these
+ * tests uses too): every server runs with --engine podman and --no-network (Podman 4.3 makes the
+ * sandbox network without its bridge name or enable_icc, which the driver refuses).
+ */
+export const ENGINE = process.env.MSC_TEST_ENGINE || 'docker';
+const ENGINE_FLAGS = ENGINE === 'podman' ? ['--engine', 'podman', '--no-network'] : [];
 
 /** Per-file, per-run prefix for explicit computer ids: `it<6 hex>-`. */
 export const PREFIX = `it${randomBytes(3).toString('hex')}-`;
