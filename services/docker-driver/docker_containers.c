@@ -32,6 +32,7 @@ dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
 	int rv;
 
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+	dock_pool_wait_named(d, name);  /* a taken pool container's rename */
 	if ((rv = dock_container_inspect(d->engine, name, T_FIND, &ctr,
 		 err, errlen)) != 0) {
 		if (rv == -ENOENT) {

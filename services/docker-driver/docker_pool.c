@@ -9,6 +9,7 @@
  */
 #include "docker_driver_int.h"
 #include "docker_pool.h"
+#include "docker_pool_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,38 +21,12 @@
 #include "msc_log.h"
 #include "msc_random.h"
 
-#define POOL_MAX 256
-#define POOL_THREADS 4
 #define POOL_DEFAULT 2
 #define T_POOL_CREATE 60000
-#define T_POOL_OP 30000
 #define POOL_BACKOFF_MS 2000    /* after a failed refill */
 
-struct pool_ctr {
-	char cid[65];
-	char name[128];
-	json_t *ctr;            /* its inspect JSON (owned) */
-	bool helper;
-};
-
-struct dock_pool {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int target;
-	int limit;              /* --driver-creations */
-	struct pool_ctr *ready[POOL_MAX];
-	int n_ready;
-	int filling;            /* refills under way */
-	int cold;               /* cold creations under way */
-	bool stopping;
-	bool reaped;            /* an earlier run's containers removed */
-	int n_threads;
-	pthread_t threads[POOL_THREADS];
-	struct dock_driver *d;
-};
-
-static void
-pool_ctr_free(struct pool_ctr *pc)
+void
+dock_pool_ctr_free(struct pool_ctr *pc)
 {
 	if (pc != NULL)
 		json_decref(pc->ctr);
@@ -59,8 +34,8 @@ pool_ctr_free(struct pool_ctr *pc)
 }
 
 /* Removes a pool container that will not be handed out. */
-static void
-discard(struct dock_driver *d, struct pool_ctr *pc, const char *why)
+void
+dock_pool_discard(struct dock_driver *d, struct pool_ctr *pc, const char *why)
 {
 	char err[DOCK_ERRLEN];
 
@@ -70,7 +45,7 @@ discard(struct dock_driver *d, struct pool_ctr *pc, const char *why)
 		sizeof(err)) != 0)
 		msc_log_warn("warm pool: cannot remove %s: %s", pc->name, err);
 	dock_fx_forget(d, pc->name);
-	pool_ctr_free(pc);
+	dock_pool_ctr_free(pc);
 }
 
 bool
@@ -143,12 +118,12 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 	json_decref(body);
 	if (dock_container_inspect(d->engine, pc->cid, T_POOL_OP, &pc->ctr,
 		err, errlen) != 0) {
-		discard(d, pc, NULL);
+		dock_pool_discard(d, pc, NULL);
 		return NULL;
 	}
 	dock_fx_track(d, pc->name, pc->ctr);
 	if (dock_readiness(d, pc->name, fast, true, err, errlen) != 0) {
-		discard(d, pc, NULL);
+		dock_pool_discard(d, pc, NULL);
 		return NULL;
 	}
 	return pc;
@@ -229,7 +204,7 @@ refill_main(void *arg)
 		}
 		pthread_mutex_unlock(&p->mu);
 		if (pc != NULL)
-			discard(d, pc, NULL);   /* stopping: made too late */
+			dock_pool_discard(d, pc, NULL);   /* stopping: made too late */
 		else
 			msc_log_warn("warm pool: refill failed: %s", err);
 		pthread_mutex_lock(&p->mu);
@@ -267,10 +242,12 @@ dock_pool_start(struct dock_driver *d)
 			break;
 		p->n_threads++;
 	}
-	if (p->n_threads == 0) {
+	if (p->n_threads == 0 || pthread_create(&p->renamer, NULL,
+				     dock_pool_renamer_main, p) != 0) {
 		dock_pool_free(d);
 		return -EAGAIN;
 	}
+	p->renaming = true;
 	if (p->target > 0)
 		msc_log_info("warm pool: keeping %d container(s) ready",
 		    p->target);
@@ -293,13 +270,17 @@ dock_pool_drain(struct dock_driver *d)
 	for (int i = 0; i < p->n_threads; i++)
 		pthread_join(p->threads[i], NULL);
 	p->n_threads = 0;
+	/* The renamer ends its queue first: those are computers in use. */
+	if (p->renaming)
+		pthread_join(p->renamer, NULL);
+	p->renaming = false;
 	pthread_mutex_lock(&p->mu);
 	n = p->n_ready;
 	memcpy(left, p->ready, (size_t)n * sizeof(*left));
 	p->n_ready = 0;
 	pthread_mutex_unlock(&p->mu);
 	for (int i = 0; i < n; i++)
-		discard(d, left[i], NULL);
+		dock_pool_discard(d, left[i], NULL);
 }
 
 void
@@ -371,7 +352,7 @@ push_back(struct dock_pool *p, struct pool_ctr *pc)
 	}
 	pthread_mutex_unlock(&p->mu);
 	if (pc != NULL)
-		discard(p->d, pc, NULL);
+		dock_pool_discard(p->d, pc, NULL);
 }
 
 /*
@@ -400,28 +381,6 @@ unfit(struct dock_driver *d, struct pool_ctr *pc, const char *image_id)
 	    "Running"));
 	json_decref(now);
 	return running ? NULL : "it is not running";
-}
-
-/* POST /containers/{id}/rename?name=<name>: -EEXIST when taken. */
-static int
-rename_ctr(struct dock_driver *d, const char *cid, const char *name,
-    char *err, size_t errlen)
-{
-	struct dock_http_res res;
-	char path[DOCK_PATH_MAX], tail[160];
-	int rc;
-
-	snprintf(tail, sizeof(tail), "/rename?name=%s", name);
-	if ((rc = dock_path(path, sizeof(path), "/containers/%s%s", cid, tail,
-		 err, errlen)) < 0 ||
-	    (rc = dock_simple(d->engine, "POST", path, NULL, T_POOL_OP, &res,
-		 err, errlen)) < 0)
-		return rc;
-	if (res.status != 204 && res.status != 200)
-		rc = dock_http_status_err(&res, -EEXIST, "rename container", err,
-		    errlen);
-	dock_http_res_fini(&res);
-	return rc;
 }
 
 /* The id of the image the configured name points to now, or NULL. */
@@ -459,19 +418,19 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 	while ((pc = pop(p)) != NULL) {
 		if ((why = unfit(d, pc, image_id)) != NULL) {
-			discard(d, pc, why);
+			dock_pool_discard(d, pc, why);
 			continue;
 		}
-		rv = rename_ctr(d, pc->cid, name, err, errlen);
-		if (rv == -EEXIST) {
+		/*
+		 * The rename (tens of ms on a busy engine) runs behind the
+		 * answer: the helper is reached by the name from now on, and
+		 * whoever asks the engine by name waits for it (dock_find).
+		 */
+		if ((rv = dock_pool_rename_later(p, pc->cid, name)) != 0) {
 			push_back(p, pc);
-			snprintf(err, errlen, "Computer '%s' already exists.", id);
 			free(image_id);
+			snprintf(err, errlen, "out of memory");
 			return rv;
-		}
-		if (rv != 0) {
-			discard(d, pc, err);
-			continue;
 		}
 		dock_fx_forget(d, pc->name);
 		dock_fx_track(d, name, pc->ctr);
@@ -479,7 +438,7 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		    d->cfg->driver_id);
 		msc_log_info("created temporary computer %s from the warm pool "
 			     "(container %.12s)", id, pc->cid);
-		pool_ctr_free(pc);
+		dock_pool_ctr_free(pc);
 		free(image_id);
 		return rv;
 	}

@@ -8,7 +8,8 @@
  * kilntainers-pool-<driver>-<hex>, labels kilntainers=true,
  * kilntainers.pool=<driver>, kilntainers.temporary=true,
  * kilntainers.image=<image>) and taking it renames it to
- * kilntainer-<id>: the name carries the id. Finding (dock_find), listing
+ * kilntainer-<id> (right after the answer, docker_pool_rename.c): the
+ * name carries the id. Finding (dock_find), listing
  * (dock_list) and removing a computer accept such a container as the
  * computer of its name. Permanent computers keep the cold path and the
  * reference's exact labels (kilntainers.computer-id included).
@@ -49,6 +50,12 @@ void dock_pool_free(struct dock_driver *d);
  */
 int dock_pool_take(struct dock_driver *d, const char *id,
     Msc__V1__Computer *out, char *err, size_t errlen);
+
+/*
+ * Waits (at most 30 s) until no taken pool container is still to be
+ * renamed to `name` (kilntainer-<id>), so that the engine knows it by it.
+ */
+void dock_pool_wait_named(struct dock_driver *d, const char *name);
 
 /* A cold creation starts (+1) or ends (-1): refills yield to them. */
 void dock_pool_cold(struct dock_driver *d, int delta);

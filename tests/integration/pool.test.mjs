@@ -59,6 +59,8 @@ describe('warm pool', () => {
       const r = await s.exec({ computer_id: id, command: 'echo hi; cat /proc/1/cmdline | tr "\\0" " "' });
       assert.match(r.stdout, /^hi\n/);
       assert.equal(r.temporary, true);
+      // Renamed right after the answer.
+      assert.ok(await waitFor(async () => (await inspect(containerName(id))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
       const c = await inspect(containerName(id));
       assert.ok(c, 'the computer has its name');
       assert.equal(c.Config.Labels['kilntainers.pool'], d);
@@ -71,6 +73,11 @@ describe('warm pool', () => {
       assert.equal(list[0].sandbox_id, c.Id.slice(0, 12));
       // The pool refills.
       await full(s, 2, 1);
+      // A factory reset takes another warm container under the same name.
+      const reset = await s.call({ computer_id: id }, { name: 'computer_factory_reset' });
+      assert.equal(reset.isError, false, JSON.stringify(reset));
+      assert.equal((await s.exec({ computer_id: id, command: 'echo again' })).stdout, 'again\n');
+      assert.ok(await waitFor(async () => (await inspect(containerName(id)))?.Id !== c.Id, { timeoutMs: 10000, intervalMs: 50 }));
       // Deleted like any computer: gone.
       const del = await s.call({ computer_id: id }, { name: 'computer_delete' });
       assert.equal(del.isError, false, JSON.stringify(del));
@@ -113,6 +120,7 @@ describe('warm pool', () => {
       const id = cid('after-kill');
       const r = await s.exec({ computer_id: id, command: 'echo alive' });
       assert.equal(r.stdout, 'alive\n');
+      assert.ok(await waitFor(async () => (await inspect(containerName(id))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
       const c = await inspect(containerName(id));
       assert.ok(!c.Id.startsWith(w.id), 'not the killed container');
     } finally {
@@ -150,6 +158,7 @@ describe('warm pool', () => {
       const id = cid('new-image');
       const r = await s.exec({ computer_id: id, command: 'cat /rebuilt' });
       assert.equal(r.stdout, 'rebuilt\n');
+      assert.ok(await waitFor(async () => (await inspect(containerName(id))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
       assert.equal((await inspect(containerName(id))).Image, newId);
     } finally {
       await s.close();
