@@ -31,7 +31,12 @@ CONF
 		fi
 		sleep 0.5
 	done
+	# The same trust as Docker's socket: root and the docker group.
 	$SUDO chmod 0660 "$sock"
+	if getent group docker >/dev/null 2>&1; then
+		$SUDO chgrp docker "$sock" "$dir"
+		$SUDO chmod 0750 "$dir"
+	fi
 fi
 # The test image: no registry is reachable, so it comes from the Docker engine.
 if ! $SUDO podman image exists "$image"; then
