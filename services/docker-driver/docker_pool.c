@@ -356,8 +356,32 @@ push_back(struct dock_pool *p, struct pool_ctr *pc)
 }
 
 /*
+ * Whether the shell of container `name` answers through its helper
+ * within a second (plus the helper's grace): a paused or wedged one
+ * does not.
+ */
+static bool
+answers(struct dock_driver *d, const char *name)
+{
+	const char *argv[] = { d->cfg->shell, "-c", "echo kilntainers-ready",
+		NULL };
+	struct dock_exec_req req = { .container = name, .argv = argv,
+		.timeout_ms = 1000, .output_limit = 4096 };
+	struct dock_exec_res res = { 0 };
+	char err[DOCK_ERRLEN];
+	bool ok;
+
+	ok = dock_fx_exec(d, name, &req, &res, err, sizeof(err)) == 0 &&
+	    res.outcome == DOCK_EXEC_EXITED && res.exit_code == 0 &&
+	    res.out != NULL && strstr(res.out, "kilntainers-ready") != NULL;
+	dock_exec_res_fini(&res);
+	return ok;
+}
+
+/*
  * Why pc must not be handed out, or NULL: its helper (or, without one,
- * its container) no longer runs, or the image name now points to
+ * its container) no longer runs or its shell does not answer, or the
+ * image name now points to
  * another image than the one it was made from.
  */
 static const char *
@@ -371,7 +395,7 @@ unfit(struct dock_driver *d, struct pool_ctr *pc, const char *image_id)
 	if (image_id != NULL && (made == NULL || strcmp(made, image_id) != 0))
 		return "the image changed since it was made";
 	if (pc->helper && dock_fx_enabled(d))
-		return dock_fx_wait(d, pc->name, 0) == 0
+		return dock_fx_wait(d, pc->name, 0) == 0 && answers(d, pc->name)
 		    ? NULL
 		    : "its exec helper does not answer";
 	if (dock_container_inspect(d->engine, pc->cid, T_POOL_OP, &now, err,

@@ -128,6 +128,24 @@ describe('warm pool', () => {
     }
   });
 
+  it('a waiting container gone bad (paused) is never handed out', async () => {
+    const d = driver('paused');
+    const s = await poolServer(d, 1);
+    try {
+      await full(s, 1);
+      const [w] = await waiting(d);
+      assert.equal((await docker(['pause', w.id])).code, 0);
+      const id = cid('after-pause');
+      const r = await s.exec({ computer_id: id, command: 'echo fine' });
+      assert.equal(r.stdout, 'fine\n');
+      assert.ok(await waitFor(async () => (await inspect(containerName(id))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
+      assert.ok(!(await inspect(containerName(id))).Id.startsWith(w.id), 'not the paused container');
+      assert.match(s.stderr(), /removing kilntainers-pool-\S+: its exec helper does not answer/);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a burst larger than the pool: every computer ready', async () => {
     const d = driver('burst');
     const s = await poolServer(d, 1);
