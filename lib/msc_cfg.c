@@ -498,6 +498,10 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		msc_cfg_error("--driver-creations must be between 1 and 4096.");
 		return -EINVAL;
 	}
+	if (cfg->warm_pool < -1 || cfg->warm_pool > 256) {
+		msc_cfg_error("--warm-pool must be between 0 and 256.");
+		return -EINVAL;
+	}
 	if (cfg->driver_owner_workers < 0 || cfg->driver_owner_workers > 4096) {
 		msc_cfg_error("--driver-owner-workers must be between 0 and "
 			      "4096.");

@@ -88,6 +88,7 @@ struct msc_cfg {
 	const char *driver_id;
 	long driver_workers;
 	long driver_creations;           /* docker: creations at once */
+	long warm_pool;                 /* docker: ready containers; -1: default */
 	long driver_owner_workers;      /* per owner; 0: a quarter */
 	long max_session_computers;
 	long max_session_commands;      /* TerminalExec calls in flight */

@@ -104,6 +104,10 @@ const struct opt msc_cfg_opts[] = {
 	{ "image", OPT_STR, F(image), 0, "debian:bookworm-slim", "IMAGE", NULL,
 	    DOCK, "Docker image (default: debian:bookworm-slim)",
 	    DOCKER | MSC_PROG_CLOUD_DRIVER },
+	{ "warm-pool", OPT_LONG, F(warm_pool), 0, "-1", "N", NULL, DOCK,
+	    "Started containers kept ready for new temporary computers "
+	    "(default: 2; 0 turns the pool off)",
+	    DOCKER },
 	{ "cpu", OPT_STR, F(cpu), 0, NULL, "CPU", NULL, DOCK,
 	    "Docker CPU limit (e.g., \"1.5\")",
 	    DOCKER },

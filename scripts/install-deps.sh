@@ -6,14 +6,15 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 # lintian and docker-compose (v1; Debian 12 has no Compose v2) check the package
-# and the compose files (tests/package).
+# and the compose files (tests/package); podman runs the Podman integration
+# tests (scripts/start-podman.sh).
 PKGS="meson ninja-build pkg-config cmake gcc clang libclang-rt-14-dev \
 protobuf-c-compiler libprotobuf-c-dev libnng-dev libmbedtls-dev \
 libjansson-dev libcurl4-openssl-dev libcmocka-dev libmicrohttpd-dev \
 docker.io debootstrap ca-certificates curl chromium python3 \
 lld wasi-libc libclang-rt-14-dev-wasm32 wabt binaryen \
 python3-grpcio python3-grpc-tools iproute2 nftables \
-lintian docker-compose"
+lintian docker-compose podman"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

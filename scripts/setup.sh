@@ -1,11 +1,14 @@
 #!/bin/sh
 # Prepares a Debian 12 machine and builds: packages, a running Docker
-# engine, the default sandbox image, and build/ with every program.
+# engine and Podman's API service, the default sandbox image, and build/
+# with every program.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/start-dockerd.sh
 ./scripts/ensure-image.sh debian:bookworm-slim
+# Podman's API socket for the Podman integration tests (tests/integration/meson.build).
+./scripts/start-podman.sh
 # The test clients (the MCP SDK, the conformance suite, playwright-core):
 # before meson setup, which enables the tests that find them.
 for d in tests/integration tests/http tests/browser; do

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "docker_pool.h"
 #include "docker_runflags.h"
 #include "msc_log.h"
 
@@ -143,8 +144,8 @@ dup_or_empty(const char *s)
 }
 
 /* Fills `out` from a container inspect or list row. */
-static int
-fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
+int
+dock_fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
     const char *fallback_image, const char *driver_id)
 {
 	json_t *labels = json_object_get(ctr, "Labels");
@@ -199,8 +200,8 @@ fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
  * path is turned off. (One computer's broken helper does not: its
  * sandboxed code may have removed the socket; it falls back alone.)
  */
-static int
-readiness(struct dock_driver *d, const char *name, bool helper, bool created,
+int
+dock_readiness(struct dock_driver *d, const char *name, bool helper, bool created,
     char *err, size_t errlen)
 {
 	const char *argv[] = { d->cfg->shell, "-c", "echo kilntainers-ready",
@@ -228,8 +229,9 @@ readiness(struct dock_driver *d, const char *name, bool helper, bool created,
 	return rv;
 }
 
-int
-dock_create(struct dock_driver *d, const char *id, bool temporary,
+/* The cold path: create, start, readiness. */
+static int
+create_cold(struct dock_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
 	char name[128], cid[65];
@@ -291,7 +293,7 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 		 errlen)) != 0)
 		return rv;
 	dock_fx_track(d, name, ctr);
-	if (readiness(d, name, fast, true, err, errlen) != 0) {
+	if (dock_readiness(d, name, fast, true, err, errlen) != 0) {
 		char ignore[DOCK_ERRLEN];
 
 		json_decref(ctr);
@@ -302,10 +304,25 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 				      "check failed (unexpected output)", cid);
 		return -EIO;
 	}
-	rv = fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
+	rv = dock_fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
 	json_decref(ctr);
 	msc_log_info("created %s computer %s (container %.12s)",
 	    temporary ? "temporary" : "permanent", id, cid);
+	return rv;
+}
+
+int
+dock_create(struct dock_driver *d, const char *id, bool temporary,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	int rv;
+
+	/* A temporary computer takes a warm one when there is one. */
+	if (temporary && (rv = dock_pool_take(d, id, out, err, errlen)) != 1)
+		return rv;
+	dock_pool_cold(d, 1);
+	rv = create_cold(d, id, temporary, out, err, errlen);
+	dock_pool_cold(d, -1);
 	return rv;
 }
 
@@ -347,7 +364,7 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		msc_log_info("started stopped computer %s", id);
 	}
 	dock_fx_track(d, name, ctr);
-	if ((rv = readiness(d, name, helper, false, err, errlen)) != 0) {
+	if ((rv = dock_readiness(d, name, helper, false, err, errlen)) != 0) {
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
 		rv = -EIO;
@@ -355,7 +372,7 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	}
 	json_object_set_new(json_object_get(ctr, "State"), "Status",
 	    json_string("running"));
-	rv = fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
+	rv = dock_fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
 done:
 	json_decref(ctr);
 	return rv;
@@ -476,6 +493,7 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 	json_array_foreach (arr, i, row) {
 		const char *id = json_string_value(json_object_get(
 		    json_object_get(row, "Labels"), "kilntainers.computer-id"));
+
 		Msc__V1__Computer *c;
 
 		if (id == NULL ||
@@ -484,10 +502,12 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 			continue;
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 		out->computers[out->n_computers++] = c;
-		if ((rv = fill_computer(row, id, c, d->cfg->image,
+		if ((rv = dock_fill_computer(row, id, c, d->cfg->image,
 			 d->cfg->driver_id)) != 0)
 			break;
 	}
 	json_decref(arr);
+	if (rv == 0)
+		rv = dock_pool_list_taken(d, out, err, errlen);
 	return rv;
 }

@@ -5,6 +5,7 @@
  * Exec op (docker_driver_exec.c).
  */
 #include "docker_driver_int.h"
+#include "docker_pool.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@ dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
 	int rv;
 
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+	dock_pool_wait_named(d, name);  /* a taken pool container's rename */
 	if ((rv = dock_container_inspect(d->engine, name, T_FIND, &ctr,
 		 err, errlen)) != 0) {
 		if (rv == -ENOENT) {
@@ -43,6 +45,10 @@ dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
 	label = json_string_value(json_object_get(
 	    json_object_get(json_object_get(ctr, "Config"), "Labels"),
 	    "kilntainers.computer-id"));
+	/* A warm pool container taken as this computer: its name says. */
+	if (label == NULL && dock_pool_born(d, json_object_get(
+				 json_object_get(ctr, "Config"), "Labels")))
+		label = id;
 	if (label == NULL || strcmp(label, id) != 0) {
 		json_decref(ctr);
 		snprintf(err, errlen, "Docker name '%s' is already in use by a "

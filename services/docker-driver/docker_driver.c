@@ -4,6 +4,7 @@
  * docker_computers.c and docker_fxsetup.c.
  */
 #include "docker_driver_int.h"
+#include "docker_pool.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -51,6 +52,8 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	/* An engine asked for many containers at once is slow at each. */
 	msc_driver_limit_creations(d->svc, (int)cfg->driver_creations);
 	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
+	if ((rv = dock_pool_start(d)) != 0)
+		goto fail;
 	*dp = d;
 	return 0;
 fail:
@@ -63,8 +66,11 @@ dock_driver_stop(struct dock_driver *d)
 {
 	if (d == NULL)
 		return;
+	/* The waiting containers go first; a take finds none. */
+	dock_pool_drain(d);
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
+	dock_pool_free(d);
 	dock_engine_free(d->engine);
 	json_decref(d->create_template);
 	if (d->fx_procs != NULL)

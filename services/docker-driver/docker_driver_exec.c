@@ -82,8 +82,9 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 	 * answered was alive, so the fast path checks signal deaths only, and
 	 * a helper lost mid-command.
 	 */
+	/* Podman refuses an exec in a stopped container with a 500 (-EIO). */
 	if (rv == -EBUSY || rv == -ENOENT ||
-	    ((rv == -ECONNRESET || rv == -EPROTO) &&
+	    ((rv == -ECONNRESET || rv == -EPROTO || rv == -EIO) &&
 		!still_running(d, r->computer_id, 255)) ||
 	    (rv == 0 && res.outcome == DOCK_EXEC_EXITED && res.exit_code != 0 &&
 		(!fast || res.exit_code >= 128) &&

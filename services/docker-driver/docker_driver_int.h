@@ -41,6 +41,7 @@ struct dock_driver {
 	bool net_rootless_checked;  /* the engine said it is not rootless */
 	bool net_engine_logged;     /* said once that the engine loads them */
 	pthread_mutex_t net_mu;     /* one network check at a time */
+	struct dock_pool *pool;     /* the warm pool (docker_pool.c) or NULL */
 };
 
 /* Blocking operations, run on the pool (docker_computers.c). */
@@ -57,6 +58,15 @@ int dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
     size_t errlen);
 int dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
     size_t errlen);
+/*
+ * Shared with the warm pool (docker_pool.c): a computer's fields from a
+ * container inspect or list row, and the readiness check of container
+ * `name` (through its helper when `helper`, waiting for its socket).
+ */
+int dock_fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
+    const char *fallback_image, const char *driver_id);
+int dock_readiness(struct dock_driver *d, const char *name, bool helper,
+    bool created, char *err, size_t errlen);
 /* The Exec op (docker_driver_exec.c). */
 int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
@@ -86,6 +96,9 @@ int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
  */
 #define DOCK_FX_TMPFS_OPTS \
 	"rw,nosuid,nodev,noexec,size=64k,nr_inodes=32,mode=0700"
+/* Podman 4.3 refuses nr_inodes ("unknown mount option"): size only. */
+#define DOCK_FX_TMPFS_OPTS_PODMAN \
+	"rw,nosuid,nodev,noexec,size=64k,mode=0700"
 void dock_fx_init(struct dock_driver *d);
 bool dock_fx_enabled(struct dock_driver *d);
 void dock_fx_disable(struct dock_driver *d, const char *why);

@@ -302,8 +302,10 @@ dock_fx_body(struct dock_driver *d, json_t *body)
 		tmpfs = json_object();
 		json_object_set_new(hc, "Tmpfs", tmpfs);
 	}
-	json_object_set_new(tmpfs, DOCK_FX_MOUNT_DIR,
-	    json_string(DOCK_FX_TMPFS_OPTS));
+	json_object_set_new(tmpfs, DOCK_FX_MOUNT_DIR, json_string(
+	    strcmp(dock_engine_name(d->engine), "podman") == 0
+		? DOCK_FX_TMPFS_OPTS_PODMAN
+		: DOCK_FX_TMPFS_OPTS));
 	return 0;
 }
 

@@ -142,6 +142,7 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		pthread_mutex_lock(&op->s->mu);
 		op->s->creating[op->driver]--;
 		pthread_mutex_unlock(&op->s->mu);
+		inv_counts_created(op->s, op->driver, st->code);
 	}
 	if (resp != NULL) {
 		op->r->computer = (Msc__V1__Computer *)resp;
@@ -190,48 +191,27 @@ create_on(struct op *op, int i)
 
 /* Placement: the reachable driver with the fewest computers. */
 static void
-placed(void *arg, struct inv_fan *f)
+placed(void *arg, int driver)
 {
 	struct op *op = arg;
-	struct inv_service *s = op->s;
-	size_t best_n = (size_t)-1;
-	int best = -1;
 
-	pthread_mutex_lock(&s->mu);
-	for (size_t i = 0; i < f->n; i++) {
-		const Msc__V1__ComputerList *l = (const void *)f->r[i].resp;
-		size_t n;
-
-		if (l == NULL)
-			continue;
-		n = l->n_computers + (size_t)s->creating[i];
-		if (n < best_n) {
-			best_n = n;
-			best = (int)i;
-		}
-	}
-	pthread_mutex_unlock(&s->mu);
-	inv_fan_free(f);
-	if (best < 0) {
+	if (driver < 0) {
 		fail_op(op, MSC__V1__CODE__UNAVAILABLE,
 		    "no driver can be reached; retry later");
 		return;
 	}
-	create_on(op, best);
+	create_on(op, driver);
 }
 
 /* Creates the computer on the least loaded driver. */
 static void
 place(struct op *op)
 {
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
-
 	if (msc_fleet_size(op->s->fleet) == 1) {
 		create_on(op, 0);
 		return;
 	}
-	if (inv_fan_out(op->s, "List", &e.base, 30000, placed, op) != 0)
-		fail_op(op, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+	inv_counts_pick(op->s, placed, op);
 }
 
 static void
@@ -402,6 +382,8 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 			 */
 			stop = r->n_owners == 0;
 			driver = inv_driver_of(s, r);
+			if (stop && r->temporary)
+				inv_counts_removed_locked(s, r->driver);
 			if (r->n_owners == 0) {
 				msc_map_del(s->records, r->id);
 				inv_record_free(r);
@@ -415,6 +397,7 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		if (i >= 0) {
 			driver = msc_fleet_client(s->fleet, (size_t)i);
 			stop = true;
+			inv_counts_removed_locked(s, i);
 		}
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -450,6 +433,7 @@ inv_start(const char *url, struct msc_fleet *fleet, struct inv_service **sp)
 	if (s == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&s->mu, NULL);
+	inv_counts_init(s);
 	s->fleet = fleet;
 	if ((rv = msc_map_new(&s->records)) != 0 ||
 	    (rv = msc_server_start(url, &msc__v1__inventory__descriptor,
@@ -475,6 +459,7 @@ inv_stop(struct inv_service *s)
 	if (s == NULL)
 		return;
 	msc_server_stop(s->srv);
+	inv_counts_stop(s);
 	if (s->records != NULL) {
 		msc_map_each(s->records, free_record, NULL);
 		msc_map_free(s->records);

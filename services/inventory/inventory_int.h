@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "driver.pb-c.h"
 #include "inventory.h"
@@ -50,7 +51,33 @@ struct inv_service {
 	struct msc_fleet *fleet;  /* the drivers (borrowed) */
 	int creating[MSC_FLEET_MAX];   /* creations under way per driver */
 	struct msc_server *srv;
+	/* inventory_counts.c: computers per driver, for placement. */
+	long count[MSC_FLEET_MAX];
+	bool count_known[MSC_FLEET_MAX];  /* reached by the last List */
+	uint64_t counted_at_ms;         /* when the last List answered */
+	uint64_t count_lists;           /* Lists made for counting */
+	int count_refresh_ms;
+	bool counting;                  /* a List for counting under way */
+	int count_callbacks;            /* its answer being handed out */
+	bool stopping;
+	struct inv_pick_wait *pick_waits;  /* picks waiting for a List */
+	pthread_cond_t counts_cv;
 };
+
+/*
+ * inventory_counts.c: placement from counts kept here. fn(arg, i) runs
+ * once (maybe before inv_counts_pick returns, never with s->mu held) with
+ * the driver for a new computer, or -1 when none can be reached.
+ */
+typedef void (*inv_pick_fn)(void *arg, int driver);
+void inv_counts_init(struct inv_service *s);
+void inv_counts_pick(struct inv_service *s, inv_pick_fn fn, void *arg);
+/* A Create on driver i answered `code`. Lock not held. */
+void inv_counts_created(struct inv_service *s, int i, Msc__V1__Code code);
+/* This inventory removes a computer from driver i (-1: none). Lock held. */
+void inv_counts_removed_locked(struct inv_service *s, int i);
+/* Waits for a List under way; no new one starts. */
+void inv_counts_stop(struct inv_service *s);
 
 /* inventory_fan.c: one call to every driver, one answer. */
 struct inv_fan;

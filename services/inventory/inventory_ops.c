@@ -97,6 +97,11 @@ all_answered(void *arg, struct inv_fan *f)
 
 	if (ok >= 0) {
 		st.code = MSC__V1__CODE__OK;
+		if (strcmp(op->method, "Delete") == 0) {
+			pthread_mutex_lock(&op->s->mu);
+			inv_counts_removed_locked(op->s, ok);
+			pthread_mutex_unlock(&op->s->mu);
+		}
 		answer(op, &st, f->r[ok].resp);
 		f->r[ok].resp = NULL;
 	} else if (bad >= 0) {
@@ -127,6 +132,7 @@ route(struct op *op)
 	if (r != NULL && r->ready)
 		driver = inv_driver_of(op->s, r);
 	if (r != NULL && r->ready && strcmp(op->method, "Delete") == 0) {
+		inv_counts_removed_locked(op->s, r->driver);
 		msc_map_del(op->s->records, r->id);
 		inv_record_free(r);
 		op->had_record = true;

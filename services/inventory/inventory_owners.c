@@ -45,6 +45,8 @@ collect_ready(void *arg, const char *key, void *value)
 	if (r->n_owners > 0)
 		return;
 	snprintf(f->ids[f->n], sizeof(f->ids[f->n]), "%s", key);
+	if (r->temporary)
+		inv_counts_removed_locked(f->s, r->driver);
 	f->drivers[f->n++] = r->temporary ? inv_driver_of(f->s, r) : NULL;
 }
 

@@ -190,6 +190,8 @@ export async function startHttpServer(flags = [], { env = {}, host = '127.0.0.1'
   delete baseEnv.KILNTAINERS_ALLOWED_HOSTS;
   delete baseEnv.KILNTAINERS_ALLOWED_ORIGINS;
   const args = ['--transport', 'http', '--host', host, '--port', String(port), ...flags];
+  // The cold path unless the test asks for a pool (tests/integration/pool.test.mjs checks it).
+  if (!flags.some((f) => String(f).startsWith('--warm-pool'))) args.push('--warm-pool', '0');
   if (label) args.push(`--docker-run-flag=--label=${RUN_LABEL}=${RUN}`);
   const cmd = wrap.length ? [...wrap, bin, ...args] : [bin, ...args];
   const proc = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...baseEnv, ...env } });

@@ -36,6 +36,22 @@ export const DEFAULT_IMAGE = 'debian:bookworm-slim';
 export const TOOL = 'terminal_execute';
 const TRACE = process.env.MSC_TEST_TRACE === '1';
 
+/**
+ * Servers start with `--warm-pool 0` unless a test passes its own --warm-pool: these tests check
+ * the cold path's containers (the reference's exact labels); pool.test.mjs checks the pool.
+ */
+export const withPoolFlag = (flags) => {
+  const out = flags.some((f) => String(f).startsWith('--warm-pool')) ? flags : [...flags, '--warm-pool', '0'];
+  return [...out, ...ENGINE_FLAGS];
+};
+/**
+ * MSC_TEST_ENGINE=podman (with DOCKER_HOST at Podman's API socket, which the docker CLI of these
+ * tests uses too): every server runs with --engine podman and --no-network (Podman 4.3 makes the
+ * sandbox network without its bridge name or enable_icc, which the driver refuses).
+ */
+export const ENGINE = process.env.MSC_TEST_ENGINE || 'docker';
+const ENGINE_FLAGS = ENGINE === 'podman' ? ['--engine', 'podman', '--no-network'] : [];
+
 /** Per-file, per-run prefix for explicit computer ids: `it<6 hex>-`. */
 export const PREFIX = `it${randomBytes(3).toString('hex')}-`;
 /** An explicit computer id owned by this test run. */
@@ -243,6 +259,7 @@ export async function containerProcesses(ctr) {
  */
 export async function startServer(flags = [], { mode = 'aio', env = {}, connectTimeoutMs = 30000, protocolVersion, wrap = [] } = {}) {
   const bin = requireBinary(mode);
+  flags = withPoolFlag(flags);
   // wrap: a command line the server runs under (e.g. setpriv ... to run it as another user).
   const transport = new StdioClientTransport({
     command: wrap.length ? wrap[0] : bin,
@@ -372,6 +389,7 @@ export function assertReplyShape(res) {
 export class RawServer {
   constructor(flags = [], { mode = 'aio', env = {} } = {}) {
     const bin = requireBinary(mode);
+    flags = withPoolFlag(flags);
     this.proc = spawn(bin, flags, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     this.lines = [];          // every stdout line (strings)
     this.messages = [];       // parsed stdout lines (null where unparsable)

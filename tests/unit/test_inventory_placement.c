@@ -5,6 +5,9 @@
  * under way counted), never on an unreachable one, a computer found on
  * the driver that has it, and a driver that is down making its computers
  * answer unavailable instead of being made a second time elsewhere.
+ * Placement works from counts kept by the inventory: one List of every
+ * driver for the first, none for the next ones (creates and removals move
+ * the counts), and a refresh now and then that takes in what others did.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include <cmocka.h>
 
 #include "inv_harness.h"
+#include "msc_slug.h"
 
 #define NCALLERS 32
 
@@ -305,6 +309,100 @@ no_reachable_driver_unavailable(void **state)
 	    MSC__V1__CODE__UNAVAILABLE);
 }
 
+/* Places a new temporary computer; returns its driver's index. */
+static int
+place_one(const char *owner, char *id_out)
+{
+	Msc__V1__Computer *c = NULL;
+	int d;
+
+	assert_int_equal(ih_acquire("", true, owner, &c), MSC__V1__CODE__OK);
+	d = c->driver[1] - '1';
+	if (id_out != NULL)
+		strcpy(id_out, c->computer_id);
+	ih_free_computer(c);
+	return d;
+}
+
+/*
+ * 90 new computers one after another: one List of each driver (the
+ * first placement), none after; 30 on each, from the counts the creates
+ * moved. Removing 10 of d1's makes the next 10 go there, still listing
+ * nothing.
+ */
+static void
+placement_does_not_list(void **state)
+{
+	static char ids[90][MSC_SLUG_MAX + 1];
+	int per[3] = { 0, 0, 0 }, d1_seen = 0;
+
+	(void)state;
+	for (int i = 0; i < 90; i++)
+		per[place_one("sa", ids[i])]++;
+	for (int d = 0; d < 3; d++) {
+		assert_int_equal(per[d], 30);
+		assert_int_equal(fake_driver_calls(ih.d[d], FD_LIST), 1);
+		assert_int_equal(fake_driver_calls(ih.d[d], FD_CREATE), 30);
+	}
+	assert_int_equal(inv_count_lists(ih.inv), 1);
+	for (int i = 0; i < 90 && d1_seen < 10; i++) {
+		if (!fake_driver_has(ih.d[0], ids[i]))
+			continue;
+		assert_int_equal(ih_release(ids[i], "sa", true, "d1"),
+		    MSC__V1__CODE__OK);
+		d1_seen++;
+	}
+	assert_int_equal(fake_driver_n_computers(ih.d[0]), 20);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(place_one("sb", NULL), 0);
+	for (int d = 0; d < 3; d++)
+		assert_int_equal(fake_driver_calls(ih.d[d], FD_LIST), 1);
+}
+
+/*
+ * Computers made behind the inventory's back (another inventory, an
+ * earlier run) are taken in by the refresh: once the counts are stale a
+ * placement starts a List in the background, and the driver it finds
+ * full gets no more.
+ */
+static void
+counts_refreshed_now_and_then(void **state)
+{
+	(void)state;
+	inv_set_count_refresh_ms(ih.inv, 50);
+	assert_int_equal(place_one("sa", NULL), 0);
+	add_n(ih.d[1], "b", 6);
+	nanosleep(&(struct timespec){ 0, 80000000L }, NULL);
+	/* Placed from the stale counts; starts the refresh. */
+	assert_int_equal(place_one("sa", NULL), 1);
+	for (int i = 0; i < 200 && inv_count_lists(ih.inv) < 2; i++)
+		nanosleep(&(struct timespec){ 0, 10000000L }, NULL);
+	assert_int_equal(inv_count_lists(ih.inv), 2);
+	inv_set_count_refresh_ms(ih.inv, 60000);
+	for (int i = 0; i < 4; i++)
+		assert_int_not_equal(place_one("sa", NULL), 1);
+	assert_int_equal(fake_driver_calls(ih.d[1], FD_CREATE), 1);
+	assert_int_equal(fake_driver_calls(ih.d[0], FD_LIST), 2);
+}
+
+/*
+ * A driver that stops answering Creates is left out until a refresh
+ * reaches it again; the others take the new computers meanwhile.
+ */
+static void
+driver_failing_create_left_out(void **state)
+{
+	(void)state;
+	assert_int_equal(place_one("sa", NULL), 0);   /* counts known */
+	assert_int_equal(place_one("sa", NULL), 1);
+	fake_driver_fail_next(ih.d[2], FD_CREATE, 1, MSC__V1__CODE__UNAVAILABLE);
+	assert_int_equal(ih_acquire("", true, "sa", NULL),
+	    MSC__V1__CODE__UNAVAILABLE);
+	for (int i = 0; i < 4; i++)
+		assert_int_not_equal(place_one("sa", NULL), 2);
+	assert_int_equal(fake_driver_calls(ih.d[2], FD_CREATE), 1);
+}
+
 int
 main(void)
 {
@@ -329,6 +427,12 @@ main(void)
 		    setup2, ih_stop),
 		cmocka_unit_test_setup_teardown(no_reachable_driver_unavailable,
 		    setup2, ih_stop),
+		cmocka_unit_test_setup_teardown(placement_does_not_list, setup3,
+		    ih_stop),
+		cmocka_unit_test_setup_teardown(counts_refreshed_now_and_then,
+		    setup3, ih_stop),
+		cmocka_unit_test_setup_teardown(driver_failing_create_left_out,
+		    setup3, ih_stop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

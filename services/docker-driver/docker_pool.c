@@ -1,0 +1,512 @@
+/*
+ * docker_pool.c - the warm pool (see docker_pool.h): refill threads keep
+ * --warm-pool containers started and ready (created with the computers'
+ * create body, the helper answering); a new temporary computer takes one
+ * and renames it, so its first command is as fast as every later one.
+ * Refills run at most --driver-creations at once, fewer while cold
+ * creations run, and stop when the driver stops, which removes the
+ * containers still waiting; an earlier run's are removed at start.
+ */
+#include "docker_driver_int.h"
+#include "docker_pool.h"
+#include "docker_pool_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "docker_api_int.h"
+#include "msc_log.h"
+#include "msc_random.h"
+
+#define POOL_DEFAULT 2
+#define T_POOL_CREATE 60000
+#define POOL_BACKOFF_MS 2000    /* after a failed refill */
+
+void
+dock_pool_ctr_free(struct pool_ctr *pc)
+{
+	if (pc != NULL)
+		json_decref(pc->ctr);
+	free(pc);
+}
+
+/* Removes a pool container that will not be handed out. */
+void
+dock_pool_discard(struct dock_driver *d, struct pool_ctr *pc, const char *why)
+{
+	char err[DOCK_ERRLEN];
+
+	if (why != NULL)
+		msc_log_warn("warm pool: removing %s: %s", pc->name, why);
+	if (dock_container_remove(d->engine, pc->cid, T_POOL_OP, err,
+		sizeof(err)) != 0)
+		msc_log_warn("warm pool: cannot remove %s: %s", pc->name, err);
+	dock_fx_forget(d, pc->name);
+	dock_pool_ctr_free(pc);
+}
+
+bool
+dock_pool_born(const struct dock_driver *d, json_t *labels)
+{
+	const char *owner = json_string_value(json_object_get(labels,
+	    DOCK_POOL_LABEL));
+
+	return owner != NULL && strcmp(owner, d->cfg->driver_id) == 0;
+}
+
+/* The pool filter of this driver: "kilntainers.pool=<driver>". */
+static void
+pool_filter(const struct dock_driver *d, char *buf, size_t len)
+{
+	snprintf(buf, len, DOCK_POOL_LABEL "=%s", d->cfg->driver_id);
+}
+
+/* The create body of a pool container; *fastp: with the helper. */
+static json_t *
+pool_body(struct dock_driver *d, bool *fastp)
+{
+	json_t *body = json_deep_copy(d->create_template), *labels;
+
+	if (body == NULL)
+		return NULL;
+	if (!json_is_object(labels = json_object_get(body, "Labels"))) {
+		labels = json_object();
+		json_object_set_new(body, "Labels", labels);
+	}
+	json_object_set_new(labels, "kilntainers", json_string("true"));
+	json_object_set_new(labels, DOCK_POOL_LABEL,
+	    json_string(d->cfg->driver_id));
+	json_object_set_new(labels, "kilntainers.temporary",
+	    json_string("true"));
+	json_object_set_new(labels, "kilntainers.image",
+	    json_string(d->cfg->image));
+	json_object_set_new(json_object_get(body, "HostConfig"), "AutoRemove",
+	    json_true());
+	*fastp = dock_fx_body(d, body) == 0;
+	return body;
+}
+
+/* Makes one ready pool container; NULL with a message in err. */
+static struct pool_ctr *
+fill_one(struct dock_driver *d, char *err, size_t errlen)
+{
+	struct pool_ctr *pc = calloc(1, sizeof(*pc));
+	char hex[9];
+	json_t *body;
+	bool fast;
+
+	snprintf(err, errlen, "out of memory");
+	if (pc == NULL || dock_validate(d, err, errlen) != 0 ||
+	    dock_net_ensure(d, err, errlen) != 0 ||
+	    (body = pool_body(d, &fast)) == NULL) {
+		free(pc);
+		return NULL;
+	}
+	msc_random_hex(hex, 4);
+	snprintf(pc->name, sizeof(pc->name), DOCK_POOL_PREFIX "%s-%s",
+	    d->cfg->driver_id, hex);
+	pc->helper = fast;
+	if (dock_container_create(d->engine, pc->name, body, T_POOL_CREATE,
+		pc->cid, err, errlen) != 0) {
+		json_decref(body);
+		free(pc);
+		return NULL;
+	}
+	json_decref(body);
+	if (dock_container_inspect(d->engine, pc->cid, T_POOL_OP, &pc->ctr,
+		err, errlen) != 0) {
+		dock_pool_discard(d, pc, NULL);
+		return NULL;
+	}
+	dock_fx_track(d, pc->name, pc->ctr);
+	if (dock_readiness(d, pc->name, fast, true, err, errlen) != 0) {
+		dock_pool_discard(d, pc, NULL);
+		return NULL;
+	}
+	return pc;
+}
+
+/* Removes the pool containers an earlier run of this driver left. */
+static void
+reap(struct dock_driver *d)
+{
+	char err[DOCK_ERRLEN], filter[256];
+	json_t *arr = NULL, *row;
+	size_t i;
+	int n = 0;
+
+	pool_filter(d, filter, sizeof(filter));
+	if (dock_container_list(d->engine, filter, T_POOL_OP, &arr, err,
+		sizeof(err)) != 0)
+		return;         /* the engine is not up: nothing to reap yet */
+	json_array_foreach (arr, i, row) {
+		const char *name = json_string_value(json_array_get(
+		    json_object_get(row, "Names"), 0));
+		const char *cid = json_string_value(json_object_get(row, "Id"));
+
+		/* Only those still waiting: a taken one is a computer. */
+		if (name == NULL || cid == NULL ||
+		    strncmp(name, "/" DOCK_POOL_PREFIX,
+			sizeof(DOCK_POOL_PREFIX)) != 0)
+			continue;
+		if (dock_container_remove(d->engine, cid, T_POOL_OP, err,
+			sizeof(err)) == 0)
+			n++;
+	}
+	json_decref(arr);
+	if (n > 0)
+		msc_log_info("warm pool: removed %d container(s) an earlier "
+			     "run left waiting", n);
+}
+
+static bool
+wants_refill(const struct dock_pool *p)
+{
+	return p->n_ready + p->filling < p->target &&
+	    p->filling + p->cold < p->limit;
+}
+
+static void *
+refill_main(void *arg)
+{
+	struct dock_pool *p = arg;
+	struct dock_driver *d = p->d;
+	char err[DOCK_ERRLEN];
+
+	pthread_mutex_lock(&p->mu);
+	if (!p->reaped) {
+		p->reaped = true;
+		pthread_mutex_unlock(&p->mu);
+		reap(d);
+		pthread_mutex_lock(&p->mu);
+	}
+	while (!p->stopping) {
+		struct pool_ctr *pc;
+
+		if (!wants_refill(p)) {
+			pthread_cond_wait(&p->cv, &p->mu);
+			continue;
+		}
+		p->filling++;
+		pthread_mutex_unlock(&p->mu);
+		pc = fill_one(d, err, sizeof(err));
+		pthread_mutex_lock(&p->mu);
+		p->filling--;
+		if (pc != NULL && !p->stopping && p->n_ready < POOL_MAX) {
+			p->ready[p->n_ready++] = pc;
+			if (p->n_ready == p->target)
+				msc_log_info("warm pool: %d of %d ready",
+				    p->n_ready, p->target);
+			continue;
+		}
+		pthread_mutex_unlock(&p->mu);
+		if (pc != NULL)
+			dock_pool_discard(d, pc, NULL);   /* stopping: made too late */
+		else
+			msc_log_warn("warm pool: refill failed: %s", err);
+		pthread_mutex_lock(&p->mu);
+		if (pc == NULL && !p->stopping) {
+			struct timespec until;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += POOL_BACKOFF_MS / 1000;
+			(void)pthread_cond_timedwait(&p->cv, &p->mu, &until);
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+int
+dock_pool_start(struct dock_driver *d)
+{
+	struct dock_pool *p;
+	long target = d->cfg->warm_pool < 0 ? POOL_DEFAULT : d->cfg->warm_pool;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->d = d;
+	p->target = (int)target;
+	p->limit = (int)d->cfg->driver_creations;
+	d->pool = p;
+	/* One thread at least: it reaps what an earlier run left. */
+	for (int i = 0; i < POOL_THREADS && (i == 0 || (i < p->target &&
+						    i < p->limit));
+	     i++) {
+		if (pthread_create(&p->threads[i], NULL, refill_main, p) != 0)
+			break;
+		p->n_threads++;
+	}
+	if (p->n_threads == 0 || pthread_create(&p->renamer, NULL,
+				     dock_pool_renamer_main, p) != 0) {
+		dock_pool_free(d);
+		return -EAGAIN;
+	}
+	p->renaming = true;
+	if (p->target > 0)
+		msc_log_info("warm pool: keeping %d container(s) ready",
+		    p->target);
+	return 0;
+}
+
+void
+dock_pool_drain(struct dock_driver *d)
+{
+	struct dock_pool *p = d->pool;
+	struct pool_ctr *left[POOL_MAX];
+	int n;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stopping = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (int i = 0; i < p->n_threads; i++)
+		pthread_join(p->threads[i], NULL);
+	p->n_threads = 0;
+	/* The renamer ends its queue first: those are computers in use. */
+	if (p->renaming)
+		pthread_join(p->renamer, NULL);
+	p->renaming = false;
+	pthread_mutex_lock(&p->mu);
+	n = p->n_ready;
+	memcpy(left, p->ready, (size_t)n * sizeof(*left));
+	p->n_ready = 0;
+	pthread_mutex_unlock(&p->mu);
+	for (int i = 0; i < n; i++)
+		dock_pool_discard(d, left[i], NULL);
+}
+
+void
+dock_pool_free(struct dock_driver *d)
+{
+	struct dock_pool *p = d->pool;
+
+	if (p == NULL)
+		return;
+	dock_pool_drain(d);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+	d->pool = NULL;
+}
+
+void
+dock_pool_cold(struct dock_driver *d, int delta)
+{
+	struct dock_pool *p = d->pool;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->cold += delta;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int
+dock_pool_ready(struct dock_driver *d)
+{
+	struct dock_pool *p = d->pool;
+	int n;
+
+	if (p == NULL)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	n = p->n_ready;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
+/* The next waiting container, or NULL; tells a refill thread. */
+static struct pool_ctr *
+pop(struct dock_pool *p)
+{
+	struct pool_ctr *pc = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	if (!p->stopping && p->n_ready > 0) {
+		/* The oldest first: none waits for ever. */
+		pc = p->ready[0];
+		memmove(&p->ready[0], &p->ready[1],
+		    (size_t)(--p->n_ready) * sizeof(p->ready[0]));
+		pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return pc;
+}
+
+static void
+push_back(struct dock_pool *p, struct pool_ctr *pc)
+{
+	pthread_mutex_lock(&p->mu);
+	if (!p->stopping && p->n_ready < POOL_MAX) {
+		p->ready[p->n_ready++] = pc;
+		pc = NULL;
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (pc != NULL)
+		dock_pool_discard(p->d, pc, NULL);
+}
+
+/*
+ * Whether the shell of container `name` answers through its helper
+ * within a second (plus the helper's grace): a paused or wedged one
+ * does not.
+ */
+static bool
+answers(struct dock_driver *d, const char *name)
+{
+	const char *argv[] = { d->cfg->shell, "-c", "echo kilntainers-ready",
+		NULL };
+	struct dock_exec_req req = { .container = name, .argv = argv,
+		.timeout_ms = 1000, .output_limit = 4096 };
+	struct dock_exec_res res = { 0 };
+	char err[DOCK_ERRLEN];
+	bool ok;
+
+	ok = dock_fx_exec(d, name, &req, &res, err, sizeof(err)) == 0 &&
+	    res.outcome == DOCK_EXEC_EXITED && res.exit_code == 0 &&
+	    res.out != NULL && strstr(res.out, "kilntainers-ready") != NULL;
+	dock_exec_res_fini(&res);
+	return ok;
+}
+
+/*
+ * Why pc must not be handed out, or NULL: its helper (or, without one,
+ * its container) no longer runs or its shell does not answer, or the
+ * image name now points to
+ * another image than the one it was made from.
+ */
+static const char *
+unfit(struct dock_driver *d, struct pool_ctr *pc, const char *image_id)
+{
+	const char *made = json_string_value(json_object_get(pc->ctr, "Image"));
+	char err[DOCK_ERRLEN];
+	json_t *now = NULL;
+	bool running;
+
+	if (image_id != NULL && (made == NULL || strcmp(made, image_id) != 0))
+		return "the image changed since it was made";
+	if (pc->helper && dock_fx_enabled(d))
+		return dock_fx_wait(d, pc->name, 0) == 0 && answers(d, pc->name)
+		    ? NULL
+		    : "its exec helper does not answer";
+	if (dock_container_inspect(d->engine, pc->cid, T_POOL_OP, &now, err,
+		sizeof(err)) != 0)
+		return "it is gone";
+	running = json_is_true(json_object_get(json_object_get(now, "State"),
+	    "Running"));
+	json_decref(now);
+	return running ? NULL : "it is not running";
+}
+
+/* The id of the image the configured name points to now, or NULL. */
+static char *
+current_image_id(struct dock_driver *d)
+{
+	char path[DOCK_PATH_MAX], err[DOCK_ERRLEN], *id = NULL;
+	json_t *img = NULL;
+
+	if (dock_path(path, sizeof(path), "/images/%s/json%s", d->cfg->image,
+		"", err, sizeof(err)) < 0 ||
+	    dock_get_json(d->engine, path, "inspect image", T_POOL_OP, &img,
+		err, sizeof(err)) != 0)
+		return NULL;
+	if (json_string_value(json_object_get(img, "Id")) != NULL)
+		id = strdup(json_string_value(json_object_get(img, "Id")));
+	json_decref(img);
+	return id;
+}
+
+int
+dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	struct dock_pool *p = d->pool;
+	struct pool_ctr *pc;
+	char name[128], *image_id;
+	const char *why;
+	int rv;
+
+	if (p == NULL || p->target == 0)
+		return 1;
+	/* Unknown (the engine did not say): each container is still checked. */
+	image_id = current_image_id(d);
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+	while ((pc = pop(p)) != NULL) {
+		if ((why = unfit(d, pc, image_id)) != NULL) {
+			dock_pool_discard(d, pc, why);
+			continue;
+		}
+		/*
+		 * The rename (tens of ms on a busy engine) runs behind the
+		 * answer: the helper is reached by the name from now on, and
+		 * whoever asks the engine by name waits for it (dock_find).
+		 */
+		if ((rv = dock_pool_rename_later(p, pc->cid, name)) != 0) {
+			push_back(p, pc);
+			free(image_id);
+			snprintf(err, errlen, "out of memory");
+			return rv;
+		}
+		dock_fx_forget(d, pc->name);
+		dock_fx_track(d, name, pc->ctr);
+		rv = dock_fill_computer(pc->ctr, id, out, d->cfg->image,
+		    d->cfg->driver_id);
+		msc_log_info("created temporary computer %s from the warm pool "
+			     "(container %.12s)", id, pc->cid);
+		dock_pool_ctr_free(pc);
+		free(image_id);
+		return rv;
+	}
+	free(image_id);
+	return 1;
+}
+
+int
+dock_pool_list_taken(struct dock_driver *d, Msc__V1__ComputerList *out,
+    char *err, size_t errlen)
+{
+	char filter[256];
+	json_t *arr = NULL, *row;
+	Msc__V1__Computer **grown;
+	size_t i;
+	int rv;
+
+	/* Also with the pool off now: an earlier run's taken ones. */
+	pool_filter(d, filter, sizeof(filter));
+	if ((rv = dock_container_list(d->engine, filter, T_POOL_OP, &arr, err,
+		 errlen)) != 0)
+		return rv;
+	grown = realloc(out->computers, (out->n_computers +
+	    json_array_size(arr) + 1) * sizeof(*grown));
+	if (grown == NULL) {
+		json_decref(arr);
+		return -ENOMEM;
+	}
+	out->computers = grown;
+	json_array_foreach (arr, i, row) {
+		const char *name = json_string_value(json_array_get(
+		    json_object_get(row, "Names"), 0));
+		Msc__V1__Computer *c;
+
+		if (name == NULL || strncmp(name, "/" DOCK_NAME_PREFIX,
+					sizeof(DOCK_NAME_PREFIX)) != 0 ||
+		    (c = malloc(sizeof(*c))) == NULL)
+			continue;
+		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
+		out->computers[out->n_computers++] = c;
+		if ((rv = dock_fill_computer(row, name + sizeof(DOCK_NAME_PREFIX),
+			 c, d->cfg->image, d->cfg->driver_id)) != 0)
+			break;
+	}
+	json_decref(arr);
+	return rv;
+}

@@ -1,0 +1,195 @@
+// The warm pool (--warm-pool N, issue 18) against the real engine: a new temporary computer
+// takes a started, ready container and becomes that computer in every way that shows (its
+// name, computer_list, a restarted server; removed at its end), waiting containers are never
+// listed, are removed at shutdown and reaped at the next start; and the bad input: a waiting
+// container killed (never handed out), the image changed under the pool, a burst larger than
+// the pool, a server stopped while the pool refills.
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import {
+  startServer, cid, docker, inspect, containerName, cleanupContainers, waitFor, sleep, DEFAULT_IMAGE,
+} from './lib.mjs';
+
+const RUN = randomBytes(3).toString('hex');
+const LIFECYCLE = { ENABLE_LIFECYCLE_TOOLS: 'true' };
+const made = new Set();       // pool drivers of this file, for the cleanup
+
+/** Waiting pool containers of driver `d` (names kilntainers-pool-*): [{id, name}]. */
+async function waiting(d) {
+  const r = await docker(['ps', '-a', '--filter', `label=kilntainers.pool=${d}`, '--format', '{{.ID}} {{.Names}}']);
+  return r.stdout.split('\n').filter(Boolean).map((l) => l.split(' '))
+    .filter(([, n]) => n.startsWith('kilntainers-pool-')).map(([id, name]) => ({ id, name }));
+}
+async function allOf(d) {
+  const r = await docker(['ps', '-aq', '--filter', `label=kilntainers.pool=${d}`]);
+  return r.stdout.split('\n').filter(Boolean);
+}
+/** Times server s said its pool of n was full. */
+const fulls = (s, n) => s.stderr().split(`warm pool: ${n} of ${n} ready`).length - 1;
+/** Waits until s says its pool of n is full for the (k+1)-th time (k: fulls before). */
+async function full(s, n, k = 0) {
+  assert.ok(await waitFor(async () => fulls(s, n) > k, { timeoutMs: 30000, intervalMs: 50 }),
+    `pool of ${n} full`);
+}
+function driver(name) {
+  const d = `pool${RUN}-${name}`;
+  made.add(d);
+  return d;
+}
+const poolServer = (d, n, more = [], env = {}) =>
+  startServer(['--driver-id', d, '--warm-pool', String(n), ...more], { env: { ...LIFECYCLE, ...env } });
+
+after(async () => {
+  for (const d of made) {
+    const ids = await allOf(d);
+    if (ids.length) await docker(['rm', '-f', ...ids]);
+  }
+  await cleanupContainers();
+});
+
+describe('warm pool', () => {
+  it('a new temporary computer is a taken pool container, named and listed as that computer', async () => {
+    const d = driver('take');
+    const s = await poolServer(d, 2);
+    const id = cid('pooled');
+    try {
+      await full(s, 2);
+      const before = await waiting(d);
+      const r = await s.exec({ computer_id: id, command: 'echo hi; cat /proc/1/cmdline | tr "\\0" " "' });
+      assert.match(r.stdout, /^hi\n/);
+      assert.equal(r.temporary, true);
+      // Renamed right after the answer.
+      assert.ok(await waitFor(async () => (await inspect(containerName(id))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
+      const c = await inspect(containerName(id));
+      assert.ok(c, 'the computer has its name');
+      assert.equal(c.Config.Labels['kilntainers.pool'], d);
+      assert.equal(c.Config.Labels['kilntainers.temporary'], 'true');
+      assert.ok(before.some((w) => c.Id.startsWith(w.id)), 'it was one of the waiting containers');
+      // Listed as the computer; the waiting ones never.
+      const list = (await s.call({}, { name: 'computer_list' })).structuredContent.computers;
+      assert.deepEqual(list.map((x) => x.computer_id), [id]);
+      assert.equal(list[0].temporary, true);
+      assert.equal(list[0].sandbox_id, c.Id.slice(0, 12));
+      // The pool refills.
+      await full(s, 2, 1);
+      // A factory reset takes another warm container under the same name.
+      const reset = await s.call({ computer_id: id }, { name: 'computer_factory_reset' });
+      assert.equal(reset.isError, false, JSON.stringify(reset));
+      assert.equal((await s.exec({ computer_id: id, command: 'echo again' })).stdout, 'again\n');
+      assert.ok(await waitFor(async () => (await inspect(containerName(id)))?.Id !== c.Id, { timeoutMs: 10000, intervalMs: 50 }));
+      // Deleted like any computer: gone.
+      const del = await s.call({ computer_id: id }, { name: 'computer_delete' });
+      assert.equal(del.isError, false, JSON.stringify(del));
+      assert.equal(await inspect(containerName(id)), null);
+    } finally {
+      await s.close();
+    }
+    // Shutdown removes the waiting ones.
+    assert.ok(await waitFor(async () => (await allOf(d)).length === 0, { timeoutMs: 15000 }), 'nothing left');
+  });
+
+  it('a restarted server finds a taken computer; waiting ones of a killed run are reaped', async () => {
+    const d = driver('restart');
+    const id = cid('survives');
+    const a = await poolServer(d, 1);
+    await full(a, 1);
+    await a.exec({ computer_id: id, command: 'echo kept > /tmp/mark' });
+    await full(a, 1, 1);
+    await a.signal('SIGKILL');
+    assert.equal((await waiting(d)).length, 1, 'the killed run left one waiting');
+    const b = await poolServer(d, 0);
+    try {
+      assert.ok(await waitFor(async () => (await waiting(d)).length === 0, { timeoutMs: 15000 }), 'reaped at start');
+      const list = (await b.call({}, { name: 'computer_list' })).structuredContent.computers;
+      assert.deepEqual(list.map((x) => x.computer_id), [id]);
+      const r = await b.exec({ computer_id: id, command: 'cat /tmp/mark' });
+      assert.equal(r.stdout, 'kept\n');
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a waiting container killed is never handed out', async () => {
+    const d = driver('killed');
+    const s = await poolServer(d, 1);
+    try {
+      await full(s, 1);
+      const [w] = await waiting(d);
+      await docker(['kill', w.id]);
+      const id = cid('after-kill');
+      const r = await s.exec({ computer_id: id, command: 'echo alive' });
+      assert.equal(r.stdout, 'alive\n');
+      assert.ok(await waitFor(async () => (await inspect(containerName(id))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
+      const c = await inspect(containerName(id));
+      assert.ok(!c.Id.startsWith(w.id), 'not the killed container');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a waiting container gone bad (paused) is never handed out', async () => {
+    const d = driver('paused');
+    const s = await poolServer(d, 1);
+    try {
+      await full(s, 1);
+      const [w] = await waiting(d);
+      assert.equal((await docker(['pause', w.id])).code, 0);
+      const id = cid('after-pause');
+      const r = await s.exec({ computer_id: id, command: 'echo fine' });
+      assert.equal(r.stdout, 'fine\n');
+      assert.ok(await waitFor(async () => (await inspect(containerName(id))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
+      assert.ok(!(await inspect(containerName(id))).Id.startsWith(w.id), 'not the paused container');
+      assert.match(s.stderr(), /removing kilntainers-pool-\S+: its exec helper does not answer/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a burst larger than the pool: every computer ready', async () => {
+    const d = driver('burst');
+    const s = await poolServer(d, 1);
+    try {
+      await full(s, 1);
+      const ids = Array.from({ length: 5 }, (_, i) => cid(`burst-${i}`));
+      const rs = await Promise.all(ids.map((id) => s.exec({ computer_id: id, command: `echo ${id}` })));
+      assert.deepEqual(rs.map((r) => r.stdout), ids.map((id) => `${id}\n`));
+      const list = (await s.call({}, { name: 'computer_list' })).structuredContent.computers;
+      assert.deepEqual(list.map((x) => x.computer_id).sort(), [...ids].sort());
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('the image changed under the pool: the new computer runs the new image', async () => {
+    const d = driver('image');
+    const tag = `msc-pool-test-${RUN}:latest`;
+    assert.equal((await docker(['tag', DEFAULT_IMAGE, tag])).code, 0);
+    const s = await poolServer(d, 1, ['--image', tag]);
+    try {
+      await full(s, 1);
+      const build = await docker(['build', '-q', '-t', tag, '-'], {
+        input: `FROM ${DEFAULT_IMAGE}\nRUN echo rebuilt > /rebuilt\n`,
+      });
+      assert.equal(build.code, 0, build.stderr);
+      const newId = (await docker(['image', 'inspect', '-f', '{{.Id}}', tag])).stdout.trim();
+      const id = cid('new-image');
+      const r = await s.exec({ computer_id: id, command: 'cat /rebuilt' });
+      assert.equal(r.stdout, 'rebuilt\n');
+      assert.ok(await waitFor(async () => (await inspect(containerName(id))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
+      assert.equal((await inspect(containerName(id))).Image, newId);
+    } finally {
+      await s.close();
+      await docker(['rmi', '-f', tag]);
+    }
+  });
+
+  it('stopped while the pool refills: nothing left', async () => {
+    const d = driver('stop');
+    const s = await poolServer(d, 3);
+    await waitFor(async () => (await allOf(d)).length >= 1, { timeoutMs: 15000, intervalMs: 50 });
+    await s.signal('SIGTERM');
+    assert.ok(await waitFor(async () => (await allOf(d)).length === 0, { timeoutMs: 15000 }),
+      `left: ${(await allOf(d)).join(' ')}`);
+  });
+});
