@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mcp_live.h"
 #include "msc_log.h"
 #include "msc_reason.h"
 #include "msc_slug.h"
@@ -200,6 +201,8 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		MSC__V1__REASON__REASON_UNSPECIFIED };
 	json_t *result;
 
+	if (resp == NULL && st->code == MSC__V1__CODE__CANCELLED)
+		goto out;       /* the client cancelled it: no response */
 	if (resp == NULL &&
 	    st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND) {
 		/* The next call opens a new session (stdio keeps one). */
@@ -216,6 +219,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		result = tools_lifecycle_result(pc->tool, pc->computer_id, st,
 		    resp);
 	send_result(pc->c, pc->id, result);
+out:
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	call_done(pc->c);
@@ -262,6 +266,7 @@ static bool
 exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
 {
 	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	char key[MCP_LIVE_KEY_MAX];
 	json_t *keep = json_array();
 	bool pending = false;
 	char *msg;
@@ -273,6 +278,8 @@ exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
 		goto done;
 	}
 	req.session_id = sid;
+	if (mcp_live_call_key(id, key))
+		req.call_key = key;
 	pending = call_session(c, id, TOOL_EXEC, "TerminalExec", &req.base,
 	    EDGE_CALL_MAX_MS, NULL);
 done:
@@ -442,8 +449,17 @@ mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
 			    "Invalid Request: no method");
 		return false;
 	}
-	if (id == NULL)
-		return false;   /* notifications need no answer */
+	if (id == NULL) {
+		/* Notifications need no answer. */
+		char sid[64];
+
+		pthread_mutex_lock(&c->mu);
+		snprintf(sid, sizeof(sid), "%s", c->session_id);
+		pthread_mutex_unlock(&c->mu);
+		mcp_live_notified(c->session, sid, method,
+		    json_object_get(msg, "params"));
+		return false;
+	}
 	params = json_object_get(msg, "params");
 	if (params != NULL && !json_is_object(params)) {
 		mcp_conn_send_error(c, id, -32602,

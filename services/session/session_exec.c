@@ -31,6 +31,7 @@ struct pending {
 	bool temporary;              /* requested, then resolved */
 	size_t driver;               /* fleet index of the computer's driver */
 	struct pending *next;
+	struct sess_live live;       /* for CancelExec and PeekExec */
 };
 
 const char *
@@ -105,6 +106,7 @@ static void
 pending_end(struct pending *p)
 {
 	pthread_mutex_lock(&p->s->mu);
+	sess_live_remove_locked(p->ss, &p->live);
 	p->ss->running--;
 	p->ss->last_active_ms = sess_now_ms();
 	sess_unref(p->ss);
@@ -149,6 +151,14 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	Msc__V1__ExecResult *res = (Msc__V1__ExecResult *)resp;
 	char marker[256];
 
+	if (sess_live_cancelled(p->s, &p->live)) {
+		/* The client gets no reply: whatever came, it is a cancel. */
+		if (resp != NULL)
+			protobuf_c_message_free_unpacked(resp, NULL);
+		pending_fail(p, MSC__V1__CODE__CANCELLED,
+		    MSC__V1__REASON__REASON_CANCELLED, "cancelled");
+		return;
+	}
 	if (res == NULL) {
 		if (st->code == MSC__V1__CODE__ABORTED) {
 			pthread_mutex_lock(&p->s->mu);
@@ -224,6 +234,12 @@ run(struct pending *p)
 	er.timeout_s = (uint32_t)(timeout > 604800 ? 604800 : timeout);
 	er.output_limit = (uint64_t)p->s->cfg->output_limit;
 	er.owner = p->ss->tag;          /* the driver's per-owner share */
+	if (!sess_live_to_driver(p->s, &p->live, p->id, p->driver)) {
+		pending_fail(p, MSC__V1__CODE__CANCELLED,
+		    MSC__V1__REASON__REASON_CANCELLED, "cancelled");
+		return;
+	}
+	er.cancel_key = p->live.driver_key;
 	/* The driver enforces the timeout; allow it time to kill and reply,
 	 * and time to wait its turn on a busy computer, within what the
 	 * caller has left. */
@@ -432,6 +448,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	}
 	if (ss != NULL) {
 		sess_ref_locked(ss);
+		sess_live_add_locked(ss, &p->live, req->call_key);
 		ss->running++;
 		ss->last_active_ms = sess_now_ms();
 	}
