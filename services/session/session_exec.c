@@ -13,7 +13,7 @@
 #include "driver.pb-c.h"
 #include "inventory.pb-c.h"
 #include "msc_log.h"
-#include "msc_utf8.h"
+#include "session_output.h"
 
 #define STDIN_LIMIT 2097152
 /* The reference's later limits (reference-behavior.md, section 12). */
@@ -32,6 +32,7 @@ struct pending {
 	size_t driver;               /* fleet index of the computer's driver */
 	struct pending *next;
 	struct sess_live live;       /* for CancelExec and PeekExec */
+	Msc__V1__TerminalExecReply rep;   /* being shaped (session_output.c) */
 };
 
 const char *
@@ -114,17 +115,6 @@ pending_end(struct pending *p)
 	free(p);
 }
 
-static int
-repair(const ProtobufCBinaryData *in, ProtobufCBinaryData *out)
-{
-	size_t len;
-
-	out->data = (uint8_t *)msc_utf8_repair((const char *)in->data,
-	    in->len, &len);
-	out->len = len;
-	return out->data != NULL ? 0 : -ENOMEM;
-}
-
 static void
 set_text(ProtobufCBinaryData *out, const char *text)
 {
@@ -142,6 +132,22 @@ release(struct pending *p, bool dead)
 	pthread_mutex_unlock(&p->s->mu);
 }
 
+/* The reply is shaped: send it and end p. */
+static void
+replied(void *arg, Msc__V1__TerminalExecReply *rep)
+{
+	struct pending *p = arg;
+
+	if (rep->stdout.data == NULL || rep->stderr.data == NULL)
+		msc_call_fail(p->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "out of memory");
+	else
+		msc_call_reply(p->call, &rep->base);
+	free(rep->stdout.data);
+	free(rep->stderr.data);
+	pending_end(p);
+}
+
 static void
 executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
@@ -149,6 +155,7 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	const struct msc_cfg *cfg = p->s->cfg;
 	Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
 	Msc__V1__ExecResult *res = (Msc__V1__ExecResult *)resp;
+	struct sess_output_to to;
 	char marker[256];
 
 	if (sess_live_cancelled(p->s, &p->live)) {
@@ -202,18 +209,18 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		set_text(&rep.stderr, marker);
 		rep.exit_code = 1;
 	} else {
-		(void)repair(&res->stdout, &rep.stdout);
-		(void)repair(&res->stderr, &rep.stderr);
+		/* Bounded to --reply-output-limit; may save it first. */
+		p->rep = rep;
+		to.driver = msc_fleet_client(p->s->fleet, p->driver);
+		to.computer_id = p->id;
+		to.owner = p->ss->tag;
+		to.call = p->call;
+		sess_output_reply(p->s, &to, res, &p->rep, replied, p);
+		return;
 	}
 	protobuf_c_message_free_unpacked(resp, NULL);
-	if (rep.stdout.data == NULL || rep.stderr.data == NULL)
-		msc_call_fail(p->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		    "out of memory");
-	else
-		msc_call_reply(p->call, &rep.base);
-	free(rep.stdout.data);
-	free(rep.stderr.data);
-	pending_end(p);
+	p->rep = rep;
+	replied(p, &p->rep);
 }
 
 static void

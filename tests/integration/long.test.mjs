@@ -5,9 +5,11 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createHash } from 'node:crypto';
 import {
   startServer, cid, containerOf, containerName, cleanupContainers, containerProcesses,
-  sleep, waitFor, TOOL,
+  sleep, waitFor, textOf, run, MSC_BIN, TOOL,
 } from './lib.mjs';
 
 const F = cid('long-fast');
@@ -108,5 +110,73 @@ describe('cancellation: bad input', () => {
     await s.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled' });
     const r = await s.exec({ computer_id: F, command: 'echo still' });
     assert.equal(r.stdout, 'still\n');
+  });
+});
+
+describe('output a model can use (--reply-output-limit, default 8192)', () => {
+  const md5 = (buf) => createHash('md5').update(buf).digest('hex');
+  const seqText = (n) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('');
+
+  it('1 MB of lines: head and tail within the bound, a marker naming the saved file, which holds every byte', async () => {
+    const res = await fast.call({ computer_id: F, command: 'seq 1 150000; echo oops >&2' });
+    assert.equal(res.isError, false);
+    const sc = res.structuredContent;
+    const whole = seqText(150000);
+    assert.equal(sc.stdout_bytes, whole.length);
+    assert.match(sc.stdout_file, /^\/tmp\/kilntainers-output\/\d{8}-\d{6}-[0-9a-f]{8}\.stdout$/);
+    assert.equal(sc.stderr, 'oops\n');
+    assert.equal(sc.stderr_bytes, undefined, 'a stream within its share is whole');
+    assert.ok(sc.stdout.startsWith('1\n2\n3\n'), sc.stdout.slice(0, 20));
+    assert.ok(sc.stdout.endsWith('149999\n150000\n'));
+    const marker = sc.stdout.match(/\n\[kilntainers: stdout was (\d+) bytes; (\d+) bytes are left out here\. All of it is saved inside the computer at (\S+): read it with grep, tail, head or sed -n\.\]\n/);
+    assert.ok(marker, sc.stdout.slice(4000, 4400));
+    assert.equal(Number(marker[1]), whole.length);
+    assert.equal(marker[3], sc.stdout_file);
+    const shown = sc.stdout.replace(marker[0], '');
+    assert.ok(shown.length <= 8192 - 'oops\n'.length, `shown ${shown.length}`);
+    assert.equal(shown.length + Number(marker[2]), whole.length, 'head + left out + tail = all');
+    // Cut at line ends: the head ends and the tail starts with a whole line.
+    const [head, tail] = sc.stdout.split(marker[0]);
+    assert.ok(whole.startsWith(head) && head.endsWith('\n'));
+    assert.ok(whole.endsWith(tail) && /^\d+\n/.test(tail));
+    // The text block is what a host shows its model: under Codex's ~12 KB.
+    assert.ok(textOf(res).length < 12000, `text block ${textOf(res).length} bytes`);
+    const saved = await fast.exec({ computer_id: F, command: `wc -c < ${sc.stdout_file}; md5sum < ${sc.stdout_file}` });
+    assert.equal(saved.stdout, `${whole.length}\n${md5(whole)}  -\n`);
+  });
+
+  it('1 MB without a newline, and both streams long: each cut within its share', async () => {
+    const sc = await fast.exec({ computer_id: F,
+      command: "head -c 1000000 /dev/zero | tr '\\0' a; head -c 300000 /dev/zero | tr '\\0' e >&2" });
+    assert.equal(sc.stdout_bytes, 1000000);
+    assert.equal(sc.stderr_bytes, 300000);
+    const strip = (s) => s.replace(/\n\[kilntainers: [^\]]*\]\n/, '');
+    assert.equal(strip(sc.stdout), 'a'.repeat(4096));
+    assert.equal(strip(sc.stderr), 'e'.repeat(4096));
+    const saved = await fast.exec({ computer_id: F, command: `wc -c < ${sc.stdout_file}; wc -c < ${sc.stderr_file}` });
+    assert.equal(saved.stdout, '1000000\n300000\n');
+  });
+
+  it('multibyte text is never cut inside a character', async () => {
+    const sc = await fast.exec({ computer_id: F, command: "for i in $(seq 3000); do printf 'é€'; done" });
+    assert.equal(sc.stdout_bytes, 3000 * 5);
+    assert.ok(!sc.stdout.includes('\ufffd'), 'no replacement character');
+  });
+
+  it('100 MB of binary output: the --output-limit answer, the server\'s memory stays bounded', async () => {
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${fast.pid}/status`, 'utf8'))[1]);
+    const before = rss();
+    const sc = await fast.exec({ computer_id: F, command: 'head -c 100000000 /dev/urandom' });
+    assert.equal(sc.exit_code, 1);
+    assert.match(sc.stderr, /output limit exceeded \(2097152 bytes\)/);
+    assert.ok(rss() - before < 64 * 1024, `RSS grew ${rss() - before} kB`);
+  });
+
+  it('a too small or too large --reply-output-limit is refused at start', async () => {
+    for (const v of ['100', '99999999', '-1']) {
+      const r = await run(MSC_BIN, ['--reply-output-limit', v], { timeoutMs: 10000 });
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /--reply-output-limit/);
+    }
   });
 });
