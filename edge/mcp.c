@@ -167,6 +167,7 @@ struct pending_call {
 	json_t *id;
 	int tool;               /* TOOL_EXEC or a lifecycle tool */
 	char computer_id[MSC_SLUG_MAX + 1];
+	struct mcp_progress *progress;  /* NULL: none asked */
 };
 
 #define TOOL_EXEC (-1)
@@ -201,6 +202,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		MSC__V1__REASON__REASON_UNSPECIFIED };
 	json_t *result;
 
+	mcp_progress_stop(pc->progress);        /* none after the result */
 	if (resp == NULL && st->code == MSC__V1__CODE__CANCELLED)
 		goto out;       /* the client cancelled it: no response */
 	if (resp == NULL &&
@@ -229,10 +231,15 @@ out:
 	free(pc);
 }
 
-/* Sends `req` to the session service; true when the reply will come. */
+/*
+ * Sends `req` to the session service; true when the reply will come.
+ * With a progress token (may be NULL), session `sid` and call key, the
+ * call reports its progress until then.
+ */
 static bool
 call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
-    const ProtobufCMessage *req, int timeout_ms, const char *computer_id)
+    const ProtobufCMessage *req, int timeout_ms, const char *computer_id,
+    json_t *token, const char *sid, const char *key)
 {
 	struct pending_call *pc = calloc(1, sizeof(*pc));
 	int rv;
@@ -250,8 +257,12 @@ call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
 	pthread_mutex_lock(&c->mu);
 	c->inflight++;
 	pthread_mutex_unlock(&c->mu);
+	if (token != NULL && key != NULL)
+		pc->progress = mcp_progress_start(c->session, token, sid, key,
+		    c->send, c->send_ctx);
 	if ((rv = msc_client_call(c->session, &msc__v1__session__descriptor,
 		 method, req, timeout_ms, pending_done, pc)) != 0) {
+		mcp_progress_stop(pc->progress);
 		send_result(c, id, tools_error_result(mcp_unsent_text(rv,
 		    NULL)));
 		json_decref(pc->id);
@@ -263,7 +274,8 @@ call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
 }
 
 static bool
-exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
+exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid,
+    json_t *token)
 {
 	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	char key[MCP_LIVE_KEY_MAX];
@@ -281,7 +293,8 @@ exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
 	if (mcp_live_call_key(id, key))
 		req.call_key = key;
 	pending = call_session(c, id, TOOL_EXEC, "TerminalExec", &req.base,
-	    EDGE_CALL_MAX_MS, NULL);
+	    EDGE_CALL_MAX_MS, NULL, token, sid,
+	    req.call_key[0] != '\0' ? key : NULL);
 done:
 	tools_exec_request_fini(&req);
 	json_decref(keep);
@@ -302,7 +315,7 @@ lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args,
 	}
 	req.session_id = sid;
 	return call_session(c, id, tool, tools_lifecycle_method(tool),
-	    &req.base, EDGE_CALL_MAX_MS, req.computer_id);
+	    &req.base, EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL, NULL);
 }
 
 static bool
@@ -338,7 +351,8 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 	}
 	if (tool >= 0)
 		return lifecycle_call(c, id, tool, args, sid);
-	return exec_call(c, id, args, sid);
+	return exec_call(c, id, args, sid, json_object_get(json_object_get(
+	    params, "_meta"), "progressToken"));
 }
 
 static void

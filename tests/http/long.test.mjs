@@ -12,7 +12,7 @@ const C = cid('long');
 const ctr = `kilntainer-${C}`;
 let srv;
 
-before(async () => { srv = await startHttpServer(['--timeout', '60']); });
+before(async () => { srv = await startHttpServer(['--timeout', '60', '--no-network']); });
 after(async () => {
   await srv?.stop();
   await cleanupContainers();

@@ -1,4 +1,6 @@
 // Long commands over stdio (issue 16): a cancelled call (the SDK's AbortSignal, which sends
+// The servers run with --no-network: nothing here needs one, and the shared sandbox network
+// may be in flux under other tests.
 // notifications/cancelled) kills every process of its command inside the computer within a
 // second and gets no response, on the fast exec path and the Engine API exec; a cancelled
 // call still waiting for its turn never runs; the computer and its next commands are untouched.
@@ -19,8 +21,8 @@ let fast;
 let engine;
 
 before(async () => {
-  fast = await startServer(['--timeout', '60']);
-  engine = await startServer(['--timeout', '60'], { env: { MSC_FAST_EXEC: '0' } });
+  fast = await startServer(['--timeout', '60', '--no-network']);
+  engine = await startServer(['--timeout', '60', '--no-network'], { env: { MSC_FAST_EXEC: '0' } });
 });
 
 after(async () => {
@@ -178,5 +180,35 @@ describe('output a model can use (--reply-output-limit, default 8192)', () => {
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /--reply-output-limit/);
     }
+  });
+});
+
+describe('live output (notifications/progress)', () => {
+  it('a 5-second loop printing each second gives >= 3 progress notifications with its output', async () => {
+    const got = [];
+    const t0 = Date.now();
+    const res = await fast.client.callTool({ name: TOOL, arguments: { computer_id: F,
+      command: 'for i in 1 2 3 4 5; do echo "step $i"; sleep 1; done' } }, undefined,
+    { timeout: 60000, onprogress: (p) => got.push({ ...p, at: Date.now() - t0 }) });
+    assert.equal(res.structuredContent.stdout, 'step 1\nstep 2\nstep 3\nstep 4\nstep 5\n');
+    assert.ok(got.length >= 3, `progress: ${JSON.stringify(got)}`);
+    for (let i = 1; i < got.length; i++) {
+      assert.ok(got[i].progress > got[i - 1].progress, 'progress increases');
+      assert.ok(got[i].at - got[i - 1].at >= 900, `at most one a second: ${JSON.stringify(got)}`);
+    }
+    assert.ok(got.some((p) => /^step [2-4]$/m.test(p.message ?? '')), JSON.stringify(got));
+    assert.ok(got.every((p) => p.progress <= 35));
+  });
+
+  it('a call without a progressToken gets none; a quiet command says it runs', async () => {
+    const seen = recordIncoming(fast);
+    await fast.exec({ computer_id: F, command: 'sleep 1.5; echo x' });
+    assert.deepEqual(seen.filter((m) => m.method === 'notifications/progress'), []);
+    const got = [];
+    await fast.client.callTool({ name: TOOL, arguments: { computer_id: F, command: 'sleep 1.5' } }, undefined,
+      { timeout: 60000, onprogress: (p) => got.push(p) });
+    assert.equal(got.length, 1, JSON.stringify(got));
+    assert.equal(got[0].progress, 0);
+    assert.equal(got[0].message, 'running, no output yet');
   });
 });
