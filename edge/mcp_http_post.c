@@ -24,6 +24,10 @@ http_send(void *ctx, json_t *msg)
 	json_t *err = json_object_get(msg, "error");
 	int code = (int)json_integer_value(json_object_get(err, "code"));
 
+	if (http_sse_send(c, msg)) {
+		c->replied = json_object_get(msg, "id") != NULL;
+		return;
+	}
 	c->replied = true;
 	http_answer_json(c, err != NULL && (code == -32700 || code == -32600)
 		? 400
@@ -36,9 +40,13 @@ http_finished(void *ctx)
 {
 	struct http_call *c = ctx;
 
-	/* A cancelled call gets no response: its stream ends empty. */
-	if (!c->replied)
+	/* A cancelled call gets no response: its stream ends without it. */
+	if (!c->replied) {
+		pthread_mutex_lock(&c->h->mu);
+		http_sse_end_locked(c);
+		pthread_mutex_unlock(&c->h->mu);
 		http_answer(c, 200, "text/event-stream", "", 0, NULL, NULL);
+	}
 	http_call_unref(ctx);
 }
 

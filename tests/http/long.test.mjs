@@ -1,11 +1,14 @@
 // Long commands over Streamable HTTP (2025 era, issue 16): a call the SDK client aborts
 // (notifications/cancelled in its own POST) kills its command inside the computer within a
-// second and gets no response; the session and its computer go on.
+// second and gets no response; the session and its computer go on. A call with a progressToken
+// gets its reply as an SSE stream of progress notifications and the result.
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
 import {
-  startHttpServer, connect, cleanupContainers, cid, docker, waitFor, sleep, TOOL,
+  startHttpServer, connect, cleanupContainers, cid, docker, waitFor, sleep, request, rawSession, rpc, TOOL,
 } from './lib.mjs';
 
 const C = cid('long');
@@ -50,5 +53,55 @@ describe('cancellation over HTTP', () => {
     } finally {
       await s.terminate();
     }
+  });
+});
+
+describe('live output over HTTP', () => {
+  it('a 5-second loop gives >= 3 progress notifications to the SDK client (onprogress)', async () => {
+    const s = await connect(srv);
+    try {
+      const got = [];
+      const res = await s.client.callTool({ name: TOOL, arguments: { computer_id: C,
+        command: 'for i in 1 2 3 4 5; do echo "tick $i"; sleep 1; done' } }, undefined,
+      { timeout: 60000, onprogress: (p) => got.push(p) });
+      assert.equal(res.structuredContent.stdout, 'tick 1\ntick 2\ntick 3\ntick 4\ntick 5\n');
+      assert.ok(got.length >= 3, JSON.stringify(got));
+      assert.ok(got.some((p) => /tick [2-4]/.test(p.message)), JSON.stringify(got));
+      assert.deepEqual(s.transportErrors, []);
+    } finally {
+      await s.terminate();
+    }
+  });
+
+  it('the reply is an SSE stream with a progressToken, plain JSON without; a client that never reads is bounded', async () => {
+    const { session } = await rawSession(srv);
+    const call = (id, meta) => rpc('tools/call', { name: TOOL, arguments: { computer_id: C, command: 'echo a; sleep 1.5; echo b' },
+      ...(meta ? { _meta: meta } : {}) }, id);
+    const plain = await request(srv, { body: call(1), session });
+    assert.match(plain.headers['content-type'], /^application\/json/);
+    assert.equal(plain.json.result.structuredContent.stdout, 'a\nb\n');
+    const sse = await request(srv, { body: call(2, { progressToken: 'tok-7' }), session });
+    assert.match(sse.headers['content-type'], /^text\/event-stream/);
+    const events = sse.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    assert.ok(events.length >= 2, sse.text);
+    assert.equal(events[0].method, 'notifications/progress');
+    assert.equal(events[0].params.progressToken, 'tok-7');
+    assert.equal(events.at(-1).id, 2);
+    assert.equal(events.at(-1).result.structuredContent.stdout, 'a\nb\n');
+    // A progress client that stops reading: the server's memory stays bounded, the command ends.
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${srv.pid}/status`, 'utf8'))[1]);
+    const before = rss();
+    const sock = net.connect(srv.port, '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    const body = JSON.stringify(rpc('tools/call', { name: TOOL, arguments: { computer_id: C, timeout: 4,
+      command: 'for i in $(seq 40); do head -c 500 /dev/zero | tr "\\0" x; echo; sleep 0.1; done' }, _meta: { progressToken: 1 } }, 3));
+    sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\n` +
+      `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${session}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    sock.pause();
+    await sleep(5000);
+    assert.ok(rss() - before < 32 * 1024, `RSS grew ${rss() - before} kB`);
+    sock.destroy();
+    const after = await request(srv, { body: call(4), session });
+    assert.equal(after.json.result.structuredContent.stdout, 'a\nb\n');
   });
 });
