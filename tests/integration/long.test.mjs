@@ -16,17 +16,21 @@ import {
 
 const F = cid('long-fast');
 const E = cid('long-engine');
+const S = cid('long-split');
 
 let fast;
 let engine;
+let split;
 
 before(async () => {
   fast = await startServer(['--timeout', '60', '--no-network']);
   engine = await startServer(['--timeout', '60', '--no-network'], { env: { MSC_FAST_EXEC: '0' } });
+  // Each service its own process: the cancel crosses edge -> session -> driver over ipc://.
+  split = await startServer(['--timeout', '60', '--no-network'], { mode: 'split' });
 });
 
 after(async () => {
-  await Promise.all([fast?.close(), engine?.close()]);
+  await Promise.all([fast?.close(), engine?.close(), split?.close()]);
   await cleanupContainers();
 });
 
@@ -48,7 +52,8 @@ function abortable(s, args) {
 
 const hasProc = async (ctr, needle) => (await containerProcesses(ctr)).some((l) => l.includes(needle));
 
-for (const [label, get, id] of [['fast exec path', () => fast, F], ['Engine API exec', () => engine, E]]) {
+for (const [label, get, id] of [['fast exec path', () => fast, F], ['Engine API exec', () => engine, E],
+  ['split services', () => split, S]]) {
   describe(`cancellation (${label})`, () => {
     it('kills every process of the command within a second and sends no response', async () => {
       const s = get();
