@@ -149,15 +149,8 @@ run_job(struct job *j, char *err)
 		if (q.output_limit == 0)
 			q.output_limit = j->d->exec_output_limit;
 		pthread_mutex_unlock(&j->d->mu);
-		if (!msc_live_begin(j->live)) {
-			rv = -ECANCELED;
-			snprintf(err, MSC_DRIVER_ERRLEN, "cancelled before it "
-			    "started");
-		} else {
-			rv = ops->exec(j->d->be, &q, &res, err,
-			    MSC_DRIVER_ERRLEN);
-			msc_live_finish(j->live);
-		}
+		rv = msc_live_run(j->live, ops->exec, j->d->be, &q, &res, err,
+		    MSC_DRIVER_ERRLEN);
 		if (rv == 0)
 			msc_call_reply(j->call, &res.base);
 		else
@@ -435,17 +428,10 @@ handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	j->call = call;
 	j->req = req;
 	j->kind = kind;
-	if (kind == JOB_EXEC) {
-		const Msc__V1__ExecRequest *r = (const void *)req;
-		int rv = msc_live_add(j->d->live, id, r->cancel_key, &j->live);
-
-		if (rv != 0) {
-			msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
-			    "Driver/Exec refused: cancel_key %s", rv == -EEXIST
-				? "names a command in flight" : "is invalid");
-			free(j);
-			return;
-		}
+	if (kind == JOB_EXEC && !msc_live_add_call(j->d->live, call,
+	    (const Msc__V1__ExecRequest *)req, &j->live)) {
+		free(j);
+		return;
 	}
 	if (lane)
 		lane_submit(j, id);

@@ -105,6 +105,39 @@ msc_live_add(struct msc_live_table *t, const char *computer_id,
 	return 0;
 }
 
+bool
+msc_live_add_call(struct msc_live_table *t, struct msc_call *call,
+    const Msc__V1__ExecRequest *r, struct msc_live **lp)
+{
+	int rv = msc_live_add(t, r->computer_id, r->cancel_key, lp);
+
+	if (rv != 0)
+		msc_call_fail(call, rv == -ENOMEM
+			? MSC__V1__CODE__RESOURCE_EXHAUSTED
+			: MSC__V1__CODE__INVALID_ARGUMENT,
+		    "Driver/Exec refused: cancel_key %s", rv == -EEXIST
+			? "names a command in flight" : rv == -ENOMEM
+			? "cannot be kept: out of memory" : "is invalid");
+	return rv == 0;
+}
+
+int
+msc_live_run(struct msc_live *l, int (*exec)(void *be,
+    const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *out, char *err,
+    size_t errlen), void *be, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *out, char *err, size_t errlen)
+{
+	int rv;
+
+	if (!msc_live_begin(l)) {
+		snprintf(err, errlen, "cancelled before it started");
+		return -ECANCELED;
+	}
+	rv = exec(be, req, out, err, errlen);
+	msc_live_finish(l);
+	return rv;
+}
+
 void
 msc_live_end(struct msc_live_table *t, struct msc_live *l)
 {

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "driver.pb-c.h"
 #include "msc_rpc.h"
 
 #define MSC_LIVE_TAIL 1024      /* bytes of the latest output kept */
@@ -48,6 +49,21 @@ void msc_live_end(struct msc_live_table *t, struct msc_live *l);
 bool msc_live_begin(struct msc_live *l);
 /* Ends the current command of this thread. */
 void msc_live_finish(struct msc_live *l);
+
+/*
+ * msc_live_add for Driver/Exec request r: false when it was refused
+ * (then call was failed: a key in use, or invalid).
+ */
+bool msc_live_add_call(struct msc_live_table *t, struct msc_call *call,
+    const Msc__V1__ExecRequest *r, struct msc_live **lp);
+/*
+ * Runs exec(be, req, out, err, errlen) with l current (msc_live_begin and
+ * _finish); -ECANCELED, with err set, when l was cancelled before.
+ */
+int msc_live_run(struct msc_live *l, int (*exec)(void *be,
+    const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *out, char *err,
+    size_t errlen), void *be, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *out, char *err, size_t errlen);
 
 /* Driver/Cancel: 0, or -ENOENT when no such command is registered. */
 int msc_live_cancel(struct msc_live_table *t, const char *computer_id,
