@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mcp_live.h"
 #include "msc_log.h"
 #include "msc_reason.h"
 #include "msc_slug.h"
@@ -166,6 +167,7 @@ struct pending_call {
 	json_t *id;
 	int tool;               /* TOOL_EXEC or a lifecycle tool */
 	char computer_id[MSC_SLUG_MAX + 1];
+	struct mcp_progress *progress;  /* NULL: none asked */
 };
 
 #define TOOL_EXEC (-1)
@@ -200,6 +202,9 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		MSC__V1__REASON__REASON_UNSPECIFIED };
 	json_t *result;
 
+	mcp_progress_stop(pc->progress);        /* none after the result */
+	if (resp == NULL && st->code == MSC__V1__CODE__CANCELLED)
+		goto out;       /* the client cancelled it: no response */
 	if (resp == NULL &&
 	    st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND) {
 		/* The next call opens a new session (stdio keeps one). */
@@ -216,6 +221,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		result = tools_lifecycle_result(pc->tool, pc->computer_id, st,
 		    resp);
 	send_result(pc->c, pc->id, result);
+out:
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	call_done(pc->c);
@@ -225,10 +231,15 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	free(pc);
 }
 
-/* Sends `req` to the session service; true when the reply will come. */
+/*
+ * Sends `req` to the session service; true when the reply will come.
+ * With a progress token (may be NULL), session `sid` and call key, the
+ * call reports its progress until then.
+ */
 static bool
 call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
-    const ProtobufCMessage *req, int timeout_ms, const char *computer_id)
+    const ProtobufCMessage *req, int timeout_ms, const char *computer_id,
+    json_t *token, const char *sid, const char *key)
 {
 	struct pending_call *pc = calloc(1, sizeof(*pc));
 	int rv;
@@ -246,8 +257,12 @@ call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
 	pthread_mutex_lock(&c->mu);
 	c->inflight++;
 	pthread_mutex_unlock(&c->mu);
+	if (token != NULL && key != NULL)
+		pc->progress = mcp_progress_start(c->session, token, sid, key,
+		    c->send, c->send_ctx);
 	if ((rv = msc_client_call(c->session, &msc__v1__session__descriptor,
 		 method, req, timeout_ms, pending_done, pc)) != 0) {
+		mcp_progress_stop(pc->progress);
 		send_result(c, id, tools_error_result(mcp_unsent_text(rv,
 		    NULL)));
 		json_decref(pc->id);
@@ -259,9 +274,11 @@ call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
 }
 
 static bool
-exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
+exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid,
+    json_t *token)
 {
 	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	char key[MCP_LIVE_KEY_MAX];
 	json_t *keep = json_array();
 	bool pending = false;
 	char *msg;
@@ -273,8 +290,11 @@ exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid)
 		goto done;
 	}
 	req.session_id = sid;
+	if (mcp_live_call_key(id, key))
+		req.call_key = key;
 	pending = call_session(c, id, TOOL_EXEC, "TerminalExec", &req.base,
-	    EDGE_CALL_MAX_MS, NULL);
+	    EDGE_CALL_MAX_MS, NULL, token, sid,
+	    req.call_key[0] != '\0' ? key : NULL);
 done:
 	tools_exec_request_fini(&req);
 	json_decref(keep);
@@ -295,7 +315,7 @@ lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args,
 	}
 	req.session_id = sid;
 	return call_session(c, id, tool, tools_lifecycle_method(tool),
-	    &req.base, EDGE_CALL_MAX_MS, req.computer_id);
+	    &req.base, EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL, NULL);
 }
 
 static bool
@@ -331,7 +351,8 @@ tools_call(struct mcp_conn *c, json_t *id, json_t *params)
 	}
 	if (tool >= 0)
 		return lifecycle_call(c, id, tool, args, sid);
-	return exec_call(c, id, args, sid);
+	return exec_call(c, id, args, sid, json_object_get(json_object_get(
+	    params, "_meta"), "progressToken"));
 }
 
 static void
@@ -442,8 +463,17 @@ mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
 			    "Invalid Request: no method");
 		return false;
 	}
-	if (id == NULL)
-		return false;   /* notifications need no answer */
+	if (id == NULL) {
+		/* Notifications need no answer. */
+		char sid[64];
+
+		pthread_mutex_lock(&c->mu);
+		snprintf(sid, sizeof(sid), "%s", c->session_id);
+		pthread_mutex_unlock(&c->mu);
+		mcp_live_notified(c->session, sid, method,
+		    json_object_get(msg, "params"));
+		return false;
+	}
 	params = json_object_get(msg, "params");
 	if (params != NULL && !json_is_object(params)) {
 		mcp_conn_send_error(c, id, -32602,

@@ -98,6 +98,15 @@ http_answer(struct http_call *c, unsigned status, const char *type,
 }
 
 void
+http_answer_response(struct http_call *c, unsigned status,
+    struct MHD_Response *r)
+{
+	pthread_mutex_lock(&c->h->mu);
+	answer_locked(c, status, r);
+	pthread_mutex_unlock(&c->h->mu);
+}
+
+void
 http_answer_json(struct http_call *c, unsigned status, json_t *body,
     const char *hname, const char *hvalue)
 {
@@ -219,6 +228,7 @@ http_call_unref(struct http_call *c)
 	if (c->body != NULL)
 		atomic_fetch_sub(&h->body_bytes, c->len);
 	json_decref(c->msg);
+	http_sse_free(c);
 	free(c->body);
 	free(c);
 	if (last)
@@ -563,6 +573,7 @@ edge_http_stop(struct edge_http *h)
 		char *text;
 		struct MHD_Response *r;
 
+		http_sse_end_locked(c);   /* a stream ends after its queue */
 		if (c->answered || !c->suspended)
 			continue;
 		id = c->msg ? json_object_get(c->msg, "id") : NULL;

@@ -17,6 +17,7 @@
 #define SESSION_CALL_MS 15000
 
 struct http_conns;
+struct http_sse;
 
 struct edge_http {
 	const struct msc_cfg *cfg;
@@ -57,6 +58,7 @@ struct http_call {
 	char session_id[64];
 	struct mcp_conn mc;
 	bool replied;
+	struct http_sse *sse;         /* under h->mu: the reply streams */
 	struct http_call *prev, *next;
 };
 
@@ -76,6 +78,9 @@ void http_answer(struct http_call *c, unsigned status, const char *type,
     const char *body, size_t len, const char *hname, const char *hvalue);
 void http_answer_json(struct http_call *c, unsigned status, json_t *body,
     const char *hname, const char *hvalue);
+/* The same with a response of the caller's making (taken). */
+void http_answer_response(struct http_call *c, unsigned status,
+    struct MHD_Response *r);
 /* A JSON-RPC error (id null) as the whole reply. */
 void http_answer_rpc_error(struct http_call *c, unsigned status, int code,
     const char *msg);
@@ -96,6 +101,18 @@ bool http_call_suspend(struct http_call *c);
 void http_call_ref(struct http_call *c);
 /* Drops one; the last frees c and gives back what it counted. */
 void http_call_unref(struct http_call *c);
+
+/* mcp_http_sse.c: a tools/call's reply as an SSE stream. */
+/*
+ * Sends msg on c's stream: a notification starts it (c is answered 200
+ * text/event-stream), the result ends it. False when c has no stream and
+ * msg is the result: then it goes as plain JSON.
+ */
+bool http_sse_send(struct http_call *c, json_t *msg);
+/* Ends c's stream after what is queued (h->mu held; none: nothing). */
+void http_sse_end_locked(struct http_call *c);
+/* Frees c's stream state (the last reference to c is going). */
+void http_sse_free(struct http_call *c);
 
 /* mcp_http_guard.c: who may call /mcp. */
 /*

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp_live.h"
 #include "msc_log.h"
 #include "session.pb-c.h"
 
@@ -23,6 +24,10 @@ http_send(void *ctx, json_t *msg)
 	json_t *err = json_object_get(msg, "error");
 	int code = (int)json_integer_value(json_object_get(err, "code"));
 
+	if (http_sse_send(c, msg)) {
+		c->replied = json_object_get(msg, "id") != NULL;
+		return;
+	}
 	c->replied = true;
 	http_answer_json(c, err != NULL && (code == -32700 || code == -32600)
 		? 400
@@ -33,6 +38,15 @@ http_send(void *ctx, json_t *msg)
 static void
 http_finished(void *ctx)
 {
+	struct http_call *c = ctx;
+
+	/* A cancelled call gets no response: its stream ends without it. */
+	if (!c->replied) {
+		pthread_mutex_lock(&c->h->mu);
+		http_sse_end_locked(c);
+		pthread_mutex_unlock(&c->h->mu);
+		http_answer(c, 200, "text/event-stream", "", 0, NULL, NULL);
+	}
 	http_call_unref(ctx);
 }
 
@@ -79,6 +93,12 @@ touched(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	if (json_object_get(c->msg, "method") == NULL ||
 	    json_object_get(c->msg, "id") == NULL) {
 		/* A notification or a response: accepted, nothing to say. */
+		const char *m = json_string_value(json_object_get(c->msg,
+		    "method"));
+
+		if (m != NULL)
+			mcp_live_notified(h->session, c->session_id, m,
+			    json_object_get(c->msg, "params"));
 		http_answer(c, 202, NULL, NULL, 0, NULL, NULL);
 		http_call_unref(c);
 		return;

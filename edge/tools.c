@@ -272,6 +272,20 @@ tools_exec_result(const Msc__V1__TerminalExecReply *rep)
 	    "exec_duration_ms", (json_int_t)rep->exec_duration_ms);
 	if (sc == NULL)
 		return tools_error_result("cannot encode the result");
+	/* A stream cut to --reply-output-limit: its length and saved file. */
+	if ((rep->stdout_bytes > 0 && json_object_set_new(sc, "stdout_bytes",
+	    json_integer((json_int_t)rep->stdout_bytes)) != 0) ||
+	    (rep->stdout_bytes > 0 && rep->stdout_file[0] != '\0' &&
+		json_object_set_new(sc, "stdout_file",
+		    json_string(rep->stdout_file)) != 0) ||
+	    (rep->stderr_bytes > 0 && json_object_set_new(sc, "stderr_bytes",
+		json_integer((json_int_t)rep->stderr_bytes)) != 0) ||
+	    (rep->stderr_bytes > 0 && rep->stderr_file[0] != '\0' &&
+		json_object_set_new(sc, "stderr_file",
+		    json_string(rep->stderr_file)) != 0)) {
+		json_decref(sc);
+		return tools_error_result("cannot encode the result");
+	}
 	/* Python's json.dumps: ", " and ": " separators, ASCII escapes. */
 	text = json_dumps(sc, JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
 	if (text == NULL) {

@@ -476,6 +476,12 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		msc_cfg_error("--output-limit must be at least 1 byte.");
 		return -EINVAL;
 	}
+	if (cfg->reply_output_limit != 0 && (cfg->reply_output_limit < 1024 ||
+	    cfg->reply_output_limit > 16777216)) {
+		msc_cfg_error("--reply-output-limit must be 0 (the whole output) "
+		    "or 1024 to 16777216 bytes.");
+		return -EINVAL;
+	}
 	if (http && !loopback &&
 	    (cfg->auth_token == NULL || *cfg->auth_token == '\0') &&
 	    !cfg->allow_unauthenticated_http) {

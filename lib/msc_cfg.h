@@ -49,6 +49,7 @@ struct msc_cfg {
 	long session_timeout;
 	long timeout;
 	long output_limit;
+	long reply_output_limit;        /* 0: the whole output (reference) */
 	const char *auth_token;
 	bool allow_unauthenticated_http;
 	const char **allowed_hosts;     /* --allowed-host, besides loopback */

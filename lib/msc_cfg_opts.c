@@ -50,6 +50,13 @@ const struct opt msc_cfg_opts[] = {
 	    "OUTPUT_LIMIT", NULL, CORE,
 	    "Max combined stdout+stderr bytes per exec (default: 2097152 = 2 MiB)",
 	    MSC_PROG_SESSION | MSC_PROG_WASM_DRIVER },
+	{ "reply-output-limit", OPT_LONG, F(reply_output_limit), 0, "8192",
+	    "BYTES", NULL, CORE,
+	    "Most stdout+stderr bytes one reply carries: longer output comes as "
+	    "its head and tail, and is saved whole in the computer at a path "
+	    "the reply names; 0: the whole output, up to --output-limit, as "
+	    "the reference (default: 8192)",
+	    MSC_PROG_SESSION },
 	{ "session-timeout", OPT_LONG, F(session_timeout), 0, "300",
 	    "SESSION_TIMEOUT", NULL, CORE,
 	    "Idle session timeout in seconds (default: 300, HTTP mode only)",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_driver_live.h"
 #include "msc_map.h"
 #include "msc_pool.h"
 #include "msc_queue.h"
@@ -27,6 +28,7 @@ struct job {
 	enum job_kind kind;
 	char lane_id[MSC_SLUG_MAX + 1]; /* "" when not on a lane */
 	char owner[64];                /* holds a slot of this owner's share */
+	struct msc_live *live;         /* Exec with a cancel_key, else NULL */
 	struct msc_qnode qn;           /* on a lane's or the gate's queue */
 };
 
@@ -53,6 +55,7 @@ struct msc_driver {
 	struct msc_share *owners;       /* Exec: workers per owner */
 	uint32_t exec_timeout_s;        /* for an Exec without its own */
 	uint64_t exec_output_limit;
+	struct msc_live_table *live;    /* keyed commands: Cancel, Progress */
 	bool stopping;                  /* the gates take no more */
 };
 
@@ -146,7 +149,8 @@ run_job(struct job *j, char *err)
 		if (q.output_limit == 0)
 			q.output_limit = j->d->exec_output_limit;
 		pthread_mutex_unlock(&j->d->mu);
-		rv = ops->exec(j->d->be, &q, &res, err, MSC_DRIVER_ERRLEN);
+		rv = msc_live_run(j->live, ops->exec, j->d->be, &q, &res, err,
+		    MSC_DRIVER_ERRLEN);
 		if (rv == 0)
 			msc_call_reply(j->call, &res.base);
 		else
@@ -169,6 +173,14 @@ creates(const struct job *j)
 	return j->kind == JOB_CREATE || j->kind == JOB_RESET;
 }
 
+/* Frees j and forgets its command. */
+static void
+job_free(struct job *j)
+{
+	msc_live_end(j->d->live, j->live);
+	free(j);
+}
+
 /* Ends j without running it: fails its call, frees its lane's turn. */
 static void __attribute__((format(printf, 3, 4)))
 job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
@@ -182,7 +194,7 @@ job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
 	msc_call_fail_reason(j->call, code, msc_driver_reason(code), "%s", msg);
 	if (j->lane_id[0] != '\0')
 		lane_next(j->d, j->lane_id);
-	free(j);
+	job_free(j);
 }
 
 static void
@@ -198,7 +210,7 @@ job_run(void *arg)
 		owner_leave(j->d, j->owner);
 	if (j->lane_id[0] != '\0')
 		lane_next(j->d, j->lane_id);
-	free(j);
+	job_free(j);
 }
 
 /* Hands j to the pool (a creation has its gate slot already). */
@@ -374,7 +386,7 @@ lane_submit(struct job *j, const char *id)
 			free(lane);
 			msc_call_fail(j->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 			    "out of memory");
-			free(j);
+			job_free(j);
 			return;
 		}
 	}
@@ -416,6 +428,11 @@ handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	j->call = call;
 	j->req = req;
 	j->kind = kind;
+	if (kind == JOB_EXEC && !msc_live_add_call(j->d->live, call,
+	    (const Msc__V1__ExecRequest *)req, &j->live)) {
+		free(j);
+		return;
+	}
 	if (lane)
 		lane_submit(j, id);
 	else
@@ -492,6 +509,18 @@ h_describe(void *s, struct msc_call *call, const ProtobufCMessage *req)
 	free(text);
 }
 
+static void
+h_cancel(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	msc_live_h_cancel(((struct msc_driver *)s)->live, call, req);
+}
+
+static void
+h_progress(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	msc_live_h_progress(((struct msc_driver *)s)->live, call, req);
+}
+
 static const struct msc_method driver_methods[] = {
 	{ "Create", h_create },
 	{ "Attach", h_attach },
@@ -502,6 +531,8 @@ static const struct msc_method driver_methods[] = {
 	{ "Reset", h_reset },
 	{ "List", h_list },
 	{ "Describe", h_describe },
+	{ "Cancel", h_cancel },
+	{ "Progress", h_progress },
 	{ NULL, NULL },
 };
 
@@ -520,6 +551,7 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 	d->exec_output_limit = MSC_DRIVER_EXEC_OUTPUT_LIMIT;
 	pthread_mutex_init(&d->mu, NULL);
 	if ((rv = msc_map_new(&d->lanes)) != 0 ||
+	    (rv = msc_live_table_new(&d->live)) != 0 ||
 	    (rv = msc_share_new(workers / 4, DRIVER_MAX_QUEUED,
 		 &d->owners)) != 0 ||
 	    (rv = msc_pool_new(workers, DRIVER_MAX_QUEUED, &d->pool)) != 0 ||
@@ -591,6 +623,7 @@ msc_driver_stop(struct msc_driver *d)
 	if (!msc_pool_free(d->pool))
 		return false;   /* a job still runs and uses d */
 	msc_map_free(d->lanes);
+	msc_live_table_free(d->live);
 	msc_share_free(d->owners);
 	pthread_mutex_destroy(&d->mu);
 	free(d);

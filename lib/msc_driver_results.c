@@ -72,6 +72,8 @@ msc_driver_code(int rv)
 		return MSC__V1__CODE__FAILED_PRECONDITION;
 	case -ECONNABORTED:
 		return MSC__V1__CODE__ABORTED;
+	case -ECANCELED:
+		return MSC__V1__CODE__CANCELLED;
 	default:
 		return MSC__V1__CODE__INTERNAL;
 	}
@@ -112,6 +114,8 @@ msc_driver_reason(Msc__V1__Code code)
 		return MSC__V1__REASON__REASON_OVERLOADED;
 	case MSC__V1__CODE__INVALID_ARGUMENT:
 		return MSC__V1__REASON__REASON_INVALID_ARGUMENT;
+	case MSC__V1__CODE__CANCELLED:
+		return MSC__V1__REASON__REASON_CANCELLED;
 	default:
 		return MSC__V1__REASON__REASON_UNSPECIFIED;
 	}

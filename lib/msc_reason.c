@@ -32,6 +32,8 @@ static const struct {
 	{ MSC__V1__REASON__REASON_INVALID_ARGUMENT, false,
 	    "invalid argument" },
 	{ MSC__V1__REASON__REASON_DEADLINE, true, "deadline exceeded" },
+	{ MSC__V1__REASON__REASON_CANCELLED, false,
+	    "the call was cancelled; its command was killed" },
 };
 
 #define NREASONS (sizeof(reasons) / sizeof(reasons[0]))

@@ -17,6 +17,8 @@ static const struct role_rule rules[] = {
 	{ "msc.v1.Session", NULL, { "edge", NULL } },
 	{ "msc.v1.Inventory", NULL, { "session", NULL } },
 	{ "msc.v1.Driver", "Exec", { "session", "operator", NULL } },
+	{ "msc.v1.Driver", "Cancel", { "session", "operator", NULL } },
+	{ "msc.v1.Driver", "Progress", { "session", "operator", NULL } },
 	{ "msc.v1.Driver", "Describe", { "session", "operator", NULL } },
 	{ "msc.v1.Driver", NULL, { "inventory", "operator", NULL } },
 };

@@ -121,6 +121,7 @@ enum dock_exec_outcome {
 	DOCK_EXEC_EXITED = 0,  /* the process ended; exit_code is valid */
 	DOCK_EXEC_TIMEOUT,     /* timeout_ms passed; processes killed */
 	DOCK_EXEC_LIMIT,       /* stdout+stderr passed output_limit; killed */
+	DOCK_EXEC_CANCELLED,   /* the caller cancelled it (live); killed */
 };
 
 struct dock_exec_req {
@@ -133,6 +134,9 @@ struct dock_exec_req {
 	bool has_stdin;            /* false: the process sees EOF at once */
 	int timeout_ms;            /* for the command itself */
 	size_t output_limit;       /* combined stdout+stderr bytes allowed */
+	/* The worker thread's current Driver command (msc_driver_live.h):
+	 * cancelled through msc_driver_cancel_fd(), output reported. */
+	bool live;
 };
 
 struct dock_exec_res {

@@ -128,6 +128,8 @@ struct dock_stream {
 	struct dock_buf		 err;
 	struct dock_buf		 syserr;	/* stream type 3 text */
 	enum dock_exec_outcome	 outcome;	/* EXITED means EOF seen */
+	int			 cancel_fd;	/* readable: cancel; -1 none */
+	bool			 live;		/* report output */
 };
 
 /*

@@ -74,6 +74,7 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 	req.stdin_len = r->stdin.len;
 	req.timeout_ms = (int)r->timeout_s * 1000;
 	req.output_limit = r->output_limit;
+	req.live = true;
 	rv = dock_run(d, name, &req, &res, &fast, err, errlen);
 	free(argv);
 	/*
@@ -106,6 +107,12 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 	}
 	if (rv != 0)
 		return rv;
+	if (res.outcome == DOCK_EXEC_CANCELLED) {
+		dock_exec_res_fini(&res);
+		snprintf(err, errlen, "Computer '%s': the command was cancelled "
+		    "and killed.", r->computer_id);
+		return -ECANCELED;
+	}
 	out->stdout.data = (uint8_t *)res.out;
 	out->stdout.len = res.out_len;
 	out->stderr.data = (uint8_t *)res.err;

@@ -22,6 +22,7 @@
 
 #include "docker_api.h"
 #include "docker_api_int.h"
+#include "msc_driver_live.h"
 #include "msc_random.h"
 
 #define DOCK_MARKER_VAR		"KILNTAINERS_EXEC"
@@ -206,6 +207,8 @@ dock_exec_once(struct dock_engine *e, const struct dock_exec_req *req,
 	s->in_len = req->has_stdin ? req->stdin_len : 0;
 	s->has_stdin = req->has_stdin;
 	s->limit = req->output_limit;
+	s->live = req->live;
+	s->cancel_fd = req->live ? msc_driver_cancel_fd() : -1;
 	/* No timeout: a deadline far away. */
 	s->deadline = (int64_t)msc_now_ms() + (req->timeout_ms > 0 ?
 	    (int64_t)req->timeout_ms : (int64_t)1 << 50);

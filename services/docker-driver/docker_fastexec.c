@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fastexec_wire.h"
+#include "msc_driver_live.h"
 #include "msc_time.h"
 
 #define FX_REQ_SEND_MS	5000
@@ -38,6 +39,8 @@ struct fxc {
 	struct fx_parser ps;
 	struct fxbuf out, err;
 	size_t limit;
+	int cancel_fd;          /* readable: cancelled; -1 none */
+	bool live;              /* report output (msc_driver_live.h) */
 };
 
 static int
@@ -103,25 +106,31 @@ dock_fx_probe(const char *dir)
 	return 0;
 }
 
-/* Waits for events until the deadline: 0 with *rev, or -ETIMEDOUT. */
+/*
+ * Waits for events until the deadline: 0 with *rev, -ETIMEDOUT, or
+ * -ECANCELED when cancel_fd (-1: none) is readable.
+ */
 static int
-fx_wait(int fd, short events, int64_t deadline, short *rev)
+fx_wait(int fd, int cancel_fd, short events, int64_t deadline, short *rev)
 {
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = events };
+		struct pollfd p[2] = { { .fd = fd, .events = events },
+			{ .fd = cancel_fd, .events = POLLIN } };
 		int64_t left = deadline - (int64_t)msc_now_ms();
 		int n;
 
 		if (left <= 0)
 			return -ETIMEDOUT;
-		n = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
+		n = poll(p, 2, left > 1000000 ? 1000000 : (int)left);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
+		if (p[1].revents != 0)
+			return -ECANCELED;
 		if (n == 0)
 			continue;
-		*rev = p.revents;
+		*rev = p[0].revents;
 		return 0;
 	}
 }
@@ -197,6 +206,8 @@ fx_frame(struct fxc *c, const struct fx_frame *f, struct dock_exec_res *res,
 			snprintf(err, errlen, "exec: out of memory");
 			return -ENOMEM;
 		}
+		if (c->live)
+			msc_driver_output(f->p, f->len);
 		if (c->out.len + c->err.len > c->limit) {
 			res->outcome = DOCK_EXEC_LIMIT;
 			return 1;
@@ -281,7 +292,7 @@ fx_send_req(struct fxc *c, const struct dock_exec_req *req, char *err,
 	while (c->soff < c->slen) {
 		if (fx_send_some(c) != 0 ||
 		    (c->soff < c->slen &&
-			fx_wait(c->fd, POLLOUT, until, &rev) != 0)) {
+			fx_wait(c->fd, -1, POLLOUT, until, &rev) != 0)) {
 			snprintf(err, errlen, "the exec helper did not take "
 			    "the request");
 			return -ENOTCONN;
@@ -308,10 +319,15 @@ fx_loop(struct fxc *c, const struct dock_exec_req *req,
 		if (req->has_stdin)
 			fx_next_stdin(c, req);
 		sending = c->soff < c->slen;
-		rc = fx_wait(c->fd, (short)(POLLIN | (sending ? POLLOUT : 0)),
-		    c->deadline, &rev);
+		rc = fx_wait(c->fd, c->cancel_fd,
+		    (short)(POLLIN | (sending ? POLLOUT : 0)), c->deadline,
+		    &rev);
 		if (rc == -ETIMEDOUT) {
 			res->outcome = DOCK_EXEC_TIMEOUT;
+			return 1;
+		}
+		if (rc == -ECANCELED) {
+			res->outcome = DOCK_EXEC_CANCELLED;
 			return 1;
 		}
 		if (rc < 0) {
@@ -334,7 +350,7 @@ int
 dock_fx_run(const char *dir, const struct dock_exec_req *req,
     struct dock_exec_res *res, char *err, size_t errlen)
 {
-	struct fxc c = { .fd = -1 };
+	struct fxc c = { .fd = -1, .cancel_fd = -1 };
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -350,6 +366,8 @@ dock_fx_run(const char *dir, const struct dock_exec_req *req,
 	}
 	fx_parser_init(&c.ps, true);
 	c.limit = req->output_limit;
+	c.live = req->live;
+	c.cancel_fd = req->live ? msc_driver_cancel_fd() : -1;
 	if ((rc = fx_send_req(&c, req, err, errlen)) != 0)
 		goto out;
 	c.deadline = (int64_t)msc_now_ms() + (req->timeout_ms > 0 ?

@@ -22,6 +22,7 @@
 
 #include "docker_api.h"
 #include "docker_api_int.h"
+#include "msc_driver_live.h"
 #include "msc_http.h"
 
 #define DOCK_HDR_MAX		16384
@@ -34,6 +35,7 @@ struct dock_conn {
 	CURL		*h;
 	curl_socket_t	 fd;
 	int64_t		 deadline;
+	int		 cancel_fd;	/* readable: cancelled; -1 none */
 };
 
 /* The demultiplexer: the header being read, then a payload's remainder. */
@@ -44,11 +46,14 @@ struct dock_demux {
 	uint32_t	left;
 };
 
-/* Waits for `events` on the connection; 0, -ETIMEDOUT or -EIO. */
+/*
+ * Waits for `events` on the connection; 0, -ETIMEDOUT, -ECANCELED (the
+ * cancel fd is readable) or -EIO.
+ */
 static int
 dock_conn_wait(struct dock_conn *c, short events, short *revents)
 {
-	struct pollfd	pfd;
+	struct pollfd	pfd[2];
 	int64_t		left;
 	int		n;
 
@@ -56,17 +61,22 @@ dock_conn_wait(struct dock_conn *c, short events, short *revents)
 		left = c->deadline - (int64_t)msc_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
-		pfd.fd = c->fd;
-		pfd.events = events;
-		pfd.revents = 0;
-		n = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
+		pfd[0].fd = c->fd;
+		pfd[0].events = events;
+		pfd[0].revents = 0;
+		pfd[1].fd = c->cancel_fd;       /* -1: ignored by poll */
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		n = poll(pfd, 2, left > 1000000 ? 1000000 : (int)left);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -EIO;
+		if (pfd[1].revents != 0)
+			return -ECANCELED;
 		if (n == 0)
 			continue;
-		*revents = pfd.revents;
+		*revents = pfd[0].revents;
 		return 0;
 	}
 }
@@ -183,6 +193,8 @@ dock_demux_feed(struct dock_demux *d, struct dock_stream *s,
 		} else {
 			dst = d->type == 2 ? &s->err : &s->out;
 			rc = dock_buf_append(dst, p, k);
+			if (s->live)
+				msc_driver_output(p, k);
 		}
 		if (rc < 0)
 			return rc;
@@ -296,7 +308,7 @@ dock_start_handshake(struct dock_engine *e, struct dock_conn *c,
 	}
 	return dock_demux_feed(d, s, (unsigned char *)hdr + hlen, have - hlen);
 io:
-	if (rc == -ETIMEDOUT)
+	if (rc == -ETIMEDOUT || rc == -ECANCELED)
 		return rc;
 	dock_seterr(err, errlen, "exec start: connection to %s failed",
 	    e->name);
@@ -322,12 +334,15 @@ dock_stream_run(struct dock_engine *e, const char *exec_id,
 	memset(&d, 0, sizeof(d));
 	c.fd = CURL_SOCKET_BAD;
 	c.deadline = s->deadline;
+	c.cancel_fd = s->cancel_fd;
 	s->outcome = DOCK_EXEC_EXITED;
 	if ((rc = dock_conn_open(e, &c, err, errlen)) < 0)
 		goto fail;
 	rc = dock_start_handshake(e, &c, exec_id, &d, s, err, errlen);
 	if (rc == -ETIMEDOUT)
 		goto timeout;
+	if (rc == -ECANCELED)
+		goto cancelled;
 	if (rc < 0)
 		goto fail;
 	if ((buf = malloc(DOCK_READ_CHUNK)) == NULL) {
@@ -346,6 +361,8 @@ dock_stream_run(struct dock_engine *e, const char *exec_id,
 		rc = dock_conn_wait(&c, POLLIN | (sending ? POLLOUT : 0), &rev);
 		if (rc == -ETIMEDOUT)
 			goto timeout;
+		if (rc == -ECANCELED)
+			goto cancelled;
 		if (rc < 0)
 			goto fail;
 		if (sending && (rev & (POLLOUT | POLLERR | POLLHUP))) {
@@ -380,6 +397,10 @@ dock_stream_run(struct dock_engine *e, const char *exec_id,
 			goto fail;
 		}
 	}
+	rc = 0;
+	goto fail;
+cancelled:
+	s->outcome = DOCK_EXEC_CANCELLED;
 	rc = 0;
 	goto fail;
 timeout:

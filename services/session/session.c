@@ -207,6 +207,8 @@ static const struct msc_method session_methods[] = {
 	{ "ResetComputer", sess_h_reset },
 	{ "DeleteComputer", sess_h_delete },
 	{ "Describe", sess_h_describe },
+	{ "CancelExec", sess_h_cancel_exec },
+	{ "PeekExec", sess_h_peek_exec },
 	{ NULL, NULL },
 };
 

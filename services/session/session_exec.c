@@ -13,7 +13,7 @@
 #include "driver.pb-c.h"
 #include "inventory.pb-c.h"
 #include "msc_log.h"
-#include "msc_utf8.h"
+#include "session_output.h"
 
 #define STDIN_LIMIT 2097152
 /* The reference's later limits (reference-behavior.md, section 12). */
@@ -31,6 +31,8 @@ struct pending {
 	bool temporary;              /* requested, then resolved */
 	size_t driver;               /* fleet index of the computer's driver */
 	struct pending *next;
+	struct sess_live live;       /* for CancelExec and PeekExec */
+	Msc__V1__TerminalExecReply rep;   /* being shaped (session_output.c) */
 };
 
 const char *
@@ -105,22 +107,12 @@ static void
 pending_end(struct pending *p)
 {
 	pthread_mutex_lock(&p->s->mu);
+	sess_live_remove_locked(p->ss, &p->live);
 	p->ss->running--;
 	p->ss->last_active_ms = sess_now_ms();
 	sess_unref(p->ss);
 	pthread_mutex_unlock(&p->s->mu);
 	free(p);
-}
-
-static int
-repair(const ProtobufCBinaryData *in, ProtobufCBinaryData *out)
-{
-	size_t len;
-
-	out->data = (uint8_t *)msc_utf8_repair((const char *)in->data,
-	    in->len, &len);
-	out->len = len;
-	return out->data != NULL ? 0 : -ENOMEM;
 }
 
 static void
@@ -140,6 +132,22 @@ release(struct pending *p, bool dead)
 	pthread_mutex_unlock(&p->s->mu);
 }
 
+/* The reply is shaped: send it and end p. */
+static void
+replied(void *arg, Msc__V1__TerminalExecReply *rep)
+{
+	struct pending *p = arg;
+
+	if (rep->stdout.data == NULL || rep->stderr.data == NULL)
+		msc_call_fail(p->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "out of memory");
+	else
+		msc_call_reply(p->call, &rep->base);
+	free(rep->stdout.data);
+	free(rep->stderr.data);
+	pending_end(p);
+}
+
 static void
 executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
@@ -147,8 +155,17 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	const struct msc_cfg *cfg = p->s->cfg;
 	Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
 	Msc__V1__ExecResult *res = (Msc__V1__ExecResult *)resp;
+	struct sess_output_to to;
 	char marker[256];
 
+	if (sess_live_cancelled(p->s, &p->live)) {
+		/* The client gets no reply: whatever came, it is a cancel. */
+		if (resp != NULL)
+			protobuf_c_message_free_unpacked(resp, NULL);
+		pending_fail(p, MSC__V1__CODE__CANCELLED,
+		    MSC__V1__REASON__REASON_CANCELLED, "cancelled");
+		return;
+	}
 	if (res == NULL) {
 		if (st->code == MSC__V1__CODE__ABORTED) {
 			pthread_mutex_lock(&p->s->mu);
@@ -192,18 +209,18 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		set_text(&rep.stderr, marker);
 		rep.exit_code = 1;
 	} else {
-		(void)repair(&res->stdout, &rep.stdout);
-		(void)repair(&res->stderr, &rep.stderr);
+		/* Bounded to --reply-output-limit; may save it first. */
+		p->rep = rep;
+		to.driver = msc_fleet_client(p->s->fleet, p->driver);
+		to.computer_id = p->id;
+		to.owner = p->ss->tag;
+		to.call = p->call;
+		sess_output_reply(p->s, &to, res, &p->rep, replied, p);
+		return;
 	}
 	protobuf_c_message_free_unpacked(resp, NULL);
-	if (rep.stdout.data == NULL || rep.stderr.data == NULL)
-		msc_call_fail(p->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		    "out of memory");
-	else
-		msc_call_reply(p->call, &rep.base);
-	free(rep.stdout.data);
-	free(rep.stderr.data);
-	pending_end(p);
+	p->rep = rep;
+	replied(p, &p->rep);
 }
 
 static void
@@ -224,6 +241,12 @@ run(struct pending *p)
 	er.timeout_s = (uint32_t)(timeout > 604800 ? 604800 : timeout);
 	er.output_limit = (uint64_t)p->s->cfg->output_limit;
 	er.owner = p->ss->tag;          /* the driver's per-owner share */
+	if (!sess_live_to_driver(p->s, &p->live, p->id, p->driver)) {
+		pending_fail(p, MSC__V1__CODE__CANCELLED,
+		    MSC__V1__REASON__REASON_CANCELLED, "cancelled");
+		return;
+	}
+	er.cancel_key = p->live.driver_key;
 	/* The driver enforces the timeout; allow it time to kill and reply,
 	 * and time to wait its turn on a busy computer, within what the
 	 * caller has left. */
@@ -432,6 +455,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	}
 	if (ss != NULL) {
 		sess_ref_locked(ss);
+		sess_live_add_locked(ss, &p->live, req->call_key);
 		ss->running++;
 		ss->last_active_ms = sess_now_ms();
 	}

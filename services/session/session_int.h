@@ -23,6 +23,21 @@
 
 struct pending;
 struct closing;
+
+/*
+ * A TerminalExec's cancellation and progress state (session_live.c),
+ * part of its struct pending; on its session's `live` list while the call
+ * is open. All under s->mu.
+ */
+struct sess_live {
+	struct sess_live *prev, *next;
+	const char *call_key;           /* the edge's; borrowed from the call */
+	char driver_key[33];            /* random: ExecRequest.cancel_key */
+	char computer_id[MSC_SLUG_MAX + 1];     /* once on a driver */
+	size_t driver;                  /* fleet index, once on a driver */
+	bool on_driver;                 /* Driver/Exec was sent */
+	bool cancelled;                 /* CancelExec came */
+};
 struct sess_release;
 
 /*
@@ -50,6 +65,7 @@ struct sess {
 	int creating;                   /* computer_create calls in flight */
 	struct pending *queue_head, *queue_tail;
 	size_t queued;
+	struct sess_live *live;         /* TerminalExec calls open */
 };
 
 struct sess_service {
@@ -142,6 +158,24 @@ void sess_owners_stop(struct sess_service *s);
  */
 bool sess_computers_full_locked(const struct sess_service *s,
     const struct sess *ss, char *msg, size_t msglen);
+
+/* session_live.c: CancelExec and PeekExec. */
+void sess_h_cancel_exec(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_peek_exec(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+/* Puts l on ss's list, named `call_key` (borrowed). Lock held. */
+void sess_live_add_locked(struct sess *ss, struct sess_live *l,
+    const char *call_key);
+void sess_live_remove_locked(struct sess *ss, struct sess_live *l);
+/*
+ * The call is about to be sent to `driver` for computer `id`: false when
+ * it was cancelled already (then it must not be sent). Takes the lock.
+ */
+bool sess_live_to_driver(struct sess_service *s, struct sess_live *l,
+    const char *id, size_t driver);
+/* Whether the call was cancelled. Takes the lock. */
+bool sess_live_cancelled(struct sess_service *s, const struct sess_live *l);
 
 /* session_exec.c */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "msc_driver.h"
+#include "msc_driver_live.h"
 #include "msc_log.h"
 #include "msc_time.h"
 
@@ -34,6 +35,7 @@ struct wasm_child {
 	char status_line[STATUS_MAX];
 	size_t slen;
 	bool over;
+	bool cancelled;         /* Driver/Cancel (msc_driver_live.h) */
 };
 
 static void
@@ -207,6 +209,7 @@ drain(struct wasm_child *c, int *fd, uint8_t **buf, size_t *len)
 		return;
 	}
 	memcpy(n + *len, chunk, (size_t)got);
+	msc_driver_output(chunk, (size_t)got);
 	*buf = n;
 	*len += (size_t)got;
 }
@@ -229,11 +232,12 @@ static bool
 pump(struct wasm_child *c, const ProtobufCBinaryData *in, uint64_t deadline)
 {
 	size_t sent = 0;
+	int cancel_fd = msc_driver_cancel_fd();
 
 	if (in == NULL || in->len == 0)
 		close_fd(&c->in);
 	while (c->out >= 0 || c->err >= 0 || c->status >= 0) {
-		struct pollfd p[4];
+		struct pollfd p[5];
 		int np = 0, ms;
 		uint64_t now = msc_now_ms();
 
@@ -250,8 +254,14 @@ pump(struct wasm_child *c, const ProtobufCBinaryData *in, uint64_t deadline)
 			p[np++] = (struct pollfd){ c->err, POLLIN, 0 };
 		if (c->status >= 0)
 			p[np++] = (struct pollfd){ c->status, POLLIN, 0 };
+		if (cancel_fd >= 0)
+			p[np++] = (struct pollfd){ cancel_fd, POLLIN, 0 };
 		if (poll(p, (nfds_t)np, ms) < 0 && errno != EINTR)
 			return true;
+		if (cancel_fd >= 0 && p[np - 1].revents != 0) {
+			c->cancelled = true;
+			return true;
+		}
 		for (int i = 0; i < np; i++) {
 			if (p[i].revents == 0)
 				continue;
@@ -365,7 +375,7 @@ wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
 	w.pid = c.pid;
 	running_track(d, r->computer_id, &w);
 	in_time = pump(&c, r->has_stdin ? &r->stdin : NULL, deadline);
-	if (!in_time || c.over)
+	if (!in_time || c.over || c.cancelled)
 		kill(c.pid, SIGKILL);
 	running_untrack(d, r->computer_id);
 	while (waitpid(c.pid, &wstatus, 0) < 0 && errno == EINTR)
@@ -375,6 +385,10 @@ wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
 		snprintf(err, errlen, "Computer '%s' was stopped while the "
 		    "command ran.", r->computer_id);
 		rv = -ECONNABORTED;
+	} else if (c.cancelled) {
+		snprintf(err, errlen, "Computer '%s': the command was cancelled "
+		    "and killed.", r->computer_id);
+		rv = -ECANCELED;
 	} else if (c.over) {
 		res->outcome = MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT;
 		res->exit_code = 1;

@@ -149,7 +149,8 @@ export class Cluster {
 
   argvOf(name) {
     const common = ['--cluster', this.conf, '--tls-cert', path.join(this.certs, `${name}.pem`)];
-    if (name === 'session') return [BIN.session, ...common, '--listen', sessionUrl];
+    // The whole output in replies (the slow-link case checks 16,000 bytes).
+    if (name === 'session') return [BIN.session, ...common, '--listen', sessionUrl, '--reply-output-limit', '0'];
     if (name === 'inventory') return [BIN.inventory, ...common, '--listen', `tls+tcp://${HOSTS.inventory}:${PORT.inventory}`];
     if (name.startsWith('d')) {
       // --no-network: a driver inside a namespace cannot install the sandbox network's host

@@ -20,7 +20,8 @@ let a;
 let b;
 
 before(async () => {
-  a = await startServer(['--timeout', '30']);
+  // The reference's replies: the whole output up to --output-limit.
+  a = await startServer(['--timeout', '30', '--reply-output-limit', '0']);
   b = await startServer(['--output-limit', '1024', '--timeout', '2']);
 });
 

@@ -23,8 +23,9 @@ let fast;
 let engine;
 
 before(async () => {
-  fast = await startServer(['--timeout', '20'], { env: LIFECYCLE });
-  engine = await startServer(['--timeout', '20'], { env: { ...LIFECYCLE, MSC_FAST_EXEC: '0' } });
+  // Whole outputs, to compare them byte for byte (a cut one names a random file).
+  fast = await startServer(['--timeout', '20', '--reply-output-limit', '0'], { env: LIFECYCLE });
+  engine = await startServer(['--timeout', '20', '--reply-output-limit', '0'], { env: { ...LIFECYCLE, MSC_FAST_EXEC: '0' } });
 });
 
 after(async () => {

@@ -326,3 +326,33 @@ describe('secrets', () => {
     } finally { await s.close(); }
   });
 });
+
+describe('go_busybox cancellation (issue 16)', () => {
+  // The runner processes the server started (its children), from /proc.
+  const children = (pid) => fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
+    try { return fs.readFileSync(`/proc/${d}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1] === String(pid); } catch { return false; }
+  });
+
+  it('an aborted call kills its runner within a second and gets no response', async () => {
+    const s = await busybox();
+    try {
+      const base = { computer_id: cid('bb-cancel') };
+      assertReplyShape(await s.call({ ...base, command: 'true' }));
+      const before = children(s.pid).length;
+      const ac = new AbortController();
+      const p = s.client.callTool({ name: 'terminal_execute', arguments: { ...base, command: 'sleep 30' } },
+        undefined, { signal: ac.signal, timeout: 60000 }).then((r) => ({ r }), (e) => ({ e }));
+      const t = Date.now();
+      while (children(s.pid).length <= before && Date.now() - t < 5000) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(children(s.pid).length > before, 'a runner started');
+      const t0 = Date.now();
+      ac.abort();
+      assert.ok((await p).e);
+      while (children(s.pid).length > before && Date.now() - t0 < 3000) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(children(s.pid).length, before, 'the runner is gone');
+      assert.ok(Date.now() - t0 < 1000, `gone after ${Date.now() - t0} ms`);
+      const r = assertReplyShape(await s.call({ ...base, command: 'echo after' }));
+      assert.equal(r.stdout, 'after\n');
+    } finally { await s.close(); }
+  });
+});

@@ -1,0 +1,235 @@
+/*
+ * session_live.c - the TerminalExec calls a session has open, by the
+ * edge's call key: CancelExec kills one (Driver/Cancel on its driver) and
+ * PeekExec reads its output so far (Driver/Progress).
+ *
+ * A call cancelled before it reached a driver is never sent; one on a
+ * driver is killed there, and its TerminalExec fails with CANCELLED
+ * whatever the driver answers (the edge sends the client nothing).
+ */
+#include "session_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.pb-c.h"
+#include "msc_log.h"
+#include "msc_random.h"
+
+/* How long the driver has to confirm a kill or report progress. */
+#define LIVE_DRIVER_MS 5000
+
+void
+sess_live_add_locked(struct sess *ss, struct sess_live *l,
+    const char *call_key)
+{
+	l->call_key = call_key;
+	l->prev = NULL;
+	l->next = ss->live;
+	if (ss->live != NULL)
+		ss->live->prev = l;
+	ss->live = l;
+}
+
+void
+sess_live_remove_locked(struct sess *ss, struct sess_live *l)
+{
+	if (l->prev != NULL)
+		l->prev->next = l->next;
+	else if (ss->live == l)
+		ss->live = l->next;
+	if (l->next != NULL)
+		l->next->prev = l->prev;
+	l->prev = l->next = NULL;
+}
+
+bool
+sess_live_to_driver(struct sess_service *s, struct sess_live *l,
+    const char *id, size_t driver)
+{
+	bool go;
+
+	pthread_mutex_lock(&s->mu);
+	go = !l->cancelled;
+	if (go) {
+		msc_random_hex(l->driver_key, 16);
+		snprintf(l->computer_id, sizeof(l->computer_id), "%s", id);
+		l->driver = driver;
+		l->on_driver = true;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return go;
+}
+
+bool
+sess_live_cancelled(struct sess_service *s, const struct sess_live *l)
+{
+	bool c;
+
+	pthread_mutex_lock(&s->mu);
+	c = l->cancelled;
+	pthread_mutex_unlock(&s->mu);
+	return c;
+}
+
+/* The open call of session `sid` named `key`, lock held; or NULL. */
+static struct sess_live *
+find_locked(struct sess_service *s, const char *sid, const char *key,
+    struct sess **ssp)
+{
+	struct sess *ss = msc_map_get(s->sessions, sid);
+
+	*ssp = ss;
+	if (ss == NULL || key[0] == '\0')
+		return NULL;
+	for (struct sess_live *l = ss->live; l != NULL; l = l->next)
+		if (strcmp(l->call_key, key) == 0)
+			return l;
+	return NULL;
+}
+
+/* A CancelExec waiting for its Driver/Cancel. */
+struct cancel_wait {
+	struct msc_call *call;
+	char computer_id[MSC_SLUG_MAX + 1];
+	char tag[SESS_TAG_LEN + 1];
+};
+
+static void
+driver_cancelled(void *arg, const struct msc_status *st,
+    ProtobufCMessage *resp)
+{
+	struct cancel_wait *w = arg;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+
+	/* NOT_FOUND: it ended on its own meanwhile. */
+	if (resp == NULL && st->code != MSC__V1__CODE__NOT_FOUND)
+		msc_log_warn("session %s: cancelling a command on computer "
+		    "'%s' failed: %s", w->tag, w->computer_id, st->message);
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	msc_call_reply(w->call, &e.base);
+	free(w);
+}
+
+void
+sess_h_cancel_exec(void *state, struct msc_call *call,
+    const ProtobufCMessage *req)
+{
+	struct sess_service *s = state;
+	const Msc__V1__ExecCallRef *r = (const Msc__V1__ExecCallRef *)req;
+	Msc__V1__ExecRef dr = MSC__V1__EXEC_REF__INIT;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	struct cancel_wait *w = calloc(1, sizeof(*w));
+	char key[sizeof(((struct sess_live *)0)->driver_key)];
+	struct sess_live *l;
+	struct sess *ss;
+	size_t driver = 0;
+	bool send = false;
+
+	if (w == NULL) {
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	l = find_locked(s, r->session_id, r->call_key, &ss);
+	if (ss == NULL) {
+		pthread_mutex_unlock(&s->mu);
+		free(w);
+		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
+		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
+		return;
+	}
+	ss->last_active_ms = sess_now_ms();
+	if (l != NULL && !l->cancelled) {
+		l->cancelled = true;
+		if ((send = l->on_driver)) {
+			memcpy(key, l->driver_key, sizeof(key));
+			snprintf(w->computer_id, sizeof(w->computer_id), "%s",
+			    l->computer_id);
+			driver = l->driver;
+		}
+	}
+	memcpy(w->tag, ss->tag, sizeof(w->tag));
+	pthread_mutex_unlock(&s->mu);
+	if (!send) {
+		/* Unknown, cancelled already, or not on a driver yet (it will
+		 * not be sent). */
+		free(w);
+		msc_call_reply(call, &e.base);
+		return;
+	}
+	w->call = call;
+	dr.computer_id = w->computer_id;
+	dr.cancel_key = key;
+	if (msc_client_call(msc_fleet_client(s->fleet, driver),
+		&msc__v1__driver__descriptor, "Cancel", &dr.base,
+		sess_hop_ms(msc_call_remaining_ms(call), LIVE_DRIVER_MS),
+		driver_cancelled, w) != 0) {
+		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,
+			"its driver cannot be reached",
+			MSC__V1__REASON__REASON_NOT_SENT };
+
+		driver_cancelled(w, &st, NULL);
+	}
+}
+
+static void
+driver_progress(void *arg, const struct msc_status *st,
+    ProtobufCMessage *resp)
+{
+	struct msc_call *call = arg;
+	Msc__V1__ExecProgress none = MSC__V1__EXEC_PROGRESS__INIT;
+
+	if (resp != NULL) {
+		msc_call_reply(call, resp);
+		protobuf_c_message_free_unpacked(resp, NULL);
+	} else if (st->code == MSC__V1__CODE__NOT_FOUND)
+		msc_call_reply(call, &none.base);   /* ended meanwhile */
+	else
+		msc_call_fail_reason(call, st->code, st->reason, "%s",
+		    st->message);
+}
+
+void
+sess_h_peek_exec(void *state, struct msc_call *call,
+    const ProtobufCMessage *req)
+{
+	struct sess_service *s = state;
+	const Msc__V1__ExecCallRef *r = (const Msc__V1__ExecCallRef *)req;
+	Msc__V1__ExecRef dr = MSC__V1__EXEC_REF__INIT;
+	Msc__V1__ExecProgress none = MSC__V1__EXEC_PROGRESS__INIT;
+	char key[sizeof(((struct sess_live *)0)->driver_key)];
+	char id[MSC_SLUG_MAX + 1];
+	struct sess_live *l;
+	struct sess *ss;
+	size_t driver = 0;
+	bool on_driver = false;
+
+	pthread_mutex_lock(&s->mu);
+	l = find_locked(s, r->session_id, r->call_key, &ss);
+	if (l != NULL && (on_driver = l->on_driver && !l->cancelled)) {
+		memcpy(key, l->driver_key, sizeof(key));
+		memcpy(id, l->computer_id, sizeof(id));
+		driver = l->driver;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (l == NULL) {
+		msc_call_fail(call, MSC__V1__CODE__NOT_FOUND, "no such call "
+		    "is open in this session");
+		return;
+	}
+	if (!on_driver) {
+		msc_call_reply(call, &none.base);   /* still on its way */
+		return;
+	}
+	dr.computer_id = id;
+	dr.cancel_key = key;
+	if (msc_client_call(msc_fleet_client(s->fleet, driver),
+		&msc__v1__driver__descriptor, "Progress", &dr.base,
+		sess_hop_ms(msc_call_remaining_ms(call), LIVE_DRIVER_MS),
+		driver_progress, call) != 0)
+		msc_call_fail(call, MSC__V1__CODE__UNAVAILABLE, "the "
+		    "computer's driver cannot be reached");
+}
