@@ -41,6 +41,10 @@ const struct opt msc_cfg_opts[] = {
 	{ "max-session-computers", OPT_LONG, F(max_session_computers), 0,
 	    "16", "N", NULL, CORE,
 	    "Computers one session may hold at once (default: 16)" },
+	{ "max-sandboxes", OPT_LONG, F(max_sandboxes), 0, "1024", "N",
+	    NULL, CORE,
+	    "Live sandbox handles (MCP 2026-07-28) the server holds at once "
+	    "(default: 1024)" },
 	{ "max-session-commands", OPT_LONG, F(max_session_commands), 0, "16",
 	    "N", NULL, CORE,
 	    "Commands one session may have in flight at once; more are "

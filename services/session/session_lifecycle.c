@@ -14,7 +14,7 @@
 struct lc_op {
 	struct sess_service *s;
 	struct msc_call *call;
-	char session_id[33];
+	char session_id[SESS_ID_LEN + 1];
 	char id[MSC_SLUG_MAX + 1];
 	bool temporary;
 };

@@ -46,7 +46,7 @@ setup_quota(void **state)
 static void
 open_touch_close(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(a, 0);
@@ -77,7 +77,7 @@ static void
 invalid_command_refused_before_any_computer(void **state)
 {
 	Msc__V1__TerminalExecRequest r = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
-	char sid[33];
+	char sid[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -102,7 +102,7 @@ static void
 concurrent_first_calls_share_one_default(void **state)
 {
 	static struct cu_answers ans;
-	char sid[33];
+	char sid[SH_ID_SIZE];
 	const char *first;
 
 	(void)state;
@@ -130,7 +130,7 @@ concurrent_first_calls_share_one_default(void **state)
 static void
 sessions_get_distinct_defaults(void **state)
 {
-	char a[33], b[33], ida[64], idb[64], again[64];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE], ida[64], idb[64], again[64];
 
 	(void)state;
 	sh_open(a, 0);
@@ -147,7 +147,7 @@ sessions_get_distinct_defaults(void **state)
 static void
 close_stops_temporary_default(void **state)
 {
-	char sid[33], id[64];
+	char sid[SH_ID_SIZE], id[64];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -166,7 +166,7 @@ close_stops_temporary_default(void **state)
 static void
 shared_temporary_stopped_by_last_session(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(a, 0);
@@ -190,7 +190,7 @@ shared_temporary_stopped_by_last_session(void **state)
 static void
 permanent_kept_after_close(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 	Msc__V1__Computer *c = NULL;
 
 	(void)state;
@@ -211,7 +211,7 @@ permanent_kept_after_close(void **state)
 static void
 mode_mismatch_in_session_refused(void **state)
 {
-	char sid[33];
+	char sid[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -227,7 +227,7 @@ mode_mismatch_in_session_refused(void **state)
 static void
 mode_mismatch_across_sessions_refused(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(a, 0);
@@ -248,7 +248,7 @@ mode_mismatch_across_sessions_refused(void **state)
 static void
 aborted_computer_forgotten(void **state)
 {
-	char sid[33], id[64];
+	char sid[SH_ID_SIZE], id[64];
 	int asked;
 
 	(void)state;
@@ -277,7 +277,7 @@ static void
 down_driver_commands_unavailable(void **state)
 {
 	Msc__V1__TerminalExecReply *rep = NULL;
-	char a[33], b[33], id[64];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE], id[64];
 
 	(void)state;
 	fake_driver_add(sh.d[0], "busy-1", true);
@@ -299,7 +299,7 @@ down_driver_commands_unavailable(void **state)
 static void
 exec_owner_is_a_tag_not_the_session_id(void **state)
 {
-	char a[33], b[33], tag_a[64], tag[64];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE], tag_a[64], tag[64];
 
 	(void)state;
 	sh_open(a, 0);
@@ -323,7 +323,7 @@ exec_owner_is_a_tag_not_the_session_id(void **state)
 static void
 computer_quota_enforced(void **state)
 {
-	char sid[33], other[33];
+	char sid[SH_ID_SIZE], other[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -353,7 +353,7 @@ static void
 command_quota_enforced(void **state)
 {
 	static struct cu_answers ans;
-	char sid[33], other[33], id[64];
+	char sid[SH_ID_SIZE], other[SH_ID_SIZE], id[64];
 
 	(void)state;
 	cu_answers_init(&ans);

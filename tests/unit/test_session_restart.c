@@ -37,7 +37,7 @@ static void
 new_run_stops_earlier_runs_temporaries(void **state)
 {
 	struct sess_service *second = NULL;
-	char sid[33], tmp[64];
+	char sid[SH_ID_SIZE], tmp[64];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -58,7 +58,7 @@ new_run_stops_earlier_runs_temporaries(void **state)
 static void
 stop_releases_every_session(void **state)
 {
-	char a[33], b[33], ida[64], idb[64];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE], ida[64], idb[64];
 
 	(void)state;
 	sh_open(a, 0);
@@ -103,7 +103,7 @@ inventory_knows(const char *id)
 static void
 claims_after_inventory_restart_keep_shared_computer(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 	bool known = false;
 
 	(void)state;
@@ -140,7 +140,7 @@ claims_after_inventory_restart_keep_shared_computer(void **state)
 static void
 release_retried_across_inventory_outage(void **state)
 {
-	char sid[33], id[64];
+	char sid[SH_ID_SIZE], id[64];
 
 	(void)state;
 	sh_open(sid, 0);
