@@ -290,7 +290,8 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		if (!closed &&
 		    msc_map_put(ss->owned, p->id,
 			SESS_OWN(p->temporary, p->driver)) == 0 &&
-		    !p->explicit_id && ss->default_id[0] == '\0')
+		    (!p->explicit_id || ss->sandbox) &&
+		    ss->default_id[0] == '\0')
 			strcpy(ss->default_id, p->id);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -357,6 +358,15 @@ resolve(struct pending *p)
 		pthread_mutex_unlock(&s->mu);
 		return;
 	}
+	if (ss->sandbox && p->explicit_id && ss->default_id[0] != '\0' &&
+	    strcmp(p->id, ss->default_id) != 0) {
+		/* A handle addresses exactly one computer. */
+		pthread_mutex_unlock(&s->mu);
+		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC__V1__REASON__REASON_INVALID_ARGUMENT,
+		    "computer_id does not match sandbox_handle");
+		return;
+	}
 	if (!p->explicit_id)
 		strcpy(p->id, ss->default_id);
 	mode = p->id[0] != '\0' ? msc_map_get(ss->owned, p->id) : NULL;
@@ -388,6 +398,7 @@ resolve(struct pending *p)
 	ar.computer_id = p->id;
 	ar.temporary = p->temporary;
 	ar.owner = ss->id;
+	ar.exclusive = true;    /* a temporary one is this session's alone */
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
 		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(p->call),
 		    SESS_STEP_MS), acquired, p) != 0) {

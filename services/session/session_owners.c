@@ -301,6 +301,7 @@ claim_computer(void *arg, const char *key, void *value)
 	cl->computer_id = (char *)key;
 	cl->owner = (char *)b->owner;
 	cl->temporary = SESS_OWN_TEMPORARY(value);
+	cl->exclusive = true;   /* as every Acquire of this service */
 	cl->driver = (char *)msc_fleet_id(b->s->fleet, SESS_OWN_DRIVER(value));
 	b->ptrs[b->n] = cl;
 	if (++b->n == SESS_CLAIM_BATCH)

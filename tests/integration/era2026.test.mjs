@@ -39,9 +39,9 @@ const freePort = () => new Promise((resolve, reject) => {
   s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
 });
 
-async function startHttp(flags = []) {
+async function startHttp(flags = [], extraEnv = {}) {
   const port = await freePort();
-  const env = { ...process.env };
+  const env = { ...process.env, ...extraEnv };
   delete env.KILNTAINERS_AUTH_TOKEN;
   const proc = spawn(MSC_BIN, ['--transport', 'http', '--host', '127.0.0.1', '--port', String(port), LABEL, ...flags],
     { stdio: ['ignore', 'ignore', 'pipe'], env });
@@ -239,4 +239,84 @@ test('stdio: a request without _meta before initialize is still served the 2025 
   p.stdin.end();
   await waitExit(p, 10000);
   await sleep(10);
+});
+
+async function v1Http(url) {
+  const c = new ClientV1({ name: 'era-test', version: '1' }, { capabilities: {} });
+  clients.add(c);
+  await c.connect(new HttpV1(new URL(url)));
+  return c;
+}
+
+test('attack: another session names a temporary computer by id (2025 sessions and 2026 handles)', async () => {
+  const srv = await startHttp([], { ENABLE_LIFECYCLE_TOOLS: 'true' });
+  const victim = await v1Http(srv.url);
+  const thief = await v1Http(srv.url);
+  const id = `${RUN}-victim`;
+  const v = (await victim.callTool({ name: 'terminal_execute', arguments: { computer_id: id, command: 'echo secret > /s' } })).structuredContent;
+  assert.equal(v.computer_id, id);
+  // by id: refused, in every tool
+  const ex = await thief.callTool({ name: 'terminal_execute', arguments: { computer_id: id, command: 'cat /s' } });
+  assert.equal(ex.isError, true, JSON.stringify(ex));
+  assert.match(ex.content[0].text, /Temporary computer already has an active sandbox_handle/);
+  assert.doesNotMatch(JSON.stringify(ex), /secret/);
+  const cr = await thief.callTool({ name: 'computer_create', arguments: { computer_id: id } });
+  assert.equal(cr.isError, true);
+  for (const name of ['computer_delete', 'computer_factory_reset', 'computer_restart']) {
+    const r = await thief.callTool({ name, arguments: { computer_id: id } });
+    assert.equal(r.isError, true, name);
+    assert.match(r.content[0].text, /Computer is not owned by this sandbox handle/, name);
+  }
+  // and it does not see it
+  const list = (await thief.callTool({ name: 'computer_list', arguments: {} })).structuredContent;
+  assert.ok(!list.computers.some((c) => c.computer_id === id), JSON.stringify(list));
+  const own = (await victim.callTool({ name: 'computer_list', arguments: {} })).structuredContent;
+  assert.ok(own.computers.some((c) => c.computer_id === id), 'the owner sees it');
+  // a 2026 client: with no handle, with a made-up handle, with its own handle and the victim's id
+  const modern = await v2Http(srv.url);
+  const m1 = await modern.callTool({ name: 'terminal_execute', arguments: { computer_id: id, command: 'cat /s' } });
+  assert.equal(m1.isError, true);
+  assert.match(m1.content[0].text, /Temporary computer already has an active sandbox_handle/);
+  const m2 = await modern.callTool({ name: 'terminal_execute', arguments: { sandbox_handle: 'a'.repeat(43), command: 'cat /s' } });
+  assert.match(m2.content[0].text, /Unknown or expired sandbox_handle/);
+  const mine = await exec(modern, { command: 'true' });
+  const m3 = await modern.callTool({ name: 'terminal_execute', arguments: { sandbox_handle: mine.sandbox_handle, computer_id: id, command: 'cat /s' } });
+  assert.equal(m3.isError, true);
+  assert.match(m3.content[0].text, /computer_id does not match sandbox_handle/);
+  // the victim's computer is untouched
+  const still = (await victim.callTool({ name: 'terminal_execute', arguments: { computer_id: id, command: 'cat /s' } })).structuredContent;
+  assert.equal(still.stdout, 'secret\n');
+});
+
+test('computer_release ends a handle and removes its container; idle handles expire; --max-sandboxes caps them', async () => {
+  const srv = await startHttp(['--session-timeout', '2', '--max-sandboxes', '2']);
+  const c = await v2Http(srv.url);
+  const a = await exec(c, { command: 'true' });
+  const ctr = `kilntainer-${a.computer_id}`;
+  assert.equal((await docker(['ps', '-q', '--filter', `name=^${ctr}$`])).stdout.trim() !== '', true);
+  const rel = await c.callTool({ name: 'computer_release', arguments: { sandbox_handle: a.sandbox_handle } });
+  assert.equal(rel.isError, false, JSON.stringify(rel));
+  assert.equal(rel.structuredContent.released, true);
+  assert.equal(rel.structuredContent.cleanup_complete, true);
+  assert.equal((await docker(['ps', '-aq', '--filter', `name=^${ctr}$`])).stdout.trim(), '', 'container removed');
+  const after = await c.callTool({ name: 'terminal_execute', arguments: { sandbox_handle: a.sandbox_handle, command: 'true' } });
+  assert.match(after.content[0].text, /Unknown or expired sandbox_handle/);
+  const again = await c.callTool({ name: 'computer_release', arguments: { sandbox_handle: a.sandbox_handle } });
+  assert.equal(again.isError, true);
+  assert.match(again.content[0].text, /Unknown or expired sandbox_handle/);
+  // the cap: two live handles, the third is refused with the reference's text
+  const h1 = await exec(c, { command: 'true' });
+  const h2 = await exec(c, { command: 'true' });
+  const h3 = await c.callTool({ name: 'terminal_execute', arguments: { command: 'true' } });
+  assert.equal(h3.isError, true);
+  assert.match(h3.content[0].text, /Sandbox limit reached; release an existing handle/);
+  // idle past --session-timeout: refused and its computer gone
+  await sleep(4000);
+  for (const h of [h1, h2]) {
+    const r = await c.callTool({ name: 'terminal_execute', arguments: { sandbox_handle: h.sandbox_handle, command: 'true' } });
+    assert.match(r.content[0].text, /Unknown or expired sandbox_handle/);
+    assert.ok(await waitFor(async () => (await docker(['ps', '-aq', '--filter', `name=^kilntainer-${h.computer_id}$`])).stdout.trim() === '',
+      { timeoutMs: 15000, intervalMs: 250 }), 'expired handle\'s container removed');
+  }
+  await exec(c, { command: 'true' }); // room again
 });

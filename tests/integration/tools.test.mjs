@@ -176,7 +176,7 @@ describe('lifecycle tools on Docker', () => {
     } finally { await other.close(); }
   });
 
-  it('a temporary computer shared by two HTTP sessions of one server lives until the last one ends', async () => {
+  it('a temporary computer is its HTTP session\'s alone: another session naming it is refused; its end removes it', async () => {
     const port = await freePort();
     const srv = spawn(MSC_BIN, ['--transport', 'http', '--port', String(port)],
       { env: { ...process.env, ...LIFECYCLE }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -194,7 +194,8 @@ describe('lifecycle tools on Docker', () => {
       const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
       payload(await call(clients[0], 'computer_create', { computer_id: id }));
       const r = await call(clients[1], 'terminal_execute', { computer_id: id, command: 'echo hi' });
-      assert.equal(r.structuredContent.stdout, 'hi\n');
+      assert.equal(r.isError, true);
+      assert.match(textOf(r), /Temporary computer already has an active sandbox_handle/);
       await clients[1].transport.terminateSession();
       assert.ok(await containerOf(id), 'still there while the first session owns it');
       await clients[0].transport.terminateSession();

@@ -160,11 +160,12 @@ close_stops_temporary_default(void **state)
 }
 
 /*
- * Two sessions on one temporary computer: the first Close leaves it
- * running for the other, the second removes it.
+ * A temporary computer is its session's alone: another session naming
+ * its id is refused (the id is no capability), cannot restart, reset or
+ * delete it either, and gets the id only once the first one let it go.
  */
 static void
-shared_temporary_stopped_by_last_session(void **state)
+temporary_exclusive_to_its_session(void **state)
 {
 	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 
@@ -172,15 +173,20 @@ shared_temporary_stopped_by_last_session(void **state)
 	sh_open(a, 0);
 	sh_open(b, 0);
 	assert_int_equal(sh_exec(a, "shared", 1, NULL), MSC__V1__CODE__OK);
-	assert_int_equal(sh_exec(b, "shared", 1, NULL), MSC__V1__CODE__OK);
+	assert_int_equal(sh_exec(b, "shared", 1, NULL),
+	    MSC__V1__CODE__FAILED_PRECONDITION);
+	assert_int_equal(sh_create(b, "shared", 1, NULL),
+	    MSC__V1__CODE__FAILED_PRECONDITION);
+	assert_int_equal(sh_delete(b, "shared"),
+	    MSC__V1__CODE__FAILED_PRECONDITION);
+	assert_true(fake_driver_has(D1, "shared"));
 	assert_int_equal(fake_driver_calls(D1, FD_CREATE), 1);
+	assert_int_equal(sh_exec(a, "shared", 1, NULL), MSC__V1__CODE__OK);
 	assert_int_equal(sh_ref_call("Close", a), MSC__V1__CODE__OK);
-	assert_int_equal(fake_driver_calls(D1, FD_STOP), 0);
-	assert_int_equal(sh_exec(b, "shared", 1, NULL), MSC__V1__CODE__OK);
-	assert_int_equal(sh_ref_call("Close", b), MSC__V1__CODE__OK);
 	assert_true(fake_driver_wait_calls(D1, FD_STOP, 1, CU_WAIT_MS));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "shared"), 1);
 	assert_false(fake_driver_has(D1, "shared"));
+	assert_int_equal(sh_exec(b, "shared", 1, NULL), MSC__V1__CODE__OK);
 }
 
 /*
@@ -290,7 +296,9 @@ down_driver_commands_unavailable(void **state)
 	fake_driver_down(sh.d[1]);
 	assert_int_equal(sh_exec(a, NULL, -1, NULL),
 	    MSC__V1__CODE__UNAVAILABLE);
-	assert_int_equal(sh_exec(b, id, 1, NULL), MSC__V1__CODE__UNAVAILABLE);
+	/* a's temporary computer: refused to b, before any driver. */
+	assert_int_equal(sh_exec(b, id, 1, NULL),
+	    MSC__V1__CODE__FAILED_PRECONDITION);
 	assert_int_equal(fake_driver_calls(sh.d[0], FD_CREATE), 0);
 	assert_false(fake_driver_has(sh.d[0], id));
 }
@@ -342,7 +350,7 @@ computer_quota_enforced(void **state)
 	sh_open(other, 0);
 	assert_int_equal(sh_exec(other, "c3", -1, NULL), MSC__V1__CODE__OK);
 	assert_int_equal(sh_delete(sid, "c1"), MSC__V1__CODE__OK);
-	assert_int_equal(sh_create(sid, "c3", -1, NULL), MSC__V1__CODE__OK);
+	assert_int_equal(sh_create(sid, "c4", -1, NULL), MSC__V1__CODE__OK);
 }
 
 /*
@@ -388,7 +396,7 @@ main(void)
 		T(concurrent_first_calls_share_one_default),
 		T(sessions_get_distinct_defaults),
 		T(close_stops_temporary_default),
-		T(shared_temporary_stopped_by_last_session),
+		T(temporary_exclusive_to_its_session),
 		T(permanent_kept_after_close),
 		T(mode_mismatch_in_session_refused),
 		T(mode_mismatch_across_sessions_refused),
