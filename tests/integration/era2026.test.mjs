@@ -24,11 +24,18 @@ const HANDLE_UNKNOWN = 'Unknown or expired sandbox_handle';
 
 const procs = new Set();
 const clients = new Set();
+// Sanitizer reports (ASan/UBSan builds) on any server's stderr fail the file.
+const SANITIZER_RE = /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /;
+const stderrs = [];
+const watch = (stream) => { const box = { text: '' }; stderrs.push(box); stream.on('data', (c) => { box.text = (box.text + c).slice(-200000); }); };
 after(async () => {
   for (const c of clients) await c.close().catch(() => {});
   for (const p of procs) {
     if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await waitExit(p, 8000); }
   }
+  await sleep(500);
+  const bad = stderrs.find((b) => SANITIZER_RE.test(b.text));
+  if (bad) { process.stderr.write(`sanitizer report:\n${bad.text.slice(-5000)}\n`); process.exitCode = 1; }
   const ids = (await docker(['ps', '-aq', '--filter', `label=msc.era-test=${RUN}`])).stdout.trim();
   if (ids) await docker(['rm', '-f', ...ids.split(/\s+/)]);
 });
@@ -48,6 +55,7 @@ async function startHttp(flags = [], extraEnv = {}) {
   procs.add(proc);
   let err = '';
   proc.stderr.on('data', (c) => { err = (err + c).slice(-20000); });
+  watch(proc.stderr);
   const url = `http://127.0.0.1:${port}/mcp`;
   const ok = await waitFor(async () => {
     try { return (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200; } catch { return false; }
@@ -117,7 +125,8 @@ test('v2 client over HTTP negotiates 2026-07-28; a handle addresses one computer
 });
 
 test('v2 client over stdio negotiates 2026-07-28 and keeps one default handle per process', async () => {
-  const t = new StdioV2({ command: MSC_BIN, args: [LABEL], stderr: 'ignore' });
+  const t = new StdioV2({ command: MSC_BIN, args: [LABEL], stderr: 'pipe' });
+  watch(t.stderr);
   const c = new ClientV2({ name: 'era-test', version: '1' }, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
   clients.add(c);
   await c.connect(t);
@@ -136,7 +145,8 @@ test('v2 client over stdio negotiates 2026-07-28 and keeps one default handle pe
 });
 
 test('v1 client still gets 2025-11-25 over stdio and HTTP, with sessions', async () => {
-  const t = new StdioV1({ command: MSC_BIN, args: [LABEL], stderr: 'ignore' });
+  const t = new StdioV1({ command: MSC_BIN, args: [LABEL], stderr: 'pipe' });
+  watch(t.stderr);
   const c = new ClientV1({ name: 'era-test', version: '1' }, { capabilities: {} });
   clients.add(c);
   await c.connect(t);
@@ -216,8 +226,9 @@ test('raw 2026-07-28 wire: statuses, error shapes, headers, no session id', asyn
 });
 
 test('stdio: a request without _meta before initialize is still served the 2025 way; a modern one any time', async () => {
-  const p = spawn(MSC_BIN, [LABEL], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const p = spawn(MSC_BIN, [LABEL], { stdio: ['pipe', 'pipe', 'pipe'] });
   procs.add(p);
+  watch(p.stderr);
   const lines = [];
   let buf = '';
   p.stdout.on('data', (c) => { buf += c; let i; while ((i = buf.indexOf('\n')) >= 0) { lines.push(JSON.parse(buf.slice(0, i))); buf = buf.slice(i + 1); } });
