@@ -58,7 +58,10 @@ struct pending_call {
 	bool modern;            /* a 2026-07-28 request */
 	bool by_handle;         /* the call named its sandbox_handle */
 	char computer_id[MSC_SLUG_MAX + 1];
-	char handle[64];        /* computer_release: the handle it ends */
+	char handle[64];        /* the handle it names, ends or minted */
+	bool opening;           /* computer_create: minting its handle */
+	bool fresh;             /* the handle was minted for this call */
+	bool has_temporary, temporary;
 };
 
 /* The reference's texts for a sandbox_handle that addresses nothing. */
@@ -100,17 +103,77 @@ forget_released(struct pending_call *pc)
 	pthread_mutex_unlock(&pc->c->mu);
 }
 
+static void pending_done(void *arg, const struct msc_status *st,
+    ProtobufCMessage *resp);
+
+static void
+ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	(void)arg;
+	(void)st;
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+/*
+ * computer_create over stateless HTTP: the handle was opened; now the
+ * computer. Returns true when CreateComputer is on its way; false with
+ * *st set to why not.
+ */
+static bool
+create_in_new_handle(struct pending_call *pc, ProtobufCMessage *opened,
+    struct msc_status *st)
+{
+	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
+	int rv;
+
+	pc->opening = false;
+	snprintf(pc->handle, sizeof(pc->handle), "%s",
+	    ((Msc__V1__SessionRef *)opened)->session_id);
+	protobuf_c_message_free_unpacked(opened, NULL);
+	pc->fresh = true;
+	pc->by_handle = true;
+	req.session_id = pc->handle;
+	req.computer_id = pc->computer_id;
+	req.has_temporary = pc->has_temporary;
+	req.temporary = pc->temporary;
+	rv = msc_client_call(pc->c->session, &msc__v1__session__descriptor,
+	    tools_lifecycle_method(pc->tool), &req.base, EDGE_CALL_MAX_MS,
+	    pending_done, pc);
+	if (rv == 0)
+		return true;
+	st->message = mcp_unsent_text(rv, NULL);
+	return false;
+}
+
 static void
 pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct pending_call *pc = arg;
+	struct msc_status unsent = { MSC__V1__CODE__UNAVAILABLE, NULL,
+		MSC__V1__REASON__REASON_UNSPECIFIED };
 	struct msc_status lost = { MSC__V1__CODE__UNAVAILABLE,
 		msc_reason_session_lost(),
 		MSC__V1__REASON__REASON_UNSPECIFIED };
 	json_t *result;
 	const char *handle = NULL;
 
-	if (resp == NULL && pc->by_handle &&
+	if (pc->opening && resp != NULL) {
+		if (create_in_new_handle(pc, resp, &unsent))
+			return;
+		resp = NULL;
+		st = &unsent;
+	}
+	if (resp == NULL && pc->fresh) {
+		/* Nobody learnt the handle: it goes now, not when idle. */
+		Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
+
+		ref.session_id = pc->handle;
+		(void)msc_client_call(pc->c->session,
+		    &msc__v1__session__descriptor, "Close", &ref.base, 30000,
+		    ignore_reply, NULL);
+	}
+	if (resp == NULL && pc->by_handle && !pc->fresh &&
 	    st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND) {
 		lost.message = HANDLE_UNKNOWN_TEXT;
 		lost.code = MSC__V1__CODE__NOT_FOUND;
@@ -138,7 +201,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 				      : tools_error_result(st->message);
 	else
 		result = tools_lifecycle_result(pc->tool, pc->computer_id, st,
-		    resp);
+		    resp, pc->modern || pc->by_handle ? pc->handle : NULL);
 	mcp_conn_send_result(pc->c, pc->id, result, pc->modern);
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
@@ -235,6 +298,7 @@ pick_session(struct mcp_conn *c, struct pending_call *how, json_t *args,
 	}
 	if (handle != NULL) {
 		snprintf(sid, 64, "%s", handle);
+		snprintf(how->handle, sizeof(how->handle), "%s", handle);
 		how->by_handle = true;
 		return true;
 	}
@@ -300,6 +364,19 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	}
 	if (!pick_session(c, how, args, sid, &mint))
 		return false;
+	if (mint && tools_lifecycle_is_create(how->tool)) {
+		Msc__V1__OpenRequest open = MSC__V1__OPEN_REQUEST__INIT;
+
+		/* A new handle first, then its computer (pending_done). */
+		open.client_name = "http";
+		open.idle_timeout_s = (uint32_t)c->cfg->session_timeout;
+		open.sandbox = true;
+		how->opening = true;
+		how->has_temporary = req.has_temporary;
+		how->temporary = req.temporary;
+		return call_session(c, how, "Open", &open.base, EDGE_CALL_MAX_MS,
+		    req.computer_id);
+	}
 	if (mint) {
 		mcp_conn_send_result(c, how->id, tools_error_result(
 		    "Pass the sandbox_handle of an earlier terminal_execute "

@@ -107,10 +107,14 @@ char *tools_lifecycle_request(int tool, json_t *args,
 
 /*
  * The MCP result of lifecycle tool `tool` (new reference); `computer_id`
- * is the id the call named (delete returns no computer).
+ * is the id the call named (delete returns no computer); computer_create
+ * returns `handle` (may be NULL: none) as its sandbox_handle.
  */
 json_t *tools_lifecycle_result(int tool, const char *computer_id,
-    const struct msc_status *st, ProtobufCMessage *resp);
+    const struct msc_status *st, ProtobufCMessage *resp, const char *handle);
+
+/* Whether lifecycle tool `tool` is computer_create. */
+bool tools_lifecycle_is_create(int tool);
 
 /* resources/list; the dashboard only when `lifecycle`. */
 json_t *tools_resources_list(bool lifecycle);

@@ -207,9 +207,15 @@ list_payload(const Msc__V1__ComputerList *l)
 	    (json_int_t)l->n_computers);
 }
 
+bool
+tools_lifecycle_is_create(int tool)
+{
+	return tool == T_CREATE;
+}
+
 json_t *
 tools_lifecycle_result(int tool, const char *computer_id,
-    const struct msc_status *st, ProtobufCMessage *resp)
+    const struct msc_status *st, ProtobufCMessage *resp, const char *handle)
 {
 	const Msc__V1__Computer *c = (const Msc__V1__Computer *)resp;
 
@@ -225,9 +231,10 @@ tools_lifecycle_result(int tool, const char *computer_id,
 		return payload_result(json_pack("{s:b, s:s, s:b}", "ok", 1,
 		    "computer_id", computer_id, "deleted", 1), false);
 	default:
-		return payload_result(json_pack("{s:b, s:s, s:s, s:b}", "ok", 1,
-		    "computer_id", c->computer_id, "sandbox_id", c->sandbox_id,
-		    "temporary", c->temporary), false);
+		return payload_result(json_pack("{s:b, s:s, s:s, s:b, s:s*}", "ok",
+		    1, "computer_id", c->computer_id, "sandbox_id",
+		    c->sandbox_id, "temporary", c->temporary, "sandbox_handle",
+		    tool == T_CREATE ? handle : NULL), false);
 	}
 }
 

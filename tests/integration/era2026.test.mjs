@@ -331,3 +331,24 @@ test('computer_release ends a handle and removes its container; idle handles exp
   }
   await exec(c, { command: 'true' }); // room again
 });
+
+test('2026 over HTTP: computer_create without a handle mints one; lifecycle tools act for it', async () => {
+  const srv = await startHttp([], { ENABLE_LIFECYCLE_TOOLS: 'true' });
+  const c = await v2Http(srv.url);
+  const id = `${RUN}-made`;
+  const cr = await c.callTool({ name: 'computer_create', arguments: { computer_id: id } });
+  assert.equal(cr.isError, false, JSON.stringify(cr));
+  const handle = cr.structuredContent.sandbox_handle;
+  assert.ok(typeof handle === 'string' && handle.length >= 32, JSON.stringify(cr.structuredContent));
+  const run = await exec(c, { sandbox_handle: handle, computer_id: id, command: 'echo made' });
+  assert.equal(run.stdout, 'made\n');
+  const list = await c.callTool({ name: 'computer_list', arguments: { sandbox_handle: handle } });
+  assert.ok(list.structuredContent.computers.some((x) => x.computer_id === id));
+  assert.doesNotMatch(JSON.stringify(list), new RegExp(handle), 'handles never listed');
+  const noHandle = await c.callTool({ name: 'computer_list', arguments: {} });
+  assert.equal(noHandle.isError, true);
+  const rel = await c.callTool({ name: 'computer_release', arguments: { sandbox_handle: handle } });
+  assert.equal(rel.structuredContent.released, true);
+  assert.ok(await waitFor(async () => (await docker(['ps', '-aq', '--filter', `name=^kilntainer-${id}$`])).stdout.trim() === '',
+    { timeoutMs: 15000, intervalMs: 250 }), 'released: its temporary computer removed');
+});
