@@ -12,7 +12,6 @@
 #include "mcp_era.h"
 #include "msc_log.h"
 #include "msc_reason.h"
-#include "msc_slug.h"
 #include "session.pb-c.h"
 #include "tools.h"
 
