@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "mcp_era.h"
 #include "mcp_live.h"
 #include "msc_log.h"
 #include "msc_reason.h"
-#include "msc_slug.h"
 #include "session.pb-c.h"
 #include "tools.h"
 
@@ -49,12 +49,14 @@ mcp_conn_send_error(struct mcp_conn *c, json_t *id, int code,
 	json_decref(msg);
 }
 
-/* Takes `result`. */
-static void
-send_result(struct mcp_conn *c, json_t *id, json_t *result)
+void
+mcp_conn_send_result(struct mcp_conn *c, json_t *id, json_t *result,
+    bool modern)
 {
 	json_t *msg;
 
+	if (modern)
+		result = mcp_era_complete(result);
 	if (result == NULL) {
 		mcp_conn_send_error(c, id, -32603, "Internal error");
 		return;
@@ -126,235 +128,6 @@ mcp_failed_text(const struct msc_status *st, char *buf, size_t len)
 	    st->message), buf, len);
 }
 
-/*
- * Copies this connection's session id into sid, opening the session
- * first when there is none (blocking, bounded; only the reading thread
- * opens, a reply thread may clear it).
- */
-static int
-ensure_session(struct mcp_conn *c, char sid[64], char *err, size_t errlen)
-{
-	Msc__V1__OpenRequest req = MSC__V1__OPEN_REQUEST__INIT;
-	ProtobufCMessage *resp = NULL;
-	Msc__V1__Code code;
-
-	pthread_mutex_lock(&c->mu);
-	snprintf(sid, 64, "%s", c->session_id);
-	pthread_mutex_unlock(&c->mu);
-	if (sid[0] != '\0')
-		return 0;
-	if (c->session == NULL) {
-		snprintf(err, errlen, "no session service is configured");
-		return -ENOTCONN;
-	}
-	code = msc_client_call_sync(c->session, &msc__v1__session__descriptor,
-	    "Open", &req.base, 10000, &resp, err, errlen);
-	if (code == MSC__V1__CODE__RESOURCE_EXHAUSTED)
-		return -EAGAIN;
-	if (code != MSC__V1__CODE__OK)
-		return -EIO;
-	snprintf(sid, 64, "%s", ((Msc__V1__SessionRef *)resp)->session_id);
-	protobuf_c_message_free_unpacked(resp, NULL);
-	pthread_mutex_lock(&c->mu);
-	snprintf(c->session_id, sizeof(c->session_id), "%s", sid);
-	pthread_mutex_unlock(&c->mu);
-	return 0;
-}
-
-/* A tools/call waiting for the session service. */
-struct pending_call {
-	struct mcp_conn *c;
-	json_t *id;
-	int tool;               /* TOOL_EXEC or a lifecycle tool */
-	char computer_id[MSC_SLUG_MAX + 1];
-	struct mcp_progress *progress;  /* NULL: none asked */
-};
-
-#define TOOL_EXEC (-1)
-
-/*
- * The agent sets no deadline on a tool call; the edge's own bound is that
- * no request waits longer than two hours, well past what any call may
- * take (a command runs 3600 s at most). The session bounds the call by
- * the command's timeout and its own steps within what is left
- * (session_deadline.h), and each hop below gets what is left of that.
- */
-#define EDGE_CALL_MAX_MS (2 * 3600 * 1000)
-
-/* How long tools/list waits for the driver's description at most. */
-#define DESCRIPTION_WAIT_MS 15000
-
-static void
-call_done(struct mcp_conn *c)
-{
-	pthread_mutex_lock(&c->mu);
-	if (--c->inflight == 0)
-		pthread_cond_broadcast(&c->idle_cv);
-	pthread_mutex_unlock(&c->mu);
-}
-
-static void
-pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	struct pending_call *pc = arg;
-	struct msc_status lost = { MSC__V1__CODE__UNAVAILABLE,
-		msc_reason_session_lost(),
-		MSC__V1__REASON__REASON_UNSPECIFIED };
-	json_t *result;
-
-	mcp_progress_stop(pc->progress);        /* none after the result */
-	if (resp == NULL && st->code == MSC__V1__CODE__CANCELLED)
-		goto out;       /* the client cancelled it: no response */
-	if (resp == NULL &&
-	    st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND) {
-		/* The next call opens a new session (stdio keeps one). */
-		pthread_mutex_lock(&pc->c->mu);
-		pc->c->session_id[0] = '\0';
-		pthread_mutex_unlock(&pc->c->mu);
-		st = &lost;
-	}
-	if (pc->tool == TOOL_EXEC)
-		result = resp != NULL ? tools_exec_result(
-		    (Msc__V1__TerminalExecReply *)resp)
-				      : tools_error_result(st->message);
-	else
-		result = tools_lifecycle_result(pc->tool, pc->computer_id, st,
-		    resp);
-	send_result(pc->c, pc->id, result);
-out:
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-	call_done(pc->c);
-	if (pc->c->finished != NULL)
-		pc->c->finished(pc->c->send_ctx);
-	json_decref(pc->id);
-	free(pc);
-}
-
-/*
- * Sends `req` to the session service; true when the reply will come.
- * With a progress token (may be NULL), session `sid` and call key, the
- * call reports its progress until then.
- */
-static bool
-call_session(struct mcp_conn *c, json_t *id, int tool, const char *method,
-    const ProtobufCMessage *req, int timeout_ms, const char *computer_id,
-    json_t *token, const char *sid, const char *key)
-{
-	struct pending_call *pc = calloc(1, sizeof(*pc));
-	int rv;
-
-	if (pc == NULL) {
-		mcp_conn_send_error(c, id, -32603, "Internal error: out of memory");
-		return false;
-	}
-	pc->c = c;
-	pc->id = json_incref(id);
-	pc->tool = tool;
-	if (computer_id != NULL &&
-	    msc_slug_normalize(computer_id, pc->computer_id) != 0)
-		pc->computer_id[0] = '\0';
-	pthread_mutex_lock(&c->mu);
-	c->inflight++;
-	pthread_mutex_unlock(&c->mu);
-	if (token != NULL && key != NULL)
-		pc->progress = mcp_progress_start(c->session, token, sid, key,
-		    c->send, c->send_ctx);
-	if ((rv = msc_client_call(c->session, &msc__v1__session__descriptor,
-		 method, req, timeout_ms, pending_done, pc)) != 0) {
-		mcp_progress_stop(pc->progress);
-		send_result(c, id, tools_error_result(mcp_unsent_text(rv,
-		    NULL)));
-		json_decref(pc->id);
-		free(pc);
-		call_done(c);
-		return false;
-	}
-	return true;
-}
-
-static bool
-exec_call(struct mcp_conn *c, json_t *id, json_t *args, char *sid,
-    json_t *token)
-{
-	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
-	char key[MCP_LIVE_KEY_MAX];
-	json_t *keep = json_array();
-	bool pending = false;
-	char *msg;
-
-	msg = tools_exec_request(args, &req, keep);
-	if (msg != NULL) {
-		send_result(c, id, tools_error_result(msg));
-		free(msg);
-		goto done;
-	}
-	req.session_id = sid;
-	if (mcp_live_call_key(id, key))
-		req.call_key = key;
-	pending = call_session(c, id, TOOL_EXEC, "TerminalExec", &req.base,
-	    EDGE_CALL_MAX_MS, NULL, token, sid,
-	    req.call_key[0] != '\0' ? key : NULL);
-done:
-	tools_exec_request_fini(&req);
-	json_decref(keep);
-	return pending;
-}
-
-static bool
-lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args,
-    char *sid)
-{
-	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
-	char *msg = tools_lifecycle_request(tool, args, &req);
-
-	if (msg != NULL) {
-		send_result(c, id, tools_error_result(msg));
-		free(msg);
-		return false;
-	}
-	req.session_id = sid;
-	return call_session(c, id, tool, tools_lifecycle_method(tool),
-	    &req.base, EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL, NULL);
-}
-
-static bool
-tools_call(struct mcp_conn *c, json_t *id, json_t *params)
-{
-	const char *name = json_string_value(json_object_get(params, "name"));
-	json_t *args = json_object_get(params, "arguments");
-	int tool = -2, rv;
-	char err[512], sid[64];
-
-	if (name == NULL) {
-		mcp_conn_send_error(c, id, -32602,
-		    "Invalid params: missing tool name");
-		return false;
-	}
-	if (c->cfg->lifecycle_tools)
-		tool = tools_lifecycle_find(name);
-	if (strcmp(name, "terminal_execute") != 0 && tool < 0) {
-		char text[300];
-
-		snprintf(text, sizeof(text), "Unknown tool: %.200s", name);
-		send_result(c, id, tools_error_result(text));
-		return false;
-	}
-	if ((rv = ensure_session(c, sid, err, sizeof(err))) != 0) {
-		char text[600];
-
-		snprintf(text, sizeof(text), "The session service is %s: %s; "
-		    "retry in a few seconds.", rv == -EAGAIN ? "overloaded"
-		    : "not available", err);
-		send_result(c, id, tools_error_result(text));
-		return false;
-	}
-	if (tool >= 0)
-		return lifecycle_call(c, id, tool, args, sid);
-	return exec_call(c, id, args, sid, json_object_get(json_object_get(
-	    params, "_meta"), "progressToken"));
-}
-
 static void
 read_resource(struct mcp_conn *c, json_t *id, json_t *params)
 {
@@ -367,12 +140,15 @@ read_resource(struct mcp_conn *c, json_t *id, json_t *params)
 		mcp_conn_send_error(c, id, -32002, "Resource not found");
 		return;
 	}
-	send_result(c, id, res);
+	mcp_conn_send_result(c, id, res, false);
 }
 
+/* How long tools/list waits for the driver's description at most. */
+#define DESCRIPTION_WAIT_MS 15000
+
 /* The description is the driver's: it may still be on its way. */
-static void
-list_tools(struct mcp_conn *c, json_t *id)
+json_t *
+mcp_tools_list(struct mcp_conn *c, json_t *id)
 {
 	const char *d = c->description;
 	char text[160];
@@ -383,32 +159,40 @@ list_tools(struct mcp_conn *c, json_t *id)
 		mcp_conn_send_error(c, id, -32603,
 		    msc_reason_session_unreachable("the tool description is "
 		    "not known yet", text, sizeof(text)));
-		return;
+		return NULL;
 	}
-	send_result(c, id, tools_list(d, c->cfg->lifecycle_tools));
+	return tools_list(d, c->cfg->lifecycle_tools, c->cfg->network);
 }
 
 static bool
 dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
 {
+	json_t *tl;
+
 	if (strcmp(method, "tools/call") == 0)
-		return tools_call(c, id, params);
+		return mcp_tools_call(c, id, params, false);
 	if (strcmp(method, "initialize") == 0)
-		send_result(c, id, mcp_initialize_result(params));
+		mcp_conn_send_result(c, id, mcp_initialize_result(params),
+		    false);
 	else if (strcmp(method, "ping") == 0)
-		send_result(c, id, json_object());
-	else if (strcmp(method, "tools/list") == 0)
-		list_tools(c, id);
+		mcp_conn_send_result(c, id, json_object(), false);
+	else if (strcmp(method, "tools/list") == 0) {
+		if ((tl = mcp_tools_list(c, id)) != NULL)
+			mcp_conn_send_result(c, id, tl, false);
+	}
 	else if (strcmp(method, "resources/list") == 0)
-		send_result(c, id, tools_resources_list(c->cfg->lifecycle_tools));
+		mcp_conn_send_result(c, id,
+		    tools_resources_list(c->cfg->lifecycle_tools), false);
 	else if (strcmp(method, "resources/read") == 0)
 		read_resource(c, id, params);
 	else if (strcmp(method, "resources/templates/list") == 0)
-		send_result(c, id, json_pack("{s:[]}", "resourceTemplates"));
+		mcp_conn_send_result(c, id,
+		    json_pack("{s:[]}", "resourceTemplates"), false);
 	else if (strcmp(method, "prompts/list") == 0)
-		send_result(c, id, json_pack("{s:[]}", "prompts"));
+		mcp_conn_send_result(c, id, json_pack("{s:[]}", "prompts"),
+		    false);
 	else if (strcmp(method, "logging/setLevel") == 0)
-		send_result(c, id, json_object());
+		mcp_conn_send_result(c, id, json_object(), false);
 	else
 		mcp_conn_send_error(c, id, -32601, "Method not found");
 	return false;
@@ -479,6 +263,22 @@ mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
 		mcp_conn_send_error(c, id, -32602,
 		    "Invalid params: must be an object");
 		return false;
+	}
+	if (c->stateless || mcp_era_body_modern(msg)) {
+		struct mcp_reject r;
+
+		/* 2026-07-28, per message (HTTP checked its headers). */
+		if (!mcp_era_check_envelope(msg, &r) ||
+		    !mcp_era_check_version(msg, &r) ||
+		    !mcp_era_check_method(method, &r)) {
+			json_t *err = mcp_era_error(id, &r);
+
+			if (err != NULL)
+				c->send(c->send_ctx, err);
+			json_decref(err);
+			return false;
+		}
+		return mcp_modern_dispatch(c, method, id, params);
 	}
 	return dispatch(c, method, id, params);
 }

@@ -41,6 +41,12 @@ struct mcp_conn {
 	int inflight;                   /* tools/call awaiting replies */
 	char session_id[64];            /* empty until the first call */
 	bool closing;
+	/*
+	 * HTTP at 2026-07-28: no session of the connection; a call without
+	 * a sandbox_handle mints a new one. The transport checked the
+	 * envelope, so every message is a modern one.
+	 */
+	bool stateless;
 };
 
 void mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,
@@ -61,6 +67,13 @@ void mcp_conn_handle(struct mcp_conn *c, const char *buf, size_t len);
  */
 bool mcp_conn_handle_json(struct mcp_conn *c, json_t *msg);
 
+/*
+ * Handles one parsed request of 2026-07-28 whose envelope and version
+ * were checked (mcp_modern.c). Same return as mcp_conn_handle_json.
+ */
+bool mcp_modern_dispatch(struct mcp_conn *c, const char *method, json_t *id,
+    json_t *params);
+
 /* The initialize result for the client's params (new reference). */
 json_t *mcp_initialize_result(json_t *params);
 
@@ -80,6 +93,23 @@ const char *mcp_unsent_text(int rv, int *retry_sp);
  */
 const char *mcp_failed_text(const struct msc_status *st, char *buf,
     size_t len);
+
+/*
+ * Sends a result (taken; NULL: out of memory, -32603); a modern one gets
+ * resultType and serverInfo.
+ */
+void mcp_conn_send_result(struct mcp_conn *c, json_t *id, json_t *result,
+    bool modern);
+
+/*
+ * tools/call (modern: the 2026-07-28 rules for sandbox_handle); true
+ * when the reply will come later.
+ */
+bool mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params,
+    bool modern);
+
+/* tools/list's result for this connection, or NULL after an error sent. */
+json_t *mcp_tools_list(struct mcp_conn *c, json_t *id);
 
 /* Sends a JSON-RPC error to the client. `id` is borrowed (may be NULL). */
 void mcp_conn_send_error(struct mcp_conn *c, json_t *id, int code,

@@ -229,6 +229,7 @@ http_call_unref(struct http_call *c)
 		atomic_fetch_sub(&h->body_bytes, c->len);
 	json_decref(c->msg);
 	http_sse_free(c);
+	json_decref(c->events);
 	free(c->body);
 	free(c);
 	if (last)
@@ -305,6 +306,11 @@ run_delete(struct http_call *c)
 	const char *sid = http_header(c, "Mcp-Session-Id");
 	int rv;
 
+	if (sid == NULL && http_modern_selected(c)) {
+		/* 2026-07-28 has no sessions to end. */
+		http_answer(c, 405, NULL, NULL, 0, "Allow", "POST");
+		return;
+	}
 	if (sid == NULL) {
 		http_answer_rpc_error(c, 400, -32000,
 		    "Bad Request: Mcp-Session-Id header is required");

@@ -55,6 +55,7 @@ struct http_call {
 	char *body;
 	size_t len, got;
 	json_t *msg;
+	json_t *events;               /* modern: notifications before the reply */
 	char session_id[64];
 	struct mcp_conn mc;
 	bool replied;
@@ -137,6 +138,15 @@ unsigned http_post_start(struct http_call *c);
 void http_post_data(struct http_call *c, const char *data, size_t len);
 /* The whole body arrived: parse it and call the session service. */
 void http_post_run(struct http_call *c);
+
+/* mcp_http_modern.c: POST /mcp at MCP 2026-07-28. */
+/*
+ * Whether c's message is a 2026-07-28 one: no Mcp-Session-Id, and the
+ * body's _meta (or an MCP-Protocol-Version that is none of 2025's) says so.
+ */
+bool http_modern_selected(struct http_call *c);
+/* Checks the envelope and the Mcp-* headers, then serves c (stateless). */
+void http_modern_run(struct http_call *c);
 
 /* mcp_http_conn.c: connection deadlines and drains. */
 #define HTTP_HEADER_MS 10000    /* headers (and idle keep-alive) */

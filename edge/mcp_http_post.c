@@ -165,6 +165,10 @@ http_post_run(struct http_call *c)
 		    c->msg ? "Invalid Request" : "Parse error");
 		return;
 	}
+	if (http_modern_selected(c)) {
+		http_modern_run(c);
+		return;
+	}
 	sid = http_header(c, "Mcp-Session-Id");
 	if (sid == NULL && !is_initialize(c->msg)) {
 		http_answer_rpc_error(c, 400, -32000,
@@ -221,7 +225,9 @@ http_post_start(struct http_call *c)
 		    "must accept both application/json and text/event-stream");
 		return 406;
 	}
-	if (pv != NULL && !protocol_supported(pv)) {
+	/* Without a session, 2026-07-28 rules decide from the body. */
+	if (pv != NULL && !protocol_supported(pv) &&
+	    http_header(c, "Mcp-Session-Id") != NULL) {
 		http_answer_rpc_error(c, 400, -32000,
 		    "Bad Request: Unsupported protocol version");
 		return 400;

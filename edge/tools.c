@@ -25,10 +25,10 @@ tools_description(const struct msc_cfg *cfg, const char *backend_text)
 		return strdup(cfg->tool_instruction_override);
 	if (backend_text == NULL)
 		return NULL;
-	if (cfg->extended_tool_instruction == NULL)
-		return strdup(backend_text);
-	if (asprintf(&out, "%s\n\n%s", backend_text,
-		cfg->extended_tool_instruction) < 0)
+	if (asprintf(&out, "%s\n\n%s%s%s", backend_text, TOOLS_HANDLE_TEXT,
+		cfg->extended_tool_instruction ? "\n\n" : "",
+		cfg->extended_tool_instruction ? cfg->extended_tool_instruction
+					       : "") < 0)
 		return NULL;
 	return out;
 }
@@ -69,7 +69,56 @@ prop(const char *title, const char *type, const char *description,
 }
 
 json_t *
-tools_list(const char *description, bool lifecycle)
+tools_annotations(const char *title, bool read_only, bool destructive,
+    bool open_world)
+{
+	return json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", title,
+	    "readOnlyHint", read_only, "destructiveHint", destructive,
+	    "idempotentHint", read_only, "openWorldHint", open_world);
+}
+
+static json_t *
+release_def(void)
+{
+	return json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:{s:{s:s, s:s, s:s}}, "
+			 "s:[s]}, s:o}",
+	    "name", "computer_release", "title", "Release a sandbox handle",
+	    "description", "End a sandbox_handle now: its temporary computer "
+	    "is removed with everything on it; permanent computers stay. Later "
+	    "calls with the handle fail; a call without one gets a new "
+	    "computer and handle.",
+	    "inputSchema", "type", "object", "title",
+	    "computer_releaseArguments", "properties", "sandbox_handle",
+	    "title", "Sandbox Handle", "type", "string", "description",
+	    "The sandbox_handle a terminal_execute result returned.",
+	    "required", "sandbox_handle",
+	    "annotations", tools_annotations("Release a sandbox handle", false,
+		true, false));
+}
+
+json_t *
+tools_release_result(const struct msc_status *st, ProtobufCMessage *resp)
+{
+	const Msc__V1__CloseReply *r = (const Msc__V1__CloseReply *)resp;
+	json_t *payload;
+	char *text;
+
+	if (resp == NULL)
+		payload = json_pack("{s:s}", "error", st->message);
+	else
+		payload = json_pack("{s:b, s:b}", "released", 1,
+		    "cleanup_complete", r->cleanup_complete);
+	text = json_dumps(payload, JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
+	json_t *res = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type",
+	    "text", "text", text ? text : "{}", "structuredContent", payload,
+	    "isError", resp == NULL);
+
+	free(text);
+	return res;
+}
+
+json_t *
+tools_list(const char *description, bool lifecycle, bool network)
 {
 	json_t *props, *args_prop, *tool;
 
@@ -78,7 +127,7 @@ tools_list(const char *description, bool lifecycle)
 	    "(exclusive with command).", NULL);
 	json_object_set_new(args_prop, "items", json_pack("{s:s}", "type",
 	    "string"));
-	props = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	props = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	    "command", prop("Command", "string",
 		"Shell command to run (exclusive with args).", NULL),
 	    "args", args_prop,
@@ -96,17 +145,23 @@ tools_list(const char *description, bool lifecycle)
 	    "temporary", prop("Temporary", "boolean",
 		"true (default): removed when the session ends; false: kept "
 		"by the provider and reattached by computer_id later.",
-		json_true()));
-	tool = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:{s:[ss]}}}",
-	    "name", "terminal_execute", "description", description,
+		json_true()),
+	    "sandbox_handle", prop("Sandbox Handle", "string",
+		"The sandbox_handle of an earlier result: runs on that "
+		"handle's computer. Omit on the first call.", NULL));
+	tool = json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:o}, s:o, "
+			 "s:{s:{s:[ss]}}}",
+	    "name", "terminal_execute", "title", "Run a command",
+	    "description", description,
 	    "inputSchema", "type", "object", "title",
 	    "terminal_executeArguments", "properties", props,
+	    "annotations", tools_annotations("Run a command in a sandbox "
+		"computer", false, false, network),
 	    "_meta", "ui", "visibility", "model", "app");
-	if (!lifecycle)
-		return json_pack("{s:[o]}", "tools", tool);
-	json_t *all = tools_lifecycle_defs();
+	json_t *all = lifecycle ? tools_lifecycle_defs() : json_array();
 
 	json_array_insert_new(all, 0, tool);
+	json_array_insert_new(all, 1, release_def());
 	return json_pack("{s:o}", "tools", all);
 }
 
@@ -257,13 +312,14 @@ lowercase_escapes(char *s)
 }
 
 json_t *
-tools_exec_result(const Msc__V1__TerminalExecReply *rep)
+tools_exec_result(const Msc__V1__TerminalExecReply *rep, const char *handle)
 {
 	json_t *sc, *res;
 	char *text;
 
-	sc = json_pack("{s:s, s:b, s:s%, s:s%, s:i, s:I}", "computer_id",
-	    rep->computer_id, "temporary", rep->temporary, "stdout",
+	sc = json_pack("{s:s, s:s*, s:b, s:s%, s:s%, s:i, s:I}", "computer_id",
+	    rep->computer_id, "sandbox_handle", handle, "temporary",
+	    rep->temporary, "stdout",
 	    rep->stdout.len ? (const char *)rep->stdout.data : "",
 	    rep->stdout.len, "stderr",
 	    rep->stderr.len ? (const char *)rep->stderr.data : "",

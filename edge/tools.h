@@ -33,10 +33,28 @@ int tools_fetch_description(struct msc_client *session, int wait_ms,
     char **textp, char *err, size_t errlen);
 
 /*
- * The tools/list result (new reference): terminal_execute, then the
- * lifecycle tools when `lifecycle`. `description` is borrowed.
+ * The tools/list result (new reference): terminal_execute,
+ * computer_release, then the lifecycle tools when `lifecycle`.
+ * `description` is borrowed; `network`: commands reach the network
+ * (terminal_execute's openWorldHint).
  */
-json_t *tools_list(const char *description, bool lifecycle);
+json_t *tools_list(const char *description, bool lifecycle, bool network);
+
+/* The text every terminal_execute description ends with: the handle. */
+#define TOOLS_HANDLE_TEXT                                                     \
+	"Save sandbox_handle from the first response and pass it on every "   \
+	"later call to stay on the same computer (over stdio the server "     \
+	"keeps one for you). Computer IDs are readable names, not "           \
+	"authorization capabilities. Call computer_release with the handle "  \
+	"when done; an idle handle expires after the server's "               \
+	"--session-timeout."
+
+/*
+ * The MCP result of computer_release (new reference): the Close reply
+ * (NULL: failed, st says why).
+ */
+json_t *tools_release_result(const struct msc_status *st,
+    ProtobufCMessage *resp);
 
 /*
  * Fills `req` from tools/call `arguments` (borrowed; may be NULL). Strings
@@ -50,8 +68,12 @@ char *tools_exec_request(json_t *args, Msc__V1__TerminalExecRequest *req,
 /* Frees what tools_exec_request allocated inside req (the args array). */
 void tools_exec_request_fini(Msc__V1__TerminalExecRequest *req);
 
-/* The MCP result for a successful terminal_execute (new reference). */
-json_t *tools_exec_result(const Msc__V1__TerminalExecReply *rep);
+/*
+ * The MCP result for a successful terminal_execute (new reference), with
+ * `handle` (may be NULL: none) as its sandbox_handle.
+ */
+json_t *tools_exec_result(const Msc__V1__TerminalExecReply *rep,
+    const char *handle);
 
 /* An isError result with one text block (new reference). */
 json_t *tools_error_result(const char *text);
@@ -59,6 +81,13 @@ json_t *tools_error_result(const char *text);
 /* --- tools_lifecycle.c ---------------------------------------------------- */
 
 #define TOOLS_DASHBOARD_URI "ui://kilntainers/computers"
+
+/*
+ * An annotations object (MCP ToolAnnotations): title and hints, so hosts
+ * ask before what destroys and not for what only reads.
+ */
+json_t *tools_annotations(const char *title, bool read_only, bool destructive,
+    bool open_world);
 
 /* The lifecycle tools' definitions, in the reference's order. */
 json_t *tools_lifecycle_defs(void);
@@ -78,10 +107,14 @@ char *tools_lifecycle_request(int tool, json_t *args,
 
 /*
  * The MCP result of lifecycle tool `tool` (new reference); `computer_id`
- * is the id the call named (delete returns no computer).
+ * is the id the call named (delete returns no computer); computer_create
+ * returns `handle` (may be NULL: none) as its sandbox_handle.
  */
 json_t *tools_lifecycle_result(int tool, const char *computer_id,
-    const struct msc_status *st, ProtobufCMessage *resp);
+    const struct msc_status *st, ProtobufCMessage *resp, const char *handle);
+
+/* Whether lifecycle tool `tool` is computer_create. */
+bool tools_lifecycle_is_create(int tool);
 
 /* resources/list; the dashboard only when `lifecycle`. */
 json_t *tools_resources_list(bool lifecycle);

@@ -19,25 +19,33 @@ static const struct {
 	const char *name;
 	const char *method;
 	const char *description;
+	const char *title;
+	bool read_only, destructive;
 } lifecycle[T_N] = {
 	{ "computer_dashboard", "ListComputers",
 	    "Open the Sandbox Computer Dashboard, an interactive app that lists "
 	    "every computer and can run commands in one, restart, factory "
-	    "reset or delete it. Returns the current inventory." },
+	    "reset or delete it. Returns the current inventory.",
+	    "Sandbox Computer Dashboard", true, false },
 	{ "computer_list", "ListComputers",
 	    "List every sandbox computer the backend has: id, provider id, "
-	    "state, image, and whether it is temporary or permanent." },
+	    "state, image, and whether it is temporary or permanent.",
+	    "List sandbox computers", true, false },
 	{ "computer_create", "CreateComputer",
 	    "Create a sandbox computer, or attach to an existing one by "
 	    "computer_id. Omit computer_id for a new random id. temporary=true "
-	    "(default) removes it when the session ends; false keeps it." },
+	    "(default) removes it when the session ends; false keeps it.",
+	    "Create or attach a sandbox computer", false, false },
 	{ "computer_restart", "RestartComputer",
-	    "Restart a sandbox computer. Its filesystem is kept." },
+	    "Restart a sandbox computer. Its filesystem is kept.",
+	    "Restart a sandbox computer", false, false },
 	{ "computer_factory_reset", "ResetComputer",
 	    "Factory reset a sandbox computer: erase everything written to it "
-	    "and recreate it from its base image, same id and lifecycle mode." },
+	    "and recreate it from its base image, same id and lifecycle mode.",
+	    "Factory reset a sandbox computer", false, true },
 	{ "computer_delete", "DeleteComputer",
-	    "Delete a sandbox computer and everything on it, permanently." },
+	    "Delete a sandbox computer and everything on it, permanently.",
+	    "Delete a sandbox computer", false, true },
 };
 
 static json_t *
@@ -83,10 +91,14 @@ tools_lifecycle_defs(void)
 	json_t *arr = json_array();
 
 	for (int t = 0; t < T_N; t++) {
-		json_t *tool = json_pack("{s:s, s:s, s:o, s:{s:{s:[ss]}}}",
-		    "name", lifecycle[t].name, "description",
-		    lifecycle[t].description, "inputSchema", schema(t), "_meta",
-		    "ui", "visibility", "model", "app");
+		json_t *tool = json_pack("{s:s, s:s, s:s, s:o, s:o, "
+					 "s:{s:{s:[ss]}}}",
+		    "name", lifecycle[t].name, "title", lifecycle[t].title,
+		    "description", lifecycle[t].description, "inputSchema",
+		    schema(t), "annotations", tools_annotations(
+			lifecycle[t].title, lifecycle[t].read_only,
+			lifecycle[t].destructive, false),
+		    "_meta", "ui", "visibility", "model", "app");
 
 		if (t == T_DASHBOARD) {
 			json_t *meta = json_object_get(tool, "_meta");
@@ -95,8 +107,6 @@ tools_lifecycle_defs(void)
 			    "resourceUri", json_string(TOOLS_DASHBOARD_URI));
 			json_object_set_new(meta, "ui/resourceUri",
 			    json_string(TOOLS_DASHBOARD_URI));
-			json_object_set_new(tool, "title",
-			    json_string("Sandbox Computer Dashboard"));
 		}
 		json_array_append_new(arr, tool);
 	}
@@ -197,9 +207,15 @@ list_payload(const Msc__V1__ComputerList *l)
 	    (json_int_t)l->n_computers);
 }
 
+bool
+tools_lifecycle_is_create(int tool)
+{
+	return tool == T_CREATE;
+}
+
 json_t *
 tools_lifecycle_result(int tool, const char *computer_id,
-    const struct msc_status *st, ProtobufCMessage *resp)
+    const struct msc_status *st, ProtobufCMessage *resp, const char *handle)
 {
 	const Msc__V1__Computer *c = (const Msc__V1__Computer *)resp;
 
@@ -215,9 +231,10 @@ tools_lifecycle_result(int tool, const char *computer_id,
 		return payload_result(json_pack("{s:b, s:s, s:b}", "ok", 1,
 		    "computer_id", computer_id, "deleted", 1), false);
 	default:
-		return payload_result(json_pack("{s:b, s:s, s:s, s:b}", "ok", 1,
-		    "computer_id", c->computer_id, "sandbox_id", c->sandbox_id,
-		    "temporary", c->temporary), false);
+		return payload_result(json_pack("{s:b, s:s, s:s, s:b, s:s*}", "ok",
+		    1, "computer_id", c->computer_id, "sandbox_id",
+		    c->sandbox_id, "temporary", c->temporary, "sandbox_handle",
+		    tool == T_CREATE ? handle : NULL), false);
 	}
 }
 

@@ -519,6 +519,10 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 			      "4096.");
 		return -EINVAL;
 	}
+	if (cfg->max_sandboxes < 1 || cfg->max_sandboxes > 100000) {
+		msc_cfg_error("--max-sandboxes must be between 1 and 100000.");
+		return -EINVAL;
+	}
 	if (cfg->max_session_commands < 1 || cfg->max_session_commands > 1024) {
 		msc_cfg_error("--max-session-commands must be between 1 and "
 			      "1024.");

@@ -92,6 +92,7 @@ struct msc_cfg {
 	long warm_pool;                 /* docker: ready containers; -1: default */
 	long driver_owner_workers;      /* per owner; 0: a quarter */
 	long max_session_computers;
+	long max_sandboxes;             /* live sandbox handles */
 	long max_session_commands;      /* TerminalExec calls in flight */
 	const char *cluster;            /* --cluster FILE */
 	const char *tls_ca;

@@ -28,6 +28,19 @@ has_owner(const struct record *r, const char *owner)
 	return false;
 }
 
+bool
+inv_owner_has(const struct record *r, const char *owner)
+{
+	return has_owner(r, owner);
+}
+
+bool
+inv_held_by_other(const struct record *r, const char *owner)
+{
+	return r->temporary && r->exclusive && r->n_owners > 0 &&
+	    (owner == NULL || !has_owner(r, owner));
+}
+
 int
 inv_owner_add(struct record *r, const char *owner)
 {
@@ -81,11 +94,19 @@ answer(struct inv_service *s, struct record *r, struct waiter *w)
 		    w->temporary ? "true" : "false");
 		return;
 	}
+	if (r->temporary && r->n_owners > 0 && !inv_owner_has(r, w->owner) &&
+	    (r->exclusive || w->exclusive)) {
+		msc_call_fail(w->call, MSC__V1__CODE__FAILED_PRECONDITION, "%s",
+		    INV_HELD_TEXT);
+		return;
+	}
 	if (inv_owner_add(r, w->owner) != 0) {
 		msc_call_fail(w->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    "out of memory");
 		return;
 	}
+	if (w->exclusive && r->temporary)
+		r->exclusive = true;
 	/* The session routes commands by the driver's identity. */
 	Msc__V1__Computer c = *r->computer;
 
@@ -284,6 +305,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	}
 	w->call = call;
 	w->temporary = a->temporary;
+	w->exclusive = a->exclusive;
 	snprintf(w->owner, sizeof(w->owner), "%s", a->owner);
 	pthread_mutex_lock(&s->mu);
 	r = msc_map_get(s->records, id);

@@ -21,6 +21,7 @@
 struct waiter {
 	struct msc_call *call;
 	bool temporary;
+	bool exclusive;
 	char owner[64];
 	struct waiter *next;
 };
@@ -37,6 +38,7 @@ struct record {
 	char id[MSC_SLUG_MAX + 1];
 	bool ready;              /* false while the driver works on it */
 	bool temporary;
+	bool exclusive;          /* its owners acquired it exclusively */
 	int driver;              /* fleet index of the driver that has it */
 	Msc__V1__Computer *computer;   /* the driver's answer (owned) */
 	char **owners;
@@ -117,6 +119,15 @@ void inv_record_free(struct record *r);
 
 /* Adds an owner to r unless it has it; 0 or -ENOMEM. Lock held. */
 int inv_owner_add(struct record *r, const char *owner);
+/*
+ * Whether r is a temporary computer that owners other than `owner` hold:
+ * a sandbox handle's computer, which nobody else may attach, list or
+ * operate on (naming its id is no capability).
+ */
+bool inv_held_by_other(const struct record *r, const char *owner);
+bool inv_owner_has(const struct record *r, const char *owner);
+#define INV_HELD_TEXT "Temporary computer already has an active sandbox_handle"
+#define INV_NOT_OWNED_TEXT "Computer is not owned by this sandbox handle"
 
 /* inventory_owners.c: owners lost with a session service, or claimed. */
 void inv_h_forget_owners(void *state, struct msc_call *call,

@@ -16,6 +16,7 @@ struct op {
 	struct inv_service *s;
 	struct msc_call *call;
 	char id[MSC_SLUG_MAX + 1];
+	char owner[64];          /* the session asking (List, operations) */
 	const char *method;
 	bool had_record;
 };
@@ -129,6 +130,14 @@ route(struct op *op)
 	ref.computer_id = op->id;
 	pthread_mutex_lock(&op->s->mu);
 	r = msc_map_get(op->s->records, op->id);
+	if (r != NULL && op->owner[0] != '\0' &&
+	    inv_held_by_other(r, op->owner)) {
+		pthread_mutex_unlock(&op->s->mu);
+		msc_call_fail(op->call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    "%s", INV_NOT_OWNED_TEXT);
+		free(op);
+		return;
+	}
 	if (r != NULL && r->ready)
 		driver = inv_driver_of(op->s, r);
 	if (r != NULL && r->ready && strcmp(op->method, "Delete") == 0) {
@@ -155,10 +164,13 @@ route(struct op *op)
 	void name(void *state, struct msc_call *call,                         \
 	    const ProtobufCMessage *req)                                      \
 	{                                                                     \
-		struct op *op = op_new(state, call,                           \
-		    ((const Msc__V1__ComputerRef *)req)->computer_id, method);\
-		if (op != NULL)                                               \
+		const Msc__V1__ComputerRef *ref = (const void *)req;         \
+		struct op *op = op_new(state, call, ref->computer_id, method);\
+		if (op != NULL) {                                             \
+			snprintf(op->owner, sizeof(op->owner), "%s",          \
+			    ref->owner);                                      \
 			route(op);                                            \
+		}                                                             \
 	}
 OP_HANDLER(inv_h_restart, "Restart")
 OP_HANDLER(inv_h_reset, "Reset")
@@ -177,7 +189,21 @@ by_id(const void *a, const void *b)
 struct merge {
 	Msc__V1__Computer **rows;
 	size_t n, cap;
+	struct inv_service *s;
+	const char *owner;      /* the viewer; "" sees everything */
 };
+
+/* Whether the viewer may not see computer `id` (lock held). */
+static bool
+hidden(const struct merge *m, const char *id)
+{
+	const struct record *r;
+
+	if (m->owner[0] == '\0')
+		return false;
+	r = msc_map_get(m->s->records, id);
+	return r != NULL && inv_held_by_other(r, m->owner);
+}
 
 static bool
 listed_already(const struct merge *m, const char *id)
@@ -195,7 +221,7 @@ add_unlisted(void *arg, const char *key, void *value)
 	struct record *r = value;
 
 	if (!r->ready || r->computer == NULL || m->n == m->cap ||
-	    listed_already(m, key))
+	    listed_already(m, key) || hidden(m, key))
 		return;         /* a driver's own row wins */
 	m->rows[m->n++] = r->computer;
 }
@@ -205,7 +231,7 @@ listed(void *arg, struct inv_fan *f)
 {
 	struct op *op = arg;
 	Msc__V1__ComputerList out = MSC__V1__COMPUTER_LIST__INIT;
-	struct merge m = { NULL, 0, 0 };
+	struct merge m = { NULL, 0, 0, op->s, op->owner };
 	size_t reached = 0;
 
 	pthread_mutex_lock(&op->s->mu);
@@ -222,7 +248,8 @@ listed(void *arg, struct inv_fan *f)
 			Msc__V1__ComputerList *l = (void *)f->r[i].resp;
 
 			for (size_t j = 0; l != NULL && j < l->n_computers; j++)
-				m.rows[m.n++] = l->computers[j];
+				if (!hidden(&m, l->computers[j]->computer_id))
+					m.rows[m.n++] = l->computers[j];
 		}
 		msc_map_each(op->s->records, add_unlisted, &m);
 		qsort(m.rows, m.n, sizeof(*m.rows), by_id);
@@ -243,11 +270,14 @@ listed(void *arg, struct inv_fan *f)
 void
 inv_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 {
+	const Msc__V1__ListRequest *lr = (const void *)req;
+	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
 	struct op *op = op_new(state, call, NULL, "List");
 
 	if (op == NULL)
 		return;
-	if (inv_fan_out(op->s, "List", req, 30000, listed, op) != 0) {
+	snprintf(op->owner, sizeof(op->owner), "%s", lr->owner);
+	if (inv_fan_out(op->s, "List", &e.base, 30000, listed, op) != 0) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		free(op);
 	}

@@ -172,6 +172,8 @@ claim_one(struct inv_service *s, const Msc__V1__Claim *cl, size_t *addedp)
 		    r->temporary ? "temporary" : "permanent");
 		return true;
 	}
+	if (cl->exclusive && r->temporary)
+		r->exclusive = true;
 	return inv_owner_add(r, cl->owner) == 0;
 }
 

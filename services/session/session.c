@@ -65,41 +65,72 @@ sess_computers_full_locked(const struct sess_service *s,
 	return true;
 }
 
+#define SANDBOX_LIMIT_TEXT                                                    \
+	"Sandbox limit reached; release an existing handle"
+
+int
+sess_open_locked(struct sess_service *s, uint32_t idle_timeout_s,
+    bool sandbox, struct sess **ssp, char *msg, size_t msglen)
+{
+	long max_sandboxes = s->cfg->max_sandboxes > 0 ? s->cfg->max_sandboxes
+						       : SESS_MAX_SESSIONS;
+	unsigned char raw[SESS_RANDOM_BYTES];
+	struct sess *ss;
+
+	snprintf(msg, msglen, "too many sessions");
+	if (s->stopping)
+		return -ESHUTDOWN;
+	if (sandbox && s->n_sandboxes >= (size_t)max_sandboxes) {
+		snprintf(msg, msglen, SANDBOX_LIMIT_TEXT);
+		return -ENOSPC;
+	}
+	if (msc_map_len(s->sessions) >= SESS_MAX_SESSIONS)
+		return -ENOSPC;
+	if ((ss = calloc(1, sizeof(*ss))) == NULL ||
+	    msc_map_new(&ss->owned) != 0) {
+		free(ss);
+		return -ENOMEM;
+	}
+	/* "<run><random>": the inventory tells runs apart by the prefix. */
+	msc_random_bytes(raw, sizeof(raw));
+	memcpy(ss->id, s->epoch, SESS_EPOCH_LEN);
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(ss->id + SESS_EPOCH_LEN + 2 * i, 3, "%02x", raw[i]);
+	/* Independent of the id, so logs and drivers learn nothing of it. */
+	msc_random_bytes(raw, SESS_TAG_LEN / 2);
+	for (size_t i = 0; i < SESS_TAG_LEN / 2; i++)
+		snprintf(ss->tag + 2 * i, 3, "%02x", raw[i]);
+	ss->refs = 1;
+	ss->sandbox = sandbox;
+	ss->idle_timeout_s = idle_timeout_s;
+	ss->last_active_ms = sess_now_ms();
+	if (msc_map_put(s->sessions, ss->id, ss) != 0) {
+		sess_unref(ss);
+		return -ENOMEM;
+	}
+	if (sandbox)
+		s->n_sandboxes++;
+	*ssp = ss;
+	return 0;
+}
+
 static void
 h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 {
 	const Msc__V1__OpenRequest *o = (const void *)req;
 	struct sess_service *s = state;
 	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
-	unsigned char raw[16];
 	struct sess *ss;
-	char id[sizeof(ss->id)];
+	char id[SESS_ID_LEN + 1], msg[128];
+	int rv;
 
-	if ((ss = calloc(1, sizeof(*ss))) == NULL ||
-	    msc_map_new(&ss->owned) != 0) {
-		free(ss);
-		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
-		return;
-	}
-	/* "<run><random>": the inventory tells runs apart by the prefix. */
-	msc_random_bytes(raw, sizeof(raw));
-	memcpy(ss->id, s->epoch, SESS_EPOCH_LEN);
-	for (size_t i = SESS_EPOCH_LEN / 2; i < sizeof(raw); i++)
-		snprintf(ss->id + 2 * i, 3, "%02x", raw[i]);
-	/* Independent of the id, so logs and drivers learn nothing of it. */
-	msc_random_bytes(raw, SESS_TAG_LEN / 2);
-	for (size_t i = 0; i < SESS_TAG_LEN / 2; i++)
-		snprintf(ss->tag + 2 * i, 3, "%02x", raw[i]);
-	ss->refs = 1;
-	ss->idle_timeout_s = o->idle_timeout_s;
-	ss->last_active_ms = sess_now_ms();
 	pthread_mutex_lock(&s->mu);
-	if (s->stopping || msc_map_len(s->sessions) >= SESS_MAX_SESSIONS ||
-	    msc_map_put(s->sessions, ss->id, ss) != 0) {
+	rv = sess_open_locked(s, o->idle_timeout_s, o->sandbox, &ss, msg,
+	    sizeof(msg));
+	if (rv != 0) {
 		pthread_mutex_unlock(&s->mu);
-		sess_unref(ss);
-		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		    "too many sessions");
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "%s",
+		    rv == -ENOMEM ? "out of memory" : msg);
 		return;
 	}
 	/* Once unlocked the session may end (a stop sweeps them all). */
@@ -124,14 +155,9 @@ release_one(void *arg, const char *key, void *value)
 	    SESS_OWN_DRIVER(value), false, ra->c);
 }
 
-/*
- * Ends session ss (lock held): removes it, releases its computers, and
- * answers `call` (may be NULL) when every release has been tried once,
- * or after a few seconds (they go on). Returns -ENOMEM when it could not
- * start.
- */
-static int
-sess_end(struct sess_service *s, struct sess *ss, struct msc_call *call)
+int
+sess_end_locked(struct sess_service *s, struct sess *ss,
+    struct msc_call *call)
 {
 	struct release_args ra = { s, NULL, ss->id };
 
@@ -140,6 +166,8 @@ sess_end(struct sess_service *s, struct sess *ss, struct msc_call *call)
 		return -ENOMEM;
 	msc_map_del(s->sessions, ss->id);
 	ss->closed = true;
+	if (ss->sandbox)
+		s->n_sandboxes--;
 	msc_map_each(ss->owned, release_one, &ra);
 	msc_log_debug("session %s ended", ss->tag);
 	sess_unref(ss);
@@ -162,7 +190,7 @@ h_close(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 		return;
 	}
-	if (sess_end(s, ss, call) != 0) {
+	if (sess_end_locked(s, ss, call) != 0) {
 		pthread_mutex_unlock(&s->mu);
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		return;
@@ -249,7 +277,7 @@ sweep_locked(struct sess_service *s, bool all)
 			if (!all)
 				msc_log_info("session %s expired after %us idle",
 				    batch[i]->tag, batch[i]->idle_timeout_s);
-			(void)sess_end(s, batch[i], NULL);
+			(void)sess_end_locked(s, batch[i], NULL);
 		}
 	} while (sa.n == sa.cap);
 }

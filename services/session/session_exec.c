@@ -28,6 +28,7 @@ struct pending {
 	const Msc__V1__TerminalExecRequest *req;   /* borrowed from call */
 	char id[MSC_SLUG_MAX + 1];   /* explicit id, then the resolved one */
 	bool explicit_id;
+	bool fresh;                  /* its sandbox handle was minted for it */
 	bool temporary;              /* requested, then resolved */
 	size_t driver;               /* fleet index of the computer's driver */
 	struct pending *next;
@@ -100,6 +101,13 @@ pending_fail(struct pending *p, Msc__V1__Code code, Msc__V1__Reason reason,
     const char *msg)
 {
 	msc_call_fail_reason(p->call, code, reason, "%s", msg);
+	if (p->fresh) {
+		/* Nobody learnt the handle: it goes with what it holds. */
+		pthread_mutex_lock(&p->s->mu);
+		if (!p->ss->closed)
+			(void)sess_end_locked(p->s, p->ss, NULL);
+		pthread_mutex_unlock(&p->s->mu);
+	}
 	pending_end(p);
 }
 
@@ -190,6 +198,7 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	}
 	rep.computer_id = p->id;
 	rep.temporary = p->temporary;
+	rep.sandbox_handle = p->ss->id;
 	rep.exec_duration_ms = res->duration_ms;
 	rep.exit_code = res->exit_code;
 	if (res->outcome == MSC__V1__EXEC_OUTCOME__TIMED_OUT) {
@@ -304,7 +313,8 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		if (!closed &&
 		    msc_map_put(ss->owned, p->id,
 			SESS_OWN(p->temporary, p->driver)) == 0 &&
-		    !p->explicit_id && ss->default_id[0] == '\0')
+		    (!p->explicit_id || ss->sandbox) &&
+		    ss->default_id[0] == '\0')
 			strcpy(ss->default_id, p->id);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -371,6 +381,15 @@ resolve(struct pending *p)
 		pthread_mutex_unlock(&s->mu);
 		return;
 	}
+	if (ss->sandbox && p->explicit_id && ss->default_id[0] != '\0' &&
+	    strcmp(p->id, ss->default_id) != 0) {
+		/* A handle addresses exactly one computer. */
+		pthread_mutex_unlock(&s->mu);
+		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC__V1__REASON__REASON_INVALID_ARGUMENT,
+		    "computer_id does not match sandbox_handle");
+		return;
+	}
 	if (!p->explicit_id)
 		strcpy(p->id, ss->default_id);
 	mode = p->id[0] != '\0' ? msc_map_get(ss->owned, p->id) : NULL;
@@ -402,6 +421,7 @@ resolve(struct pending *p)
 	ar.computer_id = p->id;
 	ar.temporary = p->temporary;
 	ar.owner = ss->id;
+	ar.exclusive = true;    /* a temporary one is this session's alone */
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
 		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(p->call),
 		    SESS_STEP_MS), acquired, p) != 0) {
@@ -441,7 +461,21 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		p->explicit_id = true;
 	}
 	pthread_mutex_lock(&s->mu);
-	ss = msc_map_get(s->sessions, req->session_id);
+	if (req->new_sandbox) {
+		char msg[128];
+		int rv = sess_open_locked(s, (uint32_t)s->cfg->session_timeout,
+		    true, &ss, msg, sizeof(msg));
+
+		if (rv != 0) {
+			pthread_mutex_unlock(&s->mu);
+			free(p);
+			msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    "%s", rv == -ENOMEM ? "out of memory" : msg);
+			return;
+		}
+		p->fresh = true;
+	} else
+		ss = msc_map_get(s->sessions, req->session_id);
 	if (ss != NULL && ss->running >= s->cfg->max_session_commands) {
 		ss->last_active_ms = sess_now_ms();
 		pthread_mutex_unlock(&s->mu);

@@ -19,6 +19,8 @@
 #define SESS_MAX_SESSIONS 100000
 #define SESS_MAX_PENDING 1024
 #define SESS_EPOCH_LEN 8
+#define SESS_RANDOM_BYTES 16            /* 128 random bits per id */
+#define SESS_ID_LEN (SESS_EPOCH_LEN + 2 * SESS_RANDOM_BYTES)
 #define SESS_TAG_LEN 12
 
 struct pending;
@@ -52,10 +54,11 @@ struct sess_release;
  * releases) looks the session up again under the lock.
  */
 struct sess {
-	char id[33];                    /* a bearer credential: never logged */
+	char id[SESS_ID_LEN + 1];       /* a bearer credential: never logged */
 	char tag[SESS_TAG_LEN + 1];     /* random, for logs and driver owner */
 	int refs;                       /* see above */
 	bool closed;
+	bool sandbox;                   /* a sandbox_handle: --max-sandboxes */
 	uint32_t idle_timeout_s;        /* 0: never expires */
 	uint64_t last_active_ms;        /* monotonic */
 	int running;                    /* TerminalExec calls in flight */
@@ -87,6 +90,7 @@ struct sess_service {
 	bool claim_failed;
 	char epoch[SESS_EPOCH_LEN + 1]; /* this run: the prefix of its ids */
 	struct msc_map *sessions;       /* id -> struct sess */
+	size_t n_sandboxes;             /* live sessions with sandbox set */
 	struct msc_client *inventory;
 	struct msc_fleet *fleet;        /* the drivers (borrowed) */
 	struct msc_server *srv;
@@ -101,6 +105,22 @@ struct sess_service {
 	    ((temporary) ? 1u : 0u)))
 #define SESS_OWN_TEMPORARY(v) (((uintptr_t)(v) & 1u) != 0)
 #define SESS_OWN_DRIVER(v) ((size_t)((uintptr_t)(v) >> 2))
+
+/*
+ * Makes a session (lock held): a sandbox handle when `sandbox`. Returns
+ * 0 and *ssp (the sessions map's reference), or -ENOSPC when the server
+ * holds as many as it may (then `msg` says so to the agent), -ENOMEM,
+ * -ESHUTDOWN when stopping.
+ */
+int sess_open_locked(struct sess_service *s, uint32_t idle_timeout_s,
+    bool sandbox, struct sess **ssp, char *msg, size_t msglen);
+/*
+ * Ends session ss (lock held): removes it, releases its computers, and
+ * answers `call` (may be NULL) when every release has been tried once,
+ * or after a few seconds (they go on). -ENOMEM when it could not start.
+ */
+int sess_end_locked(struct sess_service *s, struct sess *ss,
+    struct msc_call *call);
 
 /* Monotonic milliseconds. */
 uint64_t sess_now_ms(void);

@@ -14,7 +14,7 @@
 struct lc_op {
 	struct sess_service *s;
 	struct msc_call *call;
-	char session_id[33];
+	char session_id[SESS_ID_LEN + 1];
 	char id[MSC_SLUG_MAX + 1];
 	bool temporary;
 };
@@ -167,6 +167,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	ar.computer_id = op->id;      /* empty: a new random slug */
 	ar.temporary = op->temporary;
 	ar.owner = op->session_id;
+	ar.exclusive = true;
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
 		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(op->call),
 		    SESS_STEP_MS), created, op) != 0) {
@@ -182,12 +183,13 @@ void
 sess_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 {
 	Msc__V1__ComputerRequest r = MSC__V1__COMPUTER_REQUEST__INIT;
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	Msc__V1__ListRequest lr = MSC__V1__LIST_REQUEST__INIT;
 	struct lc_op *op;
 
 	r.session_id = ((const Msc__V1__SessionRef *)req)->session_id;
+	lr.owner = r.session_id;
 	if ((op = lc_begin(state, call, &r, true)) != NULL)
-		call_inventory(op, "List", &e.base, relay);
+		call_inventory(op, "List", &lr.base, relay);
 }
 
 static void
@@ -200,6 +202,7 @@ by_ref(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	if (op == NULL)
 		return;
 	ref.computer_id = op->id;
+	ref.owner = ((const Msc__V1__ComputerRequest *)req)->session_id;
 	call_inventory(op, method, &ref.base, relay);
 }
 

@@ -28,6 +28,7 @@ struct closing {
 	struct sess_service *s;
 	struct msc_call *call;          /* NULL once answered */
 	size_t left;
+	bool failed;                    /* a release's first try failed */
 	uint64_t started_ms;
 	struct closing *prev, *next;    /* in s->closings while call is set */
 };
@@ -37,7 +38,7 @@ struct sess_release {
 	struct sess_service *s;
 	struct closing *c;              /* counts its first try, or NULL */
 	char id[MSC_SLUG_MAX + 1];
-	char owner[33];
+	char owner[SESS_ID_LEN + 1];
 	bool temporary;
 	bool dead;
 	size_t driver;
@@ -64,11 +65,12 @@ closing_unlink(struct closing *c)
 static void
 closing_answer(struct closing *c)
 {
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	Msc__V1__CloseReply r = MSC__V1__CLOSE_REPLY__INIT;
 
 	if (c->call == NULL)
 		return;
-	msc_call_reply(c->call, &e.base);
+	r.cleanup_complete = c->left == 0 && !c->failed;
+	msc_call_reply(c->call, &r.base);
 	c->call = NULL;
 	closing_unlink(c);
 }
@@ -120,6 +122,7 @@ release_failed(struct sess_release *rel, const char *why)
 	struct sess_service *s = rel->s;
 
 	if (rel->c != NULL) {
+		rel->c->failed = true;
 		sess_closing_step_locked(rel->c);
 		rel->c = NULL;
 	}
@@ -190,8 +193,10 @@ sess_release_locked(struct sess_service *s, const char *id,
 
 	if (rel == NULL) {
 		msc_log_err("session: out of memory releasing computer %s", id);
-		if (c != NULL)
+		if (c != NULL) {
+			c->failed = true;
 			sess_closing_step_locked(c);
+		}
 		return;
 	}
 	rel->s = s;
@@ -296,6 +301,7 @@ claim_computer(void *arg, const char *key, void *value)
 	cl->computer_id = (char *)key;
 	cl->owner = (char *)b->owner;
 	cl->temporary = SESS_OWN_TEMPORARY(value);
+	cl->exclusive = true;   /* as every Acquire of this service */
 	cl->driver = (char *)msc_fleet_id(b->s->fleet, SESS_OWN_DRIVER(value));
 	b->ptrs[b->n] = cl;
 	if (++b->n == SESS_CLAIM_BATCH)

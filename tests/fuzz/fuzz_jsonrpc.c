@@ -8,8 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mcp.h"
+#include "mcp_era.h"
 #include "msc_cfg.h"
 
 static void
@@ -42,6 +44,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mcp_conn_init(&conn, &cfg, NULL, "description", drop, NULL);
 	mcp_conn_handle(&conn, (const char *)data, size);
 	mcp_conn_fini(&conn, 0);
+	/* The same bytes as an Mcp-Name header value (base64 sentinel). */
+	char *text = strndup((const char *)data, size);
+
+	if (text != NULL)
+		free(mcp_era_header_value(text));
+	free(text);
 	return 0;
 }
 

@@ -7,7 +7,10 @@
 # port, token-less (KILNTAINERS_AUTH_TOKEN unset), and runs, one --scenario at a time:
 #   @modelcontextprotocol/conformance 0.1.16:  the generic server scenarios (GENERIC below)
 #   conformance-next (0.2.0-alpha.12):          server-session-lifecycle, server-initialize,
-#                                               dns-rebinding-protection
+#                                               dns-rebinding-protection (2025-11-25 wire), and
+#                                               --requirements 2026-07-28 (every scenario of the
+#                                               new revision at its own wire, stateless) against
+#                                               conformance-2026-baseline.yml
 # The fixture scenarios (tools-call-*, resources-read-*, prompts-get-*, ...) call tools,
 # resources and prompts that only the suite's fixture server has; they are not run.
 # Node 22 (npm package `node`, node_modules/.bin) is first on PATH: the suite needs it.
@@ -113,6 +116,27 @@ run_one() { # label suite-js scenario
 
 for s in "${GENERIC[@]}"; do run_one "0.1.16" "$STABLE" "$s"; done
 for s in "${NEXT_SCENARIOS[@]}"; do run_one "0.2.0-alpha.12" "$NEXT" "$s"; done
+
+# MCP 2026-07-28: the whole requirement set; only the fixture scenarios (and server-stateless's four
+# fixture checks) may fail, as conformance-2026-baseline.yml lists; any other failure, or a baseline
+# entry that passes, fails this step. The tasks and pending scenarios are not scored.
+req_out="$TMP/requirements-2026-07-28.log"
+req_opts=()
+[ -n "$OUTDIR" ] && req_opts=(-o "$OUTDIR/requirements-2026-07-28")
+node "$NEXT" server --url "$URL" --requirements 2026-07-28 \
+  --expected-failures "$HERE/conformance-2026-baseline.yml" "${req_opts[@]}" >"$req_out" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q 'Baseline check passed' "$req_out"; then
+  passed=$((passed + 1))
+  summary+=("✓ [0.2.0-alpha.12] --requirements 2026-07-28: $(grep -E '^Total:' "$req_out" | tail -n 1) (baseline: fixtures)")
+else
+  failed=$((failed + 1))
+  failed_names+=("[0.2.0-alpha.12] --requirements 2026-07-28")
+  summary+=("✗ [0.2.0-alpha.12] --requirements 2026-07-28: exit $rc")
+  echo "----- --requirements 2026-07-28 failed (exit $rc); suite output:"
+  cat "$req_out"
+  echo "-----"
+fi
 
 if ! kill -0 "$SERVER_PID" 2>/dev/null; then
   echo "conformance: the server died during the run; stderr tail:"

@@ -91,20 +91,21 @@ describe('DELETE ends the session', () => {
     assert.ok(await gone(y), `${y} removed after B's DELETE`);
   });
 
-  it('a temporary computer shared by two sessions lives until the last of them ends', async () => {
+  it('a temporary computer is its session\'s alone: another session naming its id is refused', async () => {
     const a = await connect(srv);
     const b = await connect(srv);
-    const shared = cid('shared');
-    await a.exec({ command: 'echo one > /tmp/f', computer_id: shared });
-    const sb = await b.exec({ command: 'cat /tmp/f', computer_id: shared });
-    assert.equal(sb.stdout, 'one\n', 'both sessions reach the same computer');
-    await a.terminate();
-    await sleep(1500);
-    assert.equal((await containerOf(shared))?.State?.Running, true, 'still running while session B holds it');
-    const sb2 = await b.exec({ command: 'cat /tmp/f', computer_id: shared });
-    assert.equal(sb2.stdout, 'one\n');
+    const mine = cid('mine');
+    await a.exec({ command: 'echo one > /tmp/f', computer_id: mine });
+    const sb = await b.call({ command: 'cat /tmp/f', computer_id: mine });
+    assert.equal(sb.isError, true, JSON.stringify(sb));
+    assert.match(sb.content[0].text, /Temporary computer already has an active sandbox_handle/);
+    assert.doesNotMatch(JSON.stringify(sb), /one/);
     await b.terminate();
-    assert.ok(await gone(shared), 'removed after the last session ended');
+    assert.equal((await containerOf(mine))?.State?.Running, true, 'A\'s computer untouched');
+    const sa = await a.exec({ command: 'cat /tmp/f', computer_id: mine });
+    assert.equal(sa.stdout, 'one\n');
+    await a.terminate();
+    assert.ok(await gone(mine), 'removed when its session ended');
   });
 
   it('DELETE while a command runs: the session ends and its computer goes', async () => {

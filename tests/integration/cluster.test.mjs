@@ -222,7 +222,7 @@ describe('a session ends while its driver is slow to remove computers', () => {
 });
 
 describe('two HTTP edges in front of one session service', () => {
-  it('a session opened on one edge is served by the other', async () => {
+  it('a session (and a 2026 sandbox handle) opened on one edge is served by the other', async () => {
     const port = await freePort();
     const split = spawn(path.join(REPO, 'scripts', 'run-split'),
       ['--transport', 'http', '--port', String(port)],
@@ -255,6 +255,28 @@ describe('two HTTP edges in front of one session service', () => {
         body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' }) });
       assert.equal(gone.status, 404, 'ended on one edge, ended for all');
       await waitFor(async () => (await containerOf(cid('edges'))) === null, { timeoutMs: 15000, intervalMs: 500 });
+      // MCP 2026-07-28: a sandbox handle minted on one edge is served by the other, and by it
+      // again after it restarted (handles live in the session service)
+      const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+      const mcall = async (p, id, name, args) => (await fetch(`http://127.0.0.1:${p}/mcp`, { method: 'POST',
+        headers: { ...headers, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': name },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: meta } }) })).json();
+      const h1 = await mcall(port, 5, 'terminal_execute', { command: 'echo handle > /root/h' });
+      const { sandbox_handle: handle, computer_id: hid } = h1.result.structuredContent;
+      assert.ok(handle, JSON.stringify(h1));
+      const h2 = await mcall(port2, 6, 'terminal_execute', { command: 'cat /root/h', sandbox_handle: handle });
+      assert.equal(h2.result.structuredContent.stdout, 'handle\n');
+      assert.equal(h2.result.structuredContent.computer_id, hid);
+      const exited2 = new Promise((res) => second.once('exit', res));
+      second.kill('SIGTERM');
+      await exited2;
+      second = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'ignore'] });
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port2}/healthz`).catch(() => null))?.ok, { timeoutMs: 15000 });
+      const h3 = await mcall(port2, 7, 'terminal_execute', { command: 'cat /root/h', sandbox_handle: handle });
+      assert.equal(h3.result.structuredContent.stdout, 'handle\n', 'the handle outlived the edge');
+      const rel = await mcall(port, 8, 'computer_release', { sandbox_handle: handle });
+      assert.equal(rel.result.structuredContent.released, true, JSON.stringify(rel));
+      await waitFor(async () => (await containerOf(hid)) === null, { timeoutMs: 15000, intervalMs: 500 });
     } finally {
       second?.kill('SIGTERM');
       if (split.exitCode === null && split.signalCode === null) {

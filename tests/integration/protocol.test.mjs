@@ -63,7 +63,7 @@ describe('tools/list and resources/list', () => {
       const r = await s.request('tools/list', {});
       const tools = r.result?.tools;
       assert.ok(Array.isArray(tools), JSON.stringify(r));
-      assert.deepEqual(tools.map((t) => t.name), [TOOL]);
+      assert.deepEqual(tools.map((t) => t.name), [TOOL, 'computer_release']);
       const t = tools[0];
       assert.equal(typeof t.description, 'string');
       assert.ok(t.description.length > 20);

@@ -23,7 +23,7 @@ describe('run-split: protocol', () => {
       assert.equal(r.result.protocolVersion, '2025-06-18');
       assert.deepEqual((await s.ping()).result, {});
       const l = await s.request('tools/list', {});
-      assert.deepEqual(l.result.tools.map((t) => t.name), [TOOL]);
+      assert.deepEqual(l.result.tools.map((t) => t.name), [TOOL, 'computer_release']);
       const u = await s.request('no/such', {});
       assert.equal(u.error?.code, -32601);
       const from = s.messages.length;

@@ -24,7 +24,7 @@ function freePort() {
 }
 
 const LIFECYCLE = { ENABLE_LIFECYCLE_TOOLS: 'true' };
-const TOOLS = ['terminal_execute', 'computer_dashboard', 'computer_list', 'computer_create',
+const TOOLS = ['terminal_execute', 'computer_release', 'computer_dashboard', 'computer_list', 'computer_create',
   'computer_restart', 'computer_factory_reset', 'computer_delete'];
 
 function payload(res) {
@@ -40,11 +40,11 @@ async function tool(s, name, args = {}) {
 after(() => cleanupContainers());
 
 describe('tool listing', () => {
-  it('only terminal_execute without ENABLE_LIFECYCLE_TOOLS', async () => {
+  it('only terminal_execute and computer_release without ENABLE_LIFECYCLE_TOOLS', async () => {
     const s = await startServer([], { env: { ENABLE_LIFECYCLE_TOOLS: 'false' } });
     try {
       const { tools } = await s.client.listTools();
-      assert.deepEqual(tools.map((t) => t.name), ['terminal_execute']);
+      assert.deepEqual(tools.map((t) => t.name), ['terminal_execute', 'computer_release']);
       const r = await tool(s, 'computer_list');
       assert.equal(r.isError, true);
       assert.match(textOf(r), /Unknown tool: computer_list/);
@@ -62,6 +62,18 @@ describe('tool listing', () => {
         assert.equal(dash._meta.ui.resourceUri, 'ui://kilntainers/computers');
         assert.equal(dash._meta['ui/resourceUri'], 'ui://kilntainers/computers');
         for (const t of tools) assert.ok(t.description.length > 10, `${t.name} described`);
+        // annotations: hosts ask before what destroys, not for what only reads
+        const ann = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+        for (const t of tools) assert.ok(t.title && t.annotations.title, `${t.name} has a title`);
+        assert.equal(ann.computer_list.readOnlyHint, true);
+        assert.equal(ann.computer_dashboard.readOnlyHint, true);
+        for (const n of ['computer_delete', 'computer_factory_reset', 'computer_release']) {
+          assert.equal(ann[n].destructiveHint, true, n);
+          assert.equal(ann[n].readOnlyHint, false, n);
+        }
+        for (const n of ['computer_create', 'computer_restart']) assert.equal(ann[n].destructiveHint, false, n);
+        assert.equal(ann.terminal_execute.readOnlyHint, false);
+        assert.equal(ann.terminal_execute.openWorldHint, true, 'the default network reaches the world');
         const caps = s.client.getServerCapabilities();
         assert.deepEqual(caps.extensions, { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } });
         const { resources } = await s.client.listResources();
@@ -164,7 +176,7 @@ describe('lifecycle tools on Docker', () => {
     } finally { await other.close(); }
   });
 
-  it('a temporary computer shared by two HTTP sessions of one server lives until the last one ends', async () => {
+  it('a temporary computer is its HTTP session\'s alone: another session naming it is refused; its end removes it', async () => {
     const port = await freePort();
     const srv = spawn(MSC_BIN, ['--transport', 'http', '--port', String(port)],
       { env: { ...process.env, ...LIFECYCLE }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -182,7 +194,8 @@ describe('lifecycle tools on Docker', () => {
       const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
       payload(await call(clients[0], 'computer_create', { computer_id: id }));
       const r = await call(clients[1], 'terminal_execute', { computer_id: id, command: 'echo hi' });
-      assert.equal(r.structuredContent.stdout, 'hi\n');
+      assert.equal(r.isError, true);
+      assert.match(textOf(r), /Temporary computer already has an active sandbox_handle/);
       await clients[1].transport.terminateSession();
       assert.ok(await containerOf(id), 'still there while the first session owns it');
       await clients[0].transport.terminateSession();

@@ -7,6 +7,9 @@
 #ifndef SESS_HARNESS_H
 #define SESS_HARNESS_H
 
+/* Room for a session id (the service makes 40 characters). */
+#define SH_ID_SIZE 64
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -118,7 +121,7 @@ sh_call(const char *method, const ProtobufCMessage *req,
 	    respp);
 }
 
-/* Opens a session (idle_timeout_s 0: never expires) into id[33]. */
+/* Opens a session (idle_timeout_s 0: never expires) into id[SH_ID_SIZE]. */
 static inline void
 sh_open_on(struct msc_client *c, char *id, uint32_t idle_timeout_s)
 {
@@ -130,7 +133,7 @@ sh_open_on(struct msc_client *c, char *id, uint32_t idle_timeout_s)
 	assert_int_equal(sh_call_on(c, &msc__v1__session__descriptor, "Open",
 			     &o.base, &resp),
 	    MSC__V1__CODE__OK);
-	snprintf(id, 33, "%s", ((Msc__V1__SessionRef *)resp)->session_id);
+	snprintf(id, SH_ID_SIZE, "%s", ((Msc__V1__SessionRef *)resp)->session_id);
 	protobuf_c_message_free_unpacked(resp, NULL);
 	assert_true(id[0] != '\0');
 }

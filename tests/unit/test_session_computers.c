@@ -46,7 +46,7 @@ setup_quota(void **state)
 static void
 open_touch_close(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(a, 0);
@@ -77,7 +77,7 @@ static void
 invalid_command_refused_before_any_computer(void **state)
 {
 	Msc__V1__TerminalExecRequest r = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
-	char sid[33];
+	char sid[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -102,7 +102,7 @@ static void
 concurrent_first_calls_share_one_default(void **state)
 {
 	static struct cu_answers ans;
-	char sid[33];
+	char sid[SH_ID_SIZE];
 	const char *first;
 
 	(void)state;
@@ -130,7 +130,7 @@ concurrent_first_calls_share_one_default(void **state)
 static void
 sessions_get_distinct_defaults(void **state)
 {
-	char a[33], b[33], ida[64], idb[64], again[64];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE], ida[64], idb[64], again[64];
 
 	(void)state;
 	sh_open(a, 0);
@@ -147,7 +147,7 @@ sessions_get_distinct_defaults(void **state)
 static void
 close_stops_temporary_default(void **state)
 {
-	char sid[33], id[64];
+	char sid[SH_ID_SIZE], id[64];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -160,27 +160,33 @@ close_stops_temporary_default(void **state)
 }
 
 /*
- * Two sessions on one temporary computer: the first Close leaves it
- * running for the other, the second removes it.
+ * A temporary computer is its session's alone: another session naming
+ * its id is refused (the id is no capability), cannot restart, reset or
+ * delete it either, and gets the id only once the first one let it go.
  */
 static void
-shared_temporary_stopped_by_last_session(void **state)
+temporary_exclusive_to_its_session(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(a, 0);
 	sh_open(b, 0);
 	assert_int_equal(sh_exec(a, "shared", 1, NULL), MSC__V1__CODE__OK);
-	assert_int_equal(sh_exec(b, "shared", 1, NULL), MSC__V1__CODE__OK);
+	assert_int_equal(sh_exec(b, "shared", 1, NULL),
+	    MSC__V1__CODE__FAILED_PRECONDITION);
+	assert_int_equal(sh_create(b, "shared", 1, NULL),
+	    MSC__V1__CODE__FAILED_PRECONDITION);
+	assert_int_equal(sh_delete(b, "shared"),
+	    MSC__V1__CODE__FAILED_PRECONDITION);
+	assert_true(fake_driver_has(D1, "shared"));
 	assert_int_equal(fake_driver_calls(D1, FD_CREATE), 1);
+	assert_int_equal(sh_exec(a, "shared", 1, NULL), MSC__V1__CODE__OK);
 	assert_int_equal(sh_ref_call("Close", a), MSC__V1__CODE__OK);
-	assert_int_equal(fake_driver_calls(D1, FD_STOP), 0);
-	assert_int_equal(sh_exec(b, "shared", 1, NULL), MSC__V1__CODE__OK);
-	assert_int_equal(sh_ref_call("Close", b), MSC__V1__CODE__OK);
 	assert_true(fake_driver_wait_calls(D1, FD_STOP, 1, CU_WAIT_MS));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "shared"), 1);
 	assert_false(fake_driver_has(D1, "shared"));
+	assert_int_equal(sh_exec(b, "shared", 1, NULL), MSC__V1__CODE__OK);
 }
 
 /*
@@ -190,7 +196,7 @@ shared_temporary_stopped_by_last_session(void **state)
 static void
 permanent_kept_after_close(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 	Msc__V1__Computer *c = NULL;
 
 	(void)state;
@@ -211,7 +217,7 @@ permanent_kept_after_close(void **state)
 static void
 mode_mismatch_in_session_refused(void **state)
 {
-	char sid[33];
+	char sid[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -227,7 +233,7 @@ mode_mismatch_in_session_refused(void **state)
 static void
 mode_mismatch_across_sessions_refused(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(a, 0);
@@ -248,7 +254,7 @@ mode_mismatch_across_sessions_refused(void **state)
 static void
 aborted_computer_forgotten(void **state)
 {
-	char sid[33], id[64];
+	char sid[SH_ID_SIZE], id[64];
 	int asked;
 
 	(void)state;
@@ -277,7 +283,7 @@ static void
 down_driver_commands_unavailable(void **state)
 {
 	Msc__V1__TerminalExecReply *rep = NULL;
-	char a[33], b[33], id[64];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE], id[64];
 
 	(void)state;
 	fake_driver_add(sh.d[0], "busy-1", true);
@@ -290,7 +296,9 @@ down_driver_commands_unavailable(void **state)
 	fake_driver_down(sh.d[1]);
 	assert_int_equal(sh_exec(a, NULL, -1, NULL),
 	    MSC__V1__CODE__UNAVAILABLE);
-	assert_int_equal(sh_exec(b, id, 1, NULL), MSC__V1__CODE__UNAVAILABLE);
+	/* a's temporary computer: refused to b, before any driver. */
+	assert_int_equal(sh_exec(b, id, 1, NULL),
+	    MSC__V1__CODE__FAILED_PRECONDITION);
 	assert_int_equal(fake_driver_calls(sh.d[0], FD_CREATE), 0);
 	assert_false(fake_driver_has(sh.d[0], id));
 }
@@ -299,7 +307,7 @@ down_driver_commands_unavailable(void **state)
 static void
 exec_owner_is_a_tag_not_the_session_id(void **state)
 {
-	char a[33], b[33], tag_a[64], tag[64];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE], tag_a[64], tag[64];
 
 	(void)state;
 	sh_open(a, 0);
@@ -323,7 +331,7 @@ exec_owner_is_a_tag_not_the_session_id(void **state)
 static void
 computer_quota_enforced(void **state)
 {
-	char sid[33], other[33];
+	char sid[SH_ID_SIZE], other[SH_ID_SIZE];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -342,7 +350,7 @@ computer_quota_enforced(void **state)
 	sh_open(other, 0);
 	assert_int_equal(sh_exec(other, "c3", -1, NULL), MSC__V1__CODE__OK);
 	assert_int_equal(sh_delete(sid, "c1"), MSC__V1__CODE__OK);
-	assert_int_equal(sh_create(sid, "c3", -1, NULL), MSC__V1__CODE__OK);
+	assert_int_equal(sh_create(sid, "c4", -1, NULL), MSC__V1__CODE__OK);
 }
 
 /*
@@ -353,7 +361,7 @@ static void
 command_quota_enforced(void **state)
 {
 	static struct cu_answers ans;
-	char sid[33], other[33], id[64];
+	char sid[SH_ID_SIZE], other[SH_ID_SIZE], id[64];
 
 	(void)state;
 	cu_answers_init(&ans);
@@ -388,7 +396,7 @@ main(void)
 		T(concurrent_first_calls_share_one_default),
 		T(sessions_get_distinct_defaults),
 		T(close_stops_temporary_default),
-		T(shared_temporary_stopped_by_last_session),
+		T(temporary_exclusive_to_its_session),
 		T(permanent_kept_after_close),
 		T(mode_mismatch_in_session_refused),
 		T(mode_mismatch_across_sessions_refused),

@@ -31,7 +31,7 @@ setup(void **state)
 static void
 idle_session_expires_and_releases(void **state)
 {
-	char brief[33], forever[33], id_brief[64], id_forever[64];
+	char brief[SH_ID_SIZE], forever[SH_ID_SIZE], id_brief[64], id_forever[64];
 
 	(void)state;
 	sh_open(forever, 0);
@@ -57,7 +57,7 @@ static void
 running_command_keeps_session(void **state)
 {
 	static struct cu_answers ans;
-	char busy[33], idle[33], id[64];
+	char busy[SH_ID_SIZE], idle[SH_ID_SIZE], id[64];
 
 	(void)state;
 	cu_answers_init(&ans);
@@ -87,7 +87,7 @@ running_command_keeps_session(void **state)
 static void
 release_retried_until_confirmed(void **state)
 {
-	char sid[33], id[64];
+	char sid[SH_ID_SIZE], id[64];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -107,7 +107,7 @@ release_retried_until_confirmed(void **state)
 static void
 slow_release_does_not_hold_close(void **state)
 {
-	char sid[33], id[64];
+	char sid[SH_ID_SIZE], id[64];
 
 	(void)state;
 	sh_open(sid, 0);

@@ -37,7 +37,7 @@ static void
 new_run_stops_earlier_runs_temporaries(void **state)
 {
 	struct sess_service *second = NULL;
-	char sid[33], tmp[64];
+	char sid[SH_ID_SIZE], tmp[64];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -58,7 +58,7 @@ new_run_stops_earlier_runs_temporaries(void **state)
 static void
 stop_releases_every_session(void **state)
 {
-	char a[33], b[33], ida[64], idb[64];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE], ida[64], idb[64];
 
 	(void)state;
 	sh_open(a, 0);
@@ -97,20 +97,20 @@ inventory_knows(const char *id)
 
 /*
  * The inventory restarts and loses its records; the session service
- * sees a new connection and claims what its sessions hold. Two sessions
- * share a temporary computer: the first Close must not remove it.
+ * sees a new connection and claims what its sessions hold: a temporary
+ * computer stays its session's alone (another is refused), and its Close
+ * removes it.
  */
 static void
-claims_after_inventory_restart_keep_shared_computer(void **state)
+claims_after_inventory_restart_keep_exclusive_computer(void **state)
 {
-	char a[33], b[33];
+	char a[SH_ID_SIZE], b[SH_ID_SIZE];
 	bool known = false;
 
 	(void)state;
 	sh_open(a, 0);
 	sh_open(b, 0);
 	assert_int_equal(sh_exec(a, "shared", 1, NULL), MSC__V1__CODE__OK);
-	assert_int_equal(sh_exec(b, "shared", 1, NULL), MSC__V1__CODE__OK);
 	inv_stop(sh.inv);
 	sh.inv = NULL;
 	assert_int_equal(inv_start(SH_INV_URL, sh.fleet, &sh.inv), 0);
@@ -121,11 +121,10 @@ claims_after_inventory_restart_keep_shared_computer(void **state)
 			sh_pause_ms(100);
 	}
 	assert_true(known);
+	assert_int_equal(sh_exec(b, "shared", 1, NULL),
+	    MSC__V1__CODE__FAILED_PRECONDITION);
+	assert_int_equal(sh_exec(a, "shared", 1, NULL), MSC__V1__CODE__OK);
 	assert_int_equal(sh_ref_call("Close", a), MSC__V1__CODE__OK);
-	assert_int_equal(fake_driver_calls(D1, FD_STOP), 0);
-	assert_true(fake_driver_has(D1, "shared"));
-	assert_int_equal(sh_exec(b, "shared", 1, NULL), MSC__V1__CODE__OK);
-	assert_int_equal(sh_ref_call("Close", b), MSC__V1__CODE__OK);
 	assert_true(fake_driver_wait_calls(D1, FD_STOP, 1, CU_WAIT_MS));
 	assert_int_equal(fake_driver_calls_for(D1, FD_STOP, "shared"), 1);
 	assert_false(fake_driver_has(D1, "shared"));
@@ -140,7 +139,7 @@ claims_after_inventory_restart_keep_shared_computer(void **state)
 static void
 release_retried_across_inventory_outage(void **state)
 {
-	char sid[33], id[64];
+	char sid[SH_ID_SIZE], id[64];
 
 	(void)state;
 	sh_open(sid, 0);
@@ -165,7 +164,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(new_run_stops_earlier_runs_temporaries),
 		T(stop_releases_every_session),
-		T(claims_after_inventory_restart_keep_shared_computer),
+		T(claims_after_inventory_restart_keep_exclusive_computer),
 		T(release_retried_across_inventory_outage),
 	};
 

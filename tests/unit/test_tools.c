@@ -238,7 +238,7 @@ result_shape(void **state)
 	rep.stdout.data = (uint8_t *)"persistent\n";
 	rep.stdout.len = 11;
 	rep.exec_duration_ms = 84;
-	res = tools_exec_result(&rep);
+	res = tools_exec_result(&rep, NULL);
 	text = json_string_value(json_object_get(json_array_get(
 	    json_object_get(res, "content"), 0), "text"));
 	assert_string_equal(text, "{\"computer_id\": \"steady-otter-a31f\", "
@@ -250,7 +250,7 @@ result_shape(void **state)
 	/* Python's ensure_ascii escapes: lowercase hex, "\\" kept apart. */
 	rep.stdout.data = (uint8_t *)"\xc3\xa9\\u00C9";
 	rep.stdout.len = 8;
-	res = tools_exec_result(&rep);
+	res = tools_exec_result(&rep, NULL);
 	text = json_string_value(json_object_get(json_array_get(
 	    json_object_get(res, "content"), 0), "text"));
 	assert_non_null(strstr(text, "\"stdout\": \"\\u00e9\\\\u00C9\""));
@@ -273,6 +273,7 @@ description(void **state)
 	assert_non_null(strstr(d, "Debian"));
 	assert_non_null(strstr(d, "bash"));
 	assert_non_null(strstr(d, "120"));
+	assert_non_null(strstr(d, "sandbox_handle"));
 	free(d);
 	cfg.extended_tool_instruction = "E";
 	d = tools_description(&cfg, docker);

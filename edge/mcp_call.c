@@ -1,0 +1,478 @@
+/*
+ * mcp_call.c - tools/call for one connection: which session a call runs
+ * in (its sandbox_handle, the connection's session, or a new handle),
+ * the call to the session service, and the result when it answers.
+ */
+#include "mcp.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp_live.h"
+#include "msc_reason.h"
+#include "msc_slug.h"
+#include "session.pb-c.h"
+#include "tools.h"
+
+/*
+ * Copies this connection's session id into sid, opening the session
+ * first when there is none (blocking, bounded; only the reading thread
+ * opens, a reply thread may clear it).
+ */
+static int
+ensure_session(struct mcp_conn *c, char sid[64], char *err, size_t errlen)
+{
+	Msc__V1__OpenRequest req = MSC__V1__OPEN_REQUEST__INIT;
+	ProtobufCMessage *resp = NULL;
+	Msc__V1__Code code;
+
+	pthread_mutex_lock(&c->mu);
+	snprintf(sid, 64, "%s", c->session_id);
+	pthread_mutex_unlock(&c->mu);
+	if (sid[0] != '\0')
+		return 0;
+	if (c->session == NULL) {
+		snprintf(err, errlen, "no session service is configured");
+		return -ENOTCONN;
+	}
+	code = msc_client_call_sync(c->session, &msc__v1__session__descriptor,
+	    "Open", &req.base, 10000, &resp, err, errlen);
+	if (code == MSC__V1__CODE__RESOURCE_EXHAUSTED)
+		return -EAGAIN;
+	if (code != MSC__V1__CODE__OK)
+		return -EIO;
+	snprintf(sid, 64, "%s", ((Msc__V1__SessionRef *)resp)->session_id);
+	protobuf_c_message_free_unpacked(resp, NULL);
+	pthread_mutex_lock(&c->mu);
+	snprintf(c->session_id, sizeof(c->session_id), "%s", sid);
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+/* A tools/call waiting for the session service. */
+struct pending_call {
+	struct mcp_conn *c;
+	json_t *id;
+	int tool;               /* TOOL_EXEC or a lifecycle tool */
+	bool modern;            /* a 2026-07-28 request */
+	bool by_handle;         /* the call named its sandbox_handle */
+	char computer_id[MSC_SLUG_MAX + 1];
+	char handle[64];        /* the handle it names, ends or minted */
+	bool opening;           /* computer_create: minting its handle */
+	bool fresh;             /* the handle was minted for this call */
+	bool has_temporary, temporary;
+	json_t *token;          /* borrowed: the call's progressToken */
+	struct mcp_progress *progress;  /* NULL: none asked */
+};
+
+/* The reference's texts for a sandbox_handle that addresses nothing. */
+#define HANDLE_UNKNOWN_TEXT "Unknown or expired sandbox_handle"
+#define HANDLE_MAX_LEN 128
+
+#define TOOL_EXEC (-1)
+#define TOOL_RELEASE (-3)
+
+/*
+ * The agent sets no deadline on a tool call; the edge's own bound is that
+ * no request waits longer than two hours, well past what any call may
+ * take (a command runs 3600 s at most). The session bounds the call by
+ * the command's timeout and its own steps within what is left
+ * (session_deadline.h), and each hop below gets what is left of that.
+ */
+#define EDGE_CALL_MAX_MS (2 * 3600 * 1000)
+
+
+static void
+call_done(struct mcp_conn *c)
+{
+	pthread_mutex_lock(&c->mu);
+	if (--c->inflight == 0)
+		pthread_cond_broadcast(&c->idle_cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/*
+ * The connection's own session was released (stdio's default handle):
+ * the next call opens a new one.
+ */
+static void
+forget_released(struct pending_call *pc)
+{
+	pthread_mutex_lock(&pc->c->mu);
+	if (strcmp(pc->c->session_id, pc->handle) == 0)
+		pc->c->session_id[0] = '\0';
+	pthread_mutex_unlock(&pc->c->mu);
+}
+
+static void pending_done(void *arg, const struct msc_status *st,
+    ProtobufCMessage *resp);
+
+static void
+ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	(void)arg;
+	(void)st;
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+/*
+ * computer_create over stateless HTTP: the handle was opened; now the
+ * computer. Returns true when CreateComputer is on its way; false with
+ * *st set to why not.
+ */
+static bool
+create_in_new_handle(struct pending_call *pc, ProtobufCMessage *opened,
+    struct msc_status *st)
+{
+	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
+	int rv;
+
+	pc->opening = false;
+	snprintf(pc->handle, sizeof(pc->handle), "%s",
+	    ((Msc__V1__SessionRef *)opened)->session_id);
+	protobuf_c_message_free_unpacked(opened, NULL);
+	pc->fresh = true;
+	pc->by_handle = true;
+	req.session_id = pc->handle;
+	req.computer_id = pc->computer_id;
+	req.has_temporary = pc->has_temporary;
+	req.temporary = pc->temporary;
+	rv = msc_client_call(pc->c->session, &msc__v1__session__descriptor,
+	    tools_lifecycle_method(pc->tool), &req.base, EDGE_CALL_MAX_MS,
+	    pending_done, pc);
+	if (rv == 0)
+		return true;
+	st->message = mcp_unsent_text(rv, NULL);
+	return false;
+}
+
+static void
+pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct pending_call *pc = arg;
+	struct msc_status unsent = { MSC__V1__CODE__UNAVAILABLE, NULL,
+		MSC__V1__REASON__REASON_UNSPECIFIED };
+	struct msc_status lost = { MSC__V1__CODE__UNAVAILABLE,
+		msc_reason_session_lost(),
+		MSC__V1__REASON__REASON_UNSPECIFIED };
+	json_t *result;
+	const char *handle = NULL;
+	bool cancelled = resp == NULL && st->code == MSC__V1__CODE__CANCELLED;
+
+	mcp_progress_stop(pc->progress);        /* none after the result */
+	pc->progress = NULL;
+	if (pc->opening && resp != NULL) {
+		if (create_in_new_handle(pc, resp, &unsent))
+			return;
+		resp = NULL;
+		st = &unsent;
+	}
+	if (resp == NULL && pc->fresh) {
+		/* Nobody learnt the handle: it goes now, not when idle. */
+		Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
+
+		ref.session_id = pc->handle;
+		(void)msc_client_call(pc->c->session,
+		    &msc__v1__session__descriptor, "Close", &ref.base, 30000,
+		    ignore_reply, NULL);
+	}
+	if (cancelled)
+		goto out;       /* the client cancelled it: no response */
+	if (resp == NULL && pc->by_handle && !pc->fresh &&
+	    st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND) {
+		lost.message = HANDLE_UNKNOWN_TEXT;
+		lost.code = MSC__V1__CODE__NOT_FOUND;
+		st = &lost;
+	} else if (resp == NULL &&
+	    st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND) {
+		/* The next call opens a new session (stdio keeps one). */
+		pthread_mutex_lock(&pc->c->mu);
+		pc->c->session_id[0] = '\0';
+		pthread_mutex_unlock(&pc->c->mu);
+		st = &lost;
+	}
+	if (resp != NULL && pc->tool == TOOL_EXEC &&
+	    (pc->modern || pc->by_handle))
+		handle = ((Msc__V1__TerminalExecReply *)resp)->sandbox_handle;
+	if (handle != NULL && handle[0] == '\0')
+		handle = NULL;
+	if (pc->tool == TOOL_RELEASE) {
+		if (resp != NULL)
+			forget_released(pc);
+		result = tools_release_result(st, resp);
+	} else if (pc->tool == TOOL_EXEC)
+		result = resp != NULL ? tools_exec_result(
+		    (Msc__V1__TerminalExecReply *)resp, handle)
+				      : tools_error_result(st->message);
+	else
+		result = tools_lifecycle_result(pc->tool, pc->computer_id, st,
+		    resp, pc->modern || pc->by_handle ? pc->handle : NULL);
+	mcp_conn_send_result(pc->c, pc->id, result, pc->modern);
+out:
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	call_done(pc->c);
+	if (pc->c->finished != NULL)
+		pc->c->finished(pc->c->send_ctx);
+	json_decref(pc->id);
+	free(pc);
+}
+
+/*
+ * Sends `req` to the session service; true when the reply will come.
+ * With a progress token in `how`, session `sid` and call key `key`, the
+ * call reports its progress until then.
+ */
+static bool
+call_session(struct mcp_conn *c, struct pending_call *how, const char *method,
+    const ProtobufCMessage *req, int timeout_ms, const char *computer_id,
+    const char *sid, const char *key)
+{
+	struct pending_call *pc = calloc(1, sizeof(*pc));
+	json_t *id = how->id;
+	int rv;
+
+	if (pc == NULL) {
+		mcp_conn_send_error(c, id, -32603, "Internal error: out of memory");
+		return false;
+	}
+	*pc = *how;
+	pc->c = c;
+	pc->id = json_incref(id);
+	if (computer_id != NULL &&
+	    msc_slug_normalize(computer_id, pc->computer_id) != 0)
+		pc->computer_id[0] = '\0';
+	pthread_mutex_lock(&c->mu);
+	c->inflight++;
+	pthread_mutex_unlock(&c->mu);
+	if (how->token != NULL && sid != NULL && sid[0] != '\0' && key != NULL)
+		pc->progress = mcp_progress_start(c->session, how->token, sid,
+		    key, c->send, c->send_ctx);
+	if ((rv = msc_client_call(c->session, &msc__v1__session__descriptor,
+		 method, req, timeout_ms, pending_done, pc)) != 0) {
+		mcp_progress_stop(pc->progress);
+		mcp_conn_send_result(c, id, tools_error_result(
+		    mcp_unsent_text(rv, NULL)), pc->modern);
+		json_decref(pc->id);
+		free(pc);
+		call_done(c);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The sandbox_handle argument: *hp is NULL when absent (or empty, which
+ * the reference treats as absent). Returns NULL or the error text shown
+ * to the agent (static).
+ */
+static const char *
+handle_arg(json_t *args, const char **hp)
+{
+	json_t *v = json_object_get(args, "sandbox_handle");
+
+	*hp = NULL;
+	if (v == NULL || json_is_null(v))
+		return NULL;
+	if (!json_is_string(v))
+		return "Error executing tool: sandbox_handle: Input should be a "
+		       "valid string";
+	if (json_string_length(v) == 0)
+		return NULL;
+	if (json_string_length(v) > HANDLE_MAX_LEN ||
+	    strlen(json_string_value(v)) != json_string_length(v))
+		return HANDLE_UNKNOWN_TEXT;
+	*hp = json_string_value(v);
+	return NULL;
+}
+
+/*
+ * Which session a call runs in: its sandbox_handle; else this
+ * connection's session (stdio's default handle, a 2025 HTTP session),
+ * opened on first use; else (stateless HTTP) a new handle, minted by the
+ * session service once the arguments are valid (*mint). Returns false
+ * after answering the call.
+ */
+static bool
+pick_session(struct mcp_conn *c, struct pending_call *how, json_t *args,
+    char sid[64], bool *mint)
+{
+	const char *handle, *bad = NULL;
+	char err[512];
+	int rv;
+
+	*mint = false;
+	if (args != NULL && json_is_object(args))
+		bad = handle_arg(args, &handle);
+	else
+		handle = NULL;
+	if (bad != NULL) {
+		mcp_conn_send_result(c, how->id, tools_error_result(bad),
+		    how->modern);
+		return false;
+	}
+	if (handle != NULL) {
+		snprintf(sid, 64, "%s", handle);
+		snprintf(how->handle, sizeof(how->handle), "%s", handle);
+		how->by_handle = true;
+		return true;
+	}
+	if (c->stateless) {
+		sid[0] = '\0';
+		*mint = true;
+		return true;
+	}
+	if ((rv = ensure_session(c, sid, err, sizeof(err))) != 0) {
+		char text[600];
+
+		snprintf(text, sizeof(text), "The session service is %s: %s; "
+		    "retry in a few seconds.", rv == -EAGAIN ? "overloaded"
+		    : "not available", err);
+		mcp_conn_send_result(c, how->id, tools_error_result(text),
+		    how->modern);
+		return false;
+	}
+	return true;
+}
+
+static bool
+exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
+{
+	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	json_t *keep = json_array();
+	bool pending = false, mint;
+	char sid[64], key[MCP_LIVE_KEY_MAX];
+	char *msg;
+
+	msg = tools_exec_request(args, &req, keep);
+	if (msg != NULL) {
+		mcp_conn_send_result(c, how->id, tools_error_result(msg),
+		    how->modern);
+		free(msg);
+		goto done;
+	}
+	if (!pick_session(c, how, args, sid, &mint))
+		goto done;
+	req.session_id = sid;
+	req.new_sandbox = mint;
+	if (mcp_live_call_key(how->id, key))
+		req.call_key = key;
+	pending = call_session(c, how, "TerminalExec", &req.base,
+	    EDGE_CALL_MAX_MS, NULL, sid, req.call_key[0] != '\0' ? key : NULL);
+done:
+	tools_exec_request_fini(&req);
+	json_decref(keep);
+	return pending;
+}
+
+static bool
+lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
+{
+	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
+	char *msg = tools_lifecycle_request(how->tool, args, &req);
+	char sid[64];
+	bool mint;
+
+	if (msg != NULL) {
+		mcp_conn_send_result(c, how->id, tools_error_result(msg),
+		    how->modern);
+		free(msg);
+		return false;
+	}
+	if (!pick_session(c, how, args, sid, &mint))
+		return false;
+	if (mint && tools_lifecycle_is_create(how->tool)) {
+		Msc__V1__OpenRequest open = MSC__V1__OPEN_REQUEST__INIT;
+
+		/* A new handle first, then its computer (pending_done). */
+		open.client_name = "http";
+		open.idle_timeout_s = (uint32_t)c->cfg->session_timeout;
+		open.sandbox = true;
+		how->opening = true;
+		how->has_temporary = req.has_temporary;
+		how->temporary = req.temporary;
+		return call_session(c, how, "Open", &open.base, EDGE_CALL_MAX_MS,
+		    req.computer_id, NULL, NULL);
+	}
+	if (mint) {
+		mcp_conn_send_result(c, how->id, tools_error_result(
+		    "Pass the sandbox_handle of an earlier terminal_execute "
+		    "result: over HTTP at protocol 2026-07-28 the lifecycle "
+		    "tools act for a handle."), how->modern);
+		return false;
+	}
+	req.session_id = sid;
+	return call_session(c, how, tools_lifecycle_method(how->tool),
+	    &req.base, EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL);
+}
+
+/*
+ * computer_release: ends the handle now (Session/Close); its temporary
+ * computers go, permanent ones stay.
+ */
+static bool
+release_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
+{
+	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
+	const char *handle = NULL, *bad = NULL;
+
+	if (args != NULL && !json_is_object(args))
+		bad = "Error executing tool computer_release: arguments: Input "
+		      "should be a valid dictionary";
+	else if ((bad = handle_arg(args, &handle)) == NULL && handle == NULL)
+		bad = "Error executing tool computer_release: sandbox_handle: "
+		      "Field required";
+	if (bad != NULL) {
+		mcp_conn_send_result(c, how->id, tools_error_result(bad),
+		    how->modern);
+		return false;
+	}
+	snprintf(how->handle, sizeof(how->handle), "%s", handle);
+	how->by_handle = true;
+	ref.session_id = how->handle;
+	return call_session(c, how, "Close", &ref.base, EDGE_CALL_MAX_MS, NULL,
+	    NULL, NULL);
+}
+
+bool
+mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params, bool modern)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *args = json_object_get(params, "arguments");
+	struct pending_call how = { .id = id, .tool = TOOL_EXEC,
+		.modern = modern, .token = json_object_get(json_object_get(
+		    params, "_meta"), "progressToken") };
+	int tool = -2;
+
+	if (name == NULL) {
+		mcp_conn_send_error(c, id, -32602,
+		    "Invalid params: missing tool name");
+		return false;
+	}
+	if (strcmp(name, "computer_release") == 0) {
+		how.tool = TOOL_RELEASE;
+		return release_call(c, &how, args);
+	}
+	if (c->cfg->lifecycle_tools)
+		tool = tools_lifecycle_find(name);
+	if (strcmp(name, "terminal_execute") != 0 && tool < 0) {
+		char text[300];
+
+		snprintf(text, sizeof(text), "Unknown tool: %.200s", name);
+		if (modern)     /* 2026-07-28: a JSON-RPC error */
+			mcp_conn_send_error(c, id, -32602, text);
+		else
+			mcp_conn_send_result(c, id, tools_error_result(text),
+			    false);
+		return false;
+	}
+	if (tool >= 0) {
+		how.tool = tool;
+		return lifecycle_call(c, &how, args);
+	}
+	return exec_call(c, &how, args);
+}
+

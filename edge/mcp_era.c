@@ -1,0 +1,247 @@
+/*
+ * mcp_era.c - the rules of MCP 2026-07-28 that do not depend on the
+ * transport: era detection, the envelope and version checks, the
+ * methods this revision has, Mcp-* header values, result decoration.
+ */
+#include "mcp_era.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const legacy_versions[] = { "2025-11-25", "2025-06-18",
+	"2025-03-26", "2024-11-05", NULL };
+
+/*
+ * The methods of 2026-07-28 we serve. Everything else, the 2025 ones
+ * this revision removed (initialize, ping, logging/setLevel,
+ * resources/subscribe, ...) included, is -32601.
+ */
+static const char *const modern_methods[] = { "server/discover",
+	"tools/list", "tools/call", "resources/list", "resources/read",
+	"resources/templates/list", "prompts/list", "prompts/get",
+	"subscriptions/listen", NULL };
+
+bool
+mcp_era_legacy_version(const char *v)
+{
+	for (int i = 0; v != NULL && legacy_versions[i] != NULL; i++)
+		if (strcmp(v, legacy_versions[i]) == 0)
+			return true;
+	return false;
+}
+
+static json_t *
+meta_of(json_t *msg)
+{
+	return json_object_get(json_object_get(msg, "params"), "_meta");
+}
+
+bool
+mcp_era_body_modern(json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *meta = meta_of(msg);
+
+	if (method != NULL && strcmp(method, "server/discover") == 0)
+		return true;
+	return json_object_get(meta, MCP_META_VERSION) != NULL ||
+	    json_object_get(meta, MCP_META_CAPS) != NULL;
+}
+
+static bool
+reject(struct mcp_reject *r, unsigned status, int code, const char *message)
+{
+	r->status = status;
+	r->code = code;
+	r->message = message;
+	r->data = NULL;
+	return false;
+}
+
+bool
+mcp_era_check_envelope(json_t *msg, struct mcp_reject *r)
+{
+	json_t *meta = meta_of(msg);
+
+	if (!json_is_object(meta))
+		return reject(r, 400, -32602, "Invalid params: params._meta "
+		    "with io.modelcontextprotocol/protocolVersion and "
+		    "io.modelcontextprotocol/clientCapabilities is required "
+		    "(protocol " MCP_MODERN_VERSION "); older clients send "
+		    "initialize first");
+	if (!json_is_string(json_object_get(meta, MCP_META_VERSION)))
+		return reject(r, 400, -32602, "Invalid params: _meta lacks "
+		    "io.modelcontextprotocol/protocolVersion (a string)");
+	if (!json_is_object(json_object_get(meta, MCP_META_CAPS)))
+		return reject(r, 400, -32602, "Invalid params: _meta lacks "
+		    "io.modelcontextprotocol/clientCapabilities (an object)");
+	return true;
+}
+
+bool
+mcp_era_check_version(json_t *msg, struct mcp_reject *r)
+{
+	json_t *v = json_object_get(meta_of(msg), MCP_META_VERSION);
+
+	if (strcmp(json_string_value(v), MCP_MODERN_VERSION) == 0)
+		return true;
+	reject(r, 400, MCP_ERR_UNSUPPORTED_VERSION,
+	    "Unsupported protocol version");
+	r->data = json_pack("{s:[s], s:O}", "supported", MCP_MODERN_VERSION,
+	    "requested", v);
+	return false;
+}
+
+bool
+mcp_era_check_method(const char *method, struct mcp_reject *r)
+{
+	for (int i = 0; modern_methods[i] != NULL; i++)
+		if (strcmp(method, modern_methods[i]) == 0)
+			return true;
+	return reject(r, 404, -32601, "Method not found");
+}
+
+json_t *
+mcp_era_error(json_t *id, struct mcp_reject *r)
+{
+	json_t *err = json_pack("{s:i, s:s}", "code", r->code, "message",
+	    r->message);
+
+	if (err != NULL && r->data != NULL)
+		json_object_set(err, "data", r->data);
+	json_decref(r->data);
+	r->data = NULL;
+	if (err == NULL)
+		return NULL;
+	return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
+	    id != NULL ? id : json_null(), "error", err);
+}
+
+const char *
+mcp_era_name_key(const char *method)
+{
+	if (strcmp(method, "tools/call") == 0 ||
+	    strcmp(method, "prompts/get") == 0)
+		return "name";
+	if (strcmp(method, "resources/read") == 0)
+		return "uri";
+	return NULL;
+}
+
+static int
+b64_value(char ch)
+{
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	if (ch == '+')
+		return 62;
+	if (ch == '/')
+		return 63;
+	return -1;
+}
+
+/* Strict base64 (padded, canonical alphabet) of a text without NUL. */
+static char *
+b64_decode(const char *in, size_t len)
+{
+	char *out;
+	size_t o = 0;
+
+	if (len % 4 != 0 || (out = malloc(len / 4 * 3 + 1)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < len; i += 4) {
+		int v[4], pad = 0;
+
+		for (int k = 0; k < 4; k++) {
+			v[k] = b64_value(in[i + k]);
+			if (in[i + k] == '=' && i + 4 == len && k >= 2) {
+				v[k] = 0;
+				pad++;
+			} else if (v[k] < 0 || pad > 0)
+				goto bad;
+		}
+		uint32_t n = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
+		    (uint32_t)v[2] << 6 | (uint32_t)v[3];
+
+		out[o++] = (char)(n >> 16);
+		if (pad < 2)
+			out[o++] = (char)(n >> 8 & 0xff);
+		if (pad < 1)
+			out[o++] = (char)(n & 0xff);
+	}
+	out[o] = '\0';
+	if (strlen(out) != o)
+		goto bad;       /* a NUL inside: never equal to a JSON name */
+	return out;
+bad:
+	free(out);
+	return NULL;
+}
+
+char *
+mcp_era_header_value(const char *raw)
+{
+	static const char pre[] = "=?base64?", post[] = "?=";
+	size_t len;
+
+	while (*raw == ' ' || *raw == '\t')
+		raw++;
+	len = strlen(raw);
+	while (len > 0 && (raw[len - 1] == ' ' || raw[len - 1] == '\t'))
+		len--;
+	if (len >= sizeof(pre) - 1 + sizeof(post) - 1 &&
+	    strncmp(raw, pre, sizeof(pre) - 1) == 0 &&
+	    strncmp(raw + len - 2, post, 2) == 0)
+		return b64_decode(raw + sizeof(pre) - 1,
+		    len - (sizeof(pre) - 1) - (sizeof(post) - 1));
+	return strndup(raw, len);
+}
+
+json_t *
+mcp_era_complete(json_t *result)
+{
+	json_t *meta;
+
+	if (result == NULL)
+		return NULL;
+	json_object_set_new(result, "resultType", json_string("complete"));
+	meta = json_object_get(result, "_meta");
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		json_object_set_new(result, "_meta", meta);
+	}
+	json_object_set_new(meta, MCP_META_SERVER, json_pack("{s:s, s:s}",
+	    "name", "Kilntainers", "version", MSC_VERSION));
+	return result;
+}
+
+json_t *
+mcp_era_cacheable(json_t *result, long ttl_ms)
+{
+	if (result == NULL)
+		return NULL;
+	json_object_set_new(result, "ttlMs", json_integer(ttl_ms));
+	json_object_set_new(result, "cacheScope", json_string("public"));
+	return result;
+}
+
+json_t *
+mcp_era_discover_result(void)
+{
+	json_t *r = json_pack("{s:[s], s:{s:{}, s:{}, s:{}, s:{s:{s:[s]}}}, "
+			      "s:s}",
+	    "supportedVersions", MCP_MODERN_VERSION, "capabilities", "tools",
+	    "resources", "prompts", "extensions",
+	    "io.modelcontextprotocol/ui", "mimeTypes",
+	    "text/html;profile=mcp-app", "instructions",
+	    "Use terminal_execute to run commands in your own isolated Linux "
+	    "sandbox computer. Pass back the sandbox_handle of its result on "
+	    "every later call to stay on the same computer.");
+
+	return mcp_era_cacheable(mcp_era_complete(r), MCP_DISCOVER_TTL_MS);
+}

@@ -1,0 +1,170 @@
+/*
+ * mcp_http_modern.c - POST /mcp at MCP 2026-07-28: no session; every
+ * request carries its version and capabilities in params._meta, and its
+ * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers must mirror the
+ * body (a load balancer routes on them). Rejections are plain JSON with
+ * the spec's statuses; a reply that has notifications before it (a
+ * subscription's acknowledgement) goes out as one SSE body.
+ */
+#include "mcp_http_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp_era.h"
+
+bool
+http_modern_selected(struct http_call *c)
+{
+	const char *pv = http_header(c, "MCP-Protocol-Version");
+
+	if (http_header(c, "Mcp-Session-Id") != NULL)
+		return false;   /* a 2025 session, whatever the body says */
+	return mcp_era_body_modern(c->msg) ||
+	    (pv != NULL && !mcp_era_legacy_version(pv));
+}
+
+static void
+answer_reject(struct http_call *c, struct mcp_reject *r)
+{
+	json_t *err = mcp_era_error(json_object_get(c->msg, "id"), r);
+
+	http_answer_json(c, r->status, err, NULL, NULL);
+	json_decref(err);
+}
+
+/* Whether header `name` is there and equals `want` once decoded. */
+static bool
+header_matches(struct http_call *c, const char *name, const char *want)
+{
+	const char *raw = http_header(c, name);
+	char *v;
+	bool ok;
+
+	if (raw == NULL || want == NULL)
+		return false;
+	v = mcp_era_header_value(raw);
+	ok = v != NULL && strcmp(v, want) == 0;
+	free(v);
+	return ok;
+}
+
+static bool
+check_headers(struct http_call *c, const char *method, struct mcp_reject *r)
+{
+	json_t *params = json_object_get(c->msg, "params");
+	const char *pv = json_string_value(json_object_get(json_object_get(
+	    params, "_meta"), MCP_META_VERSION));
+	const char *key = mcp_era_name_key(method);
+	const char *v = http_header(c, "MCP-Protocol-Version");
+
+	r->status = 400;
+	r->code = MCP_ERR_HEADER_MISMATCH;
+	r->data = NULL;
+	if (v == NULL || strcmp(v, pv) != 0)
+		r->message = "Header mismatch: MCP-Protocol-Version must equal "
+			     "params._meta's protocolVersion";
+	else if (!header_matches(c, "Mcp-Method", method))
+		r->message = "Header mismatch: Mcp-Method must equal the "
+			     "request's method";
+	else if (key != NULL && !header_matches(c, "Mcp-Name",
+		     json_string_value(json_object_get(params, key))))
+		r->message = "Header mismatch: Mcp-Name must equal the "
+			     "request's name or uri";
+	else
+		return true;
+	return false;
+}
+
+/* Collects what the connection sends; the reply ends the answer. */
+static void
+modern_send(void *ctx, json_t *msg)
+{
+	struct http_call *c = ctx;
+	json_t *err = json_object_get(msg, "error");
+	int code = (int)json_integer_value(json_object_get(err, "code"));
+	size_t i;
+	json_t *ev;
+	char *text;
+
+	if (json_object_get(msg, "id") == NULL) {       /* a notification */
+		if (c->events == NULL)
+			c->events = json_array();
+		json_array_append(c->events, msg);
+		return;
+	}
+	c->replied = true;
+	if (c->events == NULL) {
+		http_answer_json(c, err == NULL ? 200 : code == -32601 ? 404
+			: code == -32700 || code == -32600 ? 400 : 200,
+		    msg, NULL, NULL);
+		return;
+	}
+	json_array_append(c->events, msg);
+	size_t cap = 1024, len = 0;
+	char *body = malloc(cap);
+
+	json_array_foreach (c->events, i, ev) {
+		size_t need;
+
+		text = json_dumps(ev, JSON_COMPACT | JSON_ENSURE_ASCII);
+		need = text ? strlen(text) + 32 : 0;
+		if (body != NULL && len + need > cap) {
+			char *grown = realloc(body, cap = 2 * (len + need));
+
+			if (grown == NULL)
+				free(body);
+			body = grown;
+		}
+		if (body != NULL && text != NULL)
+			len += (size_t)sprintf(body + len,
+			    "event: message\ndata: %s\n\n", text);
+		free(text);
+	}
+	if (body == NULL)
+		http_answer_rpc_error(c, 500, -32603, "out of memory");
+	else
+		http_answer(c, 200, "text/event-stream", body, len,
+		    "X-Accel-Buffering", "no");
+	free(body);
+}
+
+static void
+modern_finished(void *ctx)
+{
+	http_call_unref(ctx);
+}
+
+void
+http_modern_run(struct http_call *c)
+{
+	struct edge_http *h = c->h;
+	const char *method = json_string_value(json_object_get(c->msg,
+	    "method"));
+	struct mcp_reject r;
+
+	if (method == NULL || json_object_get(c->msg, "id") == NULL) {
+		/* A notification or a response: accepted, nothing to say. */
+		http_answer(c, 202, NULL, NULL, 0, NULL, NULL);
+		return;
+	}
+	if (!mcp_era_check_envelope(c->msg, &r) ||
+	    !check_headers(c, method, &r) ||
+	    !mcp_era_check_version(c->msg, &r) ||
+	    !mcp_era_check_method(method, &r)) {
+		answer_reject(c, &r);
+		return;
+	}
+	if (!http_call_suspend(c))
+		return;
+	http_call_ref(c);       /* for the reply */
+	mcp_conn_init(&c->mc, h->cfg, h->session, NULL, modern_send, c);
+	c->mc.desc = h->desc;
+	c->mc.finished = modern_finished;
+	c->mc.stateless = true;
+	if (mcp_conn_handle_json(&c->mc, c->msg))
+		return;         /* modern_finished drops c after the reply */
+	if (!c->replied)
+		http_answer(c, 202, NULL, NULL, 0, NULL, NULL);
+	http_call_unref(c);
+}
