@@ -454,7 +454,10 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 			      "stdio mode, there is no HTTP server to bind.");
 		return -EINVAL;
 	}
-	if (!http && cfg->session_timeout != 300) {
+	/* Only the edge knows the transport (a session service takes
+	 * --session-timeout for the handles it keeps). */
+	if (!http && cfg->session_timeout != 300 &&
+	    (cfg->prog & MSC_PROG_EDGE) != 0) {
 		msc_cfg_error("--session-timeout is only valid with --transport "
 			      "http. In stdio mode, the session lives as long as "
 			      "the process.");

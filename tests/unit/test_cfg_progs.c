@@ -96,6 +96,7 @@ an_option_of_another_program_is_refused(void **state)
 	const char *image[] = { "--image", "x", NULL };
 	const char *transport[] = { "--transport", "http", NULL };
 	const char *timeout[] = { "--timeout", "5", NULL };
+	const char *idle[] = { "--session-timeout", "2", NULL };
 
 	(void)state;
 	assert_int_equal(parse_for(MSC_PROG_EDGE, image, &cfg, &a), -EINVAL);
@@ -112,6 +113,19 @@ an_option_of_another_program_is_refused(void **state)
 	argv_free(&a);
 	assert_int_equal(parse_for(MSC_PROG_SESSION, timeout, &cfg, &a), 0);
 	assert_int_equal(cfg.timeout, 5);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	/* The session service keeps handles for --session-timeout and
+	 * knows no transport: that is the edge's check. */
+	assert_int_equal(parse_for(MSC_PROG_SESSION, idle, &cfg, &a), 0);
+	assert_int_equal(msc_cfg_validate(&cfg), 0);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(MSC_PROG_EDGE, idle, &cfg, &a), 0);
+	assert_int_equal(msc_cfg_validate(&cfg), -EINVAL);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(MSC_PROG_SESSION, timeout, &cfg, &a), 0);
 	assert_int_equal(cfg.prog, MSC_PROG_SESSION);
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
