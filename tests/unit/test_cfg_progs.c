@@ -237,13 +237,14 @@ select_gives_each_program_its_arguments(void **state)
 
 	(void)state;
 	n = msc_cfg_select(MSC_PROG_EDGE, argc, argv, out);
-	assert_int_equal(n, 5);
-	assert_string_equal(out[0], "--transport");
-	assert_string_equal(out[1], "http");
-	assert_string_equal(out[2], "--bogus");        /* the edge refuses it */
-	assert_string_equal(out[3], "--tls-ca");
-	assert_string_equal(out[4], "ca.pem");
-	assert_null(out[5]);
+	assert_int_equal(n, 6);
+	assert_string_equal(out[0], "--no-network");   /* its tool hints */
+	assert_string_equal(out[1], "--transport");
+	assert_string_equal(out[2], "http");
+	assert_string_equal(out[3], "--bogus");        /* the edge refuses it */
+	assert_string_equal(out[4], "--tls-ca");
+	assert_string_equal(out[5], "ca.pem");
+	assert_null(out[6]);
 	n = msc_cfg_select(MSC_PROG_DOCKER_DRIVER, argc, argv, out);
 	assert_int_equal(n, 7);
 	assert_string_equal(out[0], "--image");
