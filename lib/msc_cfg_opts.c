@@ -62,6 +62,18 @@ const struct opt msc_cfg_opts[] = {
 	    "Shell binary for command mode (e.g., /bin/bash, ash). Default: /bin/bash." },
 	{ "network", OPT_NEG, F(network), 0, "1", NULL, NULL, CORE,
 	    "Enable network access in sandboxes (default: enabled); --no-network disables it" },
+	{ "network-allow", OPT_LIST, F(net_allow), F(n_net_allow), NULL,
+	    "DOMAIN[,DOMAIN...]", NULL, CORE,
+	    "Allowlist mode by default: computers reach only these domains "
+	    "(wildcards such as *.pypi.example), over HTTP and HTTPS through "
+	    "the server's proxy. Repeatable." },
+	{ "network-deny", OPT_LIST, F(net_deny), F(n_net_deny), NULL,
+	    "DOMAIN[,DOMAIN...]", NULL, CORE,
+	    "Domains refused even when --network-allow covers them. "
+	    "Repeatable." },
+	{ "proxy-dns-server", OPT_STR, F(proxy_dns), 0, NULL, "ADDRESS", NULL,
+	    DOCK, "DNS server the allowlist proxy resolves names with "
+	    "(default: the host's /etc/resolv.conf)" },
 	{ "tool-instruction-override", OPT_STR, F(tool_instruction_override),
 	    0, NULL, "TOOL_INSTRUCTION_OVERRIDE", NULL, DESC,
 	    "Replace the entire terminal_execute tool description" },

@@ -265,6 +265,11 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	    json_string(d->cfg->image));
 	hc = json_object_get(body, "HostConfig");
 	json_object_set_new(hc, "AutoRemove", json_boolean(temporary));
+	if (d->net_sandbox && (rv = dock_pol_body(d, dock_pol_default(d), body,
+	    err, errlen)) != 0) {
+		json_decref(body);
+		return rv;
+	}
 	if ((classic = json_deep_copy(body)) == NULL) {
 		json_decref(body);
 		return -ENOMEM;
@@ -291,6 +296,15 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 		 errlen)) != 0)
 		return rv;
 	dock_fx_track(d, name, ctr);
+	if ((rv = dock_pol_apply(d, id, cid, err, errlen)) != 0) {
+		char ignore[DOCK_ERRLEN];
+
+		json_decref(ctr);
+		(void)dock_container_remove(d->engine, cid, T_STOP, ignore,
+		    sizeof(ignore));
+		dock_fx_forget(d, name);
+		return rv;
+	}
 	if (readiness(d, name, fast, true, err, errlen) != 0) {
 		char ignore[DOCK_ERRLEN];
 
@@ -347,6 +361,8 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		msc_log_info("started stopped computer %s", id);
 	}
 	dock_fx_track(d, name, ctr);
+	if ((rv = dock_pol_apply(d, id, cid, err, errlen)) != 0)
+		goto done;
 	if ((rv = readiness(d, name, helper, false, err, errlen)) != 0) {
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
@@ -408,6 +424,7 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 
 			snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 			dock_fx_forget(d, name);
+			dock_pol_release(d, ctr);
 			msc_log_info("removed computer %s", id);
 		}
 	}
@@ -432,6 +449,8 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
 	rv = dock_container_remove(d->engine,
 	    json_string_value(json_object_get(ctr, "Id")), T_STOP, err, errlen);
+	if (rv == 0)
+		dock_pol_release(d, ctr);
 	json_decref(ctr);
 	if (rv != 0)
 		return rv;

@@ -34,6 +34,7 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->fx_mu, NULL);
 	pthread_mutex_init(&d->net_mu, NULL);
+	pthread_mutex_init(&d->pol.mu, NULL);
 	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0)
 		goto fail;
@@ -43,7 +44,7 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 		goto fail;
 	}
 	dock_fx_init(d);
-	if ((rv = dock_net_init(d)) != 0)
+	if ((rv = dock_net_init(d)) != 0 || (rv = dock_pol_init(d)) != 0)
 		goto fail;
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
@@ -73,5 +74,6 @@ dock_driver_stop(struct dock_driver *d)
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->fx_mu);
 	pthread_mutex_destroy(&d->net_mu);
+	dock_pol_fini(d);
 	free(d);
 }

@@ -9,6 +9,7 @@
 
 #include "docker_api.h"
 #include "docker_driver.h"
+#include "docker_policy.h"
 #include "driver.pb-c.h"
 #include "msc_cfg.h"
 #include "msc_driver.h"
@@ -41,6 +42,7 @@ struct dock_driver {
 	bool net_rootless_checked;  /* the engine said it is not rootless */
 	bool net_engine_logged;     /* said once that the engine loads them */
 	pthread_mutex_t net_mu;     /* one network check at a time */
+	struct dock_pol pol;        /* network modes (docker_policy.h) */
 };
 
 /* Blocking operations, run on the pool (docker_computers.c). */
