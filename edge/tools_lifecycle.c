@@ -185,13 +185,18 @@ list_payload(const Msc__V1__ComputerList *l)
 	for (size_t i = 0; i < l->n_computers; i++) {
 		const Msc__V1__Computer *c = l->computers[i];
 
-		json_array_append_new(arr, json_pack(
+		json_t *row = json_pack(
 		    "{s:s, s:s, s:s, s:s, s:b, s:o, s:o}", "computer_id",
 		    c->computer_id, "sandbox_id", c->sandbox_id, "backend",
 		    c->backend[0] ? c->backend : "docker", "state",
 		    c->state[0] ? c->state : "running", "temporary",
 		    c->temporary, "image", str_or_null(c->image), "created_at",
-		    str_or_null(c->created_at)));
+		    str_or_null(c->created_at));
+
+		if (row != NULL && c->network != NULL && c->network[0] != '\0')
+			json_object_set_new(row, "network",
+			    json_string(c->network));
+		json_array_append_new(arr, row);
 	}
 	return json_pack("{s:o, s:I}", "computers", arr, "count",
 	    (json_int_t)l->n_computers);

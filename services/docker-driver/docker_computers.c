@@ -144,8 +144,8 @@ dup_or_empty(const char *s)
 
 /* Fills `out` from a container inspect or list row. */
 static int
-fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
-    const char *fallback_image, const char *driver_id)
+fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
+    Msc__V1__Computer *out, const char *fallback_image, const char *driver_id)
 {
 	json_t *labels = json_object_get(ctr, "Labels");
 	const char *cid = json_string_value(json_object_get(ctr, "Id"));
@@ -185,8 +185,18 @@ fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
 	out->created_at = dup_or_empty(created);
 	out->backend = dup_or_empty("docker");
 	out->driver = dup_or_empty(driver_id);
+	if (d->net_sandbox) {
+		struct dock_pol_lists l;
+		bool owned;
+
+		dock_pol_current(d, id, labels, &l, &owned);
+		out->network = dock_pol_describe(&l);
+		if (owned)
+			dock_pol_lists_free(&l);
+	} else
+		out->network = dup_or_empty("none");
 	if (!out->driver || !out->computer_id || !out->sandbox_id || !out->image ||
-	    !out->state || !out->created_at || !out->backend)
+	    !out->state || !out->created_at || !out->backend || !out->network)
 		return -ENOMEM;
 	return 0;
 }
@@ -316,7 +326,7 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 				      "check failed (unexpected output)", cid);
 		return -EIO;
 	}
-	rv = fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
+	rv = fill_computer(d, ctr, id, out, d->cfg->image, d->cfg->driver_id);
 	json_decref(ctr);
 	msc_log_info("created %s computer %s (container %.12s)",
 	    temporary ? "temporary" : "permanent", id, cid);
@@ -371,7 +381,7 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	}
 	json_object_set_new(json_object_get(ctr, "State"), "Status",
 	    json_string("running"));
-	rv = fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
+	rv = fill_computer(d, ctr, id, out, d->cfg->image, d->cfg->driver_id);
 done:
 	json_decref(ctr);
 	return rv;
@@ -503,7 +513,7 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 			continue;
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 		out->computers[out->n_computers++] = c;
-		if ((rv = fill_computer(row, id, c, d->cfg->image,
+		if ((rv = fill_computer(d, row, id, c, d->cfg->image,
 			 d->cfg->driver_id)) != 0)
 			break;
 	}

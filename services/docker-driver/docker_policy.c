@@ -167,13 +167,14 @@ dock_pol_body(struct dock_driver *d, enum msc_net_mode mode, json_t *body,
 
 /* Writes DIR/<ip> (the proxy's view of the computer) atomically. */
 static int
-write_policy_file(struct dock_pol *p, const char *id, const char *ip)
+write_policy_file(const char *dir, const char *id, const char *ip,
+    const struct dock_pol_lists *l)
 {
-	char path[512], tmp[560];
+	char path[1024], tmp[1100];
 	FILE *f;
 	int fd, rv = 0;
 
-	snprintf(path, sizeof(path), "%s/policy/%s", p->dir, ip);
+	snprintf(path, sizeof(path), "%.900s/%s", dir, ip);
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return -errno;
@@ -184,10 +185,10 @@ write_policy_file(struct dock_pol *p, const char *id, const char *ip)
 		return rv;
 	}
 	fprintf(f, "id %s\n", id);
-	for (size_t i = 0; i < p->nallow; i++)
-		fprintf(f, "allow %s\n", p->allow[i]);
-	for (size_t i = 0; i < p->ndeny; i++)
-		fprintf(f, "deny %s\n", p->deny[i]);
+	for (size_t i = 0; i < l->nallow; i++)
+		fprintf(f, "allow %s\n", l->allow[i]);
+	for (size_t i = 0; i < l->ndeny; i++)
+		fprintf(f, "deny %s\n", l->deny[i]);
 	if (fflush(f) != 0 || ferror(f))
 		rv = -EIO;
 	if (fclose(f) != 0 && rv == 0)
@@ -197,6 +198,36 @@ write_policy_file(struct dock_pol *p, const char *id, const char *ip)
 	if (rv != 0)
 		unlink(tmp);
 	return rv;
+}
+
+/*
+ * The policy folder of the proxy that container `ctr` was given (its
+ * http_proxy variable names the port): 0, or -ENOENT when it has none.
+ */
+static int
+proxy_policy_dir(json_t *ctr, char *dir, size_t len)
+{
+	json_t *env = json_object_get(json_object_get(ctr, "Config"), "Env"),
+	    *v;
+	char base[256];
+	size_t i;
+
+	json_array_foreach(env, i, v) {
+		const char *e = json_string_value(v), *colon;
+		long port;
+
+		if (e == NULL || strncmp(e, "http_proxy=http://", 18) != 0 ||
+		    (colon = strrchr(e + 18, ':')) == NULL)
+			continue;
+		port = strtol(colon + 1, NULL, 10);
+		if (port < DOCK_PROXY_PORT_MIN ||
+		    port >= DOCK_PROXY_PORT_MIN + DOCK_PROXY_PORT_SPAN ||
+		    dock_pol_base(base, sizeof(base)) != 0)
+			return -ENOENT;
+		snprintf(dir, len, "%s/%ld/policy", base, port);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 /*
@@ -288,25 +319,20 @@ ctr_address(json_t *ctr)
 /* The container's address on the sandbox network into ip, or -ENOENT. */
 static int
 sandbox_address(struct dock_driver *d, const char *cid, char *ip,
-    size_t iplen, json_t **labels, char *err, size_t errlen)
+    size_t iplen, json_t **ctrp, char *err, size_t errlen)
 {
-	json_t *ctr = NULL;
-	const char *a;
 	unsigned char bin[4];
+	const char *a;
 	int rv;
 
-	if ((rv = dock_container_inspect(d->engine, cid, T_POL, &ctr, err,
+	if ((rv = dock_container_inspect(d->engine, cid, T_POL, ctrp, err,
 	    errlen)) != 0)
 		return rv;
-	a = ctr_address(ctr);
+	a = ctr_address(*ctrp);
 	if (a == NULL || inet_pton(AF_INET, a, bin) != 1)
-		rv = -ENOENT;
-	else
-		snprintf(ip, iplen, "%s", a);
-	*labels = json_incref(json_object_get(json_object_get(ctr, "Config"),
-	    "Labels"));
-	json_decref(ctr);
-	return rv;
+		return -ENOENT;
+	snprintf(ip, iplen, "%s", a);
+	return 0;
 }
 
 int
@@ -314,50 +340,62 @@ dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
     char *err, size_t errlen)
 {
 	struct dock_pol *p = &d->pol;
-	struct dock_nft_rules *r;
-	enum msc_net_mode mode = p->def_mode;
-	json_t *labels = NULL;
-	char ip[INET_ADDRSTRLEN], path[512];
+	struct dock_pol_lists l;
+	struct dock_nft_rules *r = NULL;
+	json_t *ctr = NULL;
+	char ip[INET_ADDRSTRLEN], dir[512], path[600];
+	bool owned = false, has_dir;
 	int rv;
 
 	if (!d->net_sandbox)
 		return 0;
-	rv = sandbox_address(d, cid, ip, sizeof(ip), &labels, err, errlen);
-	if (rv == -ENOENT) {
-		json_decref(labels);
-		return 0;       /* not on the sandbox network: nothing leaves */
+	if ((rv = sandbox_address(d, cid, ip, sizeof(ip), &ctr, err,
+	    errlen)) != 0) {
+		json_decref(ctr);
+		return rv == -ENOENT ? 0 : rv;  /* off the network: nothing leaves */
 	}
-	if (rv != 0) {
-		json_decref(labels);
-		return rv;
+	dock_pol_current(d, id, json_object_get(json_object_get(ctr, "Config"),
+	    "Labels"), &l, &owned);
+	has_dir = proxy_policy_dir(ctr, dir, sizeof(dir)) == 0;
+	json_decref(ctr);
+	if (l.mode == MSC_NET_ALLOWLIST && !has_dir) {
+		/* Made without the proxy's variables: closed, not open. */
+		msc_log_warn("network: computer %s was made without the "
+		    "allowlist proxy; it gets no network (reset it to make it "
+		    "again in allowlist mode)", id);
+		l.mode = MSC_NET_NONE;
 	}
-	if (msc_net_mode_parse(json_string_value(json_object_get(labels,
-	    DOCK_POL_LABEL)), &mode) != 0)
-		mode = p->def_mode;     /* made before modes: the default */
-	json_decref(labels);
-	if ((r = malloc(sizeof(*r))) == NULL)
-		return -ENOMEM;
+	if ((r = malloc(sizeof(*r))) == NULL) {
+		rv = -ENOMEM;
+		goto out;
+	}
 	pthread_mutex_lock(&p->mu);
-	rv = 0;
-	if (mode == MSC_NET_ALLOWLIST &&
-	    (rv = dock_proxy_ensure(d, err, errlen)) == 0 &&
-	    (rv = write_policy_file(p, id, ip)) != 0)
+	if (l.mode == MSC_NET_ALLOWLIST && strstr(dir, p->dir) == dir &&
+	    p->dir[0] != '\0')
+		rv = dock_proxy_ensure(d, err, errlen); /* ours: is it up? */
+	if (rv == 0 && l.mode == MSC_NET_ALLOWLIST &&
+	    (rv = write_policy_file(dir, id, ip, &l)) != 0)
 		snprintf(err, errlen, "cannot write the network policy of "
 		    "computer %s: %s", id, strerror(-rv));
-	if (rv == 0 && mode != MSC_NET_ALLOWLIST && p->dir[0] != '\0') {
-		snprintf(path, sizeof(path), "%s/policy/%s", p->dir, ip);
+	if (rv == 0 && l.mode != MSC_NET_ALLOWLIST && has_dir) {
+		snprintf(path, sizeof(path), "%s/%s", dir, ip);
 		(void)unlink(path);
 	}
-	if (rv == 0 && (rv = policy_rules(p, ip, mode, r)) != 0)
+	if (rv == 0 && p->br[0] == '\0')
+		snprintf(p->br, sizeof(p->br), "%s", DOCK_NET_BRIDGE);
+	if (rv == 0 && (rv = policy_rules(p, ip, l.mode, r)) != 0)
 		snprintf(err, errlen, "the network policy rules do not fit");
 	pthread_mutex_unlock(&p->mu);
 	if (rv == 0)
 		rv = d->net_via_engine ? dock_nft_engine(d, r, err, errlen) :
 		    dock_nft_local(r, err, errlen);
-	free(r);
 	if (rv == 0)
 		msc_log_info("network: computer %s (%s) is in %s mode", id, ip,
-		    msc_net_mode_name(mode));
+		    msc_net_mode_name(l.mode));
+out:
+	free(r);
+	if (owned)
+		dock_pol_lists_free(&l);
 	return rv;
 }
 
@@ -379,6 +417,9 @@ dock_pol_release(struct dock_driver *d, json_t *ctr)
 		snprintf(path, sizeof(path), "%s/policy/%s", p->dir, ip);
 		(void)unlink(path);
 	}
+	dock_pol_state_remove(json_string_value(json_object_get(
+	    json_object_get(json_object_get(ctr, "Config"), "Labels"),
+	    "kilntainers.computer-id")));
 	rv = p->br[0] != '\0' ? policy_rules(p, ip, MSC_NET_OPEN, r) : -ENXIO;
 	pthread_mutex_unlock(&p->mu);
 	if (rv == 0 && (d->net_via_engine ? dock_nft_engine(d, r, err,

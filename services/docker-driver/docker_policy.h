@@ -51,6 +51,35 @@ struct dock_pol {
 	char dir[256];                  /* its folder: config, logs, files */
 };
 
+/* A computer's policy: its mode and, in allowlist mode, its lists. */
+struct dock_pol_lists {
+	enum msc_net_mode mode;
+	char **allow, **deny;           /* owned (or borrowed: see below) */
+	size_t nallow, ndeny;
+};
+
+/*
+ * docker_policy_state.c: a policy set on a running computer outlives the
+ * driver in the host file BASE/computers/<id> (BASE: dock_pol_base).
+ * dock_pol_state_load: 0 with *l (free with dock_pol_lists_free), or
+ * -ENOENT when the computer keeps the mode it was made with.
+ * dock_pol_state_save writes it (borrowing l). dock_pol_describe: "open",
+ * "none" or "allowlist: a, *.b; deny: c" (a new string or NULL).
+ */
+int dock_pol_base(char *out, size_t len);
+int dock_pol_state_load(const char *id, struct dock_pol_lists *l);
+int dock_pol_state_save(const char *id, const struct dock_pol_lists *l);
+void dock_pol_state_remove(const char *id);
+void dock_pol_lists_free(struct dock_pol_lists *l);
+char *dock_pol_describe(const struct dock_pol_lists *l);
+/*
+ * The policy of computer `id` with labels `labels` (inspect JSON): its
+ * state file, else its label's mode with the server's lists (borrowed:
+ * free with dock_pol_lists_free only when *owned).
+ */
+void dock_pol_current(struct dock_driver *d, const char *id, json_t *labels,
+    struct dock_pol_lists *l, bool *owned);
+
 /* From the flags, at start: 0 or -EINVAL (message printed). */
 int dock_pol_init(struct dock_driver *d);
 void dock_pol_fini(struct dock_driver *d);

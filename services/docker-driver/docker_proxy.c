@@ -353,10 +353,10 @@ static int
 proxy_start(struct dock_driver *d, char *err, size_t errlen)
 {
 	struct dock_pol *p = &d->pol;
-	const char *helper = helper_path(), *base = getenv("MSC_PROXY_DIR");
+	const char *helper = helper_path();
 	bool root = geteuid() == 0;
 	struct passwd *pw = root ? getpwnam(SQUID_USER) : NULL;
-	char path[1024], *conf;
+	char path[1024], base[256], *conf;
 	int rv, port;
 
 	if (p->gw[0] == '\0') {
@@ -383,13 +383,9 @@ proxy_start(struct dock_driver *d, char *err, size_t errlen)
 		return port;
 	}
 	p->proxy_port = port;
-	if (base == NULL || *base == '\0')
-		base = root ? "/run/mcp-sandbox-computer-proxy" : NULL;
-	if (base != NULL)
-		snprintf(p->dir, sizeof(p->dir), "%s/%d", base, port);
-	else
-		snprintf(p->dir, sizeof(p->dir), "/tmp/msc-proxy-%u/%d",
-		    (unsigned)geteuid(), port);
+	if ((rv = dock_pol_base(base, sizeof(base))) != 0)
+		goto fail;
+	snprintf(p->dir, sizeof(p->dir), "%.200s/%d", base, port);
 	snprintf(path, sizeof(path), "%s/policy", p->dir);
 	if ((rv = mkdir_p(path, 0755)) != 0)
 		goto fail;

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
-import { startServer, cid, cleanupContainers, run, waitFor } from './lib.mjs';
+import { startServer, cid, cleanupContainers, run, waitFor, MSC_BIN } from './lib.mjs';
 
 const NS = `msc-np-${randomBytes(3).toString('hex')}`;
 const VETH = `vp${randomBytes(3).toString('hex')}`;
@@ -212,5 +212,41 @@ describe('allowlist mode', () => {
     const log = readFileSync(m[1], 'utf8');
     assert.match(log, new RegExp(`${a}:allowed:allowed\\.test GET http://allowed\\.test/`));
     assert.match(log, new RegExp(`${a}:refused:not-allowed GET http://other\\.test/ 403`));
+  });
+
+  it('computer_list shows each computer\'s policy', async () => {
+    const r = await s.client.callTool({ name: 'computer_list', arguments: {} });
+    const row = r.structuredContent.computers.find((c) => c.computer_id === a);
+    assert.equal(row?.network, 'allowlist: allowed.test, *.wild.test; deny: bad.wild.test');
+  });
+
+  it('a changed policy takes effect on the next connection, without restarting the computer', async () => {
+    const boot = await sh('cut -d" " -f22 /proc/1/stat');
+    let r = await run(MSC_BIN, ['network', a, 'allowlist', '--network-allow', 'other.test']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${a}: allowlist: other.test\n`);
+    assert.match(await sh(get('other.test')), /hello other\.test/);
+    assert.match(await sh(get('allowed.test')), /403[\s\S]*allowed\.test is not on/);
+    r = await run(MSC_BIN, ['network', a, 'none']);
+    assert.equal(r.code, 0, r.stderr);
+    const probe = `u=\${http_proxy#http://}; timeout 3 bash -c "exec 3<>/dev/tcp/\${u%:*}/\${u##*:}" 2>/dev/null && echo open || echo blocked`;
+    assert.equal(await sh(probe), 'blocked\n', 'none: not even the proxy');
+    const list = await s.client.callTool({ name: 'computer_list', arguments: {} });
+    assert.equal(list.structuredContent.computers.find((c) => c.computer_id === a)?.network, 'none');
+    r = await run(MSC_BIN, ['network', a, 'allowlist', '--network-allow', 'allowed.test,*.wild.test']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(await sh(get('allowed.test')), /hello allowed\.test/);
+    assert.equal(await sh('cut -d" " -f22 /proc/1/stat'), boot, 'the same computer, never restarted');
+    r = await run(MSC_BIN, ['network', a, 'sideways']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /the mode is none, allowlist or open, got: sideways/);
+  });
+
+  it('the operator reads the decision log with network-log', async () => {
+    const r = await run(MSC_BIN, ['network-log', a]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`${a}:allowed:other\\.test GET http://other\\.test/ 200`));
+    assert.match(r.stdout, new RegExp(`${a}:refused:not-allowed GET http://allowed\\.test/ 403`));
+    for (const line of r.stdout.trim().split('\n')) assert.ok(line.includes(` ${a}:`), line);
   });
 });
