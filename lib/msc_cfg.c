@@ -465,6 +465,7 @@ msc_cfg_fini(struct msc_cfg *cfg)
 	free(cfg->allowed_origins);
 	free(cfg->net_allow);
 	free(cfg->net_deny);
+	free(cfg->proxy_creds);
 	cfg->run_flags = NULL;
 	cfg->e2b_metadata = cfg->e2b_env = NULL;
 	cfg->allowed_hosts = cfg->allowed_origins = NULL;

@@ -74,6 +74,15 @@ const struct opt msc_cfg_opts[] = {
 	{ "proxy-dns-server", OPT_STR, F(proxy_dns), 0, NULL, "ADDRESS", NULL,
 	    DOCK, "DNS server the allowlist proxy resolves names with "
 	    "(default: the host's /etc/resolv.conf)" },
+	{ "proxy-credential", OPT_LIST, F(proxy_creds), F(n_proxy_creds), NULL,
+	    "DOMAIN=HEADER:ENVVAR", NULL, DOCK,
+	    "Allowlist mode: the proxy adds HEADER, its value read from the "
+	    "server's environment variable ENVVAR, to plain HTTP requests for "
+	    "DOMAIN; the value never enters a computer. Repeatable." },
+	{ "proxy-credential-file", OPT_STR, F(proxy_cred_file), 0, NULL,
+	    "FILE", NULL, DOCK,
+	    "Read --proxy-credential entries from FILE, one per line "
+	    "(# starts a comment)" },
 	{ "tool-instruction-override", OPT_STR, F(tool_instruction_override),
 	    0, NULL, "TOOL_INSTRUCTION_OVERRIDE", NULL, DESC,
 	    "Replace the entire terminal_execute tool description" },

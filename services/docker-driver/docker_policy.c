@@ -79,6 +79,13 @@ dock_pol_init(struct dock_driver *d)
 			return -EINVAL;
 		}
 	}
+	if ((rv = dock_pol_creds_init(p, c)) != 0)
+		return rv;
+	if (p->ncreds > 0 && p->nallow == 0) {
+		msc_cfg_error("--proxy-credential needs allowlist mode "
+		    "(--network-allow): open computers do not use the proxy");
+		return -EINVAL;
+	}
 	p->dns = c->proxy_dns;
 	p->def_mode = !c->network ? MSC_NET_NONE : p->nallow > 0 ?
 	    MSC_NET_ALLOWLIST : MSC_NET_OPEN;
@@ -112,6 +119,7 @@ dock_pol_fini(struct dock_driver *d)
 		free(p->deny[i]);
 	free(p->allow);
 	free(p->deny);
+	dock_pol_creds_fini(p);
 	pthread_mutex_destroy(&p->mu);
 }
 

@@ -38,11 +38,18 @@ struct dock_driver;
 #define DOCK_PROXY_PORT_MIN 30128       /* the proxies' ports on the host */
 #define DOCK_PROXY_PORT_SPAN 64
 
+/* A header the proxy adds to plain HTTP requests for one domain. */
+struct dock_pol_cred {
+	char *domain, *header, *value;  /* owned; value wiped at the end */
+};
+
 struct dock_pol {
 	enum msc_net_mode def_mode;     /* the server's default */
 	char **allow, **deny;           /* owned */
 	size_t nallow, ndeny;
 	const char *dns;                /* --proxy-dns-server (cfg's) */
+	struct dock_pol_cred *creds;    /* --proxy-credential, owned */
+	size_t ncreds;
 	pthread_mutex_t mu;             /* the rest */
 	char br[16], gw[16];            /* the sandbox bridge, its address */
 	pid_t proxy_pid;                /* 0: not running */
@@ -107,6 +114,10 @@ int dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
  * computer given the address starts from nothing.
  */
 void dock_pol_release(struct dock_driver *d, json_t *ctr);
+
+/* docker_proxy_cred.c: --proxy-credential(-file), at start; freeing. */
+int dock_pol_creds_init(struct dock_pol *p, const struct msc_cfg *cfg);
+void dock_pol_creds_fini(struct dock_pol *p);
 
 /* docker_proxy.c: starts the proxy unless it runs (under pol->mu). */
 int dock_proxy_ensure(struct dock_driver *d, char *err, size_t errlen);

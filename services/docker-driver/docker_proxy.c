@@ -195,7 +195,7 @@ write_errors(const char *dir)
 		{ "ERR_MSC_POLICY", "Refused by the network policy: %o\n" },
 		{ "ERR_MSC_PORT", "Refused by the network policy: allowlist "
 		    "mode allows HTTP on port 80 and CONNECT (HTTPS) on port "
-		    "443 only (%R)\n" },
+		    "443 only\n" },
 		{ "ERR_MSC_ADDRESS", "Refused by the network policy: %H "
 		    "resolves to a private, loopback, link-local or metadata "
 		    "address\n" },
@@ -282,6 +282,17 @@ squid_conf(const struct dock_pol *p, const char *helper, bool root)
 	    root ? "cache_effective_user " SQUID_USER "\n" : "", p->dir, dns,
 	    helper, p->dir,
 	    root ? "tcp_outgoing_mark " DOCK_POL_MARK_OUT " all\n" : "");
+	for (size_t i = 0; i < p->ncreds; i++) {
+		const struct dock_pol_cred *c = &p->creds[i];
+
+		fprintf(f, "acl msc_cred%zu dstdomain %s\n"
+		    "request_header_access %s deny msc_cred%zu\n"
+		    "request_header_add %s \"", i, c->domain, c->header, i,
+		    c->header);
+		for (const char *v = c->value; *v != '\0'; v++)
+			fputs(*v == '%' ? "%%" : (char[2]){ *v, 0 }, f);
+		fprintf(f, "\" msc_cred%zu msc_http !msc_connect\n", i);
+	}
 	if (fclose(f) != 0) {
 		free(s);
 		return NULL;
@@ -406,6 +417,7 @@ proxy_start(struct dock_driver *d, char *err, size_t errlen)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/squid.conf", p->dir);
 	rv = write_text(path, 0600, conf);
+	explicit_bzero(conf, strlen(conf));     /* it may hold credentials */
 	free(conf);
 	if (rv != 0)
 		goto fail;

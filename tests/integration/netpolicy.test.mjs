@@ -33,6 +33,8 @@ const NAMES = {
 };
 let rebinds = 0; // rebind.wild.test: public, then link-local, alternately
 const seen = []; // every name the resolver was asked
+const hdrs = []; // "HOST X-API-KEY" for each request the web server got
+const SECRET = `msc-secret-${randomBytes(8).toString('hex')}`;
 
 /** A minimal DNS responder (A records, TTL 0) for the namespace, in a child node process. */
 const dnsScript = `
@@ -57,7 +59,10 @@ s.on('message', (m, r) => {
 });
 s.bind(53, '${DNS}');
 const net = require('net'), http = require('http');
-http.createServer((q, a) => { a.end('hello ' + q.headers.host + ' auth=' + (q.headers['x-api-key'] || '-') + '\\n'); }).listen(80, '${UP}');
+http.createServer((q, a) => {
+  process.stdout.write('HDR ' + q.headers.host + ' ' + (q.headers['x-api-key'] || '-') + '\\n');
+  a.end('hello ' + q.headers.host + '\\n');
+}).listen(80, '${UP}');
 net.createServer((c) => c.on('data', (d) => c.write('echo:' + d))).listen(443, '${UP}');
 net.createServer((c) => c.end('hi-linklocal\\n')).listen(80, '${LINKLOCAL}');
 setTimeout(() => process.exit(0), 300000);
@@ -120,12 +125,16 @@ before(async () => {
   await ip(['-n', NS, 'route', 'add', 'default', 'via', LINK]);
   for (const addr of [UP, DNS, LINKLOCAL]) await ip(['route', 'replace', `${addr}/32`, 'dev', VETH]);
   nsProc = spawn('ip', ['netns', 'exec', NS, process.execPath, '-e', dnsScript], { stdio: ['ignore', 'pipe', 'inherit'] });
-  nsProc.stdout.on('data', (d) => seen.push(...String(d).split('\n').filter(Boolean)));
+  nsProc.stdout.on('data', (d) => {
+    for (const l of String(d).split('\n').filter(Boolean)) (l.startsWith('HDR ') ? hdrs : seen).push(l.replace(/^HDR /, ''));
+  });
   // The upstreams answer the host itself: a refusal inside is the policy's doing.
   assert.ok(await waitFor(async () => (await readFrom(LINKLOCAL, 80)) === 'hi-linklocal\n', { timeoutMs: 10000 }));
   assert.match(await readFrom(UP, 80, 'GET / HTTP/1.0\r\nHost: x\r\n\r\n'), /200 OK/);
   s = await startServer(['--timeout', '30', '--network-allow', 'allowed.test,*.wild.test',
-    '--network-deny', 'bad.wild.test', '--proxy-dns-server', DNS], { env: { ENABLE_LIFECYCLE_TOOLS: 'true' } });
+    '--network-deny', 'bad.wild.test', '--proxy-dns-server', DNS,
+    '--proxy-credential', 'allowed.test=X-Api-Key:MSC_TEST_API_KEY'],
+  { env: { ENABLE_LIFECYCLE_TOOLS: 'true', MSC_TEST_API_KEY: SECRET } });
 });
 
 after(async () => {
@@ -142,7 +151,7 @@ describe('allowlist mode', () => {
     const env = await sh('echo $http_proxy $HTTPS_PROXY');
     assert.match(env, /^http:\/\/[0-9.]+:\d+ http:\/\/[0-9.]+:\d+\n$/);
     const before = await markedConnects();
-    assert.match(await sh(get('allowed.test')), /200 OK[\s\S]*hello allowed\.test auth=-/);
+    assert.match(await sh(get('allowed.test')), /200 OK[\s\S]*hello allowed\.test\n/);
     // squid marks its connections out, so the kernel checks the address each really goes to.
     assert.ok(await markedConnects() > before, 'the proxy\'s connection out carries the mark');
     const c = await sh(connect('allowed.test', 443));
@@ -248,5 +257,23 @@ describe('allowlist mode', () => {
     assert.match(r.stdout, new RegExp(`${a}:allowed:other\\.test GET http://other\\.test/ 200`));
     assert.match(r.stdout, new RegExp(`${a}:refused:not-allowed GET http://allowed\\.test/ 403`));
     for (const line of r.stdout.trim().split('\n')) assert.ok(line.includes(` ${a}:`), line);
+  });
+
+  it('the proxy adds the credential for its domain over HTTP; the value never enters the computer', async () => {
+    hdrs.length = 0;
+    assert.match(await sh(get('allowed.test')), /hello allowed\.test/);
+    // A header of that name the computer sends itself is replaced, not passed on.
+    await sh(viaProxy('GET http://allowed.test/ HTTP/1.1\\r\\nHost: allowed.test\\r\\nX-Api-Key: forged\\r\\nConnection: close\\r\\n\\r\\n'));
+    assert.match(await sh(get('sub.wild.test')), /hello sub\.wild\.test/);
+    assert.deepEqual(hdrs, [`allowed.test ${SECRET}`, `allowed.test ${SECRET}`, 'sub.wild.test -']);
+    // Nowhere in the computer: environment, any process's, files.
+    const probe = SECRET.slice(0, 11) + '[' + SECRET[11] + ']' + SECRET.slice(12);
+    const inside = await sh(`env | grep -c '${probe}'; grep -rlsE '${probe}' /proc/[0-9]*/environ /etc /root /tmp /var /home /.msc 2>/dev/null | head -3; true`);
+    assert.equal(inside, '0\n');
+    const list = await s.client.callTool({ name: 'computer_list', arguments: {} });
+    assert.ok(!JSON.stringify(list).includes(SECRET), 'not in a reply');
+    assert.ok(!s.stderr().includes(SECRET), 'not in the server log');
+    const m = /decision log (\S+)\)/.exec(s.stderr());
+    assert.ok(!readFileSync(m[1], 'utf8').includes(SECRET), 'not in the decision log');
   });
 });
