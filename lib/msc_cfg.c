@@ -383,6 +383,21 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 			      "the process.");
 		return -EINVAL;
 	}
+	if ((cfg->n_net_allow > 0 || cfg->n_net_deny > 0 ||
+	    cfg->n_proxy_creds > 0 || cfg->proxy_cred_file != NULL) &&
+	    strcmp(cfg->backend, "docker") != 0) {
+		const char *b = cfg->backend;
+
+		msc_cfg_error("--network-allow, --network-deny and "
+		    "--proxy-credential need the docker backend: %s",
+		    strcmp(b, "fly") == 0 ? "Fly Machines have no egress "
+		    "filter the server can set per machine, so an allowlist "
+		    "cannot be enforced there" : strcmp(b, "e2b") == 0 ||
+		    strcmp(b, "modal") == 0 ? "this server does not map them "
+		    "onto the provider's egress rules yet" : "these computers "
+		    "have no network at all");
+		return -EINVAL;
+	}
 	if (cfg->tool_instruction_override != NULL &&
 	    cfg->extended_tool_instruction != NULL) {
 		msc_cfg_error("Cannot use both --tool-instruction-override and "

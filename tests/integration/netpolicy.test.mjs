@@ -277,3 +277,27 @@ describe('allowlist mode', () => {
     assert.ok(!readFileSync(m[1], 'utf8').includes(SECRET), 'not in the decision log');
   });
 });
+
+describe('bad policy flags are refused at start, never run open', () => {
+  const cases = [
+    [['--backend', 'fly', '--fly-app', 'x', '--network-allow', 'a.example'], /need the docker backend: Fly Machines have no egress filter/],
+    [['--backend', 'e2b', '--e2b-api-key', 'k', '--network-allow', 'a.example'], /need the docker backend: this server does not map them/],
+    [['--network-allow', '169.254.169.254'], /'169\.254\.169\.254' is not a domain name/],
+    [['--network-allow', '*'], /'\*' is not a domain name/],
+    [['--network-allow', 'pypi.example.'], /'pypi\.example\.' is not a domain name/],
+    [['--network-allow', 'bücher.example'], /is not a domain name .*write an IDN as xn--/],
+    [['--network-deny', 'a.example'], /--network-deny needs --network-allow/],
+    [['--no-network', '--network-allow', 'a.example'], /need the network: drop --no-network/],
+    [['--network-allow', 'a.example', '--proxy-credential', 'a.example=X-K:MSC_UNSET_VAR_X'], /MSC_UNSET_VAR_X is not set/],
+    [['--network-allow', 'a.example', '--proxy-credential', 'a.example=X K:HOME'], /expected DOMAIN=HEADER:ENVVAR/],
+    [['--proxy-credential', 'a.example=X-K:HOME'], /--proxy-credential needs allowlist mode/],
+    [['--network-allow', 'a.example', '--proxy-dns-server', 'resolver'], /--proxy-dns-server must be an IP address/],
+  ];
+  for (const [args, re] of cases) {
+    it(args.join(' '), async () => {
+      const r = await run(MSC_BIN, args, { timeoutMs: 15000 });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, re);
+    });
+  }
+});
