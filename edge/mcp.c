@@ -287,15 +287,19 @@ lifecycle_call(struct mcp_conn *c, json_t *id, int tool, json_t *args,
 {
 	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
 	char *msg = tools_lifecycle_request(tool, args, &req);
+	bool pending;
 
 	if (msg != NULL) {
+		tools_lifecycle_request_fini(&req);
 		send_result(c, id, tools_error_result(msg));
 		free(msg);
 		return false;
 	}
 	req.session_id = sid;
-	return call_session(c, id, tool, tools_lifecycle_method(tool),
+	pending = call_session(c, id, tool, tools_lifecycle_method(tool),
 	    &req.base, EDGE_CALL_MAX_MS, req.computer_id);
+	tools_lifecycle_request_fini(&req);
+	return pending;
 }
 
 static bool

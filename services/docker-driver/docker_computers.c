@@ -275,7 +275,7 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	    json_string(d->cfg->image));
 	hc = json_object_get(body, "HostConfig");
 	json_object_set_new(hc, "AutoRemove", json_boolean(temporary));
-	if (d->net_sandbox && (rv = dock_pol_body(d, dock_pol_default(d), body,
+	if (d->net_sandbox && (rv = dock_pol_body(d, dock_pol_mode_for(d, id), body,
 	    err, errlen)) != 0) {
 		json_decref(body);
 		return rv;

@@ -10,8 +10,11 @@
 
 #include "msc_driver.h"
 
-MSC_DRIVER_OPS(docker_ops, dock, "docker-driver", msc_driver_code,
+MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
     msc_describe_docker);
+
+/* docker_ops_base and the network policy of a computer to create. */
+static struct msc_driver_ops docker_ops;
 
 static void
 free_value(void *arg, const char *key, void *value)
@@ -46,6 +49,10 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	dock_fx_init(d);
 	if ((rv = dock_net_init(d)) != 0 || (rv = dock_pol_init(d)) != 0)
 		goto fail;
+	if (docker_ops.create == NULL) {        /* once, before any service */
+		docker_ops = docker_ops_base;
+		docker_ops.set_network = dock_pol_set_create;
+	}
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
 		goto fail;

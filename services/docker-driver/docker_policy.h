@@ -27,6 +27,8 @@
 
 #include <jansson.h>
 
+#include "driver.pb-c.h"
+
 #include "msc_netpolicy.h"
 
 struct dock_driver;
@@ -86,6 +88,15 @@ char *dock_pol_describe(const struct dock_pol_lists *l);
  */
 void dock_pol_current(struct dock_driver *d, const char *id, json_t *labels,
     struct dock_pol_lists *l, bool *owned);
+
+/*
+ * Driver/Create with a policy: checks it and records it (the state file)
+ * for the computer about to be made (msc_driver_ops.set_network).
+ */
+int dock_pol_set_create(void *be, const char *id,
+    const Msc__V1__NetworkPolicy *np, char *err, size_t errlen);
+/* The mode for a new computer `id`: its recorded one, else the default. */
+enum msc_net_mode dock_pol_mode_for(struct dock_driver *d, const char *id);
 
 /* From the flags, at start: 0 or -EINVAL (message printed). */
 int dock_pol_init(struct dock_driver *d);

@@ -294,3 +294,88 @@ dock_driver_network_log(const char *id, FILE *out)
 	globfree(&g);
 	return found;
 }
+
+#define POLICY_ENTRIES_MAX 256
+
+/* Checks the entries of one list of a request; err names the list. */
+static int
+check_list(char *const *v, size_t n, const char *what, char *err,
+    size_t errlen)
+{
+	char why[400];
+
+	if (n > POLICY_ENTRIES_MAX) {
+		snprintf(err, errlen, "network.%s has more than %d entries",
+		    what, POLICY_ENTRIES_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (msc_net_entry_check(v[i], why, sizeof(why)) != 0) {
+			snprintf(err, errlen, "network.%s: %s", what, why);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+int
+dock_pol_set_create(void *be, const char *id,
+    const Msc__V1__NetworkPolicy *np, char *err, size_t errlen)
+{
+	struct dock_driver *d = be;
+	struct dock_pol_lists l;
+	int rv;
+
+	memset(&l, 0, sizeof(l));
+	if (msc_net_mode_parse(np->mode, &l.mode) != 0) {
+		snprintf(err, errlen, "network.mode must be none, allowlist or "
+		    "open, got: %.40s", np->mode);
+		return -EINVAL;
+	}
+	if ((rv = check_list(np->allow, np->n_allow, "allow", err,
+	    errlen)) != 0 || (rv = check_list(np->deny, np->n_deny, "deny",
+	    err, errlen)) != 0)
+		return rv;
+	if (l.mode != MSC_NET_ALLOWLIST && (np->n_allow || np->n_deny)) {
+		snprintf(err, errlen, "network.allow and network.deny need "
+		    "mode allowlist");
+		return -EINVAL;
+	}
+	if (l.mode != MSC_NET_NONE && !d->net_sandbox) {
+		snprintf(err, errlen, "this server's computers have no network "
+		    "(--no-network) or use the operator's (--docker-run-flag "
+		    "--network): only mode none");
+		return -EINVAL;
+	}
+	if (l.mode == MSC_NET_ALLOWLIST) {
+		bool own = np->n_allow > 0;
+
+		l.allow = own ? np->allow : d->pol.allow;
+		l.nallow = own ? np->n_allow : d->pol.nallow;
+		l.deny = own ? np->deny : d->pol.deny;
+		l.ndeny = own ? np->n_deny : d->pol.ndeny;
+		if (l.nallow == 0) {
+			snprintf(err, errlen, "mode allowlist needs network.allow "
+			    "(domains such as api.example or *.pypi.example)");
+			return -EINVAL;
+		}
+	}
+	if (!d->net_sandbox)
+		return 0;       /* none, and none it is already */
+	if ((rv = dock_pol_state_save(id, &l)) != 0)
+		snprintf(err, errlen, "cannot record the network policy of "
+		    "computer %s: %s", id, strerror(-rv));
+	return rv;
+}
+
+enum msc_net_mode
+dock_pol_mode_for(struct dock_driver *d, const char *id)
+{
+	struct dock_pol_lists l;
+	enum msc_net_mode m;
+
+	if (dock_pol_state_load(id, &l) != 0)
+		return d->pol.def_mode;
+	m = l.mode;
+	dock_pol_lists_free(&l);
+	return m;
+}

@@ -278,6 +278,46 @@ describe('allowlist mode', () => {
   });
 });
 
+describe('computer_create sets a computer\'s policy', () => {
+  const b = cid('np-b');
+  const c = cid('np-c');
+  const create = (args) => s.client.callTool({ name: 'computer_create', arguments: args });
+  const on = async (id, command) => (await s.exec({ computer_id: id, temporary: true, command, timeout: 20 })).stdout;
+
+  it('an allowlist of its own, and none', async () => {
+    let r = await create({ computer_id: b, network: { mode: 'allowlist', allow: ['other.test'] } });
+    assert.ok(!r.isError, JSON.stringify(r));
+    assert.match(await on(b, get('other.test')), /hello other\.test/);
+    assert.match(await on(b, get('allowed.test')), /403[\s\S]*allowed\.test is not on computer \S+ network policy allowlist/);
+    r = await create({ computer_id: c, network: { mode: 'none' } });
+    assert.ok(!r.isError, JSON.stringify(r));
+    const probe = `timeout 3 bash -c 'exec 3<>/dev/tcp/${UP}/80' 2>/dev/null && echo open || echo blocked`;
+    assert.equal(await on(c, probe), 'blocked\n');
+    const list = await s.client.callTool({ name: 'computer_list', arguments: {} });
+    const net = Object.fromEntries(list.structuredContent.computers.map((x) => [x.computer_id, x.network]));
+    assert.equal(net[b], 'allowlist: other.test');
+    assert.equal(net[c], 'none');
+  });
+
+  it('a bad policy is refused with the reason, and nothing is made', async () => {
+    const cases = [
+      [{ mode: 'sideways' }, /network\.mode must be none, allowlist or open/],
+      [{ mode: 'allowlist', allow: ['169.254.169.254'] }, /network\.allow: '169\.254\.169\.254' is not a domain name/],
+      [{ mode: 'open', deny: ['x.example'] }, /network\.allow and network\.deny need mode allowlist/],
+      [{ allow: ['x.example'] }, /network\.mode: Field required/],
+      [{ mode: 'allowlist', allow: [7] }, /network\.allow: Input should be a valid list of strings/],
+    ];
+    for (const [network, re] of cases) {
+      const id = cid(`np-bad${randomBytes(2).toString('hex')}`);
+      const r = await create({ computer_id: id, network });
+      assert.ok(r.isError, JSON.stringify(r));
+      assert.match(JSON.stringify(r.content), re);
+      const list = await s.client.callTool({ name: 'computer_list', arguments: {} });
+      assert.ok(!list.structuredContent.computers.some((x) => x.computer_id === id));
+    }
+  });
+});
+
 describe('bad policy flags are refused at start, never run open', () => {
   const cases = [
     [['--backend', 'fly', '--fly-app', 'x', '--network-allow', 'a.example'], /need the docker backend: Fly Machines have no egress filter/],
