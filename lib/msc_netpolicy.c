@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -119,4 +120,46 @@ msc_net_decide(const char *const *allow, size_t nallow,
 			return MSC_NET_ALLOWED;
 		}
 	return MSC_NET_UNLISTED;
+}
+
+void
+msc_net_list_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int
+msc_net_list_parse(const char *const *vals, size_t n, char ***out,
+    size_t *nout, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *copy = strdup(vals[i]), *save = NULL, *tok;
+
+		if (copy == NULL)
+			return -ENOMEM;
+		for (tok = strtok_r(copy, ", ", &save); tok != NULL;
+		    tok = strtok_r(NULL, ", ", &save)) {
+			char **grown, *e;
+
+			if (msc_net_entry_check(tok, err, errlen) != 0) {
+				free(copy);
+				return -EINVAL;
+			}
+			grown = realloc(*out, (*nout + 1) * sizeof(**out));
+			if (grown != NULL)
+				*out = grown;
+			if (grown == NULL || (e = strdup(tok)) == NULL) {
+				free(copy);
+				return -ENOMEM;
+			}
+			for (char *p = e; *p != '\0'; p++)
+				if (*p >= 'A' && *p <= 'Z')
+					*p = (char)(*p - 'A' + 'a');
+			(*out)[(*nout)++] = e;
+		}
+		free(copy);
+	}
+	return 0;
 }

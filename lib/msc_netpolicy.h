@@ -46,6 +46,15 @@ bool msc_net_entry_match(const char *entry, const char *host);
  * The verdict for `host` under the lists; *which is the entry that
  * decided (borrowed from the lists) or NULL.
  */
+/*
+ * The entries of flag values such as "a.example,*.b.example" (commas or
+ * spaces between entries), checked and lower-cased, into *out (owned:
+ * free each and the array). 0, -EINVAL with why in err, or -ENOMEM.
+ */
+int msc_net_list_parse(const char *const *vals, size_t n, char ***out,
+    size_t *nout, char *err, size_t errlen);
+void msc_net_list_free(char **v, size_t n);
+
 enum msc_net_verdict msc_net_decide(const char *const *allow, size_t nallow,
     const char *const *deny, size_t ndeny, const char *host,
     const char **which);

@@ -17,44 +17,17 @@
 
 #define T_POL 10000
 
-/* Splits each flag value on commas into owned, checked entries. */
+/* Each flag value's entries, checked, into an owned list. */
 static int
 take_list(const char *flag, const char **vals, size_t n, char ***out,
     size_t *nout)
 {
 	char err[512];
+	int rv = msc_net_list_parse(vals, n, out, nout, err, sizeof(err));
 
-	for (size_t i = 0; i < n; i++) {
-		char *copy = strdup(vals[i]), *save = NULL, *tok;
-
-		if (copy == NULL)
-			return -ENOMEM;
-		for (tok = strtok_r(copy, ", ", &save); tok != NULL;
-		    tok = strtok_r(NULL, ", ", &save)) {
-			char **grown, *e;
-
-			if (msc_net_entry_check(tok, err, sizeof(err)) != 0) {
-				msc_cfg_error("--%s: %s", flag, err);
-				free(copy);
-				return -EINVAL;
-			}
-			grown = realloc(*out, (*nout + 1) * sizeof(**out));
-			if (grown == NULL || (e = strdup(tok)) == NULL) {
-				if (grown != NULL)
-					*out = grown;
-				free(copy);
-				return -ENOMEM;
-			}
-			*out = grown;
-			(*out)[(*nout)++] = e;
-			/* lower case: squid and the helper compare so anyway */
-			for (char *p = e; *p != '\0'; p++)
-				if (*p >= 'A' && *p <= 'Z')
-					*p = (char)(*p - 'A' + 'a');
-		}
-		free(copy);
-	}
-	return 0;
+	if (rv == -EINVAL)
+		msc_cfg_error("--%s: %s", flag, err);
+	return rv;
 }
 
 int
@@ -89,11 +62,6 @@ dock_pol_init(struct dock_driver *d)
 	p->dns = c->proxy_dns;
 	p->def_mode = !c->network ? MSC_NET_NONE : p->nallow > 0 ?
 	    MSC_NET_ALLOWLIST : MSC_NET_OPEN;
-	if (!c->network && (p->nallow > 0 || p->ndeny > 0)) {
-		msc_cfg_error("--network-allow and --network-deny need the "
-		    "network: drop --no-network");
-		return -EINVAL;
-	}
 	if (p->ndeny > 0 && p->nallow == 0) {
 		msc_cfg_error("--network-deny needs --network-allow (a deny "
 		    "list narrows an allowlist; open mode has none)");
@@ -113,12 +81,8 @@ dock_pol_fini(struct dock_driver *d)
 	struct dock_pol *p = &d->pol;
 
 	dock_proxy_stop(d);
-	for (size_t i = 0; i < p->nallow; i++)
-		free(p->allow[i]);
-	for (size_t i = 0; i < p->ndeny; i++)
-		free(p->deny[i]);
-	free(p->allow);
-	free(p->deny);
+	msc_net_list_free(p->allow, p->nallow);
+	msc_net_list_free(p->deny, p->ndeny);
 	dock_pol_creds_fini(p);
 	pthread_mutex_destroy(&p->mu);
 }

@@ -320,8 +320,11 @@ describe('computer_create sets a computer\'s policy', () => {
 
 describe('bad policy flags are refused at start, never run open', () => {
   const cases = [
-    [['--backend', 'fly', '--fly-app', 'x', '--network-allow', 'a.example'], /need the docker backend: Fly Machines have no egress filter/],
-    [['--backend', 'e2b', '--e2b-api-key', 'k', '--network-allow', 'a.example'], /need the docker backend: this server does not map them/],
+    [['--backend', 'fly', '--fly-app', 'x', '--network-allow', 'a.example'], /need the docker or a cloud backend: Fly Machines have no egress filter/],
+    [['--backend', 'e2b', '--e2b-api-key', 'k', '--network-allow', 'a.example', '--network-deny', 'b.a.example'],
+      /on E2B and Modal only --network-allow maps onto the provider's egress rules: deny entries cannot narrow it/],
+    [['--backend', 'modal', '--network-allow', 'a.example', '--proxy-credential', 'a.example=X-K:HOME'], /no proxy to add credentials/],
+    [['--backend', 'wasm', '--network-allow', 'a.example'], /these computers have no network at all/],
     [['--network-allow', '169.254.169.254'], /'169\.254\.169\.254' is not a domain name/],
     [['--network-allow', '*'], /'\*' is not a domain name/],
     [['--network-allow', 'pypi.example.'], /'pypi\.example\.' is not a domain name/],
