@@ -330,6 +330,15 @@ dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
 	    "Labels"), &l, &owned);
 	has_dir = proxy_policy_dir(ctr, dir, sizeof(dir)) == 0;
 	json_decref(ctr);
+	/*
+	 * An open computer of a driver that is not root: loading the table
+	 * takes a container run, so a computer that was never given a mode
+	 * is left as the sandbox rules have it (an address a removed
+	 * computer left in a set stays closed, never open).
+	 */
+	if (l.mode == MSC_NET_OPEN && !owned && d->net_via_engine &&
+	    p->def_mode == MSC_NET_OPEN)
+		return 0;
 	if (l.mode == MSC_NET_ALLOWLIST && !has_dir) {
 		/* Made without the proxy's variables: closed, not open. */
 		msc_log_warn("network: computer %s was made without the "
