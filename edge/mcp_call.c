@@ -374,16 +374,16 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
 	char *msg = tools_lifecycle_request(how->tool, args, &req);
 	char sid[64];
-	bool mint;
+	bool mint, pending = false;
 
 	if (msg != NULL) {
 		mcp_conn_send_result(c, how->id, tools_error_result(msg),
 		    how->modern);
 		free(msg);
-		return false;
+		goto out;
 	}
 	if (!pick_session(c, how, args, sid, &mint))
-		return false;
+		goto out;
 	if (mint && tools_lifecycle_is_create(how->tool)) {
 		Msc__V1__OpenRequest open = MSC__V1__OPEN_REQUEST__INIT;
 
@@ -394,19 +394,23 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 		how->opening = true;
 		how->has_temporary = req.has_temporary;
 		how->temporary = req.temporary;
-		return call_session(c, how, "Open", &open.base, EDGE_CALL_MAX_MS,
-		    req.computer_id, NULL, NULL);
+		pending = call_session(c, how, "Open", &open.base,
+		    EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL);
+		goto out;
 	}
 	if (mint) {
 		mcp_conn_send_result(c, how->id, tools_error_result(
 		    "Pass the sandbox_handle of an earlier terminal_execute "
 		    "result: over HTTP at protocol 2026-07-28 the lifecycle "
 		    "tools act for a handle."), how->modern);
-		return false;
+		goto out;
 	}
 	req.session_id = sid;
-	return call_session(c, how, tools_lifecycle_method(how->tool),
+	pending = call_session(c, how, tools_lifecycle_method(how->tool),
 	    &req.base, EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL);
+out:
+	tools_lifecycle_request_fini(&req);
+	return pending;
 }
 
 /*

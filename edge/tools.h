@@ -104,6 +104,8 @@ const char *tools_lifecycle_method(int tool);
  */
 char *tools_lifecycle_request(int tool, json_t *args,
     Msc__V1__ComputerRequest *req);
+/* Frees what tools_lifecycle_request allocated in req (not its strings). */
+void tools_lifecycle_request_fini(Msc__V1__ComputerRequest *req);
 
 /*
  * The MCP result of lifecycle tool `tool` (new reference); `computer_id`

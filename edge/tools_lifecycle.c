@@ -74,6 +74,16 @@ schema(int t)
 		    "{s:s, s:s, s:s, s:b}", "title", "Temporary", "type",
 		    "boolean", "description", "Remove it when the session ends.",
 		    "default", 1));
+		json_object_set_new(props, "network", json_pack(
+		    "{s:s, s:s, s:s, s:{s:{s:s, s:[sss]}, s:{s:s, s:{s:s}},"
+		    " s:{s:s, s:{s:s}}}, s:[s]}", "title", "Network", "type",
+		    "object", "description", "The new computer's network policy "
+		    "(default: the server's): mode none, allowlist (HTTP and "
+		    "HTTPS to the allow domains only, e.g. *.pypi.example; deny "
+		    "entries win) or open.", "properties", "mode", "type",
+		    "string", "enum", "none", "allowlist", "open", "allow",
+		    "type", "array", "items", "type", "string", "deny", "type",
+		    "array", "items", "type", "string", "required", "mode"));
 	} else if (t >= T_RESTART) {
 		json_t *p = id_prop(false);
 
@@ -139,6 +149,54 @@ arg_error(int tool, const char *field, const char *what)
 	return msg;
 }
 
+/* A list of strings, borrowed from `arr` into *out (malloc'd). */
+static char *
+string_list(int tool, const char *field, json_t *arr, char ***out,
+    size_t *n)
+{
+	json_t *v;
+	size_t i;
+
+	if (arr == NULL)
+		return NULL;
+	if (!json_is_array(arr) || json_array_size(arr) > 256)
+		return arg_error(tool, field, "Input should be a valid list "
+		    "of at most 256 strings");
+	if ((*out = calloc(json_array_size(arr) + 1, sizeof(**out))) == NULL)
+		return arg_error(tool, field, "out of memory");
+	json_array_foreach(arr, i, v) {
+		if (!json_is_string(v))
+			return arg_error(tool, field, "Input should be a valid "
+			    "list of strings");
+		(*out)[(*n)++] = (char *)json_string_value(v);
+	}
+	return NULL;
+}
+
+/* computer_create's network object into *np (strings borrowed). */
+static char *
+network_arg(int tool, json_t *net, Msc__V1__NetworkPolicy **np)
+{
+	json_t *mode = json_object_get(net, "mode");
+	char *msg;
+
+	if (!json_is_object(net))
+		return arg_error(tool, "network", "Input should be a valid "
+		    "dictionary");
+	if (!json_is_string(mode))
+		return arg_error(tool, "network.mode", "Field required: none, "
+		    "allowlist or open");
+	if ((*np = malloc(sizeof(**np))) == NULL)
+		return arg_error(tool, "network", "out of memory");
+	**np = (Msc__V1__NetworkPolicy)MSC__V1__NETWORK_POLICY__INIT;
+	(*np)->mode = (char *)json_string_value(mode);
+	if ((msg = string_list(tool, "network.allow", json_object_get(net,
+	    "allow"), &(*np)->allow, &(*np)->n_allow)) != NULL)
+		return msg;
+	return string_list(tool, "network.deny", json_object_get(net, "deny"),
+	    &(*np)->deny, &(*np)->n_deny);
+}
+
 char *
 tools_lifecycle_request(int tool, json_t *args, Msc__V1__ComputerRequest *req)
 {
@@ -164,7 +222,21 @@ tools_lifecycle_request(int tool, json_t *args, Msc__V1__ComputerRequest *req)
 		req->has_temporary = true;
 		req->temporary = json_is_true(tmp);
 	}
+	if (tool == T_CREATE && json_object_get(args, "network") != NULL)
+		return network_arg(tool, json_object_get(args, "network"),
+		    &req->network);
 	return NULL;
+}
+
+void
+tools_lifecycle_request_fini(Msc__V1__ComputerRequest *req)
+{
+	if (req->network == NULL)
+		return;
+	free(req->network->allow);
+	free(req->network->deny);
+	free(req->network);
+	req->network = NULL;
 }
 
 /* Takes `payload`: one object as structuredContent and as text. */
@@ -195,13 +267,18 @@ list_payload(const Msc__V1__ComputerList *l)
 	for (size_t i = 0; i < l->n_computers; i++) {
 		const Msc__V1__Computer *c = l->computers[i];
 
-		json_array_append_new(arr, json_pack(
+		json_t *row = json_pack(
 		    "{s:s, s:s, s:s, s:s, s:b, s:o, s:o}", "computer_id",
 		    c->computer_id, "sandbox_id", c->sandbox_id, "backend",
 		    c->backend[0] ? c->backend : "docker", "state",
 		    c->state[0] ? c->state : "running", "temporary",
 		    c->temporary, "image", str_or_null(c->image), "created_at",
-		    str_or_null(c->created_at)));
+		    str_or_null(c->created_at));
+
+		if (row != NULL && c->network != NULL && c->network[0] != '\0')
+			json_object_set_new(row, "network",
+			    json_string(c->network));
+		json_array_append_new(arr, row);
 	}
 	return json_pack("{s:o, s:I}", "computers", arr, "count",
 	    (json_int_t)l->n_computers);

@@ -1,5 +1,6 @@
 #include "msc_cfg.h"
 #include "msc_cfg_int.h"
+#include "msc_netpolicy.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -437,6 +438,55 @@ msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
 	return 0;
 }
 
+/*
+ * The network policy flags: entries are names (msc_netpolicy.h); only
+ * docker runs the proxy; E2B and Modal take an allowlist of domains at
+ * creation but cannot narrow it with deny entries nor add credentials.
+ */
+static int
+net_flags_check(const struct msc_cfg *cfg)
+{
+	const char *b = cfg->backend;
+	bool cloud = strcmp(b, "e2b") == 0 || strcmp(b, "modal") == 0;
+	char **v = NULL, err[512];
+	size_t n = 0;
+	int rv;
+
+	if ((rv = msc_net_list_parse(cfg->net_allow, cfg->n_net_allow, &v, &n,
+	    err, sizeof(err))) != 0)
+		msc_cfg_error("--network-allow: %s", err);
+	msc_net_list_free(v, n);
+	v = NULL;
+	n = 0;
+	if (rv == 0 && (rv = msc_net_list_parse(cfg->net_deny,
+	    cfg->n_net_deny, &v, &n, err, sizeof(err))) != 0)
+		msc_cfg_error("--network-deny: %s", err);
+	msc_net_list_free(v, n);
+	if (rv == 0 && !cfg->network && (cfg->n_net_allow || cfg->n_net_deny)) {
+		msc_cfg_error("--network-allow and --network-deny need the "
+		    "network: drop --no-network");
+		rv = -EINVAL;
+	}
+	if (rv != 0 || strcmp(b, "docker") == 0)
+		return rv;
+	if (cloud && cfg->n_net_deny == 0 && cfg->n_proxy_creds == 0 &&
+	    cfg->proxy_cred_file == NULL && cfg->proxy_dns == NULL)
+		return 0;       /* mapped onto the provider's egress rules */
+	if (cfg->n_net_allow == 0 && cfg->n_net_deny == 0 &&
+	    cfg->n_proxy_creds == 0 && cfg->proxy_cred_file == NULL)
+		return 0;
+	msc_cfg_error("%s", strcmp(b, "fly") == 0 ? "--network-allow, "
+	    "--network-deny and --proxy-credential need the docker or a cloud "
+	    "backend: Fly Machines have no egress filter the server can set "
+	    "per machine, so an allowlist cannot be enforced there" : cloud ?
+	    "on E2B and Modal only --network-allow maps onto the provider's "
+	    "egress rules: deny entries cannot narrow it there, and there is "
+	    "no proxy to add credentials or resolve names" : "--network-allow, "
+	    "--network-deny and --proxy-credential need the docker backend: "
+	    "these computers have no network at all");
+	return -EINVAL;
+}
+
 int
 msc_cfg_validate(const struct msc_cfg *cfg)
 {
@@ -463,6 +513,8 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 			      "the process.");
 		return -EINVAL;
 	}
+	if (net_flags_check(cfg) != 0)
+		return -EINVAL;
 	if (cfg->tool_instruction_override != NULL &&
 	    cfg->extended_tool_instruction != NULL) {
 		msc_cfg_error("Cannot use both --tool-instruction-override and "
@@ -557,6 +609,9 @@ msc_cfg_fini(struct msc_cfg *cfg)
 	free(cfg->e2b_env);
 	free(cfg->allowed_hosts);
 	free(cfg->allowed_origins);
+	free(cfg->net_allow);
+	free(cfg->net_deny);
+	free(cfg->proxy_creds);
 	cfg->run_flags = NULL;
 	cfg->e2b_metadata = cfg->e2b_env = NULL;
 	cfg->allowed_hosts = cfg->allowed_origins = NULL;

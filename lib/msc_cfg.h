@@ -58,6 +58,14 @@ struct msc_cfg {
 	size_t n_allowed_origins;
 	const char *shell;
 	bool network;
+	const char **net_allow;         /* --network-allow */
+	size_t n_net_allow;
+	const char **net_deny;          /* --network-deny */
+	size_t n_net_deny;
+	const char *proxy_dns;          /* --proxy-dns-server */
+	const char **proxy_creds;       /* --proxy-credential */
+	size_t n_proxy_creds;
+	const char *proxy_cred_file;    /* --proxy-credential-file */
 	/* tool description */
 	const char *tool_instruction_override;
 	const char *extended_tool_instruction;

@@ -99,6 +99,32 @@ const struct opt msc_cfg_opts[] = {
 	{ "network", OPT_NEG, F(network), 0, "1", NULL, NULL, CORE,
 	    "Enable network access in sandboxes (default: enabled); --no-network disables it",
 	    EDGE | DRV },
+	{ "network-allow", OPT_LIST, F(net_allow), F(n_net_allow), NULL,
+	    "DOMAIN[,DOMAIN...]", NULL, CORE,
+	    "Allowlist mode by default: computers reach only these domains "
+	    "(wildcards such as *.pypi.example), over HTTP and HTTPS through "
+	    "the server's proxy. Repeatable.",
+	    DRV },
+	{ "network-deny", OPT_LIST, F(net_deny), F(n_net_deny), NULL,
+	    "DOMAIN[,DOMAIN...]", NULL, CORE,
+	    "Domains refused even when --network-allow covers them. "
+	    "Repeatable.",
+	    DRV },
+	{ "proxy-dns-server", OPT_STR, F(proxy_dns), 0, NULL, "ADDRESS", NULL,
+	    DOCK, "DNS server the allowlist proxy resolves names with "
+	    "(default: the host's /etc/resolv.conf)",
+	    DRV },
+	{ "proxy-credential", OPT_LIST, F(proxy_creds), F(n_proxy_creds), NULL,
+	    "DOMAIN=HEADER:ENVVAR", NULL, DOCK,
+	    "Allowlist mode: the proxy adds HEADER, its value read from the "
+	    "server's environment variable ENVVAR, to plain HTTP requests for "
+	    "DOMAIN; the value never enters a computer. Repeatable.",
+	    DRV },
+	{ "proxy-credential-file", OPT_STR, F(proxy_cred_file), 0, NULL,
+	    "FILE", NULL, DOCK,
+	    "Read --proxy-credential entries from FILE, one per line "
+	    "(# starts a comment)",
+	    DRV },
 	{ "tool-instruction-override", OPT_STR, F(tool_instruction_override),
 	    0, NULL, "TOOL_INSTRUCTION_OVERRIDE", NULL, DESC,
 	    "Replace the entire terminal_execute tool description",

@@ -97,8 +97,18 @@ run_job(struct job *j, char *err)
 		const Msc__V1__CreateRequest *r = (const void *)j->req;
 		Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
 
-		rv = ops->create(j->d->be, r->computer_id, r->temporary, &c,
-		    err, MSC_DRIVER_ERRLEN);
+		rv = 0;
+		if (r->network != NULL && ops->set_network == NULL) {
+			snprintf(err, MSC_DRIVER_ERRLEN, "%s has no network "
+			    "policies: create the computer without one",
+			    ops->name);
+			rv = -EINVAL;
+		} else if (r->network != NULL)
+			rv = ops->set_network(j->d->be, r->computer_id,
+			    r->network, err, MSC_DRIVER_ERRLEN);
+		if (rv == 0)
+			rv = ops->create(j->d->be, r->computer_id, r->temporary,
+			    &c, err, MSC_DRIVER_ERRLEN);
 		if (rv == 0)
 			msc_call_reply(j->call, &c.base);
 		else

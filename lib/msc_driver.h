@@ -49,6 +49,13 @@ struct msc_driver_ops {
 	/* Driver/Describe: the tool description (malloc'd) or NULL. Must not
 	 * block: it runs on an NNG thread. */
 	char *(*describe)(void *be);
+	/*
+	 * Optional: records the network policy of computer `id`, about to be
+	 * created (Create with a policy). NULL: the backend has none, and
+	 * such a Create is refused.
+	 */
+	int (*set_network)(void *be, const char *id,
+	    const Msc__V1__NetworkPolicy *np, char *err, size_t errlen);
 };
 
 /*

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs the libFuzzer targets for $1 seconds in all (default 60) with ASan
 # and UBSan: the JSON-RPC reader from tests/fuzz/corpus, then the WASI host
-# (fuzz_wasi_args) from tests/fuzz/corpus-wasi.
+# (fuzz_wasi_args) from tests/fuzz/corpus-wasi, then the network policy
+# names (fuzz_netpolicy) from tests/fuzz/corpus-netpolicy.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -16,9 +17,12 @@ trap 'rm -rf "$work"' EXIT
 # A third of the time (at least 1 s) goes to the WASI host's target.
 wsecs=$((secs / 3))
 [ "$wsecs" -ge 1 ] || wsecs=1
-jsecs=$((secs - wsecs))
+# A sixth (at least 1 s) to the network policy names (fuzz_netpolicy).
+nsecs=$((secs / 6))
+[ "$nsecs" -ge 1 ] || nsecs=1
+jsecs=$((secs - wsecs - nsecs))
 [ "$jsecs" -ge 1 ] || jsecs=1
-mkdir "$work/jsonrpc" "$work/wasi"
+mkdir "$work/jsonrpc" "$work/wasi" "$work/netpolicy"
 cp tests/fuzz/corpus/* "$work/jsonrpc/"
 ./build-fuzz/tests/fuzz/fuzz_jsonrpc -max_total_time="$jsecs" \
 	-max_len=65536 -print_final_stats=1 "$work/jsonrpc" 2>&1 | tail -5
@@ -29,3 +33,7 @@ if ninja -C build-fuzz -t query tests/fuzz/fuzz_wasi_args >/dev/null 2>&1; then
 		-max_len=4096 -timeout=10 -print_final_stats=1 "$work/wasi" \
 		2>&1 | tail -5
 fi
+ninja -C build-fuzz tests/fuzz/fuzz_netpolicy >/dev/null
+cp tests/fuzz/corpus-netpolicy/* "$work/netpolicy/"
+./build-fuzz/tests/fuzz/fuzz_netpolicy -max_total_time="$nsecs" \
+	-max_len=1024 -print_final_stats=1 "$work/netpolicy" 2>&1 | tail -5

@@ -13,7 +13,7 @@ protobuf-c-compiler libprotobuf-c-dev libnng-dev libmbedtls-dev \
 libjansson-dev libcurl4-openssl-dev libcmocka-dev libmicrohttpd-dev \
 docker.io debootstrap ca-certificates curl chromium python3 \
 lld wasi-libc libclang-rt-14-dev-wasm32 wabt binaryen \
-python3-grpcio python3-grpc-tools iproute2 nftables \
+python3-grpcio python3-grpc-tools iproute2 nftables squid-openssl \
 lintian docker-compose podman"
 missing=""
 for p in $PKGS; do

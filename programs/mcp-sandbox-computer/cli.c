@@ -26,11 +26,12 @@
 #define CLI_MAX_STDIN (2u * 1024 * 1024)
 
 static const char *const commands[] = { "ls", "create", "exec", "restart",
-	"reset", "rm", NULL };
+	"reset", "rm", "network", "network-log", NULL };
 
 struct cli {
 	const char *cmd;
 	const char *id;
+	const char *mode;               /* network ID MODE */
 	const char *shell_command;      /* exec -c "..." */
 	const char *workdir;            /* exec -w DIR */
 	char **argv;                    /* exec -- ARGS... (borrowed) */
@@ -61,6 +62,9 @@ usage(void)
 	      "       mcp-sandbox-computer exec ID [-i] [-w DIR] [--json] "
 	      "(-c 'SHELL COMMAND' | -- PROGRAM [ARGS...])\n"
 	      "       mcp-sandbox-computer restart|reset|rm ID [--json]\n"
+	      "       mcp-sandbox-computer network ID [none|allowlist|open] "
+	      "[--network-allow DOMAINS] [--network-deny DOMAINS]\n"
+	      "       mcp-sandbox-computer network-log [ID]\n"
 	      "Any server flag (--image, --docker-host, --engine, --timeout, "
 	      "--output-limit, --shell, --driver-url, ...) may follow.\n",
 	    stderr);
@@ -105,6 +109,8 @@ parse(struct cli *c, int argc, char **argv)
 				rest[nrest++] = argv[++i];
 		} else if (c->id == NULL)
 			c->id = a;
+		else if (c->mode == NULL && strcmp(c->cmd, "network") == 0)
+			c->mode = a;
 		else {
 			free(rest);
 			return usage();
@@ -120,7 +126,7 @@ parse(struct cli *c, int argc, char **argv)
 	    (c->ops = drivers_find(&c->cfg)) == NULL)
 		return 1;
 	if (strcmp(c->cmd, "ls") != 0 && strcmp(c->cmd, "create") != 0 &&
-	    c->id == NULL)
+	    strcmp(c->cmd, "network-log") != 0 && c->id == NULL)
 		return usage();
 	if (strcmp(c->cmd, "exec") == 0 &&
 	    (c->shell_command == NULL) == (c->argc == 0))
@@ -376,6 +382,10 @@ cli_main(int argc, char **argv)
 	msc_log_init("mcp-sandbox-computer");
 	if ((status = parse(&c, argc, argv)) >= 0)
 		goto out;
+	if (strcmp(c.cmd, "network-log") == 0) {
+		status = cli_network_log(c.ops, c.id);
+		goto out;
+	}
 	if ((status = connect_driver(&c)) >= 0)
 		goto out;
 	if (strcmp(c.cmd, "ls") == 0)
@@ -388,6 +398,8 @@ cli_main(int argc, char **argv)
 		status = cmd_computer(&c, "Reset");
 	else if (strcmp(c.cmd, "rm") == 0)
 		status = cmd_rm(&c);
+	else if (strcmp(c.cmd, "network") == 0)
+		status = cli_network(c.ops, c.driver, c.id, c.mode);
 	else
 		status = cmd_exec(&c);
 	fflush(stdout);

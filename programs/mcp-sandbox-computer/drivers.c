@@ -22,6 +22,13 @@ docker_stop(void *h)
 }
 
 static int
+docker_network(void *h, const char *id, const char *mode, char *msg,
+    size_t msglen)
+{
+	return dock_driver_network(h, id, mode, msg, msglen);
+}
+
+static int
 fly_start(const struct msc_cfg *cfg, const char *url, void **hp)
 {
 	return fly_driver_start(cfg, url, (struct fly_driver **)hp);
@@ -70,12 +77,13 @@ wasm_stop(void *h)
 }
 
 static const struct driver_ops drivers[] = {
-	{ "docker", docker_start, docker_stop },
-	{ "fly", fly_start, fly_stop },
-	{ "e2b", e2b_start, e2b_stop },
-	{ "modal", modal_start, modal_stop },
-	{ "go_busybox", wasm_start, wasm_stop },
-	{ "wasm", wasm_start, wasm_stop },
+	{ "docker", docker_start, docker_stop, docker_network,
+	    dock_driver_network_log },
+	{ "fly", fly_start, fly_stop, NULL, NULL },
+	{ "e2b", e2b_start, e2b_stop, NULL, NULL },
+	{ "modal", modal_start, modal_stop, NULL, NULL },
+	{ "go_busybox", wasm_start, wasm_stop, NULL, NULL },
+	{ "wasm", wasm_start, wasm_stop, NULL, NULL },
 };
 
 const struct driver_ops *

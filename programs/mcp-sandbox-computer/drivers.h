@@ -5,6 +5,9 @@
 #ifndef MSC_PROGRAM_DRIVERS_H
 #define MSC_PROGRAM_DRIVERS_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 #include "msc_cfg.h"
 
 struct driver_ops {
@@ -12,6 +15,10 @@ struct driver_ops {
 	/* Serves msc.v1.Driver on url; *hp is passed to stop(). */
 	int (*start)(const struct msc_cfg *cfg, const char *url, void **hp);
 	void (*stop)(void *h);
+	/* The operator's network commands (NULL: the backend has none). */
+	int (*network)(void *h, const char *id, const char *mode, char *msg,
+	    size_t msglen);
+	int (*network_log)(const char *id, FILE *out);
 };
 
 /* The driver of cfg->backend, or NULL after a startup error. */

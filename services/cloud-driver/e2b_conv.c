@@ -56,6 +56,23 @@ e2b_conv_create_body(const char *template_id, long timeout_s,
 }
 
 int
+e2b_conv_network(json_t *body, char *const *allow, size_t n)
+{
+	json_t *out = json_array(), *net;
+
+	if (out == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(out, json_string(allow[i]));
+	net = json_pack("{s:o, s:[s]}", "allowOut", out, "denyOut",
+	    "0.0.0.0/0");
+	if (net == NULL)
+		return -ENOMEM;
+	json_object_set_new(body, "allow_internet_access", json_true());
+	return json_object_set_new(body, "network", net) == 0 ? 0 : -ENOMEM;
+}
+
+int
 e2b_conv_meta_query(const char *key, const char *value, char *buf,
     size_t len)
 {

@@ -33,6 +33,11 @@ json_t *e2b_conv_create_body(const char *template_id, long timeout_s,
     bool temporary);
 
 /* The `metadata` query value for key=value, escaped twice. */
+/*
+ * Allowlist mode (--network-allow): the sandbox may reach the allow
+ * domains only (network.allowOut, everything else denied).
+ */
+int e2b_conv_network(json_t *body, char *const *allow, size_t n);
 int e2b_conv_meta_query(const char *key, const char *value, char *buf,
     size_t len);
 

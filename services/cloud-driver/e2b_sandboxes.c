@@ -5,6 +5,8 @@
  */
 #include "e2b_driver_int.h"
 
+#include "msc_netpolicy.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +172,21 @@ e2b_create(struct e2b_driver *d, const char *id, bool temporary,
 	    d->envs, d->cfg->network, id, temporary);
 	if (body == NULL)
 		return -ENOMEM;
+	if (d->cfg->network && d->cfg->n_net_allow > 0) {
+		char **allow = NULL, why[512];
+		size_t n = 0;
+
+		rv = msc_net_list_parse(d->cfg->net_allow, d->cfg->n_net_allow,
+		    &allow, &n, why, sizeof(why));
+		if (rv == 0)
+			rv = e2b_conv_network(body, allow, n);
+		msc_net_list_free(allow, n);
+		if (rv != 0) {
+			json_decref(body);
+			snprintf(err, errlen, "the network allowlist: %s", why);
+			return rv;
+		}
+	}
 	/* Not retried on 5xx: a retry could make a second sandbox. */
 	rv = e2b_api(d, "POST", "/sandboxes", body, T_CREATE, false, &s, NULL,
 	    0, err, errlen);

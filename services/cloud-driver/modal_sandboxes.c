@@ -14,6 +14,7 @@
 
 #include "msc_driver.h"
 #include "msc_log.h"
+#include "msc_netpolicy.h"
 
 #define T_OP 30000
 #define T_CREATE 60000
@@ -229,6 +230,8 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	const char *kv[4][2] = { { MODAL_TAG_OWNED, "true" }, { MODAL_TAG_ID, id },
 		{ MODAL_TAG_TEMPORARY, temporary ? "true" : "false" },
 		{ MODAL_TAG_IMAGE, d->image } };
+	char **allowed = NULL;
+	size_t n_allowed = 0;
 	int rv;
 
 	if ((rv = modal_app(d, app_id, sizeof(app_id), err, errlen)) != 0)
@@ -254,6 +257,22 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	def.timeout_secs = d->lifetime_s;
 	def.block_network = !d->cfg->network;
 	def.network_access = &net;
+	if (d->cfg->network && d->cfg->n_net_allow > 0) {
+		char why[512];
+
+		/* Allowlist: blocked but for the domains (--network-allow). */
+		if ((rv = msc_net_list_parse(d->cfg->net_allow,
+		    d->cfg->n_net_allow, &allowed, &n_allowed, why,
+		    sizeof(why))) != 0) {
+			msc_net_list_free(allowed, n_allowed);
+			snprintf(err, errlen, "the network allowlist: %s", why);
+			return rv;
+		}
+		net.network_access_type =
+		    MODAL__CLIENT__NETWORK_ACCESS__NETWORK_ACCESS_TYPE__BLOCKED;
+		net.allowed_domains = allowed;
+		net.n_allowed_domains = n_allowed;
+	}
 	if (region != NULL && *region != '\0') {
 		place.n_regions = 1;
 		place.regions = &region;
@@ -264,10 +283,11 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	req.n_tags = 4;
 	req.tags = tags;
 	/* Not retried: a second attempt could make a second sandbox. */
-	if ((rv = modal_call(d, "SandboxCreate", &req.base,
-		 &modal__client__sandbox_create_response__descriptor,
-		 (ProtobufCMessage **)&resp, T_CREATE, false, err,
-		 errlen)) != 0)
+	rv = modal_call(d, "SandboxCreate", &req.base,
+	    &modal__client__sandbox_create_response__descriptor,
+	    (ProtobufCMessage **)&resp, T_CREATE, false, err, errlen);
+	msc_net_list_free(allowed, n_allowed);
+	if (rv != 0)
 		return rv;
 	snprintf(sbx, sizeof(sbx), "%s", resp->sandbox_id ? resp->sandbox_id
 							   : "");

@@ -145,8 +145,8 @@ dup_or_empty(const char *s)
 
 /* Fills `out` from a container inspect or list row. */
 int
-dock_fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
-    const char *fallback_image, const char *driver_id)
+dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
+    Msc__V1__Computer *out, const char *fallback_image, const char *driver_id)
 {
 	json_t *labels = json_object_get(ctr, "Labels");
 	const char *cid = json_string_value(json_object_get(ctr, "Id"));
@@ -186,8 +186,18 @@ dock_fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
 	out->created_at = dup_or_empty(created);
 	out->backend = dup_or_empty("docker");
 	out->driver = dup_or_empty(driver_id);
+	if (d->net_sandbox) {
+		struct dock_pol_lists l;
+		bool owned;
+
+		dock_pol_current(d, id, labels, &l, &owned);
+		out->network = dock_pol_describe(&l);
+		if (owned)
+			dock_pol_lists_free(&l);
+	} else
+		out->network = dup_or_empty("none");
 	if (!out->driver || !out->computer_id || !out->sandbox_id || !out->image ||
-	    !out->state || !out->created_at || !out->backend)
+	    !out->state || !out->created_at || !out->backend || !out->network)
 		return -ENOMEM;
 	return 0;
 }
@@ -267,6 +277,11 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	    json_string(d->cfg->image));
 	hc = json_object_get(body, "HostConfig");
 	json_object_set_new(hc, "AutoRemove", json_boolean(temporary));
+	if (d->net_sandbox && (rv = dock_pol_body(d, dock_pol_mode_for(d, id), body,
+	    err, errlen)) != 0) {
+		json_decref(body);
+		return rv;
+	}
 	if ((classic = json_deep_copy(body)) == NULL) {
 		json_decref(body);
 		return -ENOMEM;
@@ -293,6 +308,15 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 		 errlen)) != 0)
 		return rv;
 	dock_fx_track(d, name, ctr);
+	if ((rv = dock_pol_apply(d, id, cid, err, errlen)) != 0) {
+		char ignore[DOCK_ERRLEN];
+
+		json_decref(ctr);
+		(void)dock_container_remove(d->engine, cid, T_STOP, ignore,
+		    sizeof(ignore));
+		dock_fx_forget(d, name);
+		return rv;
+	}
 	if (dock_readiness(d, name, fast, true, err, errlen) != 0) {
 		char ignore[DOCK_ERRLEN];
 
@@ -304,7 +328,7 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 				      "check failed (unexpected output)", cid);
 		return -EIO;
 	}
-	rv = dock_fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
+	rv = dock_fill_computer(d, ctr, id, out, d->cfg->image, d->cfg->driver_id);
 	json_decref(ctr);
 	msc_log_info("created %s computer %s (container %.12s)",
 	    temporary ? "temporary" : "permanent", id, cid);
@@ -317,8 +341,15 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 {
 	int rv;
 
-	/* A temporary computer takes a warm one when there is one. */
-	if (temporary && (rv = dock_pool_take(d, id, out, err, errlen)) != 1)
+	/*
+	 * A temporary computer takes a warm one when there is one. Waiting
+	 * containers are made open (no proxy variables): they serve
+	 * computers of that mode only, the default one.
+	 */
+	if (temporary && (!d->net_sandbox ||
+		(dock_pol_default(d) == MSC_NET_OPEN &&
+		    dock_pol_mode_for(d, id) == MSC_NET_OPEN)) &&
+	    (rv = dock_pool_take(d, id, out, err, errlen)) != 1)
 		return rv;
 	dock_pool_cold(d, 1);
 	rv = create_cold(d, id, temporary, out, err, errlen);
@@ -364,6 +395,8 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		msc_log_info("started stopped computer %s", id);
 	}
 	dock_fx_track(d, name, ctr);
+	if ((rv = dock_pol_apply(d, id, cid, err, errlen)) != 0)
+		goto done;
 	if ((rv = dock_readiness(d, name, helper, false, err, errlen)) != 0) {
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
@@ -372,7 +405,7 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	}
 	json_object_set_new(json_object_get(ctr, "State"), "Status",
 	    json_string("running"));
-	rv = dock_fill_computer(ctr, id, out, d->cfg->image, d->cfg->driver_id);
+	rv = dock_fill_computer(d, ctr, id, out, d->cfg->image, d->cfg->driver_id);
 done:
 	json_decref(ctr);
 	return rv;
@@ -425,6 +458,7 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 
 			snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 			dock_fx_forget(d, name);
+			dock_pol_release(d, ctr);
 			msc_log_info("removed computer %s", id);
 		}
 	}
@@ -449,6 +483,8 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
 	rv = dock_container_remove(d->engine,
 	    json_string_value(json_object_get(ctr, "Id")), T_STOP, err, errlen);
+	if (rv == 0)
+		dock_pol_release(d, ctr);
 	json_decref(ctr);
 	if (rv != 0)
 		return rv;
@@ -502,7 +538,7 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 			continue;
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 		out->computers[out->n_computers++] = c;
-		if ((rv = dock_fill_computer(row, id, c, d->cfg->image,
+		if ((rv = dock_fill_computer(d, row, id, c, d->cfg->image,
 			 d->cfg->driver_id)) != 0)
 			break;
 	}

@@ -11,8 +11,11 @@
 
 #include "msc_driver.h"
 
-MSC_DRIVER_OPS(docker_ops, dock, "docker-driver", msc_driver_code,
+MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
     msc_describe_docker);
+
+/* docker_ops_base and the network policy of a computer to create. */
+static struct msc_driver_ops docker_ops;
 
 static void
 free_value(void *arg, const char *key, void *value)
@@ -35,6 +38,7 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->fx_mu, NULL);
 	pthread_mutex_init(&d->net_mu, NULL);
+	pthread_mutex_init(&d->pol.mu, NULL);
 	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0)
 		goto fail;
@@ -44,8 +48,12 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 		goto fail;
 	}
 	dock_fx_init(d);
-	if ((rv = dock_net_init(d)) != 0)
+	if ((rv = dock_net_init(d)) != 0 || (rv = dock_pol_init(d)) != 0)
 		goto fail;
+	if (docker_ops.create == NULL) {        /* once, before any service */
+		docker_ops = docker_ops_base;
+		docker_ops.set_network = dock_pol_set_create;
+	}
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
 		goto fail;
@@ -79,5 +87,6 @@ dock_driver_stop(struct dock_driver *d)
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->fx_mu);
 	pthread_mutex_destroy(&d->net_mu);
+	dock_pol_fini(d);
 	free(d);
 }

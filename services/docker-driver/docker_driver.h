@@ -7,6 +7,8 @@
 #ifndef DOCK_DRIVER_H
 #define DOCK_DRIVER_H
 
+#include <stdio.h>
+
 #include "msc_cfg.h"
 
 struct dock_driver;
@@ -22,5 +24,17 @@ int dock_driver_start(const struct msc_cfg *cfg, const char *url,
 
 /* Stops serving, finishes queued jobs and frees. Accepts NULL. */
 void dock_driver_stop(struct dock_driver *d);
+
+/*
+ * The operator's network commands (the command line's `network` and
+ * `network-log`): shows computer `id`'s policy, or, with `mode`, sets it
+ * (lists from the cfg's --network-allow and --network-deny) on the
+ * running computer, effective from its next connection. 0 with the
+ * policy in msg, or a negative errno with the reason in msg.
+ */
+int dock_driver_network(struct dock_driver *d, const char *id,
+    const char *mode, char *msg, size_t msglen);
+/* Prints the allowlist proxies' decisions (of computer `id`, or all). */
+int dock_driver_network_log(const char *id, FILE *out);
 
 #endif /* DOCK_DRIVER_H */

@@ -9,6 +9,7 @@
 
 #include "docker_api.h"
 #include "docker_driver.h"
+#include "docker_policy.h"
 #include "driver.pb-c.h"
 #include "msc_cfg.h"
 #include "msc_driver.h"
@@ -42,6 +43,7 @@ struct dock_driver {
 	bool net_engine_logged;     /* said once that the engine loads them */
 	pthread_mutex_t net_mu;     /* one network check at a time */
 	struct dock_pool *pool;     /* the warm pool (docker_pool.c) or NULL */
+	struct dock_pol pol;        /* network modes (docker_policy.h) */
 };
 
 /* Blocking operations, run on the pool (docker_computers.c). */
@@ -63,8 +65,8 @@ int dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
  * container inspect or list row, and the readiness check of container
  * `name` (through its helper when `helper`, waiting for its socket).
  */
-int dock_fill_computer(json_t *ctr, const char *id, Msc__V1__Computer *out,
-    const char *fallback_image, const char *driver_id);
+int dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
+    Msc__V1__Computer *out, const char *fallback_image, const char *driver_id);
 int dock_readiness(struct dock_driver *d, const char *name, bool helper,
     bool created, char *err, size_t errlen);
 /* The Exec op (docker_driver_exec.c). */

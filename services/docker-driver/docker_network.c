@@ -190,6 +190,7 @@ build_rules(const char *br, struct dock_nft_rules *r, char *err,
 	    "\t\tiifname \"%s\" ct state established,related accept\n"
 	    "\t\tiifname \"%s\" icmpv6 type { nd-neighbor-solicit, "
 	    "nd-neighbor-advert, nd-router-solicit } accept\n"
+	    "\t\tiifname \"%s\" meta mark " DOCK_POL_MARK_IN " accept\n"
 	    "\t\tiifname \"%s\" drop\n"
 	    "\t}\n"
 	    "\tchain forward {\n"
@@ -201,7 +202,7 @@ build_rules(const char *br, struct dock_nft_rules *r, char *err,
 	    "\t\tiifname \"%s\" ip6 daddr @blocked6 drop\n"
 	    "\t}\n"
 	    "}\n",
-	    br, br, br, br, br, br, dns, br, br);
+	    br, br, br, br, br, br, br, dns, br, br);
 	if (n < 0 || (size_t)n >= sizeof(r->inet)) {
 		snprintf(err, errlen, "the sandbox rules do not fit");
 		return -E2BIG;
@@ -308,6 +309,10 @@ net_ensure(struct dock_driver *d, char *err, size_t errlen)
 	if (rv != 0)
 		return rv;
 	rv = net_check(net, br, sizeof(br), err, errlen);
+	if (rv == 0)
+		dock_pol_network(d, br, json_string_value(json_object_get(
+		    json_array_get(json_object_get(json_object_get(net, "IPAM"),
+		    "Config"), 0), "Gateway")));
 	json_decref(net);
 	if (rv != 0)
 		return rv;

@@ -10,6 +10,7 @@
 #include "docker_driver_int.h"
 #include "docker_pool.h"
 #include "docker_pool_int.h"
+#include "docker_policy.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -445,6 +446,11 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 			dock_pool_discard(d, pc, why);
 			continue;
 		}
+		/* Its network rules, as a new computer's (docker_policy.c). */
+		if (dock_pol_apply(d, id, pc->cid, err, errlen) != 0) {
+			dock_pool_discard(d, pc, err);
+			continue;
+		}
 		/*
 		 * The rename (tens of ms on a busy engine) runs behind the
 		 * answer: the helper is reached by the name from now on, and
@@ -458,7 +464,7 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		}
 		dock_fx_forget(d, pc->name);
 		dock_fx_track(d, name, pc->ctr);
-		rv = dock_fill_computer(pc->ctr, id, out, d->cfg->image,
+		rv = dock_fill_computer(d, pc->ctr, id, out, d->cfg->image,
 		    d->cfg->driver_id);
 		msc_log_info("created temporary computer %s from the warm pool "
 			     "(container %.12s)", id, pc->cid);
@@ -503,8 +509,9 @@ dock_pool_list_taken(struct dock_driver *d, Msc__V1__ComputerList *out,
 			continue;
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 		out->computers[out->n_computers++] = c;
-		if ((rv = dock_fill_computer(row, name + sizeof(DOCK_NAME_PREFIX),
-			 c, d->cfg->image, d->cfg->driver_id)) != 0)
+		if ((rv = dock_fill_computer(d, row,
+			 name + sizeof(DOCK_NAME_PREFIX), c, d->cfg->image,
+			 d->cfg->driver_id)) != 0)
 			break;
 	}
 	json_decref(arr);

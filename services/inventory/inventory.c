@@ -146,7 +146,33 @@ struct op {
 	bool temporary;         /* the mode of the first caller */
 	int driver;             /* the driver that has or makes it */
 	bool creating;          /* counted in s->creating[driver] */
+	Msc__V1__NetworkPolicy *network;        /* the first caller's, owned */
 };
+
+/* A copy of the caller's policy (it may go before the create), or NULL. */
+static Msc__V1__NetworkPolicy *
+policy_copy(const Msc__V1__NetworkPolicy *np)
+{
+	Msc__V1__NetworkPolicy *out;
+	uint8_t *buf;
+	size_t n;
+
+	if (np == NULL || (buf = malloc((n =
+	    msc__v1__network_policy__get_packed_size(np)) + 1)) == NULL)
+		return NULL;
+	msc__v1__network_policy__pack(np, buf);
+	out = msc__v1__network_policy__unpack(NULL, n, buf);
+	free(buf);
+	return out;
+}
+
+static void
+op_free(struct op *op)
+{
+	if (op->network != NULL)
+		msc__v1__network_policy__free_unpacked(op->network, NULL);
+	free(op);
+}
 
 struct msc_client *
 inv_driver_of(struct inv_service *s, const struct record *r)
@@ -171,7 +197,7 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		op->r->driver = op->driver;
 	}
 	settle(op->s, op->r, st);
-	free(op);
+	op_free(op);
 }
 
 static void
@@ -181,7 +207,7 @@ fail_op(struct op *op, Msc__V1__Code code, const char *msg)
 		MSC__V1__REASON__REASON_UNSPECIFIED };
 
 	settle(op->s, op->r, &st);
-	free(op);
+	op_free(op);
 }
 
 /* Creates the computer on driver i, in the mode of the first caller. */
@@ -194,6 +220,7 @@ create_on(struct op *op, int i)
 	cr.computer_id = op->r->id;
 	/* Not r->waiters: later callers join that list under the lock. */
 	cr.temporary = op->temporary;
+	cr.network = op->network;
 	op->driver = i;
 	op->creating = true;
 	pthread_mutex_lock(&s->mu);
@@ -352,6 +379,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	op->s = s;
 	op->r = r;
 	op->temporary = w->temporary;
+	op->network = policy_copy(a->network);
 	pthread_mutex_unlock(&s->mu);
 	ref.computer_id = r->id;
 	if (fresh) {

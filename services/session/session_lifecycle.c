@@ -166,6 +166,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	}
 	ar.computer_id = op->id;      /* empty: a new random slug */
 	ar.temporary = op->temporary;
+	ar.network = ((const Msc__V1__ComputerRequest *)req)->network;
 	ar.owner = op->session_id;
 	ar.exclusive = true;
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,

@@ -212,6 +212,26 @@ describe('the dashboard in headless Chromium against the server', () => {
     ids.delete(id);
   });
 
+  test('create a computer with a network policy; the inventory shows it', async () => {
+    const id = cid('dashnet');
+    await app.locator('#cid').fill(id);
+    await app.locator('#net').selectOption('none');
+    await app.locator('#create').click();
+    await row(id).waitFor({ timeout: UI_TIMEOUT });
+    await waitStatus(`Created ${id}`);
+    await idle();
+    const create = host.calls.filter((c) => c.name === 'computer_create').at(-1);
+    assert.deepEqual(create.arguments.network, { mode: 'none' });
+    assert.equal((await listed()).get(id)?.network, 'none');
+    assert.match(await row(id).locator('.meta').getAttribute('title'), /network none/);
+    await app.locator('#net').selectOption('');
+    await row(id).locator('button[data-act="delete"]').click();
+    await row(id).locator('button[data-act="confirm"]').click();
+    await row(id).waitFor({ state: 'detached', timeout: UI_TIMEOUT });
+    await idle();
+    ids.delete(id);
+  });
+
   test('a permanent computer with a random id: busy buttons, restart, factory reset, cancel, delete', async () => {
     await app.locator('#cid').fill('');
     await app.locator('#temp').uncheck();

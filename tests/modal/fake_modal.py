@@ -243,6 +243,7 @@ class Sbx:
         self.timeout_secs = d.timeout_secs or 300
         self.network = api.NetworkAccess.NetworkAccessType.Name(d.network_access.network_access_type)
         self.block_network = d.block_network
+        self.allowed_domains = list(d.network_access.allowed_domains)
         self.milli_cpu, self.memory_mb = d.resources.milli_cpu, d.resources.memory_mb
         self.gpu = d.resources.gpu_config.gpu_type
         self.gpu_count = d.resources.gpu_config.count
@@ -269,7 +270,8 @@ class Sbx:
         return {'sandbox_id': self.id, 'task_id': self.task_id, 'tags': self.tags,
                 'status': None if self.result is None else api.GenericResult.GenericStatus.Name(self.result[0]),
                 'container': self.container, 'timeout_secs': self.timeout_secs, 'network': self.network,
-                'block_network': self.block_network, 'milli_cpu': self.milli_cpu,
+                'block_network': self.block_network, 'allowed_domains': self.allowed_domains,
+                'milli_cpu': self.milli_cpu,
                 'memory_mb': self.memory_mb, 'gpu': self.gpu, 'gpu_count': self.gpu_count,
                 'regions': self.regions, 'image_ref': self.image_ref, 'created_at': self.created_at,
                 'execs': [{'id': e.id, 'stdout': e.bufs[0].decode('utf-8', 'replace')[-2000:],

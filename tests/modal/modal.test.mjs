@@ -161,6 +161,17 @@ describe('modal backend', () => {
     } finally { await s.close(); }
   });
 
+  it('--network-allow maps onto Modal\'s egress rules: blocked but for those domains', async () => {
+    const s = await modal(['--network-allow', 'api.example,*.PyPI.example']);
+    try {
+      const id = cid('allow');
+      assertReplyShape(await s.call({ computer_id: id, command: 'true' }));
+      const sb = await liveOf(id);
+      assert.deepEqual([sb.network, sb.block_network, sb.allowed_domains],
+        ['BLOCKED', false, ['api.example', '*.pypi.example']]);
+    } finally { await s.close(); }
+  });
+
   it('terminates temporary sandboxes at session end; finds permanent ones after a restart; restart keeps files', async () => {
     const tmp = cid('tmp');
     const perm = cid('perm');

@@ -113,6 +113,27 @@ test_eos_meta_b64(void **state)
 	assert_false(e2b_conv_version_ge("0.4.9", "0.5.2"));
 }
 
+/* --network-allow: only the allow domains, everything else denied. */
+static void
+test_network_allowlist(void **state)
+{
+	char *allow[] = { (char *)"api.example", (char *)"*.pypi.example" };
+	json_t *body = e2b_conv_create_body("base", 60, NULL, NULL, true, "c1",
+	    true), *net;
+	char *text;
+
+	(void)state;
+	assert_non_null(body);
+	assert_int_equal(e2b_conv_network(body, allow, 2), 0);
+	net = json_object_get(body, "network");
+	text = json_dumps(net, JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(text, "{\"allowOut\":[\"api.example\","
+	    "\"*.pypi.example\"],\"denyOut\":[\"0.0.0.0/0\"]}");
+	free(text);
+	assert_true(json_is_true(json_object_get(body, "allow_internet_access")));
+	json_decref(body);
+}
+
 int
 main(void)
 {
@@ -120,6 +141,7 @@ main(void)
 		cmocka_unit_test(test_frames_split),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_eos_meta_b64),
+		cmocka_unit_test(test_network_allowlist),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

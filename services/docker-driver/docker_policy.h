@@ -1,0 +1,137 @@
+/*
+ * docker_policy.h - each computer's network mode on the sandbox network
+ * (docker_network.c), and the allowlist proxy (docker_proxy.c).
+ *
+ * Every computer on DOCK_NET_NAME is in one mode: open (the sandbox
+ * rules only), none (nothing leaves it: its address is in the policy
+ * table's set offline4) or allowlist (its address is in proxied4: it may
+ * reach only the proxy's port on the host, nothing else, DNS included;
+ * the proxy, a squid the driver runs outside every container, decides
+ * each request by the computer's policy file). The policy table
+ * (DOCK_POL_TABLE, inet) sits before the sandbox table and is never
+ * deleted, so a driver that dies leaves its computers as they were:
+ * proxied ones can reach no more than a proxy that is gone.
+ *
+ * The mode a computer was made with is its label kilntainers.network;
+ * the lists come from the server's flags (--network-allow,
+ * --network-deny). dock_pol_apply (re)registers a computer's current
+ * address under its mode: after every start, before any command runs.
+ */
+#ifndef DOCKER_POLICY_H
+#define DOCKER_POLICY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "driver.pb-c.h"
+
+#include "msc_netpolicy.h"
+
+struct dock_driver;
+
+#define DOCK_POL_TABLE "kilntainers_policy"
+#define DOCK_POL_MARK_IN "0x4d534350"   /* a proxied computer to its proxy */
+#define DOCK_POL_MARK_OUT "0x4d534351"  /* the proxy's connections out */
+#define DOCK_POL_LABEL "kilntainers.network"
+#define DOCK_PROXY_PORT_MIN 30128       /* the proxies' ports on the host */
+#define DOCK_PROXY_PORT_SPAN 64
+
+/* A header the proxy adds to plain HTTP requests for one domain. */
+struct dock_pol_cred {
+	char *domain, *header, *value;  /* owned; value wiped at the end */
+};
+
+struct dock_pol {
+	enum msc_net_mode def_mode;     /* the server's default */
+	char **allow, **deny;           /* owned */
+	size_t nallow, ndeny;
+	const char *dns;                /* --proxy-dns-server (cfg's) */
+	struct dock_pol_cred *creds;    /* --proxy-credential, owned */
+	size_t ncreds;
+	pthread_mutex_t mu;             /* the rest */
+	char br[16], gw[16];            /* the sandbox bridge, its address */
+	pid_t proxy_pid;                /* 0: not running */
+	int proxy_port;
+	bool proxy_mark;                /* the kernel checks its addresses */
+	char dir[256];                  /* its folder: config, logs, files */
+};
+
+/* A computer's policy: its mode and, in allowlist mode, its lists. */
+struct dock_pol_lists {
+	enum msc_net_mode mode;
+	char **allow, **deny;           /* owned (or borrowed: see below) */
+	size_t nallow, ndeny;
+};
+
+/*
+ * docker_policy_state.c: a policy set on a running computer outlives the
+ * driver in the host file BASE/computers/<id> (BASE: dock_pol_base).
+ * dock_pol_state_load: 0 with *l (free with dock_pol_lists_free), or
+ * -ENOENT when the computer keeps the mode it was made with.
+ * dock_pol_state_save writes it (borrowing l). dock_pol_describe: "open",
+ * "none" or "allowlist: a, *.b; deny: c" (a new string or NULL).
+ */
+int dock_pol_base(char *out, size_t len);
+int dock_pol_state_load(const char *id, struct dock_pol_lists *l);
+int dock_pol_state_save(const char *id, const struct dock_pol_lists *l);
+void dock_pol_state_remove(const char *id);
+void dock_pol_lists_free(struct dock_pol_lists *l);
+char *dock_pol_describe(const struct dock_pol_lists *l);
+/*
+ * The policy of computer `id` with labels `labels` (inspect JSON): its
+ * state file, else its label's mode with the server's lists (borrowed:
+ * free with dock_pol_lists_free only when *owned).
+ */
+void dock_pol_current(struct dock_driver *d, const char *id, json_t *labels,
+    struct dock_pol_lists *l, bool *owned);
+
+/*
+ * Driver/Create with a policy: checks it and records it (the state file)
+ * for the computer about to be made (msc_driver_ops.set_network).
+ */
+int dock_pol_set_create(void *be, const char *id,
+    const Msc__V1__NetworkPolicy *np, char *err, size_t errlen);
+/* The mode for a new computer `id`: its recorded one, else the default. */
+enum msc_net_mode dock_pol_mode_for(struct dock_driver *d, const char *id);
+
+/* From the flags, at start: 0 or -EINVAL (message printed). */
+int dock_pol_init(struct dock_driver *d);
+void dock_pol_fini(struct dock_driver *d);
+/* The sandbox network's bridge and gateway, from dock_net_ensure. */
+void dock_pol_network(struct dock_driver *d, const char *br, const char *gw);
+/* The mode for a new computer (the server's default). */
+enum msc_net_mode dock_pol_default(const struct dock_driver *d);
+/*
+ * Adapts a create body for `mode`: the label, and in allowlist mode the
+ * proxy variables (starting the proxy): 0 or a negative errno with err.
+ */
+int dock_pol_body(struct dock_driver *d, enum msc_net_mode mode,
+    json_t *body, char *err, size_t errlen);
+/*
+ * Registers container `cid` of computer `id` under its mode (its label,
+ * else the default): 0, or a negative errno with err (the caller must
+ * then not let the computer run commands).
+ */
+int dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
+    char *err, size_t errlen);
+
+/*
+ * Forgets a removed container (inspect JSON from before the removal):
+ * its policy file and its address's set memberships, so that the next
+ * computer given the address starts from nothing.
+ */
+void dock_pol_release(struct dock_driver *d, json_t *ctr);
+
+/* docker_proxy_cred.c: --proxy-credential(-file), at start; freeing. */
+int dock_pol_creds_init(struct dock_pol *p, const struct msc_cfg *cfg);
+void dock_pol_creds_fini(struct dock_pol *p);
+
+/* docker_proxy.c: starts the proxy unless it runs (under pol->mu). */
+int dock_proxy_ensure(struct dock_driver *d, char *err, size_t errlen);
+void dock_proxy_stop(struct dock_driver *d);
+
+#endif
