@@ -68,6 +68,7 @@ struct msc_cfg {
 	long driver_owner_workers;      /* per owner; 0: a quarter */
 	long max_session_computers;
 	long max_session_commands;      /* TerminalExec calls in flight */
+	long lease_timeout;             /* s a temporary outlives renewals */
 	const char *cluster;            /* --cluster FILE */
 	const char *tls_ca;
 	const char *tls_cert;

@@ -45,6 +45,10 @@ const struct opt msc_cfg_opts[] = {
 	    "N", NULL, CORE,
 	    "Commands one session may have in flight at once; more are "
 	    "refused (default: 16)" },
+	{ "lease-timeout", OPT_LONG, F(lease_timeout), 0, "30", "SECONDS",
+	    NULL, CORE, "A temporary computer whose server (or driver) is "
+	    "gone ends by itself this long after the last renewal of its "
+	    "lease (default: 30)" },
 	{ "auth-token", OPT_SECRET, F(auth_token), 0, NULL, "AUTH_TOKEN", NULL,
 	    CORE, "Bearer token for /mcp (default: KILNTAINERS_AUTH_TOKEN)" },
 	{ "auth-token-file", OPT_SECRET_FILE, F(auth_token), 0, NULL, "FILE",

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "docker_lease.h"
 #include "docker_runflags.h"
 #include "msc_log.h"
 
@@ -270,6 +271,11 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 		return -ENOMEM;
 	}
 	fast = dock_fx_body(d, body) == 0;
+	if (fast && dock_lease_body(d, body, temporary) != 0) {
+		json_decref(body);
+		json_decref(classic);
+		return -ENOMEM;
+	}
 	rv = dock_container_create(d->engine, name, fast ? body : classic,
 	    T_CREATE, cid, err, errlen);
 	/* The engine could not mount or start the helper: go without. */
@@ -291,6 +297,8 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 		 errlen)) != 0)
 		return rv;
 	dock_fx_track(d, name, ctr);
+	if (temporary)
+		dock_lease_hold(d, name);
 	if (readiness(d, name, fast, true, err, errlen) != 0) {
 		char ignore[DOCK_ERRLEN];
 
@@ -298,6 +306,7 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 		(void)dock_container_remove(d->engine, cid, T_STOP, ignore,
 		    sizeof(ignore));
 		dock_fx_forget(d, name);
+		dock_lease_drop(d, name);
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
 		return -EIO;
@@ -307,6 +316,16 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	msc_log_info("created %s computer %s (container %.12s)",
 	    temporary ? "temporary" : "permanent", id, cid);
 	return rv;
+}
+
+/* Whether a container (inspect JSON) is a temporary computer. */
+static bool
+is_temporary(json_t *ctr)
+{
+	const char *tmp = json_string_value(json_object_get(json_object_get(
+	    json_object_get(ctr, "Config"), "Labels"), "kilntainers.temporary"));
+
+	return tmp == NULL || strcmp(tmp, "false") != 0;
 }
 
 /* Whether the engine answers; else err says "Cannot connect to ...". */
@@ -347,6 +366,8 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		msc_log_info("started stopped computer %s", id);
 	}
 	dock_fx_track(d, name, ctr);
+	if (is_temporary(ctr))
+		dock_lease_hold(d, name);
 	if ((rv = readiness(d, name, helper, false, err, errlen)) != 0) {
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
@@ -388,10 +409,14 @@ int
 dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
     size_t errlen)
 {
+	char name[128];
 	json_t *ctr = NULL;
 	const char *tmp;
 	int rv;
 
+	/* No renewals from now on: a removal that fails lets it lapse. */
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+	dock_lease_drop(d, name);
 	/* Stopping what is gone is done; deleting it is an error. */
 	if ((rv = engine_up(d, err, errlen)) != 0)
 		return rv;
@@ -404,9 +429,6 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 		    json_string_value(json_object_get(ctr, "Id")), T_STOP, err,
 		    errlen);
 		if (rv == 0) {
-			char name[128];
-
-			snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 			dock_fx_forget(d, name);
 			msc_log_info("removed computer %s", id);
 		}
@@ -440,6 +462,7 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 
 		snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 		dock_fx_forget(d, name);
+		dock_lease_drop(d, name);
 	}
 	/* AutoRemove containers may still be going away: wait for the name. */
 	for (int i = 0; i < 50; i++) {

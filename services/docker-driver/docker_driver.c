@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "docker_lease.h"
 #include "msc_driver.h"
 
 MSC_DRIVER_OPS(docker_ops, dock, "docker-driver", msc_driver_code,
@@ -43,7 +44,7 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 		goto fail;
 	}
 	dock_fx_init(d);
-	if ((rv = dock_net_init(d)) != 0)
+	if ((rv = dock_lease_start(d)) != 0 || (rv = dock_net_init(d)) != 0)
 		goto fail;
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
@@ -65,6 +66,7 @@ dock_driver_stop(struct dock_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
+	dock_lease_stop(d);
 	dock_engine_free(d->engine);
 	json_decref(d->create_template);
 	if (d->fx_procs != NULL)

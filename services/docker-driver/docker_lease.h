@@ -1,0 +1,50 @@
+/*
+ * docker_lease.h - the leases of temporary computers, driver side (the
+ * helper's side is helper/helper_lease.c, the wire lease_wire.h).
+ *
+ * A temporary computer made with the exec helper carries a lease of
+ * --lease-timeout seconds from its start; while a session holds it (from
+ * its Create or Attach to its Stop) this driver renews it every third of
+ * that on a thread of its own, never behind commands or engine calls.
+ * When the server or this driver dies, renewals stop and the helper ends
+ * the container (AutoRemove removes it). Permanent computers have none.
+ */
+#ifndef DOCK_LEASE_H
+#define DOCK_LEASE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct dock_driver;
+
+/* Starts the renewing thread (d->lease): 0 or a negative errno. */
+int dock_lease_start(struct dock_driver *d);
+/* Stops it and frees d->lease. Accepts d->lease NULL. */
+void dock_lease_stop(struct dock_driver *d);
+
+/*
+ * Gives a create body that runs the helper (dock_fx_body) the lease of a
+ * temporary computer: `--lease-ms` after the helper's socket.
+ */
+int dock_lease_body(struct dock_driver *d, json_t *body, bool temporary);
+
+/*
+ * Container `name` (a temporary computer) is held by a session of this
+ * server: renew its lease from now on (and once now, without waiting).
+ * dock_lease_drop: it is not held any more (stopped, removed).
+ */
+void dock_lease_hold(struct dock_driver *d, const char *name);
+void dock_lease_drop(struct dock_driver *d, const char *name);
+
+/*
+ * What the lease of `name` looks like now: 1 with *left_ms (and *held:
+ * this driver renews it), 0 when it has none (permanent, no helper, or
+ * not reachable), a negative errno. Asks the helper when this driver does
+ * not hold it; may inspect the container once. Blocking (bounded).
+ */
+int dock_lease_state(struct dock_driver *d, const char *name,
+    uint32_t *left_ms, bool *held);
+
+#endif /* DOCK_LEASE_H */

@@ -1,0 +1,187 @@
+// Leases (issue 17): a temporary computer ends by itself once no server renews its lease; a
+// permanent one never does. All with --lease-timeout 3 (seconds), so "gone within the lease plus
+// 10 s" is 13 s. kill -9 of the all-in-one server (a command running on one computer, another
+// idle), kill -9 and SIGSTOP of the driver in the split layout, a session idle (and a command
+// running) longer than the lease, and the sandboxed code trying to keep its own orphan alive.
+
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  startServer, cid, containerOf, cleanupContainers, assertReplyShape, textOf, waitFor, waitExit,
+  run, sleep,
+} from './lib.mjs';
+
+after(() => cleanupContainers());
+
+const LEASE = ['--lease-timeout', '3'];
+const GONE_MS = 13000;
+
+/** Waits until the computer's container is gone; returns the seconds it took (or fails). */
+async function goneWithin(id, ms, since) {
+  const ok = await waitFor(async () => (await containerOf(id)) === null, { timeoutMs: ms, intervalMs: 250 });
+  assert.ok(ok, `container of ${id} still there ${ms} ms after its server died`);
+  return (Date.now() - since) / 1000;
+}
+
+/** Pids of every descendant of `pid` whose command name starts with `comm`. */
+async function descendants(pid, comm) {
+  const ps = await run('ps', ['-eo', 'pid=,ppid=,comm=']);
+  const kids = new Map();
+  const names = new Map();
+  for (const line of ps.stdout.split('\n')) {
+    const [p, pp, c] = line.trim().split(/\s+/);
+    if (!p) continue;
+    names.set(Number(p), c);
+    if (!kids.has(Number(pp))) kids.set(Number(pp), []);
+    kids.get(Number(pp)).push(Number(p));
+  }
+  const out = [];
+  const stack = [pid];
+  while (stack.length) {
+    for (const k of kids.get(stack.pop()) ?? []) {
+      if (names.get(k)?.startsWith(comm)) out.push(k);
+      stack.push(k);
+    }
+  }
+  return out;
+}
+
+const entrypoint = async (id) => (await containerOf(id))?.Config?.Entrypoint ?? [];
+
+/** A permanent computer with a file in it, made by server s. */
+async function makePermanent(s, id) {
+  const sc = assertReplyShape(await s.call({ computer_id: id, temporary: false, command: 'echo kept > /root/kept' }));
+  assert.equal(sc.exit_code, 0);
+  assert.ok(!(await entrypoint(id)).includes('--lease-ms'), 'a permanent computer has no lease');
+}
+
+/** Checks with a fresh server that the permanent computer kept its file. */
+async function permanentKept(id) {
+  const s = await startServer(LEASE);
+  try {
+    const sc = assertReplyShape(await s.call({ computer_id: id, temporary: false, command: 'cat /root/kept' }));
+    assert.equal(sc.stdout, 'kept\n');
+    await s.call({ computer_id: id, temporary: false, command: 'true' });
+  } finally {
+    await s.close();
+  }
+}
+
+describe('leases: the all-in-one server', () => {
+  it('kill -9 (a command running on one temporary, another idle): both gone within lease+10 s, the permanent keeps its files', async () => {
+    const s = await startServer(LEASE);
+    const busy = cid('busy');
+    const idle = cid('idle');
+    const perm = cid('perm');
+    try {
+      assertReplyShape(await s.call({ computer_id: idle, command: 'true' }));
+      assertReplyShape(await s.call({ computer_id: busy, command: 'true' }));
+      assert.deepEqual((await entrypoint(busy)).slice(-2), ['--lease-ms', '3000']);
+      await makePermanent(s, perm);
+      const running = s.call({ computer_id: busy, command: 'sleep 120' }, { timeoutMs: 150000 }).catch(() => null);
+      await sleep(500);
+      const since = Date.now();
+      s.proc.kill('SIGKILL');
+      await waitExit(s.proc, 5000);
+      await running;
+      const [tb, ti] = await Promise.all([goneWithin(busy, GONE_MS, since), goneWithin(idle, GONE_MS, since)]);
+      process.stderr.write(`# temporaries gone ${tb.toFixed(1)} s (busy) and ${ti.toFixed(1)} s (idle) after kill -9\n`);
+      assert.ok((await containerOf(perm))?.State?.Running, 'the permanent computer is still running');
+    } finally {
+      await s.close();
+    }
+    await permanentKept(perm);
+  });
+
+  it('a session idle longer than the lease, and a command longer than it, keep their computer', async () => {
+    const s = await startServer(LEASE);
+    const id = cid('held');
+    try {
+      assertReplyShape(await s.call({ computer_id: id, command: 'echo x > /root/f' }));
+      await sleep(7000);
+      let sc = assertReplyShape(await s.call({ computer_id: id, command: 'sleep 5; cat /root/f' }, { timeoutMs: 30000 }));
+      assert.equal(sc.stdout, 'x\n');
+      sc = assertReplyShape(await s.call({ computer_id: id, command: 'cat /root/f' }));
+      assert.equal(sc.stdout, 'x\n');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('the sandboxed code cannot renew its own lease: its orphan still ends', async () => {
+    const s = await startServer(LEASE);
+    const id = cid('selfrenew');
+    // Renews /.msc/lease for a day every 300 ms from inside the computer, as the driver would.
+    const renew = 'use IO::Socket::UNIX; $SIG{PIPE} = "IGNORE"; for (1..400) { ' +
+      'my $c = IO::Socket::UNIX->new(Peer => "/.msc/lease") or next; ' +
+      'print $c "MSCL\\x01\\x01\\0\\0" . pack("N", 86400000) . "\\0\\0\\0\\0"; ' +
+      'my $r = ""; $c->read($r, 16); ' +
+      'if ($_ == 1) { open(my $f, ">", "/root/n"); print $f length($r); close $f } ' +
+      'select(undef, undef, undef, 0.3) }';
+    try {
+      assertReplyShape(await s.call({ computer_id: id, command: 'true' }));
+      const sc = assertReplyShape(await s.call({ computer_id: id, command: `setsid nohup perl -e '${renew}' >/dev/null 2>&1 & sleep 1; cat /root/n` }));
+      assert.equal(sc.stdout, '0', 'the helper answers no renewal from inside the computer');
+      const since = Date.now();
+      s.proc.kill('SIGKILL');
+      await waitExit(s.proc, 5000);
+      await goneWithin(id, GONE_MS, since);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('leases: the split layout', () => {
+  it('kill -9 of the driver: the temporary is gone within lease+10 s, the permanent keeps its files', async () => {
+    const s = await startServer(LEASE, { mode: 'split' });
+    const tmp = cid('split-tmp');
+    const perm = cid('split-perm');
+    try {
+      assertReplyShape(await s.call({ computer_id: tmp, command: 'true' }));
+      await makePermanent(s, perm);
+      const [driver] = await descendants(s.pid, 'msc-docker-driv');
+      assert.ok(driver, 'found the driver process');
+      const since = Date.now();
+      process.kill(driver, 'SIGKILL');
+      const t = await goneWithin(tmp, GONE_MS, since);
+      process.stderr.write(`# temporary gone ${t.toFixed(1)} s after kill -9 of the driver\n`);
+      assert.ok((await containerOf(perm))?.State?.Running);
+    } finally {
+      await s.close();
+    }
+    await permanentKept(perm);
+  });
+
+  it('SIGSTOP of the driver past the lease, then SIGCONT: the temporary ends, the permanent is kept and the server goes on', async () => {
+    const s = await startServer(LEASE, { mode: 'split' });
+    const tmp = cid('stop-tmp');
+    const perm = cid('stop-perm');
+    try {
+      assertReplyShape(await s.call({ computer_id: tmp, command: 'true' }));
+      await makePermanent(s, perm);
+      const [driver] = await descendants(s.pid, 'msc-docker-driv');
+      assert.ok(driver, 'found the driver process');
+      const since = Date.now();
+      process.kill(driver, 'SIGSTOP');
+      try {
+        await goneWithin(tmp, GONE_MS, since);
+      } finally {
+        process.kill(driver, 'SIGCONT');
+      }
+      let sc = assertReplyShape(await s.call({ computer_id: perm, temporary: false, command: 'cat /root/kept' }));
+      assert.equal(sc.stdout, 'kept\n');
+      // The temporary's session learns that its computer ended; the next call starts a new one.
+      const res = await s.call({ computer_id: tmp, command: 'echo again' });
+      if (res.isError) {
+        assert.match(textOf(res), /died|not running|gone|ended|unavailable/i);
+        sc = assertReplyShape(await s.call({ computer_id: tmp, command: 'echo again' }));
+      } else {
+        sc = assertReplyShape(res);
+      }
+      assert.equal(sc.stdout, 'again\n');
+    } finally {
+      await s.close();
+    }
+  });
+});
