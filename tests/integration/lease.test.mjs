@@ -8,7 +8,7 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   startServer, cid, containerOf, cleanupContainers, assertReplyShape, textOf, waitFor, waitExit,
-  run, sleep,
+  run, sleep, docker, containerName,
 } from './lib.mjs';
 
 after(() => cleanupContainers());
@@ -103,6 +103,22 @@ describe('leases: the all-in-one server', () => {
       assert.equal(sc.stdout, 'x\n');
       sc = assertReplyShape(await s.call({ computer_id: id, command: 'cat /root/f' }));
       assert.equal(sc.stdout, 'x\n');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('docker pause past the lease, then unpause: a held temporary lives on', async () => {
+    const s = await startServer(LEASE);
+    const id = cid('paused');
+    try {
+      assertReplyShape(await s.call({ computer_id: id, command: 'echo p > /root/f' }));
+      assert.equal((await docker(['pause', containerName(id)])).code, 0);
+      await sleep(6000);
+      assert.equal((await docker(['unpause', containerName(id)])).code, 0);
+      await sleep(4000); // past the helper's grace: only the driver's renewals keep it now
+      const sc = assertReplyShape(await s.call({ computer_id: id, command: 'cat /root/f' }));
+      assert.equal(sc.stdout, 'p\n');
     } finally {
       await s.close();
     }
