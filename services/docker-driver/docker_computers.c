@@ -298,7 +298,7 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 		return rv;
 	dock_fx_track(d, name, ctr);
 	if (temporary)
-		dock_lease_hold(d, name);
+		dock_lease_hold(d, name, ctr);
 	if (readiness(d, name, fast, true, err, errlen) != 0) {
 		char ignore[DOCK_ERRLEN];
 
@@ -367,7 +367,7 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	}
 	dock_fx_track(d, name, ctr);
 	if (is_temporary(ctr))
-		dock_lease_hold(d, name);
+		dock_lease_hold(d, name, ctr);
 	if ((rv = readiness(d, name, helper, false, err, errlen)) != 0) {
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);

@@ -11,6 +11,7 @@
 
 #include "docker_driver_int.h"
 #include "docker_fastexec.h"
+#include "docker_reap.h"
 #include "lease_wire.h"
 
 #include <errno.h>
@@ -42,6 +43,7 @@ struct dock_lease {
 	struct msc_map *held;   /* container name -> struct held */
 	uint32_t lease_ms;
 	int period_ms;
+	struct dock_reap *reap; /* those without a helper (docker_reap.c) */
 };
 
 /* One renewal or query in flight. */
@@ -259,6 +261,10 @@ dock_lease_start(struct dock_driver *d)
 	pthread_cond_init(&l->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	d->lease = l;
+	if ((rv = dock_reap_start(d, l->period_ms, &l->reap)) != 0) {
+		dock_lease_stop(d);
+		return rv;
+	}
 	if ((rv = pthread_create(&l->thread, NULL, lease_main, d)) != 0) {
 		dock_lease_stop(d);
 		return -rv;
@@ -288,6 +294,7 @@ dock_lease_stop(struct dock_driver *d)
 	pthread_mutex_unlock(&l->mu);
 	if (l->running)
 		pthread_join(l->thread, NULL);
+	dock_reap_stop(l->reap);
 	msc_map_each(l->held, free_held, NULL);
 	msc_map_free(l->held);
 	pthread_cond_destroy(&l->cv);
@@ -312,12 +319,33 @@ dock_lease_body(struct dock_driver *d, json_t *body, bool temporary)
 	return 0;
 }
 
+/* Whether container `ctr`'s helper was started with a lease. */
+static bool
+has_lease(json_t *ctr)
+{
+	json_t *ep = json_object_get(json_object_get(ctr, "Config"),
+	    "Entrypoint"), *v;
+	size_t i;
+
+	if (!dock_fx_mounts_helper(ctr))
+		return false;
+	json_array_foreach (ep, i, v)
+		if (json_is_string(v) &&
+		    strcmp(json_string_value(v), "--lease-ms") == 0)
+			return true;
+	return false;
+}
+
 void
-dock_lease_hold(struct dock_driver *d, const char *name)
+dock_lease_hold(struct dock_driver *d, const char *name, json_t *ctr)
 {
 	struct dock_lease *l = d->lease;
 	struct held *h;
 
+	if (!has_lease(ctr)) {
+		dock_reap_hold(l->reap, name, ctr);
+		return;
+	}
 	pthread_mutex_lock(&l->mu);
 	if (msc_map_get(l->held, name) == NULL &&
 	    ((h = calloc(1, sizeof(*h))) == NULL ||
@@ -336,6 +364,7 @@ dock_lease_drop(struct dock_driver *d, const char *name)
 	pthread_mutex_lock(&l->mu);
 	free(msc_map_del(l->held, name));
 	pthread_mutex_unlock(&l->mu);
+	dock_reap_drop(l->reap, name);
 }
 
 int

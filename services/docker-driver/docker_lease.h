@@ -31,11 +31,12 @@ void dock_lease_stop(struct dock_driver *d);
 int dock_lease_body(struct dock_driver *d, json_t *body, bool temporary);
 
 /*
- * Container `name` (a temporary computer) is held by a session of this
- * server: renew its lease from now on (and once now, without waiting).
- * dock_lease_drop: it is not held any more (stopped, removed).
+ * Container `name` (a temporary computer, inspect JSON `ctr`, borrowed)
+ * is held by a session of this server: renew its lease from now on, or,
+ * when its helper has none (no helper, an earlier build), hold its lock
+ * file (docker_reap.h). dock_lease_drop: it is not held any more.
  */
-void dock_lease_hold(struct dock_driver *d, const char *name);
+void dock_lease_hold(struct dock_driver *d, const char *name, json_t *ctr);
 void dock_lease_drop(struct dock_driver *d, const char *name);
 
 /*

@@ -148,6 +148,63 @@ describe('leases: the all-in-one server', () => {
   });
 });
 
+describe('leases: containers without a lease-keeping helper (reference-made, fast exec off)', () => {
+  const NOFX = { env: { MSC_FAST_EXEC: '0' } };
+  const refRun = (id) => docker(['run', '-d', '--rm', '--name', containerName(id), '--label', 'kilntainers=true',
+    '--label', `kilntainers.computer-id=${id}`, '--label', 'kilntainers.temporary=true',
+    '--label', 'kilntainers.image=debian:bookworm-slim', 'debian:bookworm-slim', 'tail', '-f', '/dev/null']);
+
+  it('the next server removes at once those whose holder died; one nobody of ours held stays', async () => {
+    const mine = cid('nofx');
+    const adopted = cid('ref-held');
+    const untouched = cid('ref-free');
+    assert.equal((await refRun(adopted)).code, 0);
+    assert.equal((await refRun(untouched)).code, 0);
+    const a = await startServer(LEASE, NOFX);
+    try {
+      assertReplyShape(await a.call({ computer_id: mine, command: 'true' }));
+      assert.ok(!(await entrypoint(mine)).includes('--lease-ms'));
+      assertReplyShape(await a.call({ computer_id: adopted, command: 'true' }));
+      a.proc.kill('SIGKILL');
+      await waitExit(a.proc, 5000);
+    } finally {
+      await a.close();
+    }
+    await sleep(4000); // past the lease, and no server runs: nothing ends them
+    assert.ok(await containerOf(mine));
+    assert.ok(await containerOf(adopted));
+    const since = Date.now();
+    const b = await startServer(LEASE);
+    try {
+      await goneWithin(mine, 5000, since);
+      await goneWithin(adopted, 5000, since);
+      process.stderr.write(`# the next server removed them ${((Date.now() - since) / 1000).toFixed(1)} s after its start\n`);
+      assert.ok((await containerOf(untouched))?.State?.Running, 'a container we never held is not ours to reap');
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a computer a live server holds is never reaped by another; once its holder dies it is', async () => {
+    const id = cid('nofx-live');
+    const a = await startServer(LEASE, NOFX);
+    const b = await startServer(LEASE);
+    try {
+      assertReplyShape(await a.call({ computer_id: id, command: 'echo a > /root/a' }));
+      await sleep(4000); // several reaping rounds of b
+      const sc = assertReplyShape(await a.call({ computer_id: id, command: 'cat /root/a' }));
+      assert.equal(sc.stdout, 'a\n');
+      const since = Date.now();
+      a.proc.kill('SIGKILL');
+      await waitExit(a.proc, 5000);
+      await goneWithin(id, GONE_MS, since);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
 describe('leases: the split layout', () => {
   it('kill -9 of the driver: the temporary is gone within lease+10 s, the permanent keeps its files', async () => {
     const s = await startServer(LEASE, { mode: 'split' });
