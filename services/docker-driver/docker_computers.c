@@ -510,6 +510,12 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 		if ((rv = fill_computer(row, id, c, d->cfg->image,
 			 d->cfg->driver_id)) != 0)
 			break;
+		if (c->temporary && strcmp(c->state, "running") == 0) {
+			char name[128];
+
+			snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+			dock_lease_describe(d, name, c);
+		}
 	}
 	json_decref(arr);
 	return rv;

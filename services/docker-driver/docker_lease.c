@@ -367,21 +367,28 @@ dock_lease_drop(struct dock_driver *d, const char *name)
 	dock_reap_drop(l->reap, name);
 }
 
-int
-dock_lease_state(struct dock_driver *d, const char *name, uint32_t *left_ms,
-    bool *held)
+void
+dock_lease_describe(struct dock_driver *d, const char *name,
+    Msc__V1__Computer *c)
 {
 	struct dock_lease *l = d->lease;
-	struct lconn c = { .fd = -1 };
+	struct lconn q = { .fd = -1 };
+	bool held;
 
 	pthread_mutex_lock(&l->mu);
-	*held = msc_map_get(l->held, name) != NULL;
+	held = msc_map_get(l->held, name) != NULL;
 	pthread_mutex_unlock(&l->mu);
-	snprintf(c.name, sizeof(c.name), "%s", name);
-	lconn_send(d, &c, true, LW_QUERY, 0);
-	lconn_collect(&c, 1);
-	if (!c.answered || c.r.state != LW_HELD)
-		return 0;
-	*left_ms = c.r.left_ms;
-	return 1;
+	c->lease = MSC__V1__LEASE_STATE__LEASE_NONE;
+	c->lease_left_ms = 0;
+	if (held || dock_reap_holds(l->reap, name)) {
+		c->lease = MSC__V1__LEASE_STATE__LEASE_HELD;
+		return;
+	}
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	lconn_send(d, &q, true, LW_QUERY, 0);
+	lconn_collect(&q, 1);
+	if (q.answered && q.r.state == LW_HELD) {
+		c->lease = MSC__V1__LEASE_STATE__LEASE_EXPIRING;
+		c->lease_left_ms = q.r.left_ms;
+	}
 }

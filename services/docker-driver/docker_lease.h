@@ -17,6 +17,8 @@
 
 #include <jansson.h>
 
+#include "driver.pb-c.h"
+
 struct dock_driver;
 
 /* Starts the renewing thread (d->lease): 0 or a negative errno. */
@@ -40,12 +42,13 @@ void dock_lease_hold(struct dock_driver *d, const char *name, json_t *ctr);
 void dock_lease_drop(struct dock_driver *d, const char *name);
 
 /*
- * What the lease of `name` looks like now: 1 with *left_ms (and *held:
- * this driver renews it), 0 when it has none (permanent, no helper, or
- * not reachable), a negative errno. Asks the helper when this driver does
- * not hold it; may inspect the container once. Blocking (bounded).
+ * Sets c->lease and c->lease_left_ms for container `name` (a running
+ * temporary computer): HELD when this driver renews it (or holds its lock
+ * file), EXPIRING with what its helper says is left when not, NONE when
+ * it has no lease or its helper does not answer. Asks the helper (may
+ * inspect the container once). Blocking (bounded).
  */
-int dock_lease_state(struct dock_driver *d, const char *name,
-    uint32_t *left_ms, bool *held);
+void dock_lease_describe(struct dock_driver *d, const char *name,
+    Msc__V1__Computer *c);
 
 #endif /* DOCK_LEASE_H */

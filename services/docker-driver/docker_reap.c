@@ -347,3 +347,14 @@ dock_reap_drop(struct dock_reap *r, const char *name)
 	if (h != NULL)
 		free_hold(r, name, h);
 }
+
+bool
+dock_reap_holds(struct dock_reap *r, const char *name)
+{
+	bool held;
+
+	pthread_mutex_lock(&r->mu);
+	held = msc_map_get(r->held, name) != NULL;
+	pthread_mutex_unlock(&r->mu);
+	return held;
+}

@@ -17,6 +17,8 @@
 #ifndef DOCK_REAP_H
 #define DOCK_REAP_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 struct dock_driver;
@@ -31,5 +33,7 @@ void dock_reap_stop(struct dock_reap *r);
 /* This driver holds (drops) container `name`, of inspect JSON `ctr`. */
 void dock_reap_hold(struct dock_reap *r, const char *name, json_t *ctr);
 void dock_reap_drop(struct dock_reap *r, const char *name);
+/* Whether this driver holds `name`'s lock file. */
+bool dock_reap_holds(struct dock_reap *r, const char *name);
 
 #endif /* DOCK_REAP_H */

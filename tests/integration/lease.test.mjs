@@ -46,6 +46,15 @@ async function descendants(pid, comm) {
   return out;
 }
 
+const LIFECYCLE = { env: { ENABLE_LIFECYCLE_TOOLS: 'true' } };
+
+/** computer_id -> lease text, from computer_list. */
+async function leases(s) {
+  const res = await s.call({}, { name: 'computer_list' });
+  assert.ok(!res.isError, textOf(res));
+  return Object.fromEntries(res.structuredContent.computers.map((c) => [c.computer_id, c.lease ?? null]));
+}
+
 const entrypoint = async (id) => (await containerOf(id))?.Config?.Entrypoint ?? [];
 
 /** A permanent computer with a file in it, made by server s. */
@@ -69,26 +78,36 @@ async function permanentKept(id) {
 
 describe('leases: the all-in-one server', () => {
   it('kill -9 (a command running on one temporary, another idle): both gone within lease+10 s, the permanent keeps its files', async () => {
-    const s = await startServer(LEASE);
+    const s = await startServer(LEASE, LIFECYCLE);
     const busy = cid('busy');
     const idle = cid('idle');
     const perm = cid('perm');
+    let other;
     try {
       assertReplyShape(await s.call({ computer_id: idle, command: 'true' }));
       assertReplyShape(await s.call({ computer_id: busy, command: 'true' }));
       assert.deepEqual((await entrypoint(busy)).slice(-2), ['--lease-ms', '3000']);
       await makePermanent(s, perm);
+      const mine = await leases(s);
+      assert.equal(mine[busy], 'renewed while in use');
+      assert.equal(mine[perm], null);
+      other = await startServer(LEASE, LIFECYCLE);
       const running = s.call({ computer_id: busy, command: 'sleep 120' }, { timeoutMs: 150000 }).catch(() => null);
       await sleep(500);
       const since = Date.now();
       s.proc.kill('SIGKILL');
       await waitExit(s.proc, 5000);
       await running;
+      // Another server sees the orphans running out.
+      const seen = await leases(other);
+      assert.match(seen[idle] ?? '', /^expires in [0-3] s unless renewed$/, JSON.stringify(seen));
+      assert.equal(seen[perm], null);
       const [tb, ti] = await Promise.all([goneWithin(busy, GONE_MS, since), goneWithin(idle, GONE_MS, since)]);
       process.stderr.write(`# temporaries gone ${tb.toFixed(1)} s (busy) and ${ti.toFixed(1)} s (idle) after kill -9\n`);
       assert.ok((await containerOf(perm))?.State?.Running, 'the permanent computer is still running');
     } finally {
       await s.close();
+      await other?.close();
     }
     await permanentKept(perm);
   });
@@ -98,8 +117,8 @@ describe('leases: the all-in-one server', () => {
     const id = cid('held');
     try {
       assertReplyShape(await s.call({ computer_id: id, command: 'echo x > /root/f' }));
-      await sleep(7000);
-      let sc = assertReplyShape(await s.call({ computer_id: id, command: 'sleep 5; cat /root/f' }, { timeoutMs: 30000 }));
+      await sleep(5000);
+      let sc = assertReplyShape(await s.call({ computer_id: id, command: 'sleep 4; cat /root/f' }, { timeoutMs: 30000 }));
       assert.equal(sc.stdout, 'x\n');
       sc = assertReplyShape(await s.call({ computer_id: id, command: 'cat /root/f' }));
       assert.equal(sc.stdout, 'x\n');
@@ -114,9 +133,9 @@ describe('leases: the all-in-one server', () => {
     try {
       assertReplyShape(await s.call({ computer_id: id, command: 'echo p > /root/f' }));
       assert.equal((await docker(['pause', containerName(id)])).code, 0);
-      await sleep(6000);
+      await sleep(5000);
       assert.equal((await docker(['unpause', containerName(id)])).code, 0);
-      await sleep(4000); // past the helper's grace: only the driver's renewals keep it now
+      await sleep(3500); // past the helper's grace: only the driver's renewals keep it now
       const sc = assertReplyShape(await s.call({ computer_id: id, command: 'cat /root/f' }));
       assert.equal(sc.stdout, 'p\n');
     } finally {
