@@ -113,6 +113,22 @@ describe('leases: the all-in-one server', () => {
     await permanentKept(perm);
   });
 
+  it('a host that sends SIGTERM and SIGKILL 100 ms later leaves nothing behind once the lease runs out', async () => {
+    const s = await startServer(LEASE);
+    const id = cid('sigterm');
+    try {
+      assertReplyShape(await s.call({ computer_id: id, command: 'true' }));
+      const since = Date.now();
+      s.proc.kill('SIGTERM');
+      await sleep(100);
+      s.proc.kill('SIGKILL');
+      await waitExit(s.proc, 5000);
+      await goneWithin(id, GONE_MS, since);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a session idle longer than the lease, and a command longer than it, keep their computer', async () => {
     const s = await startServer(LEASE);
     const id = cid('held');
