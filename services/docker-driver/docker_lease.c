@@ -27,6 +27,7 @@
 #include "msc_time.h"
 
 #define LEASE_REPLY_MS	1000    /* for the replies of one round */
+#define LEASE_QUERY_MS	3000    /* for one lease's state, in a list */
 #define LEASE_MIN_PERIOD_MS 250
 #define LEASE_MAX_ROUND	4096    /* computers renewed per round at most */
 
@@ -84,11 +85,11 @@ lconn_send(struct dock_driver *d, struct lconn *c, bool ask_engine, int op,
 	}
 }
 
-/* Waits up to LEASE_REPLY_MS for the replies of cs[0..n). */
+/* Waits up to wait_ms for the replies of cs[0..n). */
 static void
-lconn_collect(struct lconn *cs, size_t n)
+lconn_collect(struct lconn *cs, size_t n, int wait_ms)
 {
-	uint64_t until = msc_now_ms() + LEASE_REPLY_MS;
+	uint64_t until = msc_now_ms() + (uint64_t)wait_ms;
 	struct pollfd *p = calloc(n, sizeof(*p));
 
 	if (p == NULL)
@@ -194,14 +195,14 @@ renew_round(struct dock_driver *d)
 		return;
 	for (size_t i = 0; i < s.n; i++)
 		lconn_send(d, &s.cs[i], false, LW_RENEW, l->lease_ms);
-	lconn_collect(s.cs, s.n);
+	lconn_collect(s.cs, s.n, LEASE_REPLY_MS);
 	for (size_t i = 0; i < s.n; i++) {
 		struct lconn *c = &s.cs[i];
 
 		if (c->stale) {
 			/* Not known (yet) or restarted: one inspect. */
 			lconn_send(d, c, true, LW_RENEW, l->lease_ms);
-			lconn_collect(c, 1);
+			lconn_collect(c, 1, LEASE_REPLY_MS);
 		}
 		record(l, c);
 	}
@@ -214,19 +215,25 @@ lease_main(void *arg)
 	struct dock_driver *d = arg;
 	struct dock_lease *l = d->lease;
 
+	struct timespec next;
+
+	/* Rounds on a fixed cadence: a slow round does not push the next. */
+	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&l->mu);
 	while (!l->stopping) {
-		struct timespec ts;
+		struct timespec now;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += l->period_ms / 1000;
-		ts.tv_nsec += (long)(l->period_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
+		next.tv_sec += l->period_ms / 1000;
+		next.tv_nsec += (long)(l->period_ms % 1000) * 1000000L;
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (next.tv_sec < now.tv_sec - 1)
+			next = now;     /* fell far behind (a stop): start over */
 		while (!l->stopping &&
-		    pthread_cond_timedwait(&l->cv, &l->mu, &ts) != ETIMEDOUT)
+		    pthread_cond_timedwait(&l->cv, &l->mu, &next) != ETIMEDOUT)
 			;
 		if (l->stopping)
 			break;
@@ -386,7 +393,7 @@ dock_lease_describe(struct dock_driver *d, const char *name,
 	}
 	snprintf(q.name, sizeof(q.name), "%s", name);
 	lconn_send(d, &q, true, LW_QUERY, 0);
-	lconn_collect(&q, 1);
+	lconn_collect(&q, 1, LEASE_QUERY_MS);
 	if (q.answered && q.r.state == LW_HELD) {
 		c->lease = MSC__V1__LEASE_STATE__LEASE_EXPIRING;
 		c->lease_left_ms = q.r.left_ms;

@@ -92,17 +92,17 @@ describe('leases: the all-in-one server', () => {
       const mine = await leases(s);
       assert.equal(mine[busy], 'renewed while in use');
       assert.equal(mine[perm], null);
+      // Another server, which does not hold them, sees their leases run out unless renewed.
       other = await startServer(LEASE, LIFECYCLE);
+      const seen = await leases(other);
+      assert.match(seen[idle] ?? '', /^expires in [0-3] s unless renewed$/, JSON.stringify(seen));
+      assert.equal(seen[perm], null);
       const running = s.call({ computer_id: busy, command: 'sleep 120' }, { timeoutMs: 150000 }).catch(() => null);
       await sleep(500);
       const since = Date.now();
       s.proc.kill('SIGKILL');
       await waitExit(s.proc, 5000);
       await running;
-      // Another server sees the orphans running out.
-      const seen = await leases(other);
-      assert.match(seen[idle] ?? '', /^expires in [0-3] s unless renewed$/, JSON.stringify(seen));
-      assert.equal(seen[perm], null);
       const [tb, ti] = await Promise.all([goneWithin(busy, GONE_MS, since), goneWithin(idle, GONE_MS, since)]);
       process.stderr.write(`# temporaries gone ${tb.toFixed(1)} s (busy) and ${ti.toFixed(1)} s (idle) after kill -9\n`);
       assert.ok((await containerOf(perm))?.State?.Running, 'the permanent computer is still running');
@@ -173,7 +173,7 @@ describe('leases: the all-in-one server', () => {
     try {
       assertReplyShape(await s.call({ computer_id: id, command: 'true' }));
       const sc = assertReplyShape(await s.call({ computer_id: id, command: `setsid nohup perl -e '${renew}' >/dev/null 2>&1 & ` +
-        'for i in $(seq 100); do [ -e /root/n ] && break; sleep 0.1; done; cat /root/n' }));
+        'for i in $(seq 300); do [ -e /root/n ] && break; sleep 0.1; done; cat /root/n' }, { timeoutMs: 60000 }));
       assert.equal(sc.stdout, '0', 'the helper answers no renewal from inside the computer');
       const since = Date.now();
       s.proc.kill('SIGKILL');
@@ -249,6 +249,7 @@ describe('leases: the split layout', () => {
     const perm = cid('split-perm');
     try {
       assertReplyShape(await s.call({ computer_id: tmp, command: 'true' }));
+      assert.deepEqual((await entrypoint(tmp)).slice(-2), ['--lease-ms', '3000'], 'made with the lease-keeping helper');
       await makePermanent(s, perm);
       const [driver] = await descendants(s.pid, 'msc-docker-driv');
       assert.ok(driver, 'found the driver process');
@@ -269,6 +270,7 @@ describe('leases: the split layout', () => {
     const perm = cid('stop-perm');
     try {
       assertReplyShape(await s.call({ computer_id: tmp, command: 'true' }));
+      assert.deepEqual((await entrypoint(tmp)).slice(-2), ['--lease-ms', '3000'], 'made with the lease-keeping helper');
       await makePermanent(s, perm);
       const [driver] = await descendants(s.pid, 'msc-docker-driv');
       assert.ok(driver, 'found the driver process');

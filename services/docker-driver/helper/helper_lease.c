@@ -155,8 +155,11 @@ serve_one(struct hx_lease *l, int c)
 	if (lw_request_decode(in, &r.op, &ms) != 0)
 		return;
 	now = hx_now_ms();
-	if (r.op == LW_RENEW && ms > 0 && now + (int64_t)ms > l->deadline)
-		l->deadline = now + (int64_t)ms;
+	if (r.op == LW_RENEW && ms > 0) {
+		l->graced = false;
+		if (now + (int64_t)ms > l->deadline)
+			l->deadline = now + (int64_t)ms;
+	}
 	left = l->deadline - now;
 	r.state = LW_HELD;
 	r.left_ms = left < 0 ? 0 : (uint32_t)(left > UINT32_MAX ? UINT32_MAX :
@@ -172,8 +175,9 @@ hx_lease_check(struct hx_lease *l, bool readable)
 
 	if (l->lease_ms == 0)
 		return false;
-	if (now > l->poll_until + HL_FROZEN_MS &&
+	if (now > l->poll_until + HL_FROZEN_MS && !l->graced &&
 	    now + (int64_t)l->lease_ms > l->deadline) {
+		l->graced = true;
 		hx_log("was frozen for %lld ms; the lease gets %u ms more",
 		    (long long)(now - l->poll_until), l->lease_ms);
 		l->deadline = now + l->lease_ms;

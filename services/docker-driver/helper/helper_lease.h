@@ -13,6 +13,7 @@ struct hx_lease {
 	uint32_t lease_ms;      /* 0: no lease (a permanent computer) */
 	int64_t deadline;       /* monotonic ms */
 	int64_t poll_until;     /* when the last poll was due to return */
+	bool graced;            /* had its grace since the last renewal */
 };
 
 /*
@@ -31,7 +32,8 @@ int hx_lease_timeout(struct hx_lease *l, int t);
 /*
  * After a poll: notices that the helper was frozen (docker pause, SIGSTOP,
  * a host suspend: the poll returned long after it was due) and then gives
- * the drivers one lease more to come back; serves the renewals waiting on
+ * the drivers one lease more to come back (once until the next renewal,
+ * so a starved CPU cannot keep an orphan alive); serves the renewals waiting on
  * the lease socket when `readable`. Returns true when the lease lapsed.
  */
 bool hx_lease_check(struct hx_lease *l, bool readable);
