@@ -93,7 +93,24 @@ hx_lease_init(struct hx_lease *l, int argc, char **argv,
 	}
 	l->lease_ms = ms;
 	l->deadline = hx_now_ms() + ms;
+	l->poll_until = hx_now_ms();
 	return 0;
+}
+
+/*
+ * The helper ran late by more than HL_FROZEN_MS (it was frozen, in a
+ * poll or between two): one lease more, once until the next renewal.
+ */
+static void
+notice_freeze(struct hx_lease *l, int64_t now)
+{
+	if (now <= l->poll_until + HL_FROZEN_MS || l->graced ||
+	    now + (int64_t)l->lease_ms <= l->deadline)
+		return;
+	l->graced = true;
+	hx_log("was frozen for %lld ms; the lease gets %u ms more",
+	    (long long)(now - l->poll_until), l->lease_ms);
+	l->deadline = now + l->lease_ms;
 }
 
 int
@@ -103,6 +120,7 @@ hx_lease_timeout(struct hx_lease *l, int t)
 
 	if (l->lease_ms == 0)
 		return t;
+	notice_freeze(l, hx_now_ms());
 	left = l->deadline - hx_now_ms();
 	if (left < 0)
 		left = 0;
@@ -175,14 +193,7 @@ hx_lease_check(struct hx_lease *l, bool readable)
 
 	if (l->lease_ms == 0)
 		return false;
-	if (now > l->poll_until + HL_FROZEN_MS && !l->graced &&
-	    now + (int64_t)l->lease_ms > l->deadline) {
-		l->graced = true;
-		hx_log("was frozen for %lld ms; the lease gets %u ms more",
-		    (long long)(now - l->poll_until), l->lease_ms);
-		l->deadline = now + l->lease_ms;
-	}
-	l->poll_until = INT64_MAX / 2;
+	notice_freeze(l, now);
 	for (int i = 0; readable && i < HL_ACCEPTS; i++) {
 		int c = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
 
@@ -191,5 +202,7 @@ hx_lease_check(struct hx_lease *l, bool readable)
 		serve_one(l, c);
 		close(c);
 	}
-	return hx_now_ms() >= l->deadline;
+	/* Until the next poll, the helper is due to run on at once. */
+	l->poll_until = hx_now_ms();
+	return l->poll_until >= l->deadline;
 }

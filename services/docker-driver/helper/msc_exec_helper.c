@@ -174,10 +174,11 @@ main(int argc, char **argv)
 		hx_log("signalfd: %s", strerror(errno));
 		return 1;
 	}
+	/* The lease socket first: once `path` answers, both do. */
+	(void)hx_lease_init(&lease, argc, argv, path);
 	if ((lfd = listen_on(path)) < 0)
 		hx_log("cannot listen on %s: %s; serving as init only", path,
 		    strerror(-lfd));
-	(void)hx_lease_init(&lease, argc, argv, path);
 	for (;;) {
 		struct pollfd p[3] = { { .fd = sfd, .events = POLLIN },
 			{ .fd = lfd, .events = POLLIN },
