@@ -259,6 +259,28 @@ str_or_null(const char *s)
 	return s != NULL && *s != '\0' ? json_string(s) : json_null();
 }
 
+/*
+ * What a temporary computer's lease looks like (issue 17): renewed while
+ * this server's sessions hold it, or "expires in N s" (an orphan, or
+ * another server's that it renews in time); NULL without a lease.
+ */
+static json_t *
+lease_text(const Msc__V1__Computer *c)
+{
+	char buf[64];
+
+	switch (c->lease) {
+	case MSC__V1__LEASE_STATE__LEASE_HELD:
+		return json_string("renewed while in use");
+	case MSC__V1__LEASE_STATE__LEASE_EXPIRING:
+		snprintf(buf, sizeof(buf), "expires in %u s unless renewed",
+		    (c->lease_left_ms + 999) / 1000);
+		return json_string(buf);
+	default:
+		return NULL;
+	}
+}
+
 static json_t *
 list_payload(const Msc__V1__ComputerList *l)
 {
@@ -274,7 +296,11 @@ list_payload(const Msc__V1__ComputerList *l)
 		    c->state[0] ? c->state : "running", "temporary",
 		    c->temporary, "image", str_or_null(c->image), "created_at",
 		    str_or_null(c->created_at));
+		json_t *lease = lease_text(c);
 
+		/* The reference's row; a lease only where there is one. */
+		if (lease != NULL)
+			json_object_set_new(row, "lease", lease);
 		if (row != NULL && c->network != NULL && c->network[0] != '\0')
 			json_object_set_new(row, "network",
 			    json_string(c->network));

@@ -578,6 +578,11 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		msc_cfg_error("--max-sandboxes must be between 1 and 100000.");
 		return -EINVAL;
 	}
+	if (cfg->lease_timeout < 1 || cfg->lease_timeout > 86400) {
+		msc_cfg_error("--lease-timeout must be between 1 and 86400 "
+			      "seconds.");
+		return -EINVAL;
+	}
 	if (cfg->max_session_commands < 1 || cfg->max_session_commands > 1024) {
 		msc_cfg_error("--max-session-commands must be between 1 and "
 			      "1024.");

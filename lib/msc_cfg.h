@@ -102,6 +102,7 @@ struct msc_cfg {
 	long max_session_computers;
 	long max_sandboxes;             /* live sandbox handles */
 	long max_session_commands;      /* TerminalExec calls in flight */
+	long lease_timeout;             /* s a temporary outlives renewals */
 	const char *cluster;            /* --cluster FILE */
 	const char *tls_ca;
 	const char *tls_cert;

@@ -125,6 +125,11 @@ const struct opt msc_cfg_opts[] = {
 	    "Read --proxy-credential entries from FILE, one per line "
 	    "(# starts a comment)",
 	    DRV },
+	{ "lease-timeout", OPT_LONG, F(lease_timeout), 0, "30", "SECONDS",
+	    NULL, CORE, "A temporary computer whose server (or driver) is "
+	    "gone ends by itself this long after the last renewal of its "
+	    "lease (default: 30)",
+	    DRV },
 	{ "tool-instruction-override", OPT_STR, F(tool_instruction_override),
 	    0, NULL, "TOOL_INSTRUCTION_OVERRIDE", NULL, DESC,
 	    "Replace the entire terminal_execute tool description",

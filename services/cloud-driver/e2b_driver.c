@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "e2b_lease.h"
 #include "msc_driver.h"
 #include "msc_log.h"
 
@@ -100,6 +101,7 @@ e2b_driver_start(const struct msc_cfg *cfg, const char *url,
 	d->cfg = cfg;
 	if ((rv = configure(d, cfg)) != 0 ||
 	    (rv = msc_known_new(sizeof(struct e2b_known), &d->known)) != 0 ||
+	    (rv = e2b_lease_start(d)) != 0 ||
 	    (rv = msc_driver_start(url, &e2b_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)
 		goto fail;
@@ -118,6 +120,7 @@ e2b_driver_stop(struct e2b_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
+	e2b_lease_stop(d);
 	msc_known_free(d->known);
 	if (d->key_hdr != NULL) {
 		explicit_bzero(d->key_hdr, strlen(d->key_hdr));

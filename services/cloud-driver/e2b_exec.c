@@ -7,6 +7,7 @@
  * or overflow (envd signals only the top process).
  */
 #include "e2b_driver_int.h"
+#include "e2b_lease.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -384,7 +385,8 @@ refresh_ttl(struct x *x)
 	if (msc_now_ms() - x->k.refreshed_ms < 60000)
 		return;
 	snprintf(path, sizeof(path), "/sandboxes/%s/timeout", x->k.sbx);
-	body = json_pack("{s:I}", "timeout", (json_int_t)x->d->lifetime_s);
+	body = json_pack("{s:I}", "timeout",
+	    (json_int_t)e2b_lease_ttl(x->d, x->k.temporary));
 	if (e2b_api(x->d, "POST", path, body, 15000, true, NULL, NULL, 0,
 		ignore, sizeof(ignore)) != 0)
 		msc_log_debug("e2b: %s", ignore);

@@ -4,6 +4,7 @@
  * paused one), pause or kill at stop, list. All blocking, on the pool.
  */
 #include "e2b_driver_int.h"
+#include "e2b_lease.h"
 
 #include "msc_netpolicy.h"
 
@@ -96,12 +97,15 @@ remember(struct e2b_driver *d, const char *id, json_t *sbx,
 	 * e2b_lookup says -ENOMEM). */
 	if (msc_known_update(d->known, id, true, learn, &l) != 0)
 		msc_log_debug("e2b: cannot remember computer %s", id);
+	if (l.temporary == NULL || strcmp(l.temporary, "false") != 0)
+		e2b_lease_hold(d, id, s);
 }
 
 void
 e2b_forget(struct e2b_driver *d, const char *id)
 {
 	msc_known_forget(d->known, id);
+	e2b_lease_drop(d, id);
 }
 
 /* Finds computer `id`'s sandbox (running or paused) by metadata. */
@@ -168,7 +172,8 @@ e2b_create(struct e2b_driver *d, const char *id, bool temporary,
 	}
 	if (rv != -ENOENT)
 		return rv;
-	body = e2b_conv_create_body(d->template_id, d->lifetime_s, d->metadata,
+	body = e2b_conv_create_body(d->template_id,
+	    e2b_lease_ttl(d, temporary), d->metadata,
 	    d->envs, d->cfg->network, id, temporary);
 	if (body == NULL)
 		return -ENOMEM;
@@ -223,7 +228,9 @@ connect_sbx(struct e2b_driver *d, const char *id, json_t *s, char *err,
     size_t errlen)
 {
 	const char *sbx = json_string_value(json_object_get(s, "sandboxID"));
-	json_t *body = json_pack("{s:I}", "timeout", (json_int_t)d->lifetime_s);
+	const char *tmp = e2b_conv_meta(s, E2B_META_TEMPORARY);
+	json_t *body = json_pack("{s:I}", "timeout", (json_int_t)e2b_lease_ttl(d,
+	    tmp == NULL || strcmp(tmp, "false") != 0));
 	json_t *r = NULL, *v;
 	const char *key;
 	char path[256];

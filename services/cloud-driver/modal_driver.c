@@ -4,6 +4,7 @@
  * modal_sandboxes.c and modal_exec.c, and the configuration.
  */
 #include "modal_driver_int.h"
+#include "modal_lease.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -86,6 +87,7 @@ modal_driver_start(const struct msc_cfg *cfg, const char *url,
 	pthread_mutex_init(&d->build_mu, NULL);
 	if ((rv = configure(d, cfg)) != 0 ||
 	    (rv = msc_known_new(sizeof(struct modal_known), &d->known)) != 0 ||
+	    (rv = modal_lease_start(d)) != 0 ||
 	    (rv = msc_driver_start(url, &modal_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)
 		goto fail;
@@ -108,6 +110,7 @@ modal_driver_stop(struct modal_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
+	modal_lease_stop(d);
 	msc_known_free(d->known);
 	grpc_target_fini(&d->api);
 	modal_creds_clear(&d->creds);

@@ -5,6 +5,7 @@
  * through a filesystem snapshot, list. All blocking, on the pool.
  */
 #include "modal_driver_int.h"
+#include "modal_lease.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,12 +29,15 @@ modal_remember(struct modal_driver *d, const char *id,
 	/* A cache: a computer not remembered is looked up again. */
 	if (msc_known_put(d->known, id, k) != 0)
 		msc_log_debug("modal: cannot remember computer %s", id);
+	if (k->temporary)
+		modal_lease_hold(d, id);
 }
 
 void
 modal_forget(struct modal_driver *d, const char *id)
 {
 	msc_known_forget(d->known, id);
+	modal_lease_drop(d, id);
 }
 
 /* The app's sandboxes with tag name=value (NULL: every one of ours). */
@@ -255,6 +259,7 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	def.image_id = (char *)image_id;
 	def.resources = &res;
 	def.timeout_secs = d->lifetime_s;
+	def.idle_timeout_secs = modal_lease_idle_s(d, temporary);
 	def.block_network = !d->cfg->network;
 	def.network_access = &net;
 	if (d->cfg->network && d->cfg->n_net_allow > 0) {

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "docker_lease.h"
 #include "docker_pool.h"
 #include "docker_runflags.h"
 #include "msc_log.h"
@@ -287,6 +288,11 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 		return -ENOMEM;
 	}
 	fast = dock_fx_body(d, body) == 0;
+	if (fast && dock_lease_body(d, body, temporary) != 0) {
+		json_decref(body);
+		json_decref(classic);
+		return -ENOMEM;
+	}
 	rv = dock_container_create(d->engine, name, fast ? body : classic,
 	    T_CREATE, cid, err, errlen);
 	/* The engine could not mount or start the helper: go without. */
@@ -317,6 +323,8 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 		dock_fx_forget(d, name);
 		return rv;
 	}
+	if (temporary)
+		dock_lease_hold(d, name, ctr);
 	if (dock_readiness(d, name, fast, true, err, errlen) != 0) {
 		char ignore[DOCK_ERRLEN];
 
@@ -324,6 +332,7 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 		(void)dock_container_remove(d->engine, cid, T_STOP, ignore,
 		    sizeof(ignore));
 		dock_fx_forget(d, name);
+		dock_lease_drop(d, name);
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
 		return -EIO;
@@ -355,6 +364,16 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	rv = create_cold(d, id, temporary, out, err, errlen);
 	dock_pool_cold(d, -1);
 	return rv;
+}
+
+/* Whether a container (inspect JSON) is a temporary computer. */
+static bool
+is_temporary(json_t *ctr)
+{
+	const char *tmp = json_string_value(json_object_get(json_object_get(
+	    json_object_get(ctr, "Config"), "Labels"), "kilntainers.temporary"));
+
+	return tmp == NULL || strcmp(tmp, "false") != 0;
 }
 
 /* Whether the engine answers; else err says "Cannot connect to ...". */
@@ -397,6 +416,8 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	dock_fx_track(d, name, ctr);
 	if ((rv = dock_pol_apply(d, id, cid, err, errlen)) != 0)
 		goto done;
+	if (is_temporary(ctr))
+		dock_lease_hold(d, name, ctr);
 	if ((rv = dock_readiness(d, name, helper, false, err, errlen)) != 0) {
 		snprintf(err, errlen, "Container %.12s started but readiness "
 				      "check failed (unexpected output)", cid);
@@ -438,10 +459,14 @@ int
 dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
     size_t errlen)
 {
+	char name[128];
 	json_t *ctr = NULL;
 	const char *tmp;
 	int rv;
 
+	/* No renewals from now on: a removal that fails lets it lapse. */
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+	dock_lease_drop(d, name);
 	/* Stopping what is gone is done; deleting it is an error. */
 	if ((rv = engine_up(d, err, errlen)) != 0)
 		return rv;
@@ -454,9 +479,6 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 		    json_string_value(json_object_get(ctr, "Id")), T_STOP, err,
 		    errlen);
 		if (rv == 0) {
-			char name[128];
-
-			snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 			dock_fx_forget(d, name);
 			dock_pol_release(d, ctr);
 			msc_log_info("removed computer %s", id);
@@ -493,6 +515,7 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 
 		snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 		dock_fx_forget(d, name);
+		dock_lease_drop(d, name);
 	}
 	/* AutoRemove containers may still be going away: wait for the name. */
 	for (int i = 0; i < 50; i++) {
@@ -541,6 +564,12 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 		if ((rv = dock_fill_computer(d, row, id, c, d->cfg->image,
 			 d->cfg->driver_id)) != 0)
 			break;
+		if (c->temporary && strcmp(c->state, "running") == 0) {
+			char name[128];
+
+			snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+			dock_lease_describe(d, name, c);
+		}
 	}
 	json_decref(arr);
 	if (rv == 0)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "docker_lease.h"
 #include "msc_driver.h"
 
 MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
@@ -48,7 +49,8 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 		goto fail;
 	}
 	dock_fx_init(d);
-	if ((rv = dock_net_init(d)) != 0 || (rv = dock_pol_init(d)) != 0)
+	if ((rv = dock_lease_start(d)) != 0 || (rv = dock_net_init(d)) != 0 ||
+	    (rv = dock_pol_init(d)) != 0)
 		goto fail;
 	if (docker_ops.create == NULL) {        /* once, before any service */
 		docker_ops = docker_ops_base;
@@ -79,6 +81,7 @@ dock_driver_stop(struct dock_driver *d)
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
 	dock_pool_free(d);
+	dock_lease_stop(d);
 	dock_engine_free(d->engine);
 	json_decref(d->create_template);
 	if (d->fx_procs != NULL)

@@ -44,6 +44,7 @@ struct dock_driver {
 	pthread_mutex_t net_mu;     /* one network check at a time */
 	struct dock_pool *pool;     /* the warm pool (docker_pool.c) or NULL */
 	struct dock_pol pol;        /* network modes (docker_policy.h) */
+	struct dock_lease *lease;   /* temporaries' leases (docker_lease.c) */
 };
 
 /* Blocking operations, run on the pool (docker_computers.c). */
@@ -117,6 +118,14 @@ int dock_fx_exec(struct dock_driver *d, const char *name,
     const struct dock_exec_req *req, struct dock_exec_res *res, char *err,
     size_t errlen);
 int dock_fx_root_open(const char *root, char *err, size_t errlen);
+/*
+ * The helper's folder of `name` (as fx_open in docker_fxsetup.c): an fd
+ * to keep open while `dir` is used, or a negative errno (-ENOTSUP: no
+ * helper; -ENOENT/-ESRCH: not known or stale, and ask_engine was false).
+ * Blocks only with ask_engine (one inspect when what is known is stale).
+ */
+int dock_fx_reach(struct dock_driver *d, const char *name, bool ask_engine,
+    char *dir, size_t len);
 
 /*
  * The sandbox network (docker_network.c). dock_net_init (after the

@@ -63,9 +63,8 @@ fxbuf_add(struct fxbuf *b, const void *p, size_t n)
 	return 0;
 }
 
-/* Connects to dir/sock without following a symlink there. */
-static int
-fx_connect(const char *dir)
+int
+dock_fx_connect(const char *dir, const char *sock)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat st;
@@ -74,7 +73,7 @@ fx_connect(const char *dir)
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -ENOTCONN;
-	pfd = openat(dfd, DOCK_FX_SOCK_NAME, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	pfd = openat(dfd, sock, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISSOCK(st.st_mode))
 		goto out;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", pfd);
@@ -98,7 +97,7 @@ out:
 int
 dock_fx_probe(const char *dir)
 {
-	int fd = fx_connect(dir);
+	int fd = dock_fx_connect(dir, DOCK_FX_SOCK_NAME);
 
 	if (fd < 0)
 		return fd;
@@ -360,7 +359,7 @@ dock_fx_run(const char *dir, const struct dock_exec_req *req,
 		snprintf(err, errlen, "exec: bad request");
 		return -EINVAL;
 	}
-	if ((c.fd = fx_connect(dir)) < 0) {
+	if ((c.fd = dock_fx_connect(dir, DOCK_FX_SOCK_NAME)) < 0) {
 		snprintf(err, errlen, "no exec helper listens in %s", dir);
 		return -ENOTCONN;
 	}

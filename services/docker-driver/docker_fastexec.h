@@ -48,4 +48,10 @@ int dock_fx_run(const char *dir, const struct dock_exec_req *req,
  */
 int dock_fx_probe(const char *dir);
 
+/*
+ * Connects (non-blocking) to the socket `sock` in `dir` without following
+ * a symlink there: the fd, or -ENOTCONN.
+ */
+int dock_fx_connect(const char *dir, const char *sock);
+
 #endif /* DOCK_FASTEXEC_H */

@@ -275,6 +275,20 @@ fx_open(struct dock_driver *d, const char *name, char *dir, size_t len)
 }
 
 int
+dock_fx_reach(struct dock_driver *d, const char *name, bool ask_engine,
+    char *dir, size_t len)
+{
+	int pfd;
+
+	if (ask_engine)
+		return fx_open(d, name, dir, len);
+	if ((pfd = fx_proc_open(d, name)) >= 0)
+		snprintf(dir, len, "/proc/self/fd/%d/root" DOCK_FX_MOUNT_DIR,
+		    pfd);
+	return pfd;
+}
+
+int
 dock_fx_body(struct dock_driver *d, json_t *body)
 {
 	const char *user = json_string_value(json_object_get(body, "User"));

@@ -8,6 +8,7 @@
  * containers still waiting; an earlier run's are removed at start.
  */
 #include "docker_driver_int.h"
+#include "docker_lease.h"
 #include "docker_pool.h"
 #include "docker_pool_int.h"
 #include "docker_policy.h"
@@ -45,6 +46,7 @@ dock_pool_discard(struct dock_driver *d, struct pool_ctr *pc, const char *why)
 	if (dock_container_remove(d->engine, pc->cid, T_POOL_OP, err,
 		sizeof(err)) != 0)
 		msc_log_warn("warm pool: cannot remove %s: %s", pc->name, err);
+	dock_lease_drop(d, pc->name);
 	dock_fx_forget(d, pc->name);
 	dock_pool_ctr_free(pc);
 }
@@ -87,6 +89,12 @@ pool_body(struct dock_driver *d, bool *fastp)
 	json_object_set_new(json_object_get(body, "HostConfig"), "AutoRemove",
 	    json_true());
 	*fastp = dock_fx_body(d, body) == 0;
+	/* A lease like any temporary computer's: a server killed leaves no
+	 * waiting container behind for long (docker_lease.h). */
+	if (*fastp && dock_lease_body(d, body, true) != 0) {
+		json_decref(body);
+		return NULL;
+	}
 	return body;
 }
 
@@ -123,6 +131,7 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 		return NULL;
 	}
 	dock_fx_track(d, pc->name, pc->ctr);
+	dock_lease_hold(d, pc->name, pc->ctr);
 	if (dock_readiness(d, pc->name, fast, true, err, errlen) != 0) {
 		dock_pool_discard(d, pc, NULL);
 		return NULL;
@@ -464,6 +473,9 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		}
 		dock_fx_forget(d, pc->name);
 		dock_fx_track(d, name, pc->ctr);
+		/* Held from now on under the computer's name. */
+		dock_lease_drop(d, pc->name);
+		dock_lease_hold(d, name, pc->ctr);
 		rv = dock_fill_computer(d, pc->ctr, id, out, d->cfg->image,
 		    d->cfg->driver_id);
 		msc_log_info("created temporary computer %s from the warm pool "

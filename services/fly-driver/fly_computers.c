@@ -4,6 +4,7 @@
  * reset, stop, delete and list. All blocking, run on the worker pool.
  */
 #include "fly_driver_int.h"
+#include "fly_lease.h"
 #include "msc_driver.h"
 
 #include <errno.h>
@@ -123,6 +124,10 @@ fly_create(struct fly_driver *d, const char *id, bool temporary,
 		return rv;
 	if ((body = fly_conv_machine_body(&d->guest, id, temporary)) == NULL)
 		return -ENOMEM;
+	if (fly_lease_body(d, body, temporary) != 0) {
+		json_decref(body);
+		return -ENOMEM;
+	}
 	snprintf(path, sizeof(path), "/v1/apps/%s/machines", d->app);
 	rv = fly_call(d, "POST", path, body, T_CREATE, false, NULL, &m, err,
 	    errlen);

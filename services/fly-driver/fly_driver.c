@@ -4,6 +4,7 @@
  * fly_computers.c and fly_exec.c.
  */
 #include "fly_driver_int.h"
+#include "fly_lease.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ fly_driver_start(const struct msc_cfg *cfg, const char *url,
 		msc_log_warn("fly: Machines always have outbound network; "
 			     "--no-network is not enforced on this backend");
 	if ((rv = msc_known_new(sizeof(struct fly_known), &d->known)) != 0 ||
+	    (rv = fly_lease_start(d)) != 0 ||
 	    (rv = msc_driver_start(url, &fly_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)
 		goto fail;
@@ -64,6 +66,7 @@ fly_driver_stop(struct fly_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
+	fly_lease_stop(d);
 	msc_known_free(d->known);
 	fly_api_free(d->api);
 	pthread_mutex_destroy(&d->setup_mu);

@@ -5,6 +5,7 @@
  * "died" check.
  */
 #include "fly_driver_int.h"
+#include "fly_lease.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +44,8 @@ fly_remember(struct fly_driver *d, const char *id, const char *mid,
 	/* A cache: a computer not remembered is looked up again. */
 	if (msc_known_put(d->known, id, &k) != 0)
 		msc_log_debug("fly: cannot remember computer %s", id);
+	if (temporary)
+		fly_lease_hold(d, id, mid);
 }
 
 static void
@@ -59,6 +62,7 @@ void
 fly_forget(struct fly_driver *d, const char *id)
 {
 	msc_known_forget(d->known, id);
+	fly_lease_drop(d, id);
 }
 
 int

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "msc_driver.h"
+#include "msc_log.h"
 #include "msc_random.h"
 #include "msc_slug.h"
 
@@ -91,7 +92,7 @@ meta_write(const char *path, const struct wasm_meta *m)
 /* Makes <dir>/<id> with an empty root/ (and root/tmp), atomically. */
 static int
 make_folder(struct wasm_driver *d, const char *id, const struct wasm_meta *m,
-    char *err, size_t errlen)
+    int *leasep, char *err, size_t errlen)
 {
 	char tmp[4096], path[4096], sub[4200];
 	unsigned char rnd[6];
@@ -115,8 +116,25 @@ make_folder(struct wasm_driver *d, const char *id, const struct wasm_meta *m,
 	snprintf(sub, sizeof(sub), "%s/meta.json", tmp);
 	if (rv == 0)
 		rv = meta_write(sub, m);
+	*leasep = -1;
+	if (rv == 0 && m->temporary) {
+		/* Locked before it appears: never reaped as an orphan. */
+		int tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		rv = tfd < 0 ? -errno : wasm_lease_make(tfd);
+		if (tfd >= 0)
+			close(tfd);
+		if (rv >= 0) {
+			*leasep = rv;
+			rv = 0;
+		}
+	}
 	if (rv == 0 && rename(tmp, path) != 0)
 		rv = errno == ENOTEMPTY ? -EEXIST : -errno;
+	if (rv != 0 && *leasep >= 0) {
+		close(*leasep);
+		*leasep = -1;
+	}
 	if (rv != 0) {
 		if ((dirfd = open(d->dir, O_RDONLY | O_DIRECTORY)) >= 0) {
 			(void)wasm_rmtree_at(dirfd, strrchr(tmp, '/') + 1);
@@ -174,15 +192,16 @@ wasm_create(struct wasm_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
 	struct wasm_meta m = { .temporary = temporary };
-	int rv;
+	int rv, lease;
 
 	if (!msc_slug_valid(id)) {
 		snprintf(err, errlen, "%s", MSC_SLUG_ERROR);
 		return -EINVAL;
 	}
 	now_iso(m.created_at, sizeof(m.created_at));
-	if ((rv = make_folder(d, id, &m, err, errlen)) != 0)
+	if ((rv = make_folder(d, id, &m, &lease, err, errlen)) != 0)
 		return rv;
+	wasm_lease_hold(d, id, lease);
 	return fill_computer(d, id, &m, out);
 }
 
@@ -199,7 +218,36 @@ wasm_attach(struct wasm_driver *d, const char *id, Msc__V1__Computer *out,
 		    "(unreadable meta.json).", id);
 		return rv;
 	}
+	if (m.temporary && !wasm_lease_held(d, id)) {
+		int fd = wasm_lease_open(d, id);
+
+		if (fd >= 0)
+			wasm_lease_hold(d, id, fd);
+		else if (fd != -ENOENT)
+			msc_log_warn("cannot hold the lease of %s: %s", id,
+			    strerror(-fd));
+		/* Reaped meanwhile: gone. */
+		if (fd >= 0 && meta_read(d, id, &m) != 0) {
+			wasm_lease_drop(d, id);
+			snprintf(err, errlen, "Computer '%s' not found.", id);
+			return -ENOENT;
+		}
+	}
 	return fill_computer(d, id, &m, out);
+}
+
+bool
+wasm_is_temporary(struct wasm_driver *d, const char *id)
+{
+	struct wasm_meta m;
+
+	return meta_read(d, id, &m) == 0 && m.temporary;
+}
+
+int
+wasm_remove(struct wasm_driver *d, const char *id)
+{
+	return remove_folder(d, id, false);
 }
 
 bool
@@ -267,6 +315,7 @@ wasm_stop(struct wasm_driver *d, const char *id, bool remove, char *err,
 	wasm_end_running(d, id);
 	if (!remove && !m.temporary)
 		return 0;
+	wasm_lease_drop(d, id);
 	if ((rv = remove_folder(d, id, false)) != 0 && rv != -ENOENT) {
 		snprintf(err, errlen, "cannot remove computer '%s': %s", id,
 		    strerror(-rv));

@@ -235,6 +235,10 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 		goto fail;
 	}
 	sweep_leftovers(d);
+	if ((rv = msc_map_new(&d->leases)) != 0)
+		goto fail;
+	/* A restarted server removes at once what its dead one held. */
+	wasm_lease_reap(d);
 	rv = strcmp(d->backend, "wasm") == 0 ? configure_module(d, cfg)
 					      : configure_busybox(d);
 	if (rv != 0 || (rv = msc_map_new(&d->running)) != 0 ||
@@ -277,6 +281,7 @@ wasm_driver_stop(struct wasm_driver *d)
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
 	msc_map_free(d->running);
+	wasm_lease_fini(d);
 	free(d->dir);
 	free(d->runner);
 	free(d->module_so);

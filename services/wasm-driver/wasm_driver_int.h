@@ -32,6 +32,7 @@ struct wasm_driver {
 	struct msc_driver *svc;
 	pthread_mutex_t mu;     /* guards running */
 	struct msc_map *running; /* computer id -> struct wasm_running */
+	struct msc_map *leases;  /* computer id -> int fd, under mu */
 };
 
 /* wasm_computers.c: the Driver operations on computer folders. */
@@ -55,6 +56,25 @@ void wasm_end_running(struct wasm_driver *d, const char *id);
 /* wasm_exec.c: runs one command in a runner child. */
 int wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
+
+/*
+ * wasm_lease.c: temporary computers' leases (a shared flock on the
+ * folder's lease file while held). wasm_lease_make makes and locks it in
+ * a new folder (fd); wasm_lease_open locks an existing one (fd, -ENOENT
+ * for a folder without one); wasm_lease_hold keeps the fd as id's (taking
+ * it), wasm_lease_drop lets go. wasm_lease_reap (at start) removes every
+ * temporary folder whose lease nobody holds.
+ */
+int wasm_lease_make(int folder_fd);
+int wasm_lease_open(struct wasm_driver *d, const char *id);
+void wasm_lease_hold(struct wasm_driver *d, const char *id, int fd);
+void wasm_lease_drop(struct wasm_driver *d, const char *id);
+bool wasm_lease_held(struct wasm_driver *d, const char *id);
+void wasm_lease_fini(struct wasm_driver *d);
+void wasm_lease_reap(struct wasm_driver *d);
+/* wasm_computers.c: for the reaping. */
+bool wasm_is_temporary(struct wasm_driver *d, const char *id);
+int wasm_remove(struct wasm_driver *d, const char *id);
 
 /* wasm_fs.c: folder helpers that never follow a guest's symlinks. */
 int wasm_rmtree_at(int dirfd, const char *name);

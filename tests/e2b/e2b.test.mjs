@@ -200,4 +200,40 @@ describe('e2b backend', () => {
       assert.ok(Date.now() - t0 < 20000, 'no hang');
     } finally { await s.close(); }
   });
+
+  it('leases: a temporary sandbox outlives idle time and long commands while held, and ends after kill -9 of its server', async () => {
+    const s = await e2b(['--lease-timeout', '3']);
+    const busy = cid('lease-busy');
+    const idle = cid('lease-idle');
+    const perm = cid('lease-perm');
+    try {
+      assertReplyShape(await s.call({ computer_id: idle, command: 'echo x > /tmp/f' }));
+      assertReplyShape(await s.call({ computer_id: busy, command: 'true' }));
+      assertReplyShape(await s.call({ computer_id: perm, temporary: false, command: 'echo kept > /root/kept' }));
+      assert.equal((await sandboxOf(idle)).createTimeout, 3, 'a temporary starts with the lease as its timeout');
+      assert.equal((await sandboxOf(perm)).createTimeout, 3600, 'a permanent one with --e2b-sandbox-timeout');
+      await new Promise((res) => setTimeout(res, 5000)); // idle past the lease
+      let r = assertReplyShape(await s.call({ computer_id: idle, command: 'sleep 4; cat /tmp/f' }));
+      assert.equal(r.stdout, 'x\n');
+      const running = s.call({ computer_id: busy, command: 'sleep 60', timeout: 90 }).catch(() => null);
+      await new Promise((res) => setTimeout(res, 500));
+      const since = Date.now();
+      s.proc.kill('SIGKILL');
+      for (;;) {
+        const [a, b] = [await sandboxOf(busy), await sandboxOf(idle)];
+        if (!a && !b) break;
+        assert.ok(Date.now() - since < 13000, 'temporary sandboxes gone within the lease plus 10 s');
+        await new Promise((res) => setTimeout(res, 250));
+      }
+      await running;
+      assert.ok(await sandboxOf(perm), 'the permanent sandbox is kept');
+    } finally { await s.close(); }
+    const s2 = await e2b();
+    try {
+      const r = assertReplyShape(await s2.call({ computer_id: perm, temporary: false, command: 'cat /root/kept' }));
+      assert.equal(r.stdout, 'kept\n');
+      await s2.call({ computer_id: perm, temporary: false, command: 'true' });
+    } finally { await s2.close(); }
+    await fakeApi('DELETE', `/sandboxes/${(await sandboxOf(perm)).sandboxID}`);
+  });
 });

@@ -123,7 +123,8 @@ class H(BaseHTTPRequestHandler):
     def fake(self, method, u, raw):
         if u.path == '/_fake/state':
             with LOCK:
-                return self.reply(200, {'sandboxes': [dict(public(s), container=s['container'])
+                return self.reply(200, {'sandboxes': [dict(public(s), container=s['container'],
+                                                           createTimeout=s['body'].get('timeout'))
                                                       for s in SANDBOXES.values()]})
         if u.path == '/_fake/requests':
             return self.reply(200, REQUESTS)

@@ -502,6 +502,17 @@ def watch_parent(ppid):
             os._exit(0)
 
 
+def follow_loop():
+    """Like Fly, follows every Machine by itself: a Machine whose init
+    exited stops (and with auto_destroy is destroyed) without any call."""
+    while True:
+        time.sleep(0.5)
+        with LOCK:
+            ms = list(MACHINES.values())
+        for m in ms:
+            refresh(m)
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -523,6 +534,7 @@ def main():
     signal.signal(signal.SIGINT, stop)
     threading.Thread(target=watch_parent, args=(os.getppid(),),
                      daemon=True).start()
+    threading.Thread(target=follow_loop, daemon=True).start()
     print("PORT %d" % srv.server_address[1], flush=True)
     try:
         srv.serve_forever()

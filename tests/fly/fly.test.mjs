@@ -268,4 +268,39 @@ describe('fly backend', () => {
       assert.equal(await machineOf(id), undefined);
     } finally { await s.close(); }
   });
+
+  it('leases: a temporary Machine outlives idle time and long commands while held, and destroys itself after kill -9 of its server', async () => {
+    const s = await fly(['--lease-timeout', '4']);
+    const busy = cid('lease-busy');
+    const idle = cid('lease-idle');
+    const perm = cid('lease-perm');
+    try {
+      assertReplyShape(await s.call({ computer_id: idle, command: 'echo x > /tmp/f' }));
+      assertReplyShape(await s.call({ computer_id: busy, command: 'true' }));
+      assertReplyShape(await s.call({ computer_id: perm, temporary: false, command: 'echo kept > /root/kept' }));
+      assert.equal((await machineOf(idle)).config.init.exec.at(-1), '4', 'a temporary runs the watch loop');
+      assert.deepEqual((await machineOf(perm)).config.init.exec, ['/bin/sleep', 'inf'], 'a permanent one does not');
+      await new Promise((res) => setTimeout(res, 6000)); // idle past the lease
+      let r = assertReplyShape(await s.call({ computer_id: idle, command: 'sleep 5; cat /tmp/f' }));
+      assert.equal(r.stdout, 'x\n');
+      const running = s.call({ computer_id: busy, command: 'sleep 60', timeout: 90 }).catch(() => null);
+      await new Promise((res) => setTimeout(res, 500));
+      const since = Date.now();
+      s.proc.kill('SIGKILL');
+      for (;;) {
+        const [a, b] = [await machineOf(busy), await machineOf(idle)];
+        if (!a && !b) break;
+        assert.ok(Date.now() - since < 14000, 'temporary Machines gone within the lease plus 10 s');
+        await new Promise((res) => setTimeout(res, 250));
+      }
+      await running;
+      assert.ok(await machineOf(perm), 'the permanent Machine is kept');
+    } finally { await s.close(); }
+    const s2 = await fly();
+    try {
+      const r = assertReplyShape(await s2.call({ computer_id: perm, temporary: false, command: 'cat /root/kept' }));
+      assert.equal(r.stdout, 'kept\n');
+    } finally { await s2.close(); }
+    await fakeApi('DELETE', `/v1/apps/${(await fakeState()).apps[0].name}/machines/${(await machineOf(perm)).id}?force=true`);
+  });
 });

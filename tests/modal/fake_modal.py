@@ -241,6 +241,9 @@ class Sbx:
         self.tags = {t.tag_name: t.tag_value for t in req.tags}
         self.created_at = time.time()
         self.timeout_secs = d.timeout_secs or 300
+        # Like Modal: ended after this long without a command starting or running (0: never).
+        self.idle_timeout_secs = d.idle_timeout_secs
+        self.last_active = time.time()
         self.network = api.NetworkAccess.NetworkAccessType.Name(d.network_access.network_access_type)
         self.block_network = d.block_network
         self.allowed_domains = list(d.network_access.allowed_domains)
@@ -269,7 +272,8 @@ class Sbx:
     def public(self):
         return {'sandbox_id': self.id, 'task_id': self.task_id, 'tags': self.tags,
                 'status': None if self.result is None else api.GenericResult.GenericStatus.Name(self.result[0]),
-                'container': self.container, 'timeout_secs': self.timeout_secs, 'network': self.network,
+                'container': self.container, 'timeout_secs': self.timeout_secs,
+                'idle_timeout_secs': self.idle_timeout_secs, 'network': self.network,
                 'block_network': self.block_network, 'allowed_domains': self.allowed_domains,
                 'milli_cpu': self.milli_cpu,
                 'memory_mb': self.memory_mb, 'gpu': self.gpu, 'gpu_count': self.gpu_count,
@@ -302,8 +306,15 @@ def expire_loop():
         now = time.time()
         with LOCK:
             due = [s for s in SANDBOXES.values() if s.result is None and s.created_at + s.timeout_secs < now]
+            for s in SANDBOXES.values():
+                if any(e.p.poll() is None for e in s.execs.values()):
+                    s.last_active = now
+            idle = [s for s in SANDBOXES.values() if s.result is None and s not in due and
+                    s.idle_timeout_secs and s.last_active + s.idle_timeout_secs < now]
         for s in due:
             finish(s, api.GenericResult.GENERIC_STATUS_TIMEOUT, 'Sandbox timed out')
+        for s in idle:
+            finish(s, api.GenericResult.GENERIC_STATUS_TIMEOUT, 'Sandbox idle timed out')
 
 
 def wait_for(pred, timeout, ctx=None):
@@ -513,6 +524,7 @@ class Router:
             if req.exec_id in s.execs:
                 return tcr.TaskExecStartResponse()   # idempotent
             s.execs[req.exec_id] = Exec(s, req)
+            s.last_active = time.time()
         return tcr.TaskExecStartResponse()
 
     def TaskExecStdinWrite(self, req, ctx):

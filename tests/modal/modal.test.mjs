@@ -348,4 +348,41 @@ describe('modal backend', () => {
       assert.equal((await sandboxesOf(cid('nocap'))).length, 0, 'not retried: no second sandbox');
     } finally { await s.close(); await clearFaults(); }
   });
+
+  it('leases: a temporary sandbox outlives idle time while held, and ends one lease after its last command once its server is killed', async () => {
+    const s = await modal(['--lease-timeout', '3']);
+    const busy = cid('lease-busy');
+    const idle = cid('lease-idle');
+    const perm = cid('lease-perm');
+    try {
+      assertReplyShape(await s.call({ computer_id: idle, command: 'echo x > /tmp/f' }));
+      assertReplyShape(await s.call({ computer_id: busy, command: 'true' }));
+      assertReplyShape(await s.call({ computer_id: perm, temporary: false, command: 'echo kept > /root/kept' }));
+      assert.equal((await liveOf(idle)).idle_timeout_secs, 3, 'a temporary gets the lease as its idle timeout');
+      assert.equal((await liveOf(perm)).idle_timeout_secs, 0, 'a permanent one none');
+      await new Promise((res) => setTimeout(res, 5000)); // idle past the lease
+      const r = assertReplyShape(await s.call({ computer_id: idle, command: 'cat /tmp/f' }));
+      assert.equal(r.stdout, 'x\n');
+      const running = s.call({ computer_id: busy, command: 'sleep 4', timeout: 30 }).catch(() => null);
+      await new Promise((res) => setTimeout(res, 500));
+      const since = Date.now();
+      s.proc.kill('SIGKILL');
+      for (;;) {
+        const [a, b] = [await liveOf(busy), await liveOf(idle)];
+        if (!b) assert.ok(Date.now() - since < 13000, 'the idle one within the lease plus 10 s');
+        if (!a && !b) break;
+        assert.ok(Date.now() - since < 17000, 'the busy one within its command, the lease and 10 s');
+        await new Promise((res) => setTimeout(res, 250));
+      }
+      await running;
+      assert.ok(await liveOf(perm), 'the permanent sandbox is kept');
+    } finally { await s.close(); }
+    const s2 = await modal([], { ENABLE_LIFECYCLE_TOOLS: 'true' });
+    try {
+      const r = assertReplyShape(await s2.call({ computer_id: perm, temporary: false, command: 'cat /root/kept' }));
+      assert.equal(r.stdout, 'kept\n');
+      const del = await s2.call({ computer_id: perm }, { name: 'computer_delete' });
+      assert.ok(!del.isError, textOf(del));
+    } finally { await s2.close(); }
+  });
 });

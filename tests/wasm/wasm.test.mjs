@@ -196,6 +196,31 @@ describe('go_busybox backend', () => {
   });
 });
 
+describe('go_busybox leases', () => {
+  it('kill -9: the next server removes the temporary folder at once, keeps the permanent one, and leaves one a live server holds', async () => {
+    const tmpId = cid('lease-tmp');
+    const liveId = cid('lease-live');
+    const permId = cid('lease-perm');
+    const a = await busybox();
+    const b = await busybox();
+    try {
+      assertReplyShape(await a.call({ computer_id: tmpId, command: 'echo t > t.txt' }));
+      assertReplyShape(await a.call({ computer_id: permId, temporary: false, command: 'echo kept > p.txt' }));
+      assertReplyShape(await b.call({ computer_id: liveId, command: 'echo l > l.txt' }));
+      a.proc.kill('SIGKILL');
+      await new Promise((r) => a.proc.once('exit', r));
+      assert.ok(fs.existsSync(folder('go_busybox', tmpId)), 'nothing ends a folder by itself');
+      const c = await busybox();
+      await c.close();
+      assert.ok(!fs.existsSync(folder('go_busybox', tmpId)), 'the orphaned temporary folder is removed at start');
+      assert.ok(fs.existsSync(path.join(folder('go_busybox', permId), 'root', 'p.txt')), 'the permanent folder is kept');
+      const r = assertReplyShape(await b.call({ computer_id: liveId, args: ['cat', 'l.txt'] }));
+      assert.equal(r.stdout, 'l\n', 'a live server\'s temporary is untouched');
+    } finally { await a.close(); await b.close(); }
+    fs.rmSync(folder('go_busybox', permId), { recursive: true, force: true });
+  });
+});
+
 describe('go_busybox split into processes', () => {
   it('serves the same computers through msc-wasm-driver', async () => {
     const s = await startServer(['--backend', 'go_busybox'], { mode: 'split', env: env() });

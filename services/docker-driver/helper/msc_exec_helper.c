@@ -4,7 +4,10 @@
  * and starts commands on request, so an exec costs a fork instead of an
  * Engine API exec (a runc start).
  *
- *   msc-exec-helper [SOCKET]      (default /.msc/sock)
+ *   msc-exec-helper [SOCKET [--lease-ms N]]      (default /.msc/sock)
+ *
+ * With a lease (a temporary computer, helper_lease.c) it ends the
+ * container as on SIGTERM once no driver renewed the lease for N ms.
  *
  * As init it reaps every orphan and, on SIGTERM/SIGINT/SIGQUIT, forwards
  * the signal to every process and exits once they are gone (at most
@@ -19,6 +22,7 @@
  * as a plain init: the driver then falls back to the Engine API exec.
  */
 #include "helper.h"
+#include "helper_lease.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -149,6 +153,7 @@ main(int argc, char **argv)
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGQUIT,
 		SIGHUP, SIGUSR1, SIGUSR2 };
 	sigset_t mask;
+	struct hx_lease lease;
 	int sfd, lfd;
 
 	if (getpid() != 1)
@@ -169,16 +174,27 @@ main(int argc, char **argv)
 		hx_log("signalfd: %s", strerror(errno));
 		return 1;
 	}
+	/* The lease socket first: once `path` answers, both do. */
+	(void)hx_lease_init(&lease, argc, argv, path);
 	if ((lfd = listen_on(path)) < 0)
 		hx_log("cannot listen on %s: %s; serving as init only", path,
 		    strerror(-lfd));
 	for (;;) {
-		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
-			{ .fd = lfd, .events = POLLIN } };
+		struct pollfd p[3] = { { .fd = sfd, .events = POLLIN },
+			{ .fd = lfd, .events = POLLIN },
+			{ .fd = lease.fd, .events = POLLIN } };
 		struct signalfd_siginfo si;
 
-		if (poll(p, lfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+		if (poll(p, 3, hx_lease_timeout(&lease, -1)) < 0 &&
+		    errno != EINTR)
 			continue;
+		if (hx_lease_check(&lease, p[2].revents & POLLIN)) {
+			hx_log("the lease lapsed: no driver renewed it; ending "
+			       "this temporary computer");
+			if (lfd >= 0)
+				(void)unlink(path);
+			stop(sfd, SIGTERM);
+		}
 		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			int sig = (int)si.ssi_signo;
 
