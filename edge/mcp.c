@@ -91,35 +91,6 @@ mcp_initialize_result(json_t *params)
 }
 
 const char *
-mcp_unsent_text(int rv, int *retry_sp)
-{
-	int retry_s = 5;
-	const char *text;
-
-	switch (rv) {
-	case -EAGAIN:
-		retry_s = 1;
-		text = "The session service is overloaded (too many calls in "
-		       "flight); retry in a second.";
-		break;
-	case -ENOTCONN:
-		text = "The session service is unavailable: it cannot be "
-		       "reached; retry in a few seconds.";
-		break;
-	case -ENOMEM:
-		text = "The server is out of memory; retry later.";
-		break;
-	default:
-		text = "The call could not be sent to the session service; "
-		       "retry in a few seconds.";
-		break;
-	}
-	if (retry_sp != NULL)
-		*retry_sp = retry_s;
-	return text;
-}
-
-const char *
 mcp_failed_text(const struct msc_status *st, char *buf, size_t len)
 {
 	if (!msc_reason_call_failed(st->reason))

@@ -78,14 +78,6 @@ bool mcp_modern_dispatch(struct mcp_conn *c, const char *method, json_t *id,
 json_t *mcp_initialize_result(json_t *params);
 
 /*
- * What the client is told when a call to the session service could not
- * be sent: `rv` is msc_client_call's error. Too many calls open is an
- * overload; a service unreachable for a few seconds is unavailable. Each
- * says when to retry; *retry_sp (may be NULL) gets the seconds to wait.
- */
-const char *mcp_unsent_text(int rv, int *retry_sp);
-
-/*
  * The text of a failed call to the session service: the service's own
  * message, or for a call that failed on the way (the service cannot be
  * reached, the connection broke) one that says so and when to retry, in

@@ -145,7 +145,7 @@ create_in_new_handle(struct pending_call *pc, ProtobufCMessage *opened,
 	    pending_done, pc);
 	if (rv == 0)
 		return true;
-	st->message = mcp_unsent_text(rv, NULL);
+	st->message = msc_reason_session_unsent(rv, NULL);
 	return false;
 }
 
@@ -160,6 +160,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		MSC__V1__REASON__REASON_UNSPECIFIED };
 	json_t *result;
 	const char *handle = NULL;
+	char failed[1024];
 	bool cancelled = resp == NULL && st->code == MSC__V1__CODE__CANCELLED;
 
 	mcp_progress_stop(pc->progress);        /* none after the result */
@@ -206,7 +207,8 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	} else if (pc->tool == TOOL_EXEC)
 		result = resp != NULL ? tools_exec_result(
 		    (Msc__V1__TerminalExecReply *)resp, handle)
-				      : tools_error_result(st->message);
+				      : tools_error_result(mcp_failed_text(st,
+					  failed, sizeof(failed)));
 	else
 		result = tools_lifecycle_result(pc->tool, pc->computer_id, st,
 		    resp, pc->modern || pc->by_handle ? pc->handle : NULL);
@@ -255,7 +257,7 @@ call_session(struct mcp_conn *c, struct pending_call *how, const char *method,
 		 method, req, timeout_ms, pending_done, pc)) != 0) {
 		mcp_progress_stop(pc->progress);
 		mcp_conn_send_result(c, id, tools_error_result(
-		    mcp_unsent_text(rv, NULL)), pc->modern);
+		    msc_reason_session_unsent(rv, NULL)), pc->modern);
 		json_decref(pc->id);
 		free(pc);
 		call_done(c);
@@ -328,11 +330,9 @@ pick_session(struct mcp_conn *c, struct pending_call *how, json_t *args,
 	if ((rv = ensure_session(c, sid, err, sizeof(err))) != 0) {
 		char text[600];
 
-		snprintf(text, sizeof(text), "The session service is %s: %s; "
-		    "retry in a few seconds.", rv == -EAGAIN ? "overloaded"
-		    : "not available", err);
-		mcp_conn_send_result(c, how->id, tools_error_result(text),
-		    how->modern);
+		mcp_conn_send_result(c, how->id, tools_error_result(
+		    msc_reason_session_not_opened(rv == -EAGAIN, err, text,
+			sizeof(text))), how->modern);
 		return false;
 	}
 	return true;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "msc_log.h"
+#include "msc_reason.h"
 #include "session.pb-c.h"
 
 #define CONN_LIMIT 4096         /* connections at once, at most */
@@ -139,7 +140,7 @@ void
 http_answer_unsent(struct http_call *c, int rv)
 {
 	int retry_s;
-	const char *text = mcp_unsent_text(rv, &retry_s);
+	const char *text = msc_reason_session_unsent(rv, &retry_s);
 	char after[16];
 	json_t *body = rpc_error(NULL, -32603, text);
 

@@ -3,6 +3,7 @@
  */
 #include "msc_reason.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -105,5 +106,58 @@ msc_reason_computer_unavailable(const char *computer, const char *driver,
 {
 	snprintf(buf, len, "Computer '%s' is unavailable (driver '%s'): %s. "
 	    "Retry later.", computer, driver, detail);
+	return buf;
+}
+
+const char *
+msc_reason_driver_unreachable(const char *computer, const char *driver,
+    char *buf, size_t len)
+{
+	snprintf(buf, len, "Computer '%s' is unavailable: its driver '%s' "
+	    "cannot be reached. Retry later.", computer, driver);
+	return buf;
+}
+
+const char *
+msc_reason_inventory_unreachable(void)
+{
+	return "the inventory service cannot be reached";
+}
+
+const char *
+msc_reason_session_unsent(int rv, int *retry_sp)
+{
+	int retry_s = 5;
+	const char *text;
+
+	switch (rv) {
+	case -EAGAIN:
+		retry_s = 1;
+		text = "The session service is overloaded (too many calls in "
+		       "flight); retry in a second.";
+		break;
+	case -ENOTCONN:
+		text = "The session service is unavailable: it cannot be "
+		       "reached; retry in a few seconds.";
+		break;
+	case -ENOMEM:
+		text = "The server is out of memory; retry later.";
+		break;
+	default:
+		text = "The call could not be sent to the session service; "
+		       "retry in a few seconds.";
+		break;
+	}
+	if (retry_sp != NULL)
+		*retry_sp = retry_s;
+	return text;
+}
+
+const char *
+msc_reason_session_not_opened(bool overloaded, const char *detail,
+    char *buf, size_t len)
+{
+	snprintf(buf, len, "The session service is %s: %s; retry in a few "
+	    "seconds.", overloaded ? "overloaded" : "not available", detail);
 	return buf;
 }

@@ -64,4 +64,31 @@ const char *msc_reason_session_lost(void);
 const char *msc_reason_computer_unavailable(const char *computer,
     const char *driver, const char *detail, char *buf, size_t len);
 
+/*
+ * What the agent reads when a computer's driver could not be sent the
+ * call (it is unreachable). Returns `buf`.
+ */
+const char *msc_reason_driver_unreachable(const char *computer,
+    const char *driver, char *buf, size_t len);
+
+/* The detail of a call the inventory service could not be sent (static). */
+const char *msc_reason_inventory_unreachable(void);
+
+/*
+ * What the client is told when a call to the session service could not
+ * be sent: `rv` is msc_client_call's error. Too many calls open is an
+ * overload; a service unreachable for a few seconds is unavailable. Each
+ * says when to retry; *retry_sp (may be NULL) gets the seconds to wait.
+ * Static.
+ */
+const char *msc_reason_session_unsent(int rv, int *retry_sp);
+
+/*
+ * What the agent reads when no session could be opened for its call:
+ * the service was `overloaded`, or not available, with `detail`.
+ * Returns `buf`.
+ */
+const char *msc_reason_session_not_opened(bool overloaded,
+    const char *detail, char *buf, size_t len);
+
 #endif /* MSC_REASON_H */

@@ -265,9 +265,8 @@ run(struct pending *p)
 		    (int)er.timeout_s * 1000 + SESS_EXEC_SLACK_MS),
 		executed, p) == 0)
 		return;
-	snprintf(msg, sizeof(msg), "Computer '%s' is unavailable: its driver "
-	    "'%s' cannot be reached. Retry later.", p->id,
-	    msc_fleet_id(p->s->fleet, p->driver));
+	msc_reason_driver_unreachable(p->id, msc_fleet_id(p->s->fleet,
+	    p->driver), msg, sizeof(msg));
 	pending_fail(p, MSC__V1__CODE__UNAVAILABLE,
 	    MSC__V1__REASON__REASON_COMPUTER_UNAVAILABLE, msg);
 }
@@ -426,7 +425,7 @@ resolve(struct pending *p)
 		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(p->call),
 		    SESS_STEP_MS), acquired, p) != 0) {
 		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,
-			"the inventory service cannot be reached",
+			msc_reason_inventory_unreachable(),
 			MSC__V1__REASON__REASON_UNSPECIFIED };
 		acquired(p, &st, NULL);
 	}

@@ -81,7 +81,7 @@ call_inventory(struct lc_op *op, const char *method,
 		method, req, sess_hop_ms(msc_call_remaining_ms(op->call),
 		    SESS_STEP_MS), done, op) != 0) {
 		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
-		    "the inventory service cannot be reached");
+		    "%s", msc_reason_inventory_unreachable());
 		free(op);
 	}
 }
@@ -173,7 +173,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(op->call),
 		    SESS_STEP_MS), created, op) != 0) {
 		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,
-			"the inventory service cannot be reached",
+			msc_reason_inventory_unreachable(),
 			MSC__V1__REASON__REASON_UNSPECIFIED };
 
 		created(op, &st, NULL);

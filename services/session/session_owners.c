@@ -181,7 +181,7 @@ release_send(struct sess_release *rel)
 		s->releasing++;
 		return;
 	}
-	release_failed(rel, "the inventory cannot be reached");
+	release_failed(rel, msc_reason_inventory_unreachable());
 }
 
 void

@@ -4,6 +4,7 @@
  * its caller over inproc://, and a call's own bound when its caller set
  * no deadline.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -219,6 +220,37 @@ reason_on_the_wire(void **state)
 	msc_server_stop(srv);
 }
 
+/* The texts written here rather than where the failure is met. */
+static void
+written_in_one_place(void **state)
+{
+	char buf[512];
+	int retry = 0;
+
+	(void)state;
+	assert_string_equal(msc_reason_driver_unreachable("c-1", "docker-2",
+				buf, sizeof(buf)),
+	    "Computer 'c-1' is unavailable: its driver 'docker-2' cannot be "
+	    "reached. Retry later.");
+	assert_string_equal(msc_reason_inventory_unreachable(),
+	    "the inventory service cannot be reached");
+	assert_non_null(strstr(msc_reason_session_unsent(-EAGAIN, &retry),
+	    "overloaded"));
+	assert_int_equal(retry, 1);
+	assert_non_null(strstr(msc_reason_session_unsent(-ENOTCONN, &retry),
+	    "cannot be reached"));
+	assert_int_equal(retry, 5);
+	assert_non_null(strstr(msc_reason_session_unsent(-EIO, NULL),
+	    "could not be sent"));
+	assert_string_equal(msc_reason_session_not_opened(true, "busy", buf,
+				sizeof(buf)),
+	    "The session service is overloaded: busy; retry in a few seconds.");
+	assert_string_equal(msc_reason_session_not_opened(false, "down", buf,
+				sizeof(buf)),
+	    "The session service is not available: down; retry in a few "
+	    "seconds.");
+}
+
 int
 main(void)
 {
@@ -227,6 +259,7 @@ main(void)
 		cmocka_unit_test(call_failed_reasons),
 		cmocka_unit_test(failed_messages),
 		cmocka_unit_test(reason_on_the_wire),
+		cmocka_unit_test(written_in_one_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include "mcp.h"
 #include "session_int.h"
 #include "msc_describe.h"
+#include "msc_reason.h"
 #include "tools.h"
 
 /* Parses `json` arguments into req; returns the type error or NULL. */
@@ -299,11 +300,11 @@ unsent_messages(void **state)
 	int retry = 0;
 
 	(void)state;
-	assert_non_null(strstr(mcp_unsent_text(-EAGAIN, &retry),
+	assert_non_null(strstr(msc_reason_session_unsent(-EAGAIN, &retry),
 	    "overloaded"));
 	assert_int_equal(retry, 1);
-	assert_null(strstr(mcp_unsent_text(-ENOTCONN, &retry), "overloaded"));
-	assert_non_null(strstr(mcp_unsent_text(-ENOTCONN, &retry),
+	assert_null(strstr(msc_reason_session_unsent(-ENOTCONN, &retry), "overloaded"));
+	assert_non_null(strstr(msc_reason_session_unsent(-ENOTCONN, &retry),
 	    "unavailable: it cannot be reached; retry"));
 	assert_int_equal(retry, 5);
 	assert_string_equal(mcp_failed_text(&lost, buf, sizeof(buf)),
