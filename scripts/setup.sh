@@ -11,8 +11,12 @@ cd "$(dirname "$0")/.."
 ./scripts/start-podman.sh
 # The test clients (the MCP SDK, the conformance suite, playwright-core):
 # before meson setup, which enables the tests that find them.
+# Installed anew when the lock file changed since (npm keeps its copy in
+# node_modules/.package-lock.json).
 for d in tests/integration tests/http tests/browser; do
-	if [ -f "$d/package-lock.json" ] && [ ! -d "$d/node_modules" ]; then
+	[ -f "$d/package-lock.json" ] || continue
+	if [ ! -f "$d/node_modules/.package-lock.json" ] ||
+	    [ "$d/package-lock.json" -nt "$d/node_modules/.package-lock.json" ]; then
 		npm ci --prefix "$d" --no-audit --no-fund >/dev/null
 	fi
 done
