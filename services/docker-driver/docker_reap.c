@@ -42,6 +42,7 @@ struct dock_reap {
 
 /* One lock file of a round. */
 struct lfile {
+	char file[160];         /* its name in the folder */
 	char name[128];         /* the container name */
 	char cid[65];
 	bool live;
@@ -82,8 +83,8 @@ name_of(const char *file, char *name, size_t len)
 
 /*
  * Looks at every lock file: a locked one is live; an unlocked one (its
- * holder died) is removed and returned as dead. Fills fs (up to cap);
- * returns how many.
+ * holder died) is returned as dead, and stays until its container is
+ * settled (reap_round). Fills fs (up to cap); returns how many.
  */
 static size_t
 scan(struct dock_reap *r, struct lfile *fs, size_t cap)
@@ -117,11 +118,14 @@ scan(struct dock_reap *r, struct lfile *fs, size_t cap)
 			/* Dead holder (or a half-made file of one). */
 			got = read(fd, f->cid, 64);
 			f->cid[got == 64 ? 64 : 0] = '\0';
-			(void)unlinkat(r->dfd, e->d_name, 0);
 		}
 		close(fd);
-		if (name_of(e->d_name, f->name, sizeof(f->name)))
+		if (snprintf(f->file, sizeof(f->file), "%s", e->d_name) <
+			(int)sizeof(f->file) &&
+		    name_of(e->d_name, f->name, sizeof(f->name)))
 			n++;
+		else if (!f->live)
+			(void)unlinkat(r->dfd, e->d_name, 0);   /* not ours */
 	}
 	closedir(dir);
 	return n;
@@ -136,18 +140,24 @@ is_live(const struct lfile *fs, size_t n, const char *name)
 	return false;
 }
 
-/* Removes container cid if it still is our temporary computer `name`. */
-static void
+/*
+ * Removes container cid if it still is our temporary computer `name`.
+ * Returns whether that is settled (removed, gone, or not ours): else the
+ * engine did not answer and the next round tries again.
+ */
+static bool
 reap_one(struct dock_reap *r, const char *name, const char *cid)
 {
 	struct dock_driver *d = r->d;
 	char err[DOCK_ERRLEN];
 	json_t *ctr = NULL, *labels;
 	const char *tmp, *cname;
+	bool settled = true;
+	int rv;
 
-	if (dock_container_inspect(d->engine, cid, REAP_T_INSPECT, &ctr, err,
-		sizeof(err)) != 0)
-		return;         /* gone already, or the engine is away */
+	if ((rv = dock_container_inspect(d->engine, cid, REAP_T_INSPECT, &ctr,
+		err, sizeof(err))) != 0)
+		return rv == -ENOENT;   /* gone already, or the engine is away */
 	labels = json_object_get(json_object_get(ctr, "Config"), "Labels");
 	tmp = json_string_value(json_object_get(labels,
 	    "kilntainers.temporary"));
@@ -158,11 +168,14 @@ reap_one(struct dock_reap *r, const char *name, const char *cid)
 			sizeof(err)) == 0)
 			msc_log_info("removed %s: a temporary computer whose "
 			    "server is gone (its lease lapsed)", name);
-		else
+		else {
 			msc_log_warn("cannot remove the orphaned %s: %s", name,
 			    err);
+			settled = false;
+		}
 	}
 	json_decref(ctr);
+	return settled;
 }
 
 static void
@@ -177,9 +190,12 @@ reap_round(struct dock_reap *r)
 	for (size_t i = 0; i < n; i++) {
 		struct lfile *f = &fs[i];
 
-		if (f->live || f->cid[0] == '\0' || is_live(fs, n, f->name))
+		if (f->live)
 			continue;
-		reap_one(r, f->name, f->cid);
+		/* Another server holds it still: only the dead file goes. */
+		if (f->cid[0] == '\0' || is_live(fs, n, f->name) ||
+		    reap_one(r, f->name, f->cid))
+			(void)unlinkat(r->dfd, f->file, 0);
 	}
 	free(fs);
 }
