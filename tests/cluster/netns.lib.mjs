@@ -155,8 +155,10 @@ export class Cluster {
     if (name.startsWith('d')) {
       // --no-network: a driver inside a namespace cannot install the sandbox network's host
       // packet filter (the engine's bridge is in the machine's namespace).
+      // --warm-pool 0: the placement checks find each computer by its id label, which a
+      // pooled container (named when taken) does not carry.
       return [BIN.driver, ...common, '--listen', `tls+tcp://${HOSTS[name]}:${PORT.driver}`, '--driver-id', driverId(name),
-        '--no-network'];
+        '--no-network', '--warm-pool', '0'];
     }
     // Clients reach each edge at its address: the Host guard must know it.
     return [BIN.edge, ...common, '--transport', 'http', '--host', '0.0.0.0', '--port', String(PORT.edge),
