@@ -18,15 +18,6 @@
 #define SWEEP_MS 1000
 #define STOP_WAIT_MS 20000
 
-uint64_t
-sess_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 void
 sess_ref_locked(struct sess *ss)
 {
@@ -103,7 +94,7 @@ sess_open_locked(struct sess_service *s, uint32_t idle_timeout_s,
 	ss->refs = 1;
 	ss->sandbox = sandbox;
 	ss->idle_timeout_s = idle_timeout_s;
-	ss->last_active_ms = sess_now_ms();
+	ss->last_active_ms = msc_now_ms();
 	if (msc_map_put(s->sessions, ss->id, ss) != 0) {
 		sess_unref(ss);
 		return -ENOMEM;
@@ -209,7 +200,7 @@ h_touch(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	pthread_mutex_lock(&s->mu);
 	ss = msc_map_get(s->sessions, ref->session_id);
 	if (ss != NULL)
-		ss->last_active_ms = sess_now_ms();
+		ss->last_active_ms = msc_now_ms();
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL)
 		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
@@ -268,7 +259,7 @@ static void
 sweep_locked(struct sess_service *s, bool all)
 {
 	struct sess *batch[256];
-	struct sweep_args sa = { sess_now_ms(), batch, 0, 256, all };
+	struct sweep_args sa = { msc_now_ms(), batch, 0, 256, all };
 
 	do {
 		sa.n = 0;

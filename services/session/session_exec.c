@@ -117,7 +117,7 @@ pending_end(struct pending *p)
 	pthread_mutex_lock(&p->s->mu);
 	sess_live_remove_locked(p->ss, &p->live);
 	p->ss->running--;
-	p->ss->last_active_ms = sess_now_ms();
+	p->ss->last_active_ms = msc_now_ms();
 	sess_unref(p->ss);
 	pthread_mutex_unlock(&p->s->mu);
 	free(p);
@@ -476,7 +476,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	} else
 		ss = msc_map_get(s->sessions, req->session_id);
 	if (ss != NULL && ss->running >= s->cfg->max_session_commands) {
-		ss->last_active_ms = sess_now_ms();
+		ss->last_active_ms = msc_now_ms();
 		pthread_mutex_unlock(&s->mu);
 		free(p);
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
@@ -490,7 +490,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		sess_ref_locked(ss);
 		sess_live_add_locked(ss, &p->live, req->call_key);
 		ss->running++;
-		ss->last_active_ms = sess_now_ms();
+		ss->last_active_ms = msc_now_ms();
 	}
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL) {

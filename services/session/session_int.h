@@ -12,6 +12,7 @@
 #include "msc_map.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
+#include "msc_time.h"
 #include "session.h"
 #include "session_deadline.h"
 #include "session.pb-c.h"
@@ -121,9 +122,6 @@ int sess_open_locked(struct sess_service *s, uint32_t idle_timeout_s,
  */
 int sess_end_locked(struct sess_service *s, struct sess *ss,
     struct msc_call *call);
-
-/* Monotonic milliseconds. */
-uint64_t sess_now_ms(void);
 
 /* session_lifecycle.c: the lifecycle tools. */
 void sess_h_create(void *state, struct msc_call *call,

@@ -141,7 +141,7 @@ sess_h_cancel_exec(void *state, struct msc_call *call,
 		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 		return;
 	}
-	ss->last_active_ms = sess_now_ms();
+	ss->last_active_ms = msc_now_ms();
 	if (l != NULL && !l->cancelled) {
 		l->cancelled = true;
 		if ((send = l->on_driver)) {

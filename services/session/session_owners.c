@@ -85,7 +85,7 @@ sess_closing_new(struct sess_service *s, struct msc_call *call, size_t n)
 	c->s = s;
 	c->call = call;
 	c->left = n + 1;        /* one extra step: the caller's */
-	c->started_ms = sess_now_ms();
+	c->started_ms = msc_now_ms();
 	if (call != NULL) {
 		c->next = s->closings;
 		if (s->closings != NULL)
@@ -133,10 +133,10 @@ release_failed(struct sess_release *rel, const char *why)
 		free(rel);
 		return;
 	}
-	rel->due_ms = sess_now_ms() + retry_delay_ms(rel->tries);
+	rel->due_ms = msc_now_ms() + retry_delay_ms(rel->tries);
 	msc_log_warn("session: releasing computer %s failed (%s); trying "
 		     "again in %llu s", rel->id, why,
-	    (unsigned long long)((rel->due_ms - sess_now_ms()) / 1000));
+	    (unsigned long long)((rel->due_ms - msc_now_ms()) / 1000));
 	rel->next = s->owed;
 	s->owed = rel;
 	s->n_owed++;
@@ -214,7 +214,7 @@ static void
 send_due(struct sess_service *s)
 {
 	struct sess_release **pp = &s->owed, *due = NULL, *rel;
-	uint64_t now = sess_now_ms();
+	uint64_t now = msc_now_ms();
 
 	while ((rel = *pp) != NULL) {
 		if (rel->due_ms > now) {
@@ -353,7 +353,7 @@ out:
 void
 sess_owners_sweep(struct sess_service *s)
 {
-	uint64_t now = sess_now_ms();
+	uint64_t now = msc_now_ms();
 	struct closing *c, *next;
 
 	for (c = s->closings; c != NULL; c = next) {
