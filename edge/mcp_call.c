@@ -63,7 +63,8 @@ struct pending_call {
 	bool opening;           /* computer_create: minting its handle */
 	bool fresh;             /* the handle was minted for this call */
 	bool has_temporary, temporary;
-	json_t *token;          /* borrowed: the call's progressToken */
+	json_t *token;          /* borrowed: the call's progressToken,
+	                         * until call_session */
 	struct mcp_progress *progress;  /* NULL: none asked */
 };
 
@@ -253,6 +254,7 @@ call_session(struct mcp_conn *c, struct pending_call *how, const char *method,
 	if (how->token != NULL && sid != NULL && sid[0] != '\0' && key != NULL)
 		pc->progress = mcp_progress_start(c->session, how->token, sid,
 		    key, c->send, c->send_ctx);
+	pc->token = NULL;       /* borrowed from the request: not kept */
 	if ((rv = msc_client_call(c->session, &msc__v1__session__descriptor,
 		 method, req, timeout_ms, pending_done, pc)) != 0) {
 		mcp_progress_stop(pc->progress);
