@@ -75,5 +75,8 @@ dock_run(struct dock_driver *d, const char *name,
 	*fastp = rv != -ENOTCONN;
 	if (*fastp)
 		return rv;
+	/* The engine knows the container by its name: a taken pool
+	 * container's rename must be done (the fast path needs no name). */
+	dock_pool_wait_named(d, name);
 	return dock_exec_run(d->engine, req, res, err, errlen);
 }
