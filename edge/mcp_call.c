@@ -234,11 +234,16 @@ call_session(struct mcp_conn *c, struct pending_call *how, const char *method,
     const ProtobufCMessage *req, int timeout_ms, const char *computer_id,
     const char *sid, const char *key)
 {
-	struct pending_call *pc = calloc(1, sizeof(*pc));
+	struct pending_call *pc;
 	json_t *id = how->id;
 	int rv;
 
-	if (pc == NULL) {
+	if (c->session == NULL) {       /* a connection without a service */
+		mcp_conn_send_result(c, id, tools_error_result(
+		    msc_reason_session_unsent(-ENOTCONN, NULL)), how->modern);
+		return false;
+	}
+	if ((pc = calloc(1, sizeof(*pc))) == NULL) {
 		mcp_conn_send_error(c, id, -32603, "Internal error: out of memory");
 		return false;
 	}

@@ -23,17 +23,29 @@ nsecs=$((secs / 6))
 jsecs=$((secs - wsecs - nsecs))
 [ "$jsecs" -ge 1 ] || jsecs=1
 mkdir "$work/jsonrpc" "$work/wasi" "$work/netpolicy"
+# run NAME ARGS...: one target; its last lines shown, its failure (a crash,
+# a sanitizer report) this script's, with the input kept in crash-* here.
+run() {
+	name=$1
+	shift
+	if ! "$@" >"$work/$name.log" 2>&1; then
+		grep -E "ERROR|SUMMARY|runtime error" "$work/$name.log" | head -20 >&2
+		echo "fuzz.sh: $name failed" >&2
+		exit 1
+	fi
+	tail -5 "$work/$name.log"
+}
 cp tests/fuzz/corpus/* "$work/jsonrpc/"
-./build-fuzz/tests/fuzz/fuzz_jsonrpc -max_total_time="$jsecs" \
-	-max_len=65536 -print_final_stats=1 "$work/jsonrpc" 2>&1 | tail -5
+run jsonrpc ./build-fuzz/tests/fuzz/fuzz_jsonrpc -max_total_time="$jsecs" \
+	-max_len=65536 -print_final_stats=1 "$work/jsonrpc"
 if ninja -C build-fuzz -t query tests/fuzz/fuzz_wasi_args >/dev/null 2>&1; then
 	ninja -C build-fuzz tests/fuzz/fuzz_wasi_args >/dev/null
 	cp tests/fuzz/corpus-wasi/* "$work/wasi/"
-	./build-fuzz/tests/fuzz/fuzz_wasi_args -max_total_time="$wsecs" \
-		-max_len=4096 -timeout=10 -print_final_stats=1 "$work/wasi" \
-		2>&1 | tail -5
+	run wasi ./build-fuzz/tests/fuzz/fuzz_wasi_args \
+		-max_total_time="$wsecs" -max_len=4096 -timeout=10 \
+		-print_final_stats=1 "$work/wasi"
 fi
 ninja -C build-fuzz tests/fuzz/fuzz_netpolicy >/dev/null
 cp tests/fuzz/corpus-netpolicy/* "$work/netpolicy/"
-./build-fuzz/tests/fuzz/fuzz_netpolicy -max_total_time="$nsecs" \
-	-max_len=1024 -print_final_stats=1 "$work/netpolicy" 2>&1 | tail -5
+run netpolicy ./build-fuzz/tests/fuzz/fuzz_netpolicy -max_total_time="$nsecs" \
+	-max_len=1024 -print_final_stats=1 "$work/netpolicy"
