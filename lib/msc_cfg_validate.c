@@ -1,0 +1,171 @@
+/*
+ * msc_cfg_validate.c - the startup checks of a parsed command line: the
+ * reference's (section 6.2), our bounds, and the network policy flags.
+ */
+#include "msc_cfg.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msc_netpolicy.h"
+
+/*
+ * The network policy flags: entries are names (msc_netpolicy.h); only
+ * docker runs the proxy; E2B and Modal take an allowlist of domains at
+ * creation but cannot narrow it with deny entries nor add credentials.
+ */
+static int
+net_flags_check(const struct msc_cfg *cfg)
+{
+	const char *b = cfg->backend;
+	bool cloud = strcmp(b, "e2b") == 0 || strcmp(b, "modal") == 0;
+	char **v = NULL, err[512];
+	size_t n = 0;
+	int rv;
+
+	if ((rv = msc_net_list_parse(cfg->net_allow, cfg->n_net_allow, &v, &n,
+	    err, sizeof(err))) != 0)
+		msc_cfg_error("--network-allow: %s", err);
+	msc_net_list_free(v, n);
+	v = NULL;
+	n = 0;
+	if (rv == 0 && (rv = msc_net_list_parse(cfg->net_deny,
+	    cfg->n_net_deny, &v, &n, err, sizeof(err))) != 0)
+		msc_cfg_error("--network-deny: %s", err);
+	msc_net_list_free(v, n);
+	if (rv == 0 && !cfg->network && (cfg->n_net_allow || cfg->n_net_deny)) {
+		msc_cfg_error("--network-allow and --network-deny need the "
+		    "network: drop --no-network");
+		rv = -EINVAL;
+	}
+	if (rv != 0 || strcmp(b, "docker") == 0)
+		return rv;
+	if (cloud && cfg->n_net_deny == 0 && cfg->n_proxy_creds == 0 &&
+	    cfg->proxy_cred_file == NULL && cfg->proxy_dns == NULL)
+		return 0;       /* mapped onto the provider's egress rules */
+	if (cfg->n_net_allow == 0 && cfg->n_net_deny == 0 &&
+	    cfg->n_proxy_creds == 0 && cfg->proxy_cred_file == NULL)
+		return 0;
+	msc_cfg_error("%s", strcmp(b, "fly") == 0 ? "--network-allow, "
+	    "--network-deny and --proxy-credential need the docker or a cloud "
+	    "backend: Fly Machines have no egress filter the server can set "
+	    "per machine, so an allowlist cannot be enforced there" : cloud ?
+	    "on E2B and Modal only --network-allow maps onto the provider's "
+	    "egress rules: deny entries cannot narrow it there, and there is "
+	    "no proxy to add credentials or resolve names" : "--network-allow, "
+	    "--network-deny and --proxy-credential need the docker backend: "
+	    "these computers have no network at all");
+	return -EINVAL;
+}
+
+int
+msc_cfg_validate(const struct msc_cfg *cfg)
+{
+	bool http = strcmp(cfg->transport, "http") == 0;
+	bool loopback = strcmp(cfg->host, "127.0.0.1") == 0 ||
+	    strcmp(cfg->host, "localhost") == 0 || strcmp(cfg->host, "::1") == 0;
+
+	if (!http && strcmp(cfg->host, "127.0.0.1") != 0) {
+		msc_cfg_error("--host is only valid with --transport http. In "
+			      "stdio mode, there is no HTTP server to bind.");
+		return -EINVAL;
+	}
+	if (!http && cfg->port != 8435) {
+		msc_cfg_error("--port is only valid with --transport http. In "
+			      "stdio mode, there is no HTTP server to bind.");
+		return -EINVAL;
+	}
+	/* Only the edge knows the transport (a session service takes
+	 * --session-timeout for the handles it keeps). */
+	if (!http && cfg->session_timeout != 300 &&
+	    (cfg->prog & MSC_PROG_EDGE) != 0) {
+		msc_cfg_error("--session-timeout is only valid with --transport "
+			      "http. In stdio mode, the session lives as long as "
+			      "the process.");
+		return -EINVAL;
+	}
+	if (net_flags_check(cfg) != 0)
+		return -EINVAL;
+	if (cfg->tool_instruction_override != NULL &&
+	    cfg->extended_tool_instruction != NULL) {
+		msc_cfg_error("Cannot use both --tool-instruction-override and "
+			      "--extended-tool-instruction. Use override to "
+			      "replace the description entirely, or extended to "
+			      "append to the backend default.");
+		return -EINVAL;
+	}
+	if (cfg->timeout < 1) {
+		msc_cfg_error("--timeout must be at least 1 second.");
+		return -EINVAL;
+	}
+	if (cfg->output_limit < 1) {
+		msc_cfg_error("--output-limit must be at least 1 byte.");
+		return -EINVAL;
+	}
+	if (cfg->reply_output_limit != 0 && (cfg->reply_output_limit < 1024 ||
+	    cfg->reply_output_limit > 16777216)) {
+		msc_cfg_error("--reply-output-limit must be 0 (the whole output) "
+		    "or 1024 to 16777216 bytes.");
+		return -EINVAL;
+	}
+	if (http && !loopback &&
+	    (cfg->auth_token == NULL || *cfg->auth_token == '\0') &&
+	    !cfg->allow_unauthenticated_http) {
+		msc_cfg_error("A non-loopback HTTP listener can execute arbitrary "
+			      "sandbox commands. Set KILNTAINERS_AUTH_TOKEN/"
+			      "--auth-token, or explicitly pass "
+			      "--allow-unauthenticated-http behind a trusted "
+			      "private network.");
+		return -EINVAL;
+	}
+	if (cfg->timeout > 86400 * 7) {
+		msc_cfg_error("--timeout must be at most 604800 seconds.");
+		return -EINVAL;
+	}
+	if (cfg->driver_workers < 1 || cfg->driver_workers > 4096) {
+		msc_cfg_error("--driver-workers must be between 1 and 4096.");
+		return -EINVAL;
+	}
+	if (cfg->driver_creations < 1 || cfg->driver_creations > 4096) {
+		msc_cfg_error("--driver-creations must be between 1 and 4096.");
+		return -EINVAL;
+	}
+	if (cfg->warm_pool < -1 || cfg->warm_pool > 256) {
+		msc_cfg_error("--warm-pool must be between 0 and 256.");
+		return -EINVAL;
+	}
+	if (cfg->driver_owner_workers < 0 || cfg->driver_owner_workers > 4096) {
+		msc_cfg_error("--driver-owner-workers must be between 0 and "
+			      "4096.");
+		return -EINVAL;
+	}
+	if (cfg->max_session_computers < 1 ||
+	    cfg->max_session_computers > 4096) {
+		msc_cfg_error("--max-session-computers must be between 1 and "
+			      "4096.");
+		return -EINVAL;
+	}
+	if (cfg->max_sandboxes < 1 || cfg->max_sandboxes > 100000) {
+		msc_cfg_error("--max-sandboxes must be between 1 and 100000.");
+		return -EINVAL;
+	}
+	if (cfg->lease_timeout < 1 || cfg->lease_timeout > 86400) {
+		msc_cfg_error("--lease-timeout must be between 1 and 86400 "
+			      "seconds.");
+		return -EINVAL;
+	}
+	if (cfg->max_session_commands < 1 || cfg->max_session_commands > 1024) {
+		msc_cfg_error("--max-session-commands must be between 1 and "
+			      "1024.");
+		return -EINVAL;
+	}
+	if (strcmp(cfg->engine, "docker") != 0 &&
+	    strcmp(cfg->engine, "podman") != 0) {
+		msc_cfg_error("--engine must be docker or podman, got: %s",
+		    cfg->engine);
+		return -EINVAL;
+	}
+	return 0;
+}
