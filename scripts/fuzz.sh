@@ -11,6 +11,14 @@ if [ ! -d build-fuzz ]; then
 		-Db_sanitize=address,undefined -Db_lundef=false \
 		-Dc_args=-fsanitize=fuzzer-no-link >/dev/null
 fi
+# fuzz.sh build: only compile the targets (scripts/test.sh does it early).
+if [ "$secs" = build ]; then
+	targets="tests/fuzz/fuzz_jsonrpc tests/fuzz/fuzz_netpolicy"
+	if ninja -C build-fuzz -t query tests/fuzz/fuzz_wasi_args >/dev/null 2>&1; then
+		targets="$targets tests/fuzz/fuzz_wasi_args"
+	fi
+	exec ninja -C build-fuzz $targets >/dev/null
+fi
 ninja -C build-fuzz tests/fuzz/fuzz_jsonrpc >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
