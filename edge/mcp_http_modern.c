@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mcp_era.h"
+#include "mcp_tasks.h"
 
 bool
 http_modern_selected(struct http_call *c)
@@ -151,7 +152,8 @@ http_modern_run(struct http_call *c)
 	if (!mcp_era_check_envelope(c->msg, &r) ||
 	    !check_headers(c, method, &r) ||
 	    !mcp_era_check_version(c->msg, &r) ||
-	    !mcp_era_check_method(method, &r)) {
+	    !mcp_era_check_method(method, &r) ||
+	    !mcp_tasks_check_caps(c->msg, method, &r)) {
 		answer_reject(c, &r);
 		return;
 	}

@@ -137,6 +137,7 @@ promote(void *arg)
 	if (!p->ended && p->task != NULL) {
 		p->promoted = true;
 		p->s->detached++;
+		p->live.call_key = "";  /* CancelExec no longer names it */
 		sess_task_promote_locked(p->task, &task);
 		rep.task = &task;
 		rep.sandbox_handle = p->ss->id;
