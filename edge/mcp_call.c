@@ -12,6 +12,7 @@
 
 #include "mcp_live.h"
 #include "mcp_tasks.h"
+#include "msc_random.h"
 #include "msc_reason.h"
 #include "msc_slug.h"
 #include "session.pb-c.h"
@@ -396,10 +397,16 @@ exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 		req.task_after_ms = MCP_TASK_AFTER_MS;
 		req.task_owner = owner;
 	}
-	if (mcp_live_call_key(how->id, key))
+	/* Stateless HTTP: no notifications/cancelled names the call, and
+	 * JSON-RPC ids repeat across clients; a random key instead. */
+	if (c->stateless)
+		msc_random_hex(key, 16);
+	if (c->stateless || mcp_live_call_key(how->id, key))
 		req.call_key = key;
 	pending = call_session(c, how, "TerminalExec", &req.base,
 	    EDGE_CALL_MAX_MS, NULL, sid, req.call_key[0] != '\0' ? key : NULL);
+	if (pending && c->exec_sent != NULL && req.call_key[0] != '\0')
+		c->exec_sent(c->send_ctx, sid, key);
 done:
 	tools_exec_request_fini(&req);
 	json_decref(keep);

@@ -8,11 +8,17 @@
  */
 #include "mcp_http_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcp_era.h"
 #include "mcp_tasks.h"
+#include "msc_log.h"
+#include "session.pb-c.h"
+
+/* How long the session service has to kill a left client's command. */
+#define CANCEL_MS 10000
 
 bool
 http_modern_selected(struct http_call *c)
@@ -77,6 +83,64 @@ check_headers(struct http_call *c, const char *method, struct mcp_reject *r)
 	return false;
 }
 
+static void
+ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	(void)arg;
+	(void)st;
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+/*
+ * The client closed the connection before the reply: at 2026-07-28 that
+ * is the cancellation. The command is killed (Session/CancelExec) and
+ * nothing is sent. Runs on the connections' thread (http_conns_watch).
+ */
+static void
+client_gone(void *arg)
+{
+	struct http_call *c = arg;
+	Msc__V1__ExecCallRef ref = MSC__V1__EXEC_CALL_REF__INIT;
+
+	atomic_store(&c->abandoned, true);
+	ref.session_id = c->call_sid;
+	ref.call_key = c->call_key;
+	if (msc_client_call(c->h->session, &msc__v1__session__descriptor,
+		"CancelExec", &ref.base, CANCEL_MS, ignore_reply, NULL) != 0)
+		msc_log_warn("http: cancelling a call whose client left failed: "
+		    "it could not be sent");
+}
+
+/* mcp_conn's exec_sent: watch the connection until the reply. */
+static void
+modern_exec_sent(void *ctx, const char *sid, const char *key)
+{
+	struct http_call *c = ctx;
+	struct edge_http *h = c->h;
+
+	snprintf(c->call_sid, sizeof(c->call_sid), "%s", sid);
+	snprintf(c->call_key, sizeof(c->call_key), "%s", key);
+	pthread_mutex_lock(&h->mu);
+	if (!c->watch_done)
+		c->watch = http_conns_watch(h->conns, c->conn, client_gone, c);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* No more watching: the reply is on its way (or none will come). */
+static void
+stop_watching(struct http_call *c)
+{
+	struct http_watch *w;
+
+	pthread_mutex_lock(&c->h->mu);
+	c->watch_done = true;
+	w = c->watch;
+	c->watch = NULL;
+	pthread_mutex_unlock(&c->h->mu);
+	http_conns_unwatch(c->h->conns, w);
+}
+
 /* Collects what the connection sends; the reply ends the answer. */
 static void
 modern_send(void *ctx, json_t *msg)
@@ -88,12 +152,15 @@ modern_send(void *ctx, json_t *msg)
 	json_t *ev;
 	char *text;
 
+	if (atomic_load(&c->abandoned))
+		return;         /* the client closed: it was cancelled */
 	if (json_object_get(msg, "id") == NULL) {       /* a notification */
 		if (c->events == NULL)
 			c->events = json_array();
 		json_array_append(c->events, msg);
 		return;
 	}
+	stop_watching(c);
 	c->replied = true;
 	if (c->events == NULL) {
 		http_answer_json(c, err == NULL ? 200 : code == -32601 ? 404
@@ -133,7 +200,12 @@ modern_send(void *ctx, json_t *msg)
 static void
 modern_finished(void *ctx)
 {
-	http_call_unref(ctx);
+	struct http_call *c = ctx;
+
+	stop_watching(c);
+	if (atomic_load(&c->abandoned))      /* resumed, for MHD to close */
+		http_answer(c, 200, NULL, NULL, 0, NULL, NULL);
+	http_call_unref(c);
 }
 
 void
@@ -164,6 +236,7 @@ http_modern_run(struct http_call *c)
 	c->mc.desc = h->desc;
 	c->mc.finished = modern_finished;
 	c->mc.stateless = true;
+	c->mc.exec_sent = modern_exec_sent;
 	if (mcp_conn_handle_json(&c->mc, c->msg))
 		return;         /* modern_finished drops c after the reply */
 	if (!c->replied)

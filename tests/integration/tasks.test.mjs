@@ -265,6 +265,38 @@ describe('HTTP', () => {
   });
 });
 
+describe('HTTP at 2026-07-28: a closed response stream cancels the call', () => {
+  for (const [label, withHandle] of [['with its sandbox_handle', true], ['with a handle minted for it', false]]) {
+    it(`kills the command (${label}); nothing else is touched`, async () => {
+      const computer = cid(withHandle ? 'close-h' : 'close-m');
+      const first = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'true', computer_id: computer } }, META_PLAIN);
+      const h = first.result.structuredContent.sandbox_handle;
+      const args = withHandle ? { command: 'sleep 32', sandbox_handle: h } : { command: 'sleep 33', computer_id: `${computer}-x` };
+      const needle = withHandle ? 'sleep 32' : 'sleep 33';
+      const ctr = containerName(withHandle ? computer : `${computer}-x`);
+      const ac = new AbortController();
+      const res = fetch(`http://127.0.0.1:${http.port}/mcp`, { method: 'POST', signal: ac.signal,
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': TOOL },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: TOOL, arguments: args, _meta: META_PLAIN } }) })
+        .then(() => 'answered', (e) => e.name);
+      assert.ok(await waitFor(async () => (await containerOf(withHandle ? computer : `${computer}-x`)) !== null
+        && hasProc(ctr, needle), { timeoutMs: 30000, intervalMs: 200 }), 'the command runs');
+      ac.abort();
+      assert.equal(await res, 'AbortError');
+      const t0 = Date.now();
+      // a minted handle nobody learnt goes with its temporary computer
+      assert.ok(await waitFor(async () => !(await hasProc(ctr, needle).catch(() => false)), { timeoutMs: 5000, intervalMs: 100 }),
+        'no process of the command left');
+      assert.ok(Date.now() - t0 < 3000, `killed within a few seconds (${Date.now() - t0} ms)`);
+      if (withHandle) {
+        const next = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'echo alive', sandbox_handle: h } }, META_PLAIN);
+        assert.equal(next.result.structuredContent.stdout, 'alive\n', 'the computer and its handle are untouched');
+      }
+    });
+  }
+});
+
 // ---- split layout: the task outlives the edge that made it ----
 
 describe('split layout', () => {
