@@ -56,7 +56,6 @@ struct http_call {
 	char *body;
 	size_t len, got;
 	json_t *msg;
-	json_t *events;               /* modern: notifications before the reply */
 	char session_id[64];
 	struct mcp_conn mc;
 	bool replied;

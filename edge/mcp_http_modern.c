@@ -141,70 +141,49 @@ stop_watching(struct http_call *c)
 	http_conns_unwatch(c->h->conns, w);
 }
 
-/* Collects what the connection sends; the reply ends the answer. */
+/*
+ * What the connection sends: notifications (progress, a subscription's)
+ * start an SSE stream as they come, and the reply ends it; a reply with
+ * nothing before it is plain JSON.
+ */
 static void
 modern_send(void *ctx, json_t *msg)
 {
 	struct http_call *c = ctx;
 	json_t *err = json_object_get(msg, "error");
 	int code = (int)json_integer_value(json_object_get(err, "code"));
-	size_t i;
-	json_t *ev;
-	char *text;
+	bool final = json_object_get(msg, "id") != NULL;
 
 	if (atomic_load(&c->abandoned))
 		return;         /* the client closed: it was cancelled */
-	if (json_object_get(msg, "id") == NULL) {       /* a notification */
-		if (c->events == NULL)
-			c->events = json_array();
-		json_array_append(c->events, msg);
+	if (final)
+		stop_watching(c);
+	if (http_sse_send(c, msg)) {
+		c->replied = c->replied || final;
 		return;
 	}
-	stop_watching(c);
 	c->replied = true;
-	if (c->events == NULL) {
-		http_answer_json(c, err == NULL ? 200 : code == -32601 ? 404
-			: code == -32700 || code == -32600 ? 400 : 200,
-		    msg, NULL, NULL);
-		return;
-	}
-	json_array_append(c->events, msg);
-	size_t cap = 1024, len = 0;
-	char *body = malloc(cap);
-
-	json_array_foreach (c->events, i, ev) {
-		size_t need;
-
-		text = json_dumps(ev, JSON_COMPACT | JSON_ENSURE_ASCII);
-		need = text ? strlen(text) + 32 : 0;
-		if (body != NULL && len + need > cap) {
-			char *grown = realloc(body, cap = 2 * (len + need));
-
-			if (grown == NULL)
-				free(body);
-			body = grown;
-		}
-		if (body != NULL && text != NULL)
-			len += (size_t)sprintf(body + len,
-			    "event: message\ndata: %s\n\n", text);
-		free(text);
-	}
-	if (body == NULL)
-		http_answer_rpc_error(c, 500, -32603, "out of memory");
-	else
-		http_answer(c, 200, "text/event-stream", body, len,
-		    "X-Accel-Buffering", "no");
-	free(body);
+	http_answer_json(c, err == NULL ? 200 : code == -32601 ? 404
+		: code == -32700 || code == -32600 ? 400 : 200,
+	    msg, NULL, NULL);
 }
 
 static void
 modern_finished(void *ctx)
 {
 	struct http_call *c = ctx;
+	bool streaming;
 
 	stop_watching(c);
-	if (atomic_load(&c->abandoned))      /* resumed, for MHD to close */
-		http_answer(c, 200, NULL, NULL, 0, NULL, NULL);
+	if (!c->replied) {
+		/* Cancelled (its client left): nothing more is sent. */
+		pthread_mutex_lock(&c->h->mu);
+		streaming = c->sse != NULL;
+		http_sse_end_locked(c);
+		pthread_mutex_unlock(&c->h->mu);
+		if (!streaming)         /* resumed, for MHD to close */
+			http_answer(c, 200, NULL, NULL, 0, NULL, NULL);
+	}
 	http_call_unref(c);
 }
 

@@ -123,9 +123,8 @@ mcp_tasks_created(const Msc__V1__Task *t)
 	return r;
 }
 
-/* tasks/get's result: the task and, once completed, the call's result. */
-static json_t *
-task_result(const Msc__V1__Task *t)
+json_t *
+mcp_tasks_state(const Msc__V1__Task *t)
 {
 	json_t *r = task_fields(json_object(), t), *res = NULL;
 	char text[1024];
@@ -148,6 +147,15 @@ task_result(const Msc__V1__Task *t)
 	}
 	json_object_set_new(r, "result", res);
 	return r;
+}
+
+void
+mcp_tasks_caller(struct mcp_conn *c, char sid[64])
+{
+	pthread_mutex_lock(&c->mu);
+	snprintf(sid, 64, "%s", c->stateless ? "" :
+	    c->session_id[0] != '\0' ? c->session_id : NO_OWNER);
+	pthread_mutex_unlock(&c->mu);
 }
 
 enum task_op { OP_GET, OP_CANCEL, OP_UPDATE };
@@ -179,7 +187,7 @@ task_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		    "runs (pass stdin with the call)", t->task_id);
 		mcp_conn_send_error(c, tc->id, -32602, text);
 	} else
-		mcp_conn_send_result(c, tc->id, task_result(t), true);
+		mcp_conn_send_result(c, tc->id, mcp_tasks_state(t), true);
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	pthread_mutex_lock(&c->mu);
@@ -222,9 +230,8 @@ mcp_tasks_dispatch(struct mcp_conn *c, const char *method, json_t *id,
 	tc->id = json_incref(id);
 	tc->op = strcmp(method, "tasks/cancel") == 0 ? OP_CANCEL
 	    : strcmp(method, "tasks/update") == 0 ? OP_UPDATE : OP_GET;
+	mcp_tasks_caller(c, sid);
 	pthread_mutex_lock(&c->mu);
-	snprintf(sid, sizeof(sid), "%s", c->stateless ? "" :
-	    c->session_id[0] != '\0' ? c->session_id : NO_OWNER);
 	c->inflight++;
 	pthread_mutex_unlock(&c->mu);
 	ref.session_id = sid;

@@ -43,6 +43,24 @@ bool mcp_tasks_check_caps(json_t *msg, const char *method,
 bool mcp_tasks_dispatch(struct mcp_conn *c, const char *method, json_t *id,
     json_t *params);
 
+/*
+ * tasks/get's result for `t` (new reference): the task and, once
+ * completed, the result the call would have given.
+ */
+json_t *mcp_tasks_state(const Msc__V1__Task *t);
+
+/*
+ * Who asks, for Session/GetTask's session_id: the connection's session
+ * (stdio), or empty (stateless HTTP: the task id alone).
+ */
+void mcp_tasks_caller(struct mcp_conn *c, char sid[64]);
+
+/*
+ * subscriptions/listen with notifications.taskIds (mcp_tasks_listen.c):
+ * true when the stream goes on (as mcp_conn_handle_json).
+ */
+bool mcp_tasks_listen(struct mcp_conn *c, json_t *id, json_t *task_ids);
+
 /* The CreateTaskResult for a call that became task `t` (new reference). */
 json_t *mcp_tasks_created(const Msc__V1__Task *t);
 

@@ -169,6 +169,31 @@ describe('stdio', () => {
     assert.ok(!('tasks' in d.result.capabilities), 'never the legacy capabilities.tasks');
   });
 
+  it('subscriptions/listen with taskIds pushes notifications/tasks, then ends', async () => {
+    const api = tasksApi(stdioRpc);
+    const created = await api.call({ command: 'sleep 3; echo pushed', computer_id: cid('task-stdio') });
+    const id = created.result.taskId;
+    const lid = rawId++;
+    const from = raw.messages.length;
+    await raw.send({ jsonrpc: '2.0', id: lid, method: 'subscriptions/listen',
+      params: { notifications: { taskIds: [id] }, _meta: META } });
+    const end = await raw.response(lid, 20000);
+    assert.equal(end.result.resultType, 'complete');
+    assert.equal(end.result._meta['io.modelcontextprotocol/subscriptionId'], lid);
+    const seen = raw.messages.slice(from).filter((m) => m && !('id' in m));
+    assert.equal(seen[0].method, 'notifications/subscriptions/acknowledged');
+    assert.deepEqual(seen[0].params.notifications, { taskIds: [id] });
+    const pushed = seen.filter((m) => m.method === 'notifications/tasks');
+    assert.deepEqual(pushed.map((m) => m.params.status), ['working', 'completed'], JSON.stringify(seen));
+    for (const m of pushed) {
+      assert.equal(m.params._meta['io.modelcontextprotocol/subscriptionId'], lid);
+      assert.equal(m.params.taskId, id);
+    }
+    assert.equal(pushed[1].params.result.structuredContent.stdout, 'pushed\n');
+    const plain = await raw.request('subscriptions/listen', { notifications: { taskIds: [id] }, _meta: META_PLAIN }, { id: rawId++ });
+    assert.equal(plain.error?.code, -32021, 'taskIds without the extension');
+  });
+
   it('another connection cannot read this one\'s task', async () => {
     const api = tasksApi(stdioRpc);
     const created = await api.call({ command: 'sleep 3', computer_id: cid('task-stdio') });
@@ -248,6 +273,40 @@ describe('HTTP', () => {
   });
   lifecycleCases('HTTP', () => tasksApi((m, p, meta) => post(http.port, m, p, meta)), cid('task-http'),
     () => ({ sandbox_handle: handle }));
+
+  it('subscriptions/listen streams notifications/tasks over SSE as they come', async () => {
+    const created = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'sleep 4; echo sse', sandbox_handle: handle } }, META);
+    const id = created.result.taskId;
+    const res = await fetch(`http://127.0.0.1:${http.port}/mcp`, { method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'subscriptions/listen',
+        params: { notifications: { taskIds: [id] }, _meta: META } }) });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^text\/event-stream/);
+    const reader = res.body.getReader();
+    const events = [];
+    let buf = '';
+    let firstAt = null;
+    const t0 = Date.now();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += Buffer.from(value).toString('utf8');
+      let i;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const data = buf.slice(0, i).split('\n').find((l) => l.startsWith('data: '));
+        buf = buf.slice(i + 2);
+        if (data) { events.push(JSON.parse(data.slice(6))); firstAt ??= Date.now() - t0; }
+      }
+    }
+    assert.ok(firstAt < 2000, `the acknowledgement came at once (${firstAt} ms), not with the end`);
+    assert.equal(events[0].method, 'notifications/subscriptions/acknowledged');
+    const pushed = events.filter((m) => m.method === 'notifications/tasks');
+    assert.deepEqual(pushed.map((m) => m.params.status), ['working', 'completed']);
+    assert.equal(pushed[1].params.result.structuredContent.stdout, 'sse\n');
+    assert.equal(events.at(-1).id, 9, 'the response ends the stream');
+  });
 
   it('tasks/get is routed by Mcp-Name: a missing or different one is 400/-32020', async () => {
     const created = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'sleep 3', sandbox_handle: handle } }, META);
