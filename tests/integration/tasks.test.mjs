@@ -32,11 +32,17 @@ const freePort = () => new Promise((resolve, reject) => {
 });
 
 const procs = new Set();
+// Sanitizer reports (ASan/UBSan builds) on an HTTP server's stderr fail the file (RawServer
+// checks its own).
+const SANITIZER_RE = /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /;
+const stderrs = [];
 after(async () => {
   for (const p of procs) {
     if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await waitExit(p, 10000); }
   }
   await cleanupContainers();
+  const bad = stderrs.find((b) => SANITIZER_RE.test(b.text));
+  if (bad) { process.stderr.write(`sanitizer report:\n${bad.text.slice(-5000)}\n`); process.exitCode = 1; }
 });
 
 /** A CreateTaskResult: flat, working, no result. */
@@ -241,7 +247,9 @@ async function startHttp(extra = []) {
     { stdio: ['ignore', 'ignore', 'pipe'], env });
   procs.add(proc);
   let err = '';
-  proc.stderr.on('data', (c) => { err = (err + c).slice(-20000); });
+  const box = { text: '' };
+  stderrs.push(box);
+  proc.stderr.on('data', (c) => { err = (err + c).slice(-20000); box.text = (box.text + c).slice(-200000); });
   assert.ok(await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok,
     { timeoutMs: 20000, intervalMs: 100 }), `server not ready: ${err}`);
   return { port, proc };
