@@ -127,7 +127,9 @@ mcp_era_name_key(const char *method)
 		return "name";
 	if (strcmp(method, "resources/read") == 0)
 		return "uri";
-	if (strncmp(method, "tasks/", 6) == 0)
+	if (strcmp(method, "tasks/get") == 0 ||
+	    strcmp(method, "tasks/update") == 0 ||
+	    strcmp(method, "tasks/cancel") == 0)
 		return "taskId";        /* the tasks extension (SEP-2663) */
 	return NULL;
 }
