@@ -325,6 +325,11 @@ describe('HTTP', () => {
     assert.equal(wrong.error.code, -32020);
     const none = await post(http.port, 'tasks/get', { taskId: id }, META, { headers: { 'Mcp-Name': undefined } });
     assert.equal(none.status, 400);
+    for (const removed of ['tasks/result', 'tasks/list']) {
+      const r = await post(http.port, removed, { taskId: id }, META);
+      assert.equal(r.status, 404, `${removed}: removed in the extension`);
+      assert.equal(r.error.code, -32601);
+    }
     const gated = await post(http.port, 'tasks/get', { taskId: id }, META_PLAIN);
     assert.equal(gated.status, 400, 'without the extension: 400');
     assert.equal(gated.error.code, -32021);
