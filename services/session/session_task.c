@@ -110,16 +110,23 @@ task_drop_locked(struct sess_service *s, struct sess_task *t)
 	task_free(t);
 }
 
-void
-sess_task_promote_locked(struct sess_task *t, Msc__V1__Task *out)
+/* t's base fields into `out`, borrowing t's strings (lock held). */
+static void
+task_fill(const struct sess_task *t, Msc__V1__Task *out)
 {
-	t->visible = true;
-	out->task_id = t->id;
+	out->task_id = (char *)t->id;
 	out->status = t->status;
 	out->created_at_ms = t->created_wall_ms;
 	out->updated_at_ms = t->updated_wall_ms;
 	out->ttl_ms = t->ttl_ms;
-	out->sandbox_handle = t->handle;
+	out->sandbox_handle = (char *)t->handle;
+}
+
+void
+sess_task_promote_locked(struct sess_task *t, Msc__V1__Task *out)
+{
+	t->visible = true;
+	task_fill(t, out);
 }
 
 void
@@ -211,8 +218,7 @@ reply_task_locked(struct msc_call *call, const struct sess_task *t)
 	Msc__V1__Status err = MSC__V1__STATUS__INIT;
 	Msc__V1__TerminalExecReply *rep = NULL;
 
-	sess_task_promote_locked((struct sess_task *)t, &out);
-	out.status = t->status;
+	task_fill(t, &out);
 	if (t->result != NULL) {
 		rep = msc__v1__terminal_exec_reply__unpack(NULL, t->result_len,
 		    t->result);

@@ -200,6 +200,19 @@ describe('stdio', () => {
     assert.equal(plain.error?.code, -32021, 'taskIds without the extension');
   });
 
+  it('notifications/cancelled naming the tools/call of a task cancels nothing', async () => {
+    const api = tasksApi(stdioRpc);
+    const callId = rawId;
+    const created = await api.call({ command: 'sleep 34', computer_id: cid('task-stdio') });
+    assertCreated(created.result, 'tools/call');
+    await raw.notify('notifications/cancelled', { requestId: callId, reason: 'not for tasks' });
+    await sleep(1500);
+    assert.ok(await hasProc(containerName(cid('task-stdio')), 'sleep 34'), 'still running');
+    assert.equal((await api.get(created.result.taskId)).result.status, 'working');
+    await api.cancel(created.result.taskId);
+    await api.until(created.result.taskId, 'cancelled', 5000);
+  });
+
   it('another connection cannot read this one\'s task', async () => {
     const api = tasksApi(stdioRpc);
     const created = await api.call({ command: 'sleep 3', computer_id: cid('task-stdio') });
