@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "mcp_era.h"
+#include "mcp_tasks.h"
 #include "mcp_live.h"
 #include "msc_log.h"
 #include "msc_reason.h"
@@ -241,7 +242,8 @@ mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
 		/* 2026-07-28, per message (HTTP checked its headers). */
 		if (!mcp_era_check_envelope(msg, &r) ||
 		    !mcp_era_check_version(msg, &r) ||
-		    !mcp_era_check_method(method, &r)) {
+		    !mcp_era_check_method(method, &r) ||
+		    !mcp_tasks_check_caps(msg, method, &r)) {
 			json_t *err = mcp_era_error(id, &r);
 
 			if (err != NULL)

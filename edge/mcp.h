@@ -47,6 +47,12 @@ struct mcp_conn {
 	 * envelope, so every message is a modern one.
 	 */
 	bool stateless;
+	/*
+	 * Optional: a terminal_execute went to the session service as call
+	 * `key` of session `sid` (empty: a handle it mints), for
+	 * Session/CancelExec. Stateless calls get a random key.
+	 */
+	void (*exec_sent)(void *ctx, const char *sid, const char *key);
 };
 
 void mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,

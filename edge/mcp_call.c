@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "mcp_live.h"
+#include "mcp_tasks.h"
+#include "msc_random.h"
 #include "msc_reason.h"
 #include "msc_slug.h"
 #include "session.pb-c.h"
@@ -57,6 +59,7 @@ struct pending_call {
 	json_t *id;
 	int tool;               /* TOOL_EXEC or a lifecycle tool */
 	bool modern;            /* a 2026-07-28 request */
+	bool tasks;             /* it declared the tasks extension */
 	bool by_handle;         /* the call named its sandbox_handle */
 	char computer_id[MSC_SLUG_MAX + 1];
 	char handle[64];        /* the handle it names, ends or minted */
@@ -151,6 +154,20 @@ create_in_new_handle(struct pending_call *pc, ProtobufCMessage *opened,
 }
 
 static void
+c_send_task(struct pending_call *pc, const Msc__V1__Task *task)
+{
+	json_t *r = mcp_tasks_created(task);
+	json_t *msg = r == NULL ? NULL : json_pack("{s:s, s:O, s:o}",
+	    "jsonrpc", "2.0", "id", pc->id, "result", r);
+
+	if (msg != NULL)
+		pc->c->send(pc->c->send_ctx, msg);
+	else
+		mcp_conn_send_error(pc->c, pc->id, -32603, "Internal error");
+	json_decref(msg);
+}
+
+static void
 pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct pending_call *pc = arg;
@@ -195,6 +212,12 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		pc->c->session_id[0] = '\0';
 		pthread_mutex_unlock(&pc->c->mu);
 		st = &lost;
+	}
+	if (resp != NULL && pc->tool == TOOL_EXEC &&
+	    ((Msc__V1__TerminalExecReply *)resp)->task != NULL) {
+		/* Still running: the client polls the task (mcp_tasks.c). */
+		c_send_task(pc, ((Msc__V1__TerminalExecReply *)resp)->task);
+		goto out;
 	}
 	if (resp != NULL && pc->tool == TOOL_EXEC &&
 	    (pc->modern || pc->by_handle))
@@ -351,7 +374,7 @@ exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	json_t *keep = json_array();
 	bool pending = false, mint;
-	char sid[64], key[MCP_LIVE_KEY_MAX];
+	char sid[64], key[MCP_LIVE_KEY_MAX], owner[64], err[512];
 	char *msg;
 
 	msg = tools_exec_request(args, &req, keep);
@@ -365,10 +388,25 @@ exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 		goto done;
 	req.session_id = sid;
 	req.new_sandbox = mint;
-	if (mcp_live_call_key(how->id, key))
+	if (how->tasks) {
+		/* Stdio: the connection's session reads its tasks; stateless
+		 * HTTP: whoever holds the task id. */
+		if (c->stateless || ensure_session(c, owner, err,
+			sizeof(err)) != 0)
+			owner[0] = '\0';
+		req.task_after_ms = MCP_TASK_AFTER_MS;
+		req.task_owner = owner;
+	}
+	/* Stateless HTTP: no notifications/cancelled names the call, and
+	 * JSON-RPC ids repeat across clients; a random key instead. */
+	if (c->stateless)
+		msc_random_hex(key, 16);
+	if (c->stateless || mcp_live_call_key(how->id, key))
 		req.call_key = key;
 	pending = call_session(c, how, "TerminalExec", &req.base,
 	    EDGE_CALL_MAX_MS, NULL, sid, req.call_key[0] != '\0' ? key : NULL);
+	if (pending && c->exec_sent != NULL && req.call_key[0] != '\0')
+		c->exec_sent(c->send_ctx, sid, key);
 done:
 	tools_exec_request_fini(&req);
 	json_decref(keep);
@@ -454,7 +492,8 @@ mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params, bool modern)
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
 	struct pending_call how = { .id = id, .tool = TOOL_EXEC,
-		.modern = modern, .token = json_object_get(json_object_get(
+		.modern = modern, .tasks = modern && mcp_tasks_declared(params),
+		.token = json_object_get(json_object_get(
 		    params, "_meta"), "progressToken") };
 	int tool = -2;
 

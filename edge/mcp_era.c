@@ -20,7 +20,8 @@ static const char *const legacy_versions[] = { "2025-11-25", "2025-06-18",
 static const char *const modern_methods[] = { "server/discover",
 	"tools/list", "tools/call", "resources/list", "resources/read",
 	"resources/templates/list", "prompts/list", "prompts/get",
-	"subscriptions/listen", NULL };
+	"subscriptions/listen", "tasks/get", "tasks/update", "tasks/cancel",
+	NULL };
 
 bool
 mcp_era_legacy_version(const char *v)
@@ -126,6 +127,10 @@ mcp_era_name_key(const char *method)
 		return "name";
 	if (strcmp(method, "resources/read") == 0)
 		return "uri";
+	if (strcmp(method, "tasks/get") == 0 ||
+	    strcmp(method, "tasks/update") == 0 ||
+	    strcmp(method, "tasks/cancel") == 0)
+		return "taskId";        /* the tasks extension (SEP-2663) */
 	return NULL;
 }
 
@@ -233,11 +238,12 @@ mcp_era_cacheable(json_t *result, long ttl_ms)
 json_t *
 mcp_era_discover_result(void)
 {
-	json_t *r = json_pack("{s:[s], s:{s:{}, s:{}, s:{}, s:{s:{s:[s]}}}, "
-			      "s:s}",
+	json_t *r = json_pack("{s:[s], s:{s:{}, s:{}, s:{}, s:{s:{s:[s]}, "
+			      "s:{}}}, s:s}",
 	    "supportedVersions", MCP_MODERN_VERSION, "capabilities", "tools",
 	    "resources", "prompts", "extensions",
 	    "io.modelcontextprotocol/ui", "mimeTypes",
+	    "text/html;profile=mcp-app", "io.modelcontextprotocol/tasks",
 	    "text/html;profile=mcp-app", "instructions",
 	    "Use terminal_execute to run commands in your own isolated Linux "
 	    "sandbox computer. Pass back the sandbox_handle of its result on "

@@ -230,7 +230,6 @@ http_call_unref(struct http_call *c)
 		atomic_fetch_sub(&h->body_bytes, c->len);
 	json_decref(c->msg);
 	http_sse_free(c);
-	json_decref(c->events);
 	free(c->body);
 	free(c);
 	if (last)

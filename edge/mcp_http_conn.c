@@ -12,6 +12,9 @@
  * data sends a reset that can destroy the answer on its way. So the
  * socket is duplicated first and the rest of the body is read and
  * dropped here until the client closes, for a bounded time and size.
+ *
+ * And it watches: a 2026-07-28 tools/call whose client closes the
+ * connection before the reply is cancelled (http_conns_watch).
  */
 #include "mcp_http_int.h"
 
@@ -39,11 +42,21 @@ struct http_conn {
 	struct http_conn *prev, *next;
 };
 
+enum { EV_DRAIN, EV_WATCH };
+
 struct drain {
+	int kind;                     /* EV_DRAIN: first, as in http_watch */
 	int fd;                       /* ours (a dup) */
 	uint64_t left;
 	int64_t idle_until, until;
 	struct drain *prev, *next;
+};
+
+struct http_watch {
+	int kind;                     /* EV_WATCH */
+	int fd;                       /* ours (a dup) */
+	void (*gone)(void *arg);
+	void *arg;
 };
 
 struct http_conns {
@@ -133,6 +146,15 @@ conns_loop(void *arg)
 		for (int i = 0; i < n; i++) {
 			struct drain *d = ev[i].data.ptr;
 
+			if (d->kind == EV_WATCH) {
+				struct http_watch *w = ev[i].data.ptr;
+
+				/* One shot: the client went away. */
+				(void)epoll_ctl(cs->ep, EPOLL_CTL_DEL, w->fd,
+				    NULL);
+				w->gone(w->arg);
+				continue;
+			}
 			if (!drain_read(d) || (ev[i].events & (EPOLLHUP |
 			    EPOLLERR | EPOLLRDHUP)) != 0)
 				drain_end(cs, d);
@@ -287,4 +309,46 @@ http_conns_drain(struct http_conns *cs, struct MHD_Connection *conn)
 	cs->drains = d;
 	cs->ndrains++;
 	pthread_mutex_unlock(&cs->mu);
+}
+
+struct http_watch *
+http_conns_watch(struct http_conns *cs, struct MHD_Connection *conn,
+    void (*gone)(void *arg), void *arg)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+	    MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct epoll_event ev = { .events = EPOLLRDHUP | EPOLLONESHOT };
+	struct http_watch *w;
+
+	if (ci == NULL || (w = calloc(1, sizeof(*w))) == NULL)
+		return NULL;
+	w->kind = EV_WATCH;
+	w->gone = gone;
+	w->arg = arg;
+	if ((w->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		free(w);
+		return NULL;
+	}
+	ev.data.ptr = w;
+	pthread_mutex_lock(&cs->mu);
+	if (epoll_ctl(cs->ep, EPOLL_CTL_ADD, w->fd, &ev) != 0) {
+		pthread_mutex_unlock(&cs->mu);
+		close(w->fd);
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_unlock(&cs->mu);
+	return w;
+}
+
+void
+http_conns_unwatch(struct http_conns *cs, struct http_watch *w)
+{
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&cs->mu);    /* gone() is not running after this */
+	(void)epoll_ctl(cs->ep, EPOLL_CTL_DEL, w->fd, NULL);
+	pthread_mutex_unlock(&cs->mu);
+	close(w->fd);
+	free(w);
 }

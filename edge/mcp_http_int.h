@@ -18,6 +18,7 @@
 
 struct http_conns;
 struct http_sse;
+struct http_watch;
 
 struct edge_http {
 	const struct msc_cfg *cfg;
@@ -55,11 +56,15 @@ struct http_call {
 	char *body;
 	size_t len, got;
 	json_t *msg;
-	json_t *events;               /* modern: notifications before the reply */
 	char session_id[64];
 	struct mcp_conn mc;
 	bool replied;
 	struct http_sse *sse;         /* under h->mu: the reply streams */
+	/* 2026-07-28 tools/call: cancelled when the client goes away. */
+	struct http_watch *watch;     /* under h->mu: until the reply */
+	bool watch_done;              /* under h->mu: the reply came */
+	char call_sid[64], call_key[40];  /* its Session/CancelExec */
+	atomic_bool abandoned;        /* the client closed: send nothing */
 	struct http_call *prev, *next;
 };
 
@@ -171,5 +176,14 @@ void http_conns_deadline(struct http_conns *conns,
  * instead of a reset.
  */
 void http_conns_drain(struct http_conns *conns, struct MHD_Connection *conn);
+/*
+ * Calls gone(arg) once, from the connections' thread with its lock held
+ * (it must not block or call back here), if the client closes conn's
+ * socket before http_conns_unwatch(). NULL when it cannot watch.
+ */
+struct http_watch *http_conns_watch(struct http_conns *conns,
+    struct MHD_Connection *conn, void (*gone)(void *arg), void *arg);
+/* Stops watching and frees w (NULL: nothing); gone() has returned. */
+void http_conns_unwatch(struct http_conns *conns, struct http_watch *w);
 
 #endif /* EDGE_MCP_HTTP_INT_H */

@@ -8,10 +8,17 @@
  */
 #include "mcp_http_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcp_era.h"
+#include "mcp_tasks.h"
+#include "msc_log.h"
+#include "session.pb-c.h"
+
+/* How long the session service has to kill a left client's command. */
+#define CANCEL_MS 10000
 
 bool
 http_modern_selected(struct http_call *c)
@@ -76,63 +83,108 @@ check_headers(struct http_call *c, const char *method, struct mcp_reject *r)
 	return false;
 }
 
-/* Collects what the connection sends; the reply ends the answer. */
+static void
+ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	(void)arg;
+	(void)st;
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+/*
+ * The client closed the connection before the reply: at 2026-07-28 that
+ * is the cancellation. The command is killed (Session/CancelExec) and
+ * nothing is sent. Runs on the connections' thread (http_conns_watch).
+ */
+static void
+client_gone(void *arg)
+{
+	struct http_call *c = arg;
+	Msc__V1__ExecCallRef ref = MSC__V1__EXEC_CALL_REF__INIT;
+
+	atomic_store(&c->abandoned, true);
+	ref.session_id = c->call_sid;
+	ref.call_key = c->call_key;
+	if (msc_client_call(c->h->session, &msc__v1__session__descriptor,
+		"CancelExec", &ref.base, CANCEL_MS, ignore_reply, NULL) != 0)
+		msc_log_warn("http: cancelling a call whose client left failed: "
+		    "it could not be sent");
+}
+
+/* mcp_conn's exec_sent: watch the connection until the reply. */
+static void
+modern_exec_sent(void *ctx, const char *sid, const char *key)
+{
+	struct http_call *c = ctx;
+	struct edge_http *h = c->h;
+
+	snprintf(c->call_sid, sizeof(c->call_sid), "%s", sid);
+	snprintf(c->call_key, sizeof(c->call_key), "%s", key);
+	pthread_mutex_lock(&h->mu);
+	if (!c->watch_done)
+		c->watch = http_conns_watch(h->conns, c->conn, client_gone, c);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* No more watching: the reply is on its way (or none will come). */
+static void
+stop_watching(struct http_call *c)
+{
+	struct http_watch *w;
+
+	pthread_mutex_lock(&c->h->mu);
+	c->watch_done = true;
+	w = c->watch;
+	c->watch = NULL;
+	pthread_mutex_unlock(&c->h->mu);
+	http_conns_unwatch(c->h->conns, w);
+}
+
+/*
+ * What the connection sends: notifications (progress, a subscription's)
+ * start an SSE stream as they come, and the reply ends it; a reply with
+ * nothing before it is plain JSON.
+ */
 static void
 modern_send(void *ctx, json_t *msg)
 {
 	struct http_call *c = ctx;
 	json_t *err = json_object_get(msg, "error");
 	int code = (int)json_integer_value(json_object_get(err, "code"));
-	size_t i;
-	json_t *ev;
-	char *text;
+	bool final = json_object_get(msg, "id") != NULL;
 
-	if (json_object_get(msg, "id") == NULL) {       /* a notification */
-		if (c->events == NULL)
-			c->events = json_array();
-		json_array_append(c->events, msg);
+	if (atomic_load(&c->abandoned))
+		return;         /* the client closed: it was cancelled */
+	if (final)
+		stop_watching(c);
+	if (http_sse_send(c, msg)) {
+		c->replied = c->replied || final;
 		return;
 	}
 	c->replied = true;
-	if (c->events == NULL) {
-		http_answer_json(c, err == NULL ? 200 : code == -32601 ? 404
-			: code == -32700 || code == -32600 ? 400 : 200,
-		    msg, NULL, NULL);
-		return;
-	}
-	json_array_append(c->events, msg);
-	size_t cap = 1024, len = 0;
-	char *body = malloc(cap);
-
-	json_array_foreach (c->events, i, ev) {
-		size_t need;
-
-		text = json_dumps(ev, JSON_COMPACT | JSON_ENSURE_ASCII);
-		need = text ? strlen(text) + 32 : 0;
-		if (body != NULL && len + need > cap) {
-			char *grown = realloc(body, cap = 2 * (len + need));
-
-			if (grown == NULL)
-				free(body);
-			body = grown;
-		}
-		if (body != NULL && text != NULL)
-			len += (size_t)sprintf(body + len,
-			    "event: message\ndata: %s\n\n", text);
-		free(text);
-	}
-	if (body == NULL)
-		http_answer_rpc_error(c, 500, -32603, "out of memory");
-	else
-		http_answer(c, 200, "text/event-stream", body, len,
-		    "X-Accel-Buffering", "no");
-	free(body);
+	http_answer_json(c, err == NULL ? 200 : code == -32601 ? 404
+		: code == -32700 || code == -32600 ? 400 : 200,
+	    msg, NULL, NULL);
 }
 
 static void
 modern_finished(void *ctx)
 {
-	http_call_unref(ctx);
+	struct http_call *c = ctx;
+	bool streaming;
+
+	stop_watching(c);
+	if (!c->replied) {
+		/* Cancelled (its client left): nothing more is sent. */
+		pthread_mutex_lock(&c->h->mu);
+		streaming = c->sse != NULL;
+		http_sse_end_locked(c);
+		pthread_mutex_unlock(&c->h->mu);
+		if (!streaming)         /* resumed, for MHD to close */
+			http_answer(c, 200, NULL, NULL, 0, NULL, NULL);
+	}
+	http_call_unref(c);
 }
 
 void
@@ -151,7 +203,8 @@ http_modern_run(struct http_call *c)
 	if (!mcp_era_check_envelope(c->msg, &r) ||
 	    !check_headers(c, method, &r) ||
 	    !mcp_era_check_version(c->msg, &r) ||
-	    !mcp_era_check_method(method, &r)) {
+	    !mcp_era_check_method(method, &r) ||
+	    !mcp_tasks_check_caps(c->msg, method, &r)) {
 		answer_reject(c, &r);
 		return;
 	}
@@ -162,6 +215,7 @@ http_modern_run(struct http_call *c)
 	c->mc.desc = h->desc;
 	c->mc.finished = modern_finished;
 	c->mc.stateless = true;
+	c->mc.exec_sent = modern_exec_sent;
 	if (mcp_conn_handle_json(&c->mc, c->msg))
 		return;         /* modern_finished drops c after the reply */
 	if (!c->replied)

@@ -92,7 +92,8 @@ sse_start(struct http_call *c)
 	    sse_read, c, sse_free);
 	if (r == NULL || MHD_add_response_header(r, "Content-Type",
 	    "text/event-stream") != MHD_YES || MHD_add_response_header(r,
-	    "Cache-Control", "no-cache") != MHD_YES) {
+	    "Cache-Control", "no-cache") != MHD_YES ||
+	    MHD_add_response_header(r, "X-Accel-Buffering", "no") != MHD_YES) {
 		if (r != NULL)
 			MHD_destroy_response(r);        /* sse_free unrefs */
 		else

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mcp_era.h"
+#include "mcp_tasks.h"
 #include "tools.h"
 
 static void
@@ -65,6 +66,8 @@ mcp_modern_dispatch(struct mcp_conn *c, const char *method, json_t *id,
 
 	if (strcmp(method, "tools/call") == 0)
 		return mcp_tools_call(c, id, params, true);
+	if (mcp_tasks_method(method))
+		return mcp_tasks_dispatch(c, method, id, params);
 	if (strcmp(method, "server/discover") == 0)
 		mcp_conn_send_result(c, id, mcp_era_discover_result(), false);
 	else if (strcmp(method, "tools/list") == 0) {
@@ -81,8 +84,14 @@ mcp_modern_dispatch(struct mcp_conn *c, const char *method, json_t *id,
 		send_cacheable(c, id, json_pack("{s:[]}", "prompts"));
 	else if (strcmp(method, "prompts/get") == 0)
 		mcp_conn_send_error(c, id, -32602, "Unknown prompt");
-	else if (strcmp(method, "subscriptions/listen") == 0)
+	else if (strcmp(method, "subscriptions/listen") == 0) {
+		json_t *ids = json_object_get(json_object_get(params,
+		    "notifications"), "taskIds");
+
+		if (ids != NULL)
+			return mcp_tasks_listen(c, id, ids);
 		listen(c, id);
+	}
 	else
 		mcp_conn_send_error(c, id, -32601, "Method not found");
 	return false;

@@ -102,6 +102,8 @@ struct msc_cfg {
 	long max_session_computers;
 	long max_sandboxes;             /* live sandbox handles */
 	long max_session_commands;      /* TerminalExec calls in flight */
+	long max_session_tasks;         /* MCP tasks held per session */
+	long task_ttl;                  /* s a task is kept past its timeout */
 	long lease_timeout;             /* s a temporary outlives renewals */
 	const char *cluster;            /* --cluster FILE */
 	const char *tls_ca;

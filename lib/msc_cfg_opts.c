@@ -75,6 +75,15 @@ const struct opt msc_cfg_opts[] = {
 	    "Commands one session may have in flight at once; more are "
 	    "refused (default: 16)",
 	    MSC_PROG_SESSION },
+	{ "max-session-tasks", OPT_LONG, F(max_session_tasks), 0, "64", "N",
+	    NULL, CORE,
+	    "MCP tasks one session may hold at once, working or kept; a call "
+	    "past it is refused (default: 64)",
+	    MSC_PROG_SESSION },
+	{ "task-ttl", OPT_LONG, F(task_ttl), 0, "3600", "SECONDS", NULL, CORE,
+	    "How long an MCP task's result is kept past its command's timeout "
+	    "(default: 3600)",
+	    MSC_PROG_SESSION },
 	{ "auth-token", OPT_SECRET, F(auth_token), 0, NULL, "AUTH_TOKEN", NULL,
 	    CORE, "Bearer token for /mcp (default: KILNTAINERS_AUTH_TOKEN)",
 	    EDGE },

@@ -161,6 +161,14 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 			      "1024.");
 		return -EINVAL;
 	}
+	if (cfg->max_session_tasks < 1 || cfg->max_session_tasks > 1024) {
+		msc_cfg_error("--max-session-tasks must be between 1 and 1024.");
+		return -EINVAL;
+	}
+	if (cfg->task_ttl < 1 || cfg->task_ttl > 604800) {
+		msc_cfg_error("--task-ttl must be between 1 and 604800 seconds.");
+		return -EINVAL;
+	}
 	if (strcmp(cfg->engine, "docker") != 0 &&
 	    strcmp(cfg->engine, "podman") != 0) {
 		msc_cfg_error("--engine must be docker or podman, got: %s",

@@ -228,6 +228,8 @@ static const struct msc_method session_methods[] = {
 	{ "Describe", sess_h_describe },
 	{ "CancelExec", sess_h_cancel_exec },
 	{ "PeekExec", sess_h_peek_exec },
+	{ "GetTask", sess_h_get_task },
+	{ "CancelTask", sess_h_cancel_task },
 	{ NULL, NULL },
 };
 
@@ -314,6 +316,7 @@ sweep_cb(void *arg)
 	pthread_mutex_lock(&s->mu);
 	forget_earlier_owners(s);
 	sweep_locked(s, false);
+	sess_task_sweep_locked(s, false);
 	sess_owners_sweep(s);
 	pthread_mutex_unlock(&s->mu);
 	nng_sleep_aio(SWEEP_MS, s->sweep);
@@ -341,6 +344,7 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	if ((rv = msc_map_new(&s->sessions)) != 0 ||
+	    (rv = msc_map_new(&s->tasks)) != 0 ||
 	    (rv = msc_client_open(inventory_url, "inventory", &s->inventory)) != 0 ||
 	    (rv = nng_aio_alloc(&s->sweep, sweep_cb, s) != 0 ? -ENOMEM : 0) ||
 	    (rv = msc_server_start(url, &msc__v1__session__descriptor,
@@ -372,9 +376,11 @@ sess_stop(struct sess_service *s)
 	s->stopping = true;
 	if (s->sessions != NULL)
 		sweep_locked(s, true);
-	while (s->releasing > 0)
+	while (s->releasing > 0 || s->detached > 0)
 		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) != 0)
 			break;
+	if (s->tasks != NULL)
+		sess_task_sweep_locked(s, true);
 	sess_owners_stop(s);
 	pthread_mutex_unlock(&s->mu);
 	msc_server_stop(s->srv);
@@ -382,6 +388,7 @@ sess_stop(struct sess_service *s)
 	if (s->sweep != NULL)
 		nng_aio_free(s->sweep);
 	msc_map_free(s->sessions);
+	msc_map_free(s->tasks);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
 	free(s);

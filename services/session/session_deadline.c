@@ -5,6 +5,8 @@
 
 #include <limits.h>
 
+#include "msc_time.h"
+
 int
 sess_exec_budget_ms(long timeout_s)
 {
@@ -28,4 +30,14 @@ sess_hop_ms(int remaining_ms, int step_ms)
 	if (step_ms > 0 && step_ms < left)
 		return step_ms;
 	return left;
+}
+
+int
+sess_left_ms(uint64_t deadline_ms)
+{
+	uint64_t now = msc_now_ms();
+
+	if (deadline_ms <= now)
+		return 0;
+	return deadline_ms - now > INT_MAX ? INT_MAX : (int)(deadline_ms - now);
 }

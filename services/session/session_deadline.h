@@ -11,6 +11,8 @@
 #ifndef SESS_SESSION_DEADLINE_H
 #define SESS_SESSION_DEADLINE_H
 
+#include <stdint.h>
+
 /* Inventory/Acquire and the other lifecycle steps: an image pull, a
  * create. */
 #define SESS_STEP_MS 660000
@@ -31,5 +33,8 @@ int sess_exec_budget_ms(long timeout_s);
  * time less SESS_REPLY_MARGIN_MS, and at least 1 ms.
  */
 int sess_hop_ms(int remaining_ms, int step_ms);
+
+/* Milliseconds from now (msc_now_ms) to `deadline_ms`, at least 0. */
+int sess_left_ms(uint64_t deadline_ms);
 
 #endif /* SESS_SESSION_DEADLINE_H */

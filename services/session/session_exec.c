@@ -24,8 +24,15 @@
 struct pending {
 	struct sess_service *s;
 	struct sess *ss;
-	struct msc_call *call;
-	const Msc__V1__TerminalExecRequest *req;   /* borrowed from call */
+	struct msc_call *call;       /* NULL once promoted to a task */
+	const Msc__V1__TerminalExecRequest *req;   /* call's, or own_req */
+	uint64_t deadline_ms;        /* the call's (msc_now_ms clock) */
+	/* MCP tasks: a call that may become one (session_task.c). */
+	Msc__V1__TerminalExecRequest *own_req;  /* outlives the call */
+	struct sess_task *task;      /* its hidden task; NULL: never */
+	nng_aio *promote;            /* fires at req->task_after_ms */
+	bool promoted;               /* answered with the task */
+	bool ended;                  /* its result came */
 	char id[MSC_SLUG_MAX + 1];   /* explicit id, then the resolved one */
 	bool explicit_id;
 	bool fresh;                  /* its sandbox handle was minted for it */
@@ -95,13 +102,71 @@ sess_validate(const Msc__V1__TerminalExecRequest *r, char *buf, size_t buflen)
 static void pending_end(struct pending *p);
 static void resolve(struct pending *p);
 
+/*
+ * p's result came (`rep`, or NULL and `st`): true when the caller
+ * answers p->call with it; false when p was promoted and its task keeps
+ * it. No promotion can follow.
+ */
+static bool
+take_call(struct pending *p, const Msc__V1__TerminalExecReply *rep,
+    const struct msc_status *st)
+{
+	bool promoted;
+
+	pthread_mutex_lock(&p->s->mu);
+	p->ended = true;
+	promoted = p->promoted;
+	if (p->task != NULL)
+		sess_task_end_locked(p->s, p->task, rep, st);
+	p->task = NULL;
+	pthread_mutex_unlock(&p->s->mu);
+	return !promoted;
+}
+
+/* The command still runs at task_after_ms: the call gets its task. */
+static void
+promote(void *arg)
+{
+	struct pending *p = arg;
+	Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
+	Msc__V1__Task task = MSC__V1__TASK__INIT;
+
+	if (nng_aio_result(p->promote) != 0)
+		return;         /* stopped: the call ended first */
+	pthread_mutex_lock(&p->s->mu);
+	if (!p->ended && p->task != NULL) {
+		p->promoted = true;
+		p->s->detached++;
+		p->live.call_key = "";  /* CancelExec no longer names it */
+		sess_task_promote_locked(p->task, &task);
+		rep.task = &task;
+		rep.sandbox_handle = p->ss->id;
+		msc_call_reply(p->call, &rep.base);
+		p->call = NULL;
+	}
+	pthread_mutex_unlock(&p->s->mu);
+}
+
+static void
+pending_free(struct pending *p)
+{
+	if (p->promote != NULL)
+		nng_aio_free(p->promote);       /* waits for promote() */
+	if (p->own_req != NULL)
+		protobuf_c_message_free_unpacked(&p->own_req->base, NULL);
+	free(p);
+}
+
 /* Fails the call and ends p (lock not held). */
 static void
 pending_fail(struct pending *p, Msc__V1__Code code, Msc__V1__Reason reason,
     const char *msg)
 {
-	msc_call_fail_reason(p->call, code, reason, "%s", msg);
-	if (p->fresh) {
+	struct msc_status st = { code, msg, reason };
+
+	if (take_call(p, NULL, &st))
+		msc_call_fail_reason(p->call, code, reason, "%s", msg);
+	if (p->fresh && !p->promoted) {
 		/* Nobody learnt the handle: it goes with what it holds. */
 		pthread_mutex_lock(&p->s->mu);
 		if (!p->ss->closed)
@@ -114,13 +179,19 @@ pending_fail(struct pending *p, Msc__V1__Code code, Msc__V1__Reason reason,
 static void
 pending_end(struct pending *p)
 {
-	pthread_mutex_lock(&p->s->mu);
+	struct sess_service *s = p->s;
+
+	if (p->promote != NULL)
+		nng_aio_stop(p->promote);
+	pthread_mutex_lock(&s->mu);
 	sess_live_remove_locked(p->ss, &p->live);
 	p->ss->running--;
 	p->ss->last_active_ms = msc_now_ms();
 	sess_unref(p->ss);
-	pthread_mutex_unlock(&p->s->mu);
-	free(p);
+	if (p->promoted && --s->detached == 0)
+		pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pending_free(p);
 }
 
 static void
@@ -145,11 +216,13 @@ static void
 replied(void *arg, Msc__V1__TerminalExecReply *rep)
 {
 	struct pending *p = arg;
+	struct msc_status oom = { MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		"out of memory", MSC__V1__REASON__REASON_UNSPECIFIED };
 
-	if (rep->stdout.data == NULL || rep->stderr.data == NULL)
-		msc_call_fail(p->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		    "out of memory");
-	else
+	if (rep->stdout.data == NULL || rep->stderr.data == NULL) {
+		if (take_call(p, NULL, &oom))
+			msc_call_fail(p->call, oom.code, "%s", oom.message);
+	} else if (take_call(p, rep, NULL))
 		msc_call_reply(p->call, &rep->base);
 	free(rep->stdout.data);
 	free(rep->stderr.data);
@@ -223,7 +296,7 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		to.driver = msc_fleet_client(p->s->fleet, p->driver);
 		to.computer_id = p->id;
 		to.owner = p->ss->tag;
-		to.call = p->call;
+		to.deadline_ms = p->deadline_ms;
 		sess_output_reply(p->s, &to, res, &p->rep, replied, p);
 		return;
 	}
@@ -261,7 +334,7 @@ run(struct pending *p)
 	 * caller has left. */
 	if (msc_client_call(msc_fleet_client(p->s->fleet, p->driver),
 		&msc__v1__driver__descriptor, "Exec", &er.base,
-		sess_hop_ms(msc_call_remaining_ms(p->call),
+		sess_hop_ms(sess_left_ms(p->deadline_ms),
 		    (int)er.timeout_s * 1000 + SESS_EXEC_SLACK_MS),
 		executed, p) == 0)
 		return;
@@ -422,7 +495,7 @@ resolve(struct pending *p)
 	ar.owner = ss->id;
 	ar.exclusive = true;    /* a temporary one is this session's alone */
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
-		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(p->call),
+		"Acquire", &ar.base, sess_hop_ms(sess_left_ms(p->deadline_ms),
 		    SESS_STEP_MS), acquired, p) != 0) {
 		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,
 			msc_reason_inventory_unreachable(),
@@ -431,22 +504,44 @@ resolve(struct pending *p)
 	}
 }
 
+/*
+ * A call that may become a task keeps its own copy of the request (the
+ * call's goes when it is answered) and a timer for its promotion.
+ */
+static int
+prepare_task(struct pending *p, const Msc__V1__TerminalExecRequest *req)
+{
+	size_t n = protobuf_c_message_get_packed_size(&req->base);
+	uint8_t *buf = malloc(n > 0 ? n : 1);
+
+	if (buf == NULL)
+		return -ENOMEM;
+	protobuf_c_message_pack(&req->base, buf);
+	p->own_req = msc__v1__terminal_exec_request__unpack(NULL, n, buf);
+	free(buf);
+	if (p->own_req == NULL)
+		return -ENOMEM;
+	p->req = p->own_req;
+	return nng_aio_alloc(&p->promote, promote, p) != 0 ? -ENOMEM : 0;
+}
+
 void
 sess_exec_start(struct sess_service *s, struct msc_call *call,
     const Msc__V1__TerminalExecRequest *req)
 {
-	char buf[512];
+	char buf[512], msg[512];
 	const char *invalid = sess_validate(req, buf, sizeof(buf));
+	long timeout = req->has_timeout ? (long)req->timeout : s->cfg->timeout;
 	struct pending *p;
 	struct sess *ss;
+	int rv;
 
 	if (invalid != NULL) {
 		msc_call_fail_reason(call, MSC__V1__CODE__INVALID_ARGUMENT,
 		    MSC__V1__REASON__REASON_INVALID_ARGUMENT, "%s", invalid);
 		return;
 	}
-	(void)msc_call_bound_ms(call, sess_exec_budget_ms(req->has_timeout ?
-	    (long)req->timeout : s->cfg->timeout));
+	(void)msc_call_bound_ms(call, sess_exec_budget_ms(timeout));
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		return;
@@ -454,6 +549,13 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	p->s = s;
 	p->call = call;
 	p->req = req;
+	p->deadline_ms = msc_now_ms() + (uint64_t)msc_call_remaining_ms(call);
+	if (req->task_after_ms > 0 && prepare_task(p, req) != 0) {
+		pending_free(p);
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		return;
+	}
+	req = p->req;
 	p->temporary = req->has_temporary ? req->temporary : true;
 	if (req->has_computer_id) {
 		(void)msc_slug_normalize(req->computer_id, p->id);
@@ -461,13 +563,11 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	}
 	pthread_mutex_lock(&s->mu);
 	if (req->new_sandbox) {
-		char msg[128];
-		int rv = sess_open_locked(s, (uint32_t)s->cfg->session_timeout,
+		rv = sess_open_locked(s, (uint32_t)s->cfg->session_timeout,
 		    true, &ss, msg, sizeof(msg));
-
 		if (rv != 0) {
 			pthread_mutex_unlock(&s->mu);
-			free(p);
+			pending_free(p);
 			msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 			    "%s", rv == -ENOMEM ? "out of memory" : msg);
 			return;
@@ -478,12 +578,25 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	if (ss != NULL && ss->running >= s->cfg->max_session_commands) {
 		ss->last_active_ms = msc_now_ms();
 		pthread_mutex_unlock(&s->mu);
-		free(p);
+		pending_free(p);
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    "This session already has %ld commands in flight, the limit "
 		    "(--max-session-commands). Wait for one to finish (give long "
 		    "commands a shorter timeout) and retry.",
 		    s->cfg->max_session_commands);
+		return;
+	}
+	if (ss != NULL && p->promote != NULL &&
+	    (rv = sess_task_new_locked(s, ss, req->task_owner, timeout,
+		 &p->live, &p->task, msg, sizeof(msg))) != 0) {
+		ss->last_active_ms = msc_now_ms();
+		if (p->fresh)
+			(void)sess_end_locked(s, ss, NULL);
+		pthread_mutex_unlock(&s->mu);
+		pending_free(p);
+		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    MSC__V1__REASON__REASON_OVERLOADED, "%s",
+		    rv == -ENOMEM ? "out of memory" : msg);
 		return;
 	}
 	if (ss != NULL) {
@@ -494,11 +607,13 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	}
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL) {
-		free(p);
+		pending_free(p);
 		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
 		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 		return;
 	}
 	p->ss = ss;
+	if (p->promote != NULL)
+		nng_sleep_aio((nng_duration)req->task_after_ms, p->promote);
 	resolve(p);
 }

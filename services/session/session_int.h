@@ -23,9 +23,11 @@
 #define SESS_RANDOM_BYTES 16            /* 128 random bits per id */
 #define SESS_ID_LEN (SESS_EPOCH_LEN + 2 * SESS_RANDOM_BYTES)
 #define SESS_TAG_LEN 12
+#define SESS_TASK_ID_LEN 32             /* 128 random bits, hex */
 
 struct pending;
 struct closing;
+struct sess_task;
 
 /*
  * A TerminalExec's cancellation and progress state (session_live.c),
@@ -70,6 +72,7 @@ struct sess {
 	struct pending *queue_head, *queue_tail;
 	size_t queued;
 	struct sess_live *live;         /* TerminalExec calls open */
+	int tasks;                      /* its MCP tasks (session_task.c) */
 };
 
 struct sess_service {
@@ -91,6 +94,8 @@ struct sess_service {
 	bool claim_failed;
 	char epoch[SESS_EPOCH_LEN + 1]; /* this run: the prefix of its ids */
 	struct msc_map *sessions;       /* id -> struct sess */
+	struct msc_map *tasks;          /* task id -> struct sess_task */
+	int detached;                   /* promoted calls still running */
 	size_t n_sandboxes;             /* live sessions with sandbox set */
 	struct msc_client *inventory;
 	struct msc_fleet *fleet;        /* the drivers (borrowed) */
@@ -194,6 +199,31 @@ bool sess_live_to_driver(struct sess_service *s, struct sess_live *l,
     const char *id, size_t driver);
 /* Whether the call was cancelled. Takes the lock. */
 bool sess_live_cancelled(struct sess_service *s, const struct sess_live *l);
+
+/* session_task.c: MCP tasks. */
+void sess_h_get_task(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_cancel_task(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+/*
+ * A hidden task for a call of session ss that may become one, readable
+ * by session `owner` (NULL or empty: ss) and kept timeout_s plus
+ * --task-ttl; `live` is the call's, for CancelTask. -ENOSPC past the
+ * quota (then `msg` says so to the agent), -ENOMEM. Lock held.
+ */
+int sess_task_new_locked(struct sess_service *s, struct sess *ss,
+    const char *owner, long timeout_s, struct sess_live *live,
+    struct sess_task **tp, char *msg, size_t msglen);
+/* The call became task t: fills `out` (borrowing t's strings). Lock held. */
+void sess_task_promote_locked(struct sess_task *t, Msc__V1__Task *out);
+/*
+ * t's call ended with `rep` (NULL: failed with `st`): a promoted task
+ * keeps it, a hidden one is dropped. Lock held.
+ */
+void sess_task_end_locked(struct sess_service *s, struct sess_task *t,
+    const Msc__V1__TerminalExecReply *rep, const struct msc_status *st);
+/* Drops the tasks past their ttl (all finished ones: `all`). Lock held. */
+void sess_task_sweep_locked(struct sess_service *s, bool all);
 
 /* session_exec.c */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,

@@ -73,13 +73,46 @@ sess_live_cancelled(struct sess_service *s, const struct sess_live *l)
 	return c;
 }
 
-/* The open call of session `sid` named `key`, lock held; or NULL. */
+struct any_call {
+	const char *key;
+	struct sess *ss;
+	struct sess_live *l;
+};
+
+static void
+find_any(void *arg, const char *id, void *value)
+{
+	struct any_call *a = arg;
+	struct sess *ss = value;
+
+	(void)id;
+	for (struct sess_live *l = ss->live; a->l == NULL && l != NULL;
+	    l = l->next)
+		if (strcmp(l->call_key, a->key) == 0) {
+			a->ss = ss;
+			a->l = l;
+		}
+}
+
+/*
+ * The open call of session `sid` named `key`, lock held; or NULL. An
+ * empty sid: the call of that key in any session (a stateless HTTP
+ * call's random key, for a handle minted for it).
+ */
 static struct sess_live *
 find_locked(struct sess_service *s, const char *sid, const char *key,
     struct sess **ssp)
 {
-	struct sess *ss = msc_map_get(s->sessions, sid);
+	struct sess *ss;
 
+	if (sid[0] == '\0' && key[0] != '\0') {
+		struct any_call a = { key, NULL, NULL };
+
+		msc_map_each(s->sessions, find_any, &a);
+		*ssp = a.ss;
+		return a.l;
+	}
+	ss = msc_map_get(s->sessions, sid);
 	*ssp = ss;
 	if (ss == NULL || key[0] == '\0')
 		return NULL;

@@ -219,7 +219,7 @@ save_next(struct out_save *o)
 	er.output_limit = 65536;
 	er.owner = (char *)o->to.owner;
 	if (msc_client_call(o->to.driver, &msc__v1__driver__descriptor, "Exec",
-		&er.base, sess_hop_ms(msc_call_remaining_ms(o->to.call),
+		&er.base, sess_hop_ms(sess_left_ms(o->to.deadline_ms),
 		    OUT_SAVE_MS + SESS_REPLY_MARGIN_MS), saved, o) != 0) {
 		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,
 			"the computer's driver cannot be reached",

@@ -28,7 +28,7 @@ struct sess_output_to {
 	struct msc_client *driver;      /* borrowed */
 	const char *computer_id;        /* borrowed until done */
 	const char *owner;              /* the session's tag; borrowed */
-	struct msc_call *call;          /* for its deadline; borrowed */
+	uint64_t deadline_ms;           /* the call's (msc_now_ms clock) */
 };
 
 /*
