@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "msc_driver.h"
+#include "msc_lease_renewer.h"
 #include "msc_log.h"
 #include "msc_netpolicy.h"
 
@@ -30,14 +31,14 @@ modal_remember(struct modal_driver *d, const char *id,
 	if (msc_known_put(d->known, id, k) != 0)
 		msc_log_debug("modal: cannot remember computer %s", id);
 	if (k->temporary)
-		modal_lease_hold(d, id);
+		(void)msc_lease_renewer_hold(d->lease, id, NULL);
 }
 
 void
 modal_forget(struct modal_driver *d, const char *id)
 {
 	msc_known_forget(d->known, id);
-	modal_lease_drop(d, id);
+	msc_lease_renewer_drop(d->lease, id);
 }
 
 /* The app's sandboxes with tag name=value (NULL: every one of ours). */
