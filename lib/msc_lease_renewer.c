@@ -15,6 +15,16 @@
 #include "msc_map.h"
 #include "msc_time.h"
 
+/* $1: the lease in seconds. */
+const char msc_lease_watch_sh[] =
+    "f=" MSC_LEASE_FILE "; t=$1; last=; n=0\n"
+    "command -v stat >/dev/null && touch \"$f\" 2>/dev/null || exec sleep inf\n"
+    "while sleep 1; do\n"
+    "  m=$(stat -c %y \"$f\" 2>/dev/null) || exit 0\n"
+    "  if [ \"$m\" = \"$last\" ]; then n=$((n + 1)); else last=$m; n=0; fi\n"
+    "  [ \"$n\" -lt \"$t\" ] || exit 0\n"
+    "done\n";
+
 struct held {
 	char ref[128];
 	uint64_t gen;           /* which hold: a round's GONE drops only its own */

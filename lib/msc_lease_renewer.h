@@ -21,6 +21,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The sandbox's side where no helper of ours runs in it (Fly, Modal): its
+ * main process is `sh -c msc_lease_watch_sh msc-lease <lease in s>`, which
+ * exits (ending the sandbox) once MSC_LEASE_FILE has not changed for the
+ * lease; renewing touches the file. It counts its own 1 s sleeps, so a
+ * jump of the sandbox's clock changes nothing, and it can only end late,
+ * never early. An image without sh, stat or a writable /run gets
+ * `sleep inf` instead (no lease: ending a computer by mistake is worse
+ * than an orphan).
+ */
+#define MSC_LEASE_FILE "/run/msc-lease"
+extern const char msc_lease_watch_sh[];
+
 #define MSC_LEASE_MIN_PERIOD_MS 250
 #define MSC_LEASE_MAX_ROUND 4096        /* computers renewed per round */
 

@@ -232,6 +232,7 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	char *region = (char *)d->cfg->region, app_id[128], sbx[128];
 	char ignore[MODAL_ERRLEN];
 	struct modal_known k;
+	struct modal_lease_entry entry;
 	const char *kv[4][2] = { { MODAL_TAG_OWNED, "true" }, { MODAL_TAG_ID, id },
 		{ MODAL_TAG_TEMPORARY, temporary ? "true" : "false" },
 		{ MODAL_TAG_IMAGE, d->image } };
@@ -261,6 +262,7 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	def.resources = &res;
 	def.timeout_secs = d->lifetime_s;
 	def.idle_timeout_secs = modal_lease_idle_s(d, temporary);
+	modal_lease_entrypoint(d, temporary, &entry, &def);
 	def.block_network = !d->cfg->network;
 	def.network_access = &net;
 	if (d->cfg->network && d->cfg->n_net_allow > 0) {

@@ -11,24 +11,12 @@
 
 #include "msc_lease_renewer.h"
 
-#define LEASE_FILE "/run/msc-lease"
-
-/* $1: the lease in seconds. */
-static const char watch_sh[] =
-    "f=" LEASE_FILE "; t=$1\n"
-    "command -v date >/dev/null && command -v stat >/dev/null &&"
-    " touch \"$f\" 2>/dev/null || exec sleep inf\n"
-    "while sleep 1; do\n"
-    "  m=$(stat -c %Y \"$f\" 2>/dev/null) || exit 0\n"
-    "  [ $(( $(date +%s) - m )) -le \"$t\" ] || exit 0\n"
-    "done\n";
-
 /* One round (msc_lease_renewer.h): touches each Machine's lease file. */
 static void
 renew(void *arg, struct msc_lease_item *items, size_t n)
 {
 	struct fly_driver *d = arg;
-	json_t *argv = json_pack("[ss]", "touch", LEASE_FILE);
+	json_t *argv = json_pack("[ss]", "touch", MSC_LEASE_FILE);
 
 	for (size_t i = 0; argv != NULL && i < n; i++) {
 		struct msc_lease_item *it = &items[i];
@@ -62,7 +50,8 @@ fly_lease_body(struct fly_driver *d, json_t *body, bool temporary)
 	if (!temporary)
 		return 0;
 	snprintf(secs, sizeof(secs), "%ld", d->cfg->lease_timeout);
-	exec = json_pack("[ssss]", "/bin/sh", "-c", watch_sh, "msc-lease");
+	exec = json_pack("[ssss]", "/bin/sh", "-c", msc_lease_watch_sh,
+	    "msc-lease");
 	if (exec == NULL || json_array_append_new(exec, json_string(secs)) ||
 	    json_object_set_new(config, "init", json_pack("{s:o}", "exec",
 		exec)) != 0)
