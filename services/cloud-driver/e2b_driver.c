@@ -12,6 +12,7 @@
 
 #include "e2b_lease.h"
 #include "msc_driver.h"
+#include "msc_lease_renewer.h"
 #include "msc_log.h"
 
 MSC_DRIVER_OPS(e2b_ops, e2b, "cloud-driver", msc_driver_code_cloud,
@@ -120,7 +121,7 @@ e2b_driver_stop(struct e2b_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
-	e2b_lease_stop(d);
+	msc_lease_renewer_stop(d->lease);
 	msc_known_free(d->known);
 	if (d->key_hdr != NULL) {
 		explicit_bzero(d->key_hdr, strlen(d->key_hdr));

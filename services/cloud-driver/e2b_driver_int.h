@@ -39,7 +39,7 @@ struct e2b_driver {
 	json_t *metadata, *envs;
 	struct msc_driver *svc;
 	struct msc_known *known;        /* computer id -> struct e2b_known */
-	struct e2b_lease *lease;        /* temporaries' timeouts (e2b_lease.c) */
+	struct msc_lease_renewer *lease; /* temporaries' timeouts (e2b_lease.c) */
 };
 
 /* One control-plane call under the key and a deadline (e2b_sandboxes.c). */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "msc_driver.h"
+#include "msc_lease_renewer.h"
 #include "msc_log.h"
 
 #define T_CREATE 60000
@@ -98,14 +99,14 @@ remember(struct e2b_driver *d, const char *id, json_t *sbx,
 	if (msc_known_update(d->known, id, true, learn, &l) != 0)
 		msc_log_debug("e2b: cannot remember computer %s", id);
 	if (l.temporary == NULL || strcmp(l.temporary, "false") != 0)
-		e2b_lease_hold(d, id, s);
+		(void)msc_lease_renewer_hold(d->lease, id, s);
 }
 
 void
 e2b_forget(struct e2b_driver *d, const char *id)
 {
 	msc_known_forget(d->known, id);
-	e2b_lease_drop(d, id);
+	msc_lease_renewer_drop(d->lease, id);
 }
 
 /* Finds computer `id`'s sandbox (running or paused) by metadata. */

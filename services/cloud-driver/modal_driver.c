@@ -13,6 +13,7 @@
 
 #include "msc_driver.h"
 #include "msc_http.h"
+#include "msc_lease_renewer.h"
 #include "msc_log.h"
 
 MSC_DRIVER_OPS(modal_ops, modal, "cloud-driver", msc_driver_code_cloud,
@@ -110,7 +111,7 @@ modal_driver_stop(struct modal_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
-	modal_lease_stop(d);
+	msc_lease_renewer_stop(d->lease);
 	msc_known_free(d->known);
 	grpc_target_fini(&d->api);
 	modal_creds_clear(&d->creds);

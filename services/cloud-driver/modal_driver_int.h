@@ -49,7 +49,7 @@ struct modal_driver {
 	char auth_token[4096];          /* x-modal-auth-token */
 	int64_t auth_refresh_at;        /* Unix seconds */
 	struct msc_known *known;        /* computer id -> struct modal_known */
-	struct modal_lease *lease;      /* temporaries (modal_lease.c) */
+	struct msc_lease_renewer *lease; /* temporaries (modal_lease.c) */
 };
 
 /* Control-plane calls (modal_api.c). */

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "msc_driver.h"
+#include "msc_lease_renewer.h"
 #include "msc_log.h"
 #include "msc_netpolicy.h"
 
@@ -30,14 +31,14 @@ modal_remember(struct modal_driver *d, const char *id,
 	if (msc_known_put(d->known, id, k) != 0)
 		msc_log_debug("modal: cannot remember computer %s", id);
 	if (k->temporary)
-		modal_lease_hold(d, id);
+		(void)msc_lease_renewer_hold(d->lease, id, NULL);
 }
 
 void
 modal_forget(struct modal_driver *d, const char *id)
 {
 	msc_known_forget(d->known, id);
-	modal_lease_drop(d, id);
+	msc_lease_renewer_drop(d->lease, id);
 }
 
 /* The app's sandboxes with tag name=value (NULL: every one of ours). */
@@ -231,6 +232,7 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	char *region = (char *)d->cfg->region, app_id[128], sbx[128];
 	char ignore[MODAL_ERRLEN];
 	struct modal_known k;
+	struct modal_lease_entry entry;
 	const char *kv[4][2] = { { MODAL_TAG_OWNED, "true" }, { MODAL_TAG_ID, id },
 		{ MODAL_TAG_TEMPORARY, temporary ? "true" : "false" },
 		{ MODAL_TAG_IMAGE, d->image } };
@@ -260,6 +262,7 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	def.resources = &res;
 	def.timeout_secs = d->lifetime_s;
 	def.idle_timeout_secs = modal_lease_idle_s(d, temporary);
+	modal_lease_entrypoint(d, temporary, &entry, &def);
 	def.block_network = !d->cfg->network;
 	def.network_access = &net;
 	if (d->cfg->network && d->cfg->n_net_allow > 0) {

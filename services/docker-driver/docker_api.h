@@ -52,6 +52,8 @@ int dock_engine_ping(struct dock_engine *e, int timeout_ms, char *err,
 const char *dock_engine_name(const struct dock_engine *e);
 /* The engine's unix socket path, or NULL for a tcp:// engine (borrowed). */
 const char *dock_engine_socket(const struct dock_engine *e);
+/* The base URL of its requests: "http://h:p" for a tcp:// engine (borrowed). */
+const char *dock_engine_url(const struct dock_engine *e);
 
 /* GET /info: *outp is a new reference. */
 int dock_engine_info(struct dock_engine *e, int timeout_ms, json_t **outp,

@@ -119,6 +119,12 @@ dock_engine_socket(const struct dock_engine *e)
 	return e->sock_path;
 }
 
+const char *
+dock_engine_url(const struct dock_engine *e)
+{
+	return e->base_url;
+}
+
 struct dock_xfer {
 	struct dock_http_req	*req;
 	struct dock_http_res	*res;

@@ -5,7 +5,8 @@
  * A temporary computer made with the exec helper carries a lease of
  * --lease-timeout seconds from its start; while a session holds it (from
  * its Create or Attach to its Stop) this driver renews it every third of
- * that on a thread of its own, never behind commands or engine calls.
+ * that on its lease renewer's thread (msc_lease_renewer.h), never behind
+ * commands or engine calls.
  * When the server or this driver dies, renewals stop and the helper ends
  * the container (AutoRemove removes it). Permanent computers have none.
  */

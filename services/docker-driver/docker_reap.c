@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,73 @@ lease_dir(char *buf, size_t len)
 		snprintf(buf, len, "/tmp/mcp-sandbox-computer-%u-leases",
 		    (unsigned)geteuid());
 	return buf;
+}
+
+/*
+ * Where the engine is, one spelling per engine: a unix socket's folder
+ * through realpath (/var/run/docker.sock and /run/docker.sock are one
+ * engine; the folder exists while the engine is down), a tcp engine's URL.
+ */
+static void
+engine_place(const struct dock_engine *e, char *buf, size_t len)
+{
+	const char *sock = dock_engine_socket(e);
+	const char *slash = sock != NULL ? strrchr(sock, '/') : NULL;
+	char dir[PATH_MAX], real[PATH_MAX];
+
+	if (slash == NULL || (size_t)(slash - sock) >= sizeof(dir)) {
+		snprintf(buf, len, "%s", sock != NULL ? sock :
+		    dock_engine_url(e));
+		return;
+	}
+	memcpy(dir, sock, (size_t)(slash - sock));
+	dir[slash - sock] = '\0';
+	if (realpath(slash == sock ? "/" : dir, real) == NULL)
+		snprintf(real, sizeof(real), "%s", dir);
+	snprintf(buf, len, "%s%s", strcmp(real, "/") == 0 ? "" : real, slash);
+}
+
+/*
+ * The subfolder of this engine and driver identity: "<driver id>-<hash>".
+ * Lock files are judged only by drivers of the same engine and identity:
+ * to another engine a container is "gone", to another identity "not
+ * ours", and either would drop the file of a live orphan for good.
+ */
+static void
+folder_of(const struct dock_driver *d, char *buf, size_t len)
+{
+	char place[PATH_MAX + 64];
+	const char *id = d->cfg->driver_id != NULL ? d->cfg->driver_id : "";
+	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
+	size_t n = 0;
+
+	engine_place(d->engine, place, sizeof(place));
+	for (const char *p = id; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ '\n') * 1099511628211ULL;
+	for (const char *p = place; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	for (const char *p = id; *p && n < 48 && n + 1 < len; p++)
+		buf[n++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' &&
+		    *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		    *p == '_' ? *p : '_';
+	snprintf(buf + n, len - n, "%s%016llx", n > 0 ? "-" : "",
+	    (unsigned long long)h);
+}
+
+/* Opens (making it) this engine and identity's folder of lock files. */
+static int
+folder_open(const struct dock_driver *d, char *err, size_t errlen)
+{
+	char top[256], sub[80], path[400];
+	int fd = dock_fx_root_open(lease_dir(top, sizeof(top)), err, errlen);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	folder_of(d, sub, sizeof(sub));
+	snprintf(path, sizeof(path), "%s/%s", top, sub);
+	return dock_fx_root_open(path, err, errlen);
 }
 
 /* "kilntainer-x.<hex>" -> "kilntainer-x"; false for other names. */
@@ -232,7 +301,7 @@ dock_reap_start(struct dock_driver *d, int period_ms, struct dock_reap **rp)
 {
 	struct dock_reap *r = calloc(1, sizeof(*r));
 	pthread_condattr_t ca;
-	char path[256], err[DOCK_ERRLEN];
+	char err[DOCK_ERRLEN];
 
 	if (r == NULL)
 		return -ENOMEM;
@@ -247,8 +316,7 @@ dock_reap_start(struct dock_driver *d, int period_ms, struct dock_reap **rp)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	r->dfd = dock_fx_root_open(lease_dir(path, sizeof(path)), err,
-	    sizeof(err));
+	r->dfd = folder_open(d, err, sizeof(err));
 	if (r->dfd < 0)
 		msc_log_warn("orphaned temporaries without exec helper are not "
 		    "reaped: %s", err);

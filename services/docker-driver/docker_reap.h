@@ -6,9 +6,12 @@
  * it (flock, released by the kernel when the process dies however it
  * dies) in a folder private to the user: /run/mcp-sandbox-computer-leases
  * as root, else /tmp/mcp-sandbox-computer-<uid>-leases (MSC_LEASE_DIR
- * overrides). Every driver, at its start and then every third of
- * --lease-timeout, removes the temporary containers whose lock files are
- * all unlocked: their holders are gone. A stopped (SIGSTOP) holder still
+ * overrides), in a subfolder per engine and driver identity
+ * (<driver id>-<hash of both>). Every driver, at its start and then every
+ * third of --lease-timeout, removes the temporary containers whose lock
+ * files in its subfolder are all unlocked: their holders are gone. A
+ * driver of another engine or identity (Docker and Podman side by side)
+ * never looks at them: to it they would be gone or not its own. A stopped (SIGSTOP) holder still
  * holds its lock: nothing it holds is removed. Servers sharing one engine
  * from different hosts do not see each other's locks; a computer only a
  * server on another host holds is never reaped here (it has no file

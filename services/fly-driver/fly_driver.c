@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "msc_driver.h"
+#include "msc_lease_renewer.h"
 #include "msc_log.h"
 
 MSC_DRIVER_OPS(fly_ops, fly, "fly-driver", msc_driver_code_cloud,
@@ -66,7 +67,7 @@ fly_driver_stop(struct fly_driver *d)
 		return;
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
-	fly_lease_stop(d);
+	msc_lease_renewer_stop(d->lease);
 	msc_known_free(d->known);
 	fly_api_free(d->api);
 	pthread_mutex_destroy(&d->setup_mu);

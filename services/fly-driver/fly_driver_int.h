@@ -36,7 +36,7 @@ struct fly_driver {
 	pthread_mutex_t setup_mu;    /* one setup at a time */
 	struct fly_api *api;         /* set once by fly_setup */
 	char app[FLY_APPLEN];
-	struct fly_lease *lease;     /* temporaries' leases (fly_lease.c) */
+	struct msc_lease_renewer *lease; /* temporaries' leases (fly_lease.c) */
 };
 
 /* Credentials and the app, once (fly_setup.c). */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "msc_driver.h"
+#include "msc_lease_renewer.h"
 #include "msc_log.h"
 
 #define T_GET 20000
@@ -45,7 +46,7 @@ fly_remember(struct fly_driver *d, const char *id, const char *mid,
 	if (msc_known_put(d->known, id, &k) != 0)
 		msc_log_debug("fly: cannot remember computer %s", id);
 	if (temporary)
-		fly_lease_hold(d, id, mid);
+		(void)msc_lease_renewer_hold(d->lease, id, mid);
 }
 
 static void
@@ -62,7 +63,7 @@ void
 fly_forget(struct fly_driver *d, const char *id)
 {
 	msc_known_forget(d->known, id);
-	fly_lease_drop(d, id);
+	msc_lease_renewer_drop(d->lease, id);
 }
 
 int

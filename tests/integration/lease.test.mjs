@@ -8,7 +8,7 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   startServer, cid, containerOf, cleanupContainers, assertReplyShape, textOf, waitFor, waitExit,
-  run, sleep, docker, containerName,
+  run, sleep, docker, containerName, PREFIX,
 } from './lib.mjs';
 
 after(() => cleanupContainers());
@@ -207,7 +207,16 @@ describe('leases: containers without a lease-keeping helper (reference-made, fas
     } finally {
       await a.close();
     }
-    await sleep(4000); // past the lease, and no server runs: nothing ends them
+    // Past the lease, and no server of this driver identity runs: nothing ends them. One of another
+    // identity (on the same engine) reaps meanwhile: the lock files are not its to judge (it took
+    // them for "not ours", dropped them, and the orphans stayed for good; so did a server of another
+    // engine, to which they were "gone").
+    const stranger = await startServer([...LEASE, '--driver-id', `${PREFIX}other`]);
+    try {
+      await sleep(4000);
+    } finally {
+      await stranger.close();
+    }
     assert.ok(await containerOf(mine));
     assert.ok(await containerOf(adopted));
     const since = Date.now();

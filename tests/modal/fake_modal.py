@@ -262,17 +262,29 @@ class Sbx:
             res += ['--cpus', str(self.milli_cpu / 1000)]
         if self.memory_mb:
             res += ['--memory', f'{max(self.memory_mb, 8)}m']
-        entry = list(d.entrypoint_args) or ['sleep', 'infinity']
+        self.entrypoint = list(d.entrypoint_args)
+        entry = self.entrypoint or ['sleep', 'infinity']
         r = docker('run', '-d', '--label', LABEL, '--name', f'fake-modal-{PID}-{sid}', *net, *res,
                    image['ref'], *entry)
         if r.returncode != 0:
             raise RuntimeError(r.stderr.decode()[-300:])
         self.container = r.stdout.decode().strip()
+        threading.Thread(target=self.wait_entrypoint, daemon=True).start()
+
+    def wait_entrypoint(self):
+        # Like Modal: a sandbox ends when its entrypoint exits.
+        r = subprocess.run(['docker', 'wait', self.container], capture_output=True)
+        code = r.stdout.decode().strip()
+        if r.returncode == 0 and self.result is None:
+            status = api.GenericResult.GENERIC_STATUS_SUCCESS if code == '0' else \
+                api.GenericResult.GENERIC_STATUS_FAILURE
+            finish(self, status, f'entrypoint exited with {code}')
 
     def public(self):
         return {'sandbox_id': self.id, 'task_id': self.task_id, 'tags': self.tags,
                 'status': None if self.result is None else api.GenericResult.GenericStatus.Name(self.result[0]),
-                'container': self.container, 'timeout_secs': self.timeout_secs,
+                'container': self.container, 'entrypoint': self.entrypoint,
+                'timeout_secs': self.timeout_secs,
                 'idle_timeout_secs': self.idle_timeout_secs, 'network': self.network,
                 'block_network': self.block_network, 'allowed_domains': self.allowed_domains,
                 'milli_cpu': self.milli_cpu,
