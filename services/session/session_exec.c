@@ -193,7 +193,8 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 				st->message, msg, sizeof(msg)));
 			return;
 		}
-		pending_fail(p, st->code, st->reason, st->message);
+		pending_fail(p, st->code, st->reason, sess_agent_text(st,
+		    MSC_REASON_STEP_EXEC, p->ss->tag));
 		return;
 	}
 	rep.computer_id = p->id;
@@ -338,7 +339,8 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		    MSC__V1__REASON__REASON_UNSPECIFIED,
 		    "the session ended");
 	} else if (c == NULL)
-		pending_fail(p, st->code, st->reason, st->message);
+		pending_fail(p, st->code, st->reason, sess_agent_text(st,
+		    MSC_REASON_STEP_CREATE, ss->tag));
 	else
 		run(p);
 	drain(s, ss);

@@ -10,6 +10,7 @@
 
 #include "msc_fleet.h"
 #include "msc_map.h"
+#include "msc_reason.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
 #include "msc_time.h"
@@ -194,6 +195,17 @@ bool sess_live_to_driver(struct sess_service *s, struct sess_live *l,
     const char *id, size_t driver);
 /* Whether the call was cancelled. Takes the lock. */
 bool sess_live_cancelled(struct sess_service *s, const struct sess_live *l);
+
+/* session_agent_text.c */
+
+/*
+ * The message the agent reads of st, a failure a driver's call came back
+ * with (directly or through the inventory) at `step`: st->message, or,
+ * for a provider's failure, the generic text (the details are logged
+ * with `tag`, the session's log name). Static or st->message.
+ */
+const char *sess_agent_text(const struct msc_status *st,
+    enum msc_reason_step step, const char *tag);
 
 /* session_exec.c */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,

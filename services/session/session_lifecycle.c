@@ -17,6 +17,8 @@ struct lc_op {
 	char session_id[SESS_ID_LEN + 1];
 	char id[MSC_SLUG_MAX + 1];
 	bool temporary;
+	enum msc_reason_step step;      /* what a provider failure was in */
+	char tag[SESS_TAG_LEN + 1];     /* the session's, for logs */
 };
 
 /* Checks the session and the id; NULL after failing the call. */
@@ -25,7 +27,8 @@ lc_begin(struct sess_service *s, struct msc_call *call,
     const Msc__V1__ComputerRequest *r, bool empty_id_ok)
 {
 	struct lc_op *op;
-	bool known;
+	struct sess *ss;
+	char tag[SESS_TAG_LEN + 1] = "";
 
 	(void)msc_call_bound_ms(call, SESS_LIFECYCLE_MS);
 	if (!(empty_id_ok && r->computer_id[0] == '\0')) {
@@ -38,9 +41,10 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 		}
 	}
 	pthread_mutex_lock(&s->mu);
-	known = msc_map_get(s->sessions, r->session_id) != NULL;
+	if ((ss = msc_map_get(s->sessions, r->session_id)) != NULL)
+		snprintf(tag, sizeof(tag), "%s", ss->tag);
 	pthread_mutex_unlock(&s->mu);
-	if (!known) {
+	if (ss == NULL) {
 		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
 		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 		return NULL;
@@ -52,6 +56,8 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 	op->s = s;
 	op->call = call;
 	snprintf(op->session_id, sizeof(op->session_id), "%s", r->session_id);
+	snprintf(op->tag, sizeof(op->tag), "%s", tag);
+	op->step = MSC_REASON_STEP_OTHER;
 	if (r->computer_id[0] != '\0')
 		(void)msc_slug_normalize(r->computer_id, op->id);
 	op->temporary = r->has_temporary ? r->temporary : true;
@@ -65,7 +71,8 @@ relay(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	struct lc_op *op = arg;
 
 	if (resp == NULL)
-		msc_call_fail(op->call, st->code, "%s", st->message);
+		msc_call_fail_reason(op->call, st->code, st->reason, "%s",
+		    sess_agent_text(st, op->step, op->tag));
 	else {
 		msc_call_reply(op->call, resp);
 		protobuf_c_message_free_unpacked(resp, NULL);
@@ -142,6 +149,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 
 	if (op == NULL)
 		return;
+	op->step = MSC_REASON_STEP_CREATE;
 	pthread_mutex_lock(&s->mu);
 	ss = msc_map_get(s->sessions, op->session_id);
 	if (ss != NULL && op->id[0] != '\0')
