@@ -80,6 +80,31 @@ relay(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	free(op);
 }
 
+/* The inventory's list, with the session's active computer. */
+static void
+listed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct lc_op *op = arg;
+	struct sess *ss;
+	Msc__V1__ComputerList out;
+
+	if (resp == NULL) {
+		relay(arg, st, resp);
+		return;
+	}
+	pthread_mutex_lock(&op->s->mu);
+	ss = msc_map_get(op->s->sessions, op->session_id);
+	if (ss != NULL)
+		snprintf(op->id, sizeof(op->id), "%s", ss->default_id);
+	pthread_mutex_unlock(&op->s->mu);
+	/* A shallow copy: the id is op's, the rows stay resp's. */
+	out = *(Msc__V1__ComputerList *)resp;
+	out.active_computer_id = op->id;
+	msc_call_reply(op->call, &out.base);
+	protobuf_c_message_free_unpacked(resp, NULL);
+	free(op);
+}
+
 static void
 call_inventory(struct lc_op *op, const char *method,
     const ProtobufCMessage *req, msc_reply_fn done)
@@ -198,7 +223,7 @@ sess_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	r.session_id = ((const Msc__V1__SessionRef *)req)->session_id;
 	lr.owner = r.session_id;
 	if ((op = lc_begin(state, call, &r, true)) != NULL)
-		call_inventory(op, "List", &lr.base, relay);
+		call_inventory(op, "List", &lr.base, listed);
 }
 
 static void
