@@ -117,6 +117,7 @@ pending_end(struct pending *p)
 	pthread_mutex_lock(&p->s->mu);
 	sess_live_remove_locked(p->ss, &p->live);
 	p->ss->running--;
+	p->s->calls--;
 	p->ss->last_active_ms = msc_now_ms();
 	sess_unref(p->ss);
 	pthread_mutex_unlock(&p->s->mu);
@@ -462,6 +463,14 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		p->explicit_id = true;
 	}
 	pthread_mutex_lock(&s->mu);
+	if (sess_calls_full_locked(s, NULL, buf, sizeof(buf))) {
+		/* The whole server's bound: before a handle is minted. */
+		pthread_mutex_unlock(&s->mu);
+		free(p);
+		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    MSC__V1__REASON__REASON_OVERLOADED, "%s", buf);
+		return;
+	}
 	if (req->new_sandbox) {
 		char msg[128];
 		int rv = sess_open_locked(s, (uint32_t)s->cfg->session_timeout,
@@ -477,21 +486,19 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		p->fresh = true;
 	} else
 		ss = msc_map_get(s->sessions, req->session_id);
-	if (ss != NULL && ss->running >= s->cfg->max_session_commands) {
+	if (ss != NULL && sess_calls_full_locked(s, ss, buf, sizeof(buf))) {
 		ss->last_active_ms = msc_now_ms();
 		pthread_mutex_unlock(&s->mu);
 		free(p);
-		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		    "This session already has %ld commands in flight, the limit "
-		    "(--max-session-commands). Wait for one to finish (give long "
-		    "commands a shorter timeout) and retry.",
-		    s->cfg->max_session_commands);
+		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    MSC__V1__REASON__REASON_OVERLOADED, "%s", buf);
 		return;
 	}
 	if (ss != NULL) {
 		sess_ref_locked(ss);
 		sess_live_add_locked(ss, &p->live, req->call_key);
 		ss->running++;
+		s->calls++;
 		ss->last_active_ms = msc_now_ms();
 	}
 	pthread_mutex_unlock(&s->mu);

@@ -64,6 +64,7 @@ struct sess {
 	uint32_t idle_timeout_s;        /* 0: never expires */
 	uint64_t last_active_ms;        /* monotonic */
 	int running;                    /* TerminalExec calls in flight */
+	int lc_running;                 /* lifecycle calls in flight */
 	char default_id[MSC_SLUG_MAX + 1];
 	struct msc_map *owned;          /* id -> (void *)1 temp / 2 perm */
 	bool resolving;                 /* an Acquire is in flight */
@@ -93,6 +94,8 @@ struct sess_service {
 	char epoch[SESS_EPOCH_LEN + 1]; /* this run: the prefix of its ids */
 	struct msc_map *sessions;       /* id -> struct sess */
 	size_t n_sandboxes;             /* live sessions with sandbox set */
+	long calls;                     /* every session's calls in flight:
+	                                 * --max-pending-calls */
 	struct msc_client *inventory;
 	struct msc_fleet *fleet;        /* the drivers (borrowed) */
 	struct msc_server *srv;
@@ -135,6 +138,14 @@ void sess_h_reset(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 void sess_h_delete(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
+
+/*
+ * Whether one more call may start (lock held): false when the server has
+ * --max-pending-calls in flight, or session ss (NULL: none yet) has
+ * --max-session-commands; then `msg` says so to the agent.
+ */
+bool sess_calls_full_locked(const struct sess_service *s,
+    const struct sess *ss, char *msg, size_t msglen);
 
 /* session_describe.c: the drivers' tool description. */
 void sess_h_describe(void *state, struct msc_call *call,

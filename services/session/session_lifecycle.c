@@ -29,6 +29,7 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 	struct lc_op *op;
 	struct sess *ss;
 	char tag[SESS_TAG_LEN + 1] = "";
+	char msg[256];
 
 	(void)msc_call_bound_ms(call, SESS_LIFECYCLE_MS);
 	if (!(empty_id_ok && r->computer_id[0] == '\0')) {
@@ -40,19 +41,28 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 			return NULL;
 		}
 	}
-	pthread_mutex_lock(&s->mu);
-	if ((ss = msc_map_get(s->sessions, r->session_id)) != NULL)
-		snprintf(tag, sizeof(tag), "%s", ss->tag);
-	pthread_mutex_unlock(&s->mu);
-	if (ss == NULL) {
-		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
-		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
-		return NULL;
-	}
 	if ((op = calloc(1, sizeof(*op))) == NULL) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		return NULL;
 	}
+	pthread_mutex_lock(&s->mu);
+	if ((ss = msc_map_get(s->sessions, r->session_id)) == NULL ||
+	    sess_calls_full_locked(s, ss, msg, sizeof(msg))) {
+		pthread_mutex_unlock(&s->mu);
+		free(op);
+		if (ss == NULL)
+			msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
+			    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
+		else
+			msc_call_fail_reason(call,
+			    MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    MSC__V1__REASON__REASON_OVERLOADED, "%s", msg);
+		return NULL;
+	}
+	snprintf(tag, sizeof(tag), "%s", ss->tag);
+	ss->lc_running++;               /* lc_end takes them back */
+	s->calls++;
+	pthread_mutex_unlock(&s->mu);
 	op->s = s;
 	op->call = call;
 	snprintf(op->session_id, sizeof(op->session_id), "%s", r->session_id);
@@ -62,6 +72,21 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 		(void)msc_slug_normalize(r->computer_id, op->id);
 	op->temporary = r->has_temporary ? r->temporary : true;
 	return op;
+}
+
+/* Ends op: its session's and the server's count of calls in flight. */
+static void
+lc_end(struct lc_op *op)
+{
+	struct sess_service *s = op->s;
+	struct sess *ss;
+
+	pthread_mutex_lock(&s->mu);
+	s->calls--;
+	if ((ss = msc_map_get(s->sessions, op->session_id)) != NULL)
+		ss->lc_running--;
+	pthread_mutex_unlock(&s->mu);
+	free(op);
 }
 
 /* Passes the inventory's answer on as it is. */
@@ -77,7 +102,7 @@ relay(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		msc_call_reply(op->call, resp);
 		protobuf_c_message_free_unpacked(resp, NULL);
 	}
-	free(op);
+	lc_end(op);
 }
 
 /* The inventory's list, with the session's active computer. */
@@ -102,7 +127,7 @@ listed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	out.active_computer_id = op->id;
 	msc_call_reply(op->call, &out.base);
 	protobuf_c_message_free_unpacked(resp, NULL);
-	free(op);
+	lc_end(op);
 }
 
 static void
@@ -114,7 +139,7 @@ call_inventory(struct lc_op *op, const char *method,
 		    SESS_STEP_MS), done, op) != 0) {
 		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
 		    "%s", msc_reason_inventory_unreachable());
-		free(op);
+		lc_end(op);
 	}
 }
 
@@ -155,7 +180,7 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		else
 			msc_call_fail(op->call,
 			    MSC__V1__CODE__RESOURCE_EXHAUSTED, "out of memory");
-		free(op);
+		lc_end(op);
 		return;
 	}
 	relay(arg, st, resp);
@@ -194,7 +219,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	pthread_mutex_unlock(&s->mu);
 	if (code != MSC__V1__CODE__OK) {
 		msc_call_fail(call, code, "%s", msg);
-		free(op);
+		lc_end(op);
 		return;
 	}
 	ar.computer_id = op->id;      /* empty: a new random slug */
