@@ -169,6 +169,10 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		if (ended || oom)
 			sess_release_locked(s, c->computer_id, op->session_id,
 			    c->temporary, (size_t)driver, false, NULL);
+		else if (ss->sandbox && ss->default_id[0] == '\0')
+			/* A handle addresses one computer: its first. */
+			snprintf(ss->default_id, sizeof(ss->default_id), "%s",
+			    c->computer_id);
 	}
 	pthread_mutex_unlock(&s->mu);
 	if (ended || oom) {
