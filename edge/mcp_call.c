@@ -193,8 +193,10 @@ run_in_new_handle(struct pending_call *pc, ProtobufCMessage *opened,
 	rv = pc->tool == TOOL_EXEC ? exec_in_handle(pc) : create_in_handle(pc);
 	if (rv == 0)
 		return true;
-	st->message = rv == -EINVAL ? "the call's arguments could not be "
-				      "read again" : msc_reason_session_unsent(rv, NULL);
+	if (rv == -EINVAL)
+		st->message = "the call's arguments could not be read again";
+	else
+		st->message = msc_reason_session_unsent(rv, NULL);
 	return false;
 }
 

@@ -128,8 +128,8 @@ settle(struct inv_service *s, struct record *r, const struct msc_status *st)
 	for (; w != NULL; w = next) {
 		next = w->next;
 		if (st->code != MSC__V1__CODE__OK)
-			msc_call_fail_reason(w->call, st->code, st->reason, "%s",
-			    st->message);
+			msc_call_fail_reason(w->call, st->code, st->reason,
+			    "%s", st->message);
 		else
 			answer(s, r, w);
 		free(w);
