@@ -271,7 +271,8 @@ describe('modal backend', () => {
     const s = await modal(['--shell', '/bin/nonexistent']);
     const id = cid('noshell');
     try {
-      assertToolError(await s.call({ computer_id: id, command: 'true' }), 'readiness check failed', '--shell /bin/sh');
+      await assertProviderError(s, await s.call({ computer_id: id, command: 'true' }), CREATE_FAILED,
+        'readiness check failed', '--shell /bin/sh');
     } finally { await s.close(); }
     let all = await sandboxesOf(id);
     assert.ok(all.length >= 1 && all.every((x) => x.status === 'GENERIC_STATUS_TERMINATED'), JSON.stringify(all));
