@@ -280,8 +280,11 @@ describe('modal backend', () => {
     const id2 = cid('norouter');
     const s2 = await modal();
     try {
-      assertToolError(await s2.call({ computer_id: id2, command: 'true' }), 'Failed to create Modal sandbox',
-        'FAILED_PRECONDITION', 'router unavailable for this task');
+      // Invalid argument (what Modal's FAILED_PRECONDITION maps to) is shown, not Modal's words.
+      assert.equal(assertToolError(await s2.call({ computer_id: id2, command: 'true' })),
+        'Failed to create Modal sandbox: Modal TaskGetCommandRouterAccess: FAILED_PRECONDITION');
+      assert.ok(await waitFor(() => s2.stderr().includes('router unavailable for this task'),
+        { timeoutMs: 5000, intervalMs: 100 }));
     } finally { await s2.close(); await clearFaults(); }
     all = await sandboxesOf(id2);
     assert.ok(all.length === 1 && all[0].status === 'GENERIC_STATUS_TERMINATED', JSON.stringify(all));
