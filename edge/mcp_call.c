@@ -63,11 +63,12 @@ struct pending_call {
 	bool by_handle;         /* the call named its sandbox_handle */
 	char computer_id[MSC_SLUG_MAX + 1];
 	char handle[64];        /* the handle it names, ends or minted */
-	bool opening;           /* computer_create: minting its handle */
+	bool opening;           /* minting its handle first (Session/Open) */
 	bool fresh;             /* the handle was minted for this call */
-	bool has_temporary, temporary;
-	json_t *token;          /* borrowed: the call's progressToken,
-	                         * until call_session */
+	json_t *args;           /* while opening: the call's arguments, and */
+	json_t *token;          /* its progressToken (both owned then;
+	                         * otherwise the token is borrowed until
+	                         * call_session, and args unused) */
 	struct mcp_progress *progress;  /* NULL: none asked */
 };
 
@@ -122,16 +123,68 @@ ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		protobuf_c_message_free_unpacked(resp, NULL);
 }
 
-/*
- * computer_create over stateless HTTP: the handle was opened; now the
- * computer. Returns true when CreateComputer is on its way; false with
- * *st set to why not.
- */
-static bool
-create_in_new_handle(struct pending_call *pc, ProtobufCMessage *opened,
-    struct msc_status *st)
+/* computer_create in the handle just minted: the whole request. */
+static int
+create_in_handle(struct pending_call *pc)
 {
 	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
+	char *msg = tools_lifecycle_request(pc->tool, pc->args, &req);
+	int rv = -EINVAL;
+
+	if (msg == NULL) {      /* checked before the Open: cannot fail */
+		req.session_id = pc->handle;
+		rv = msc_client_call(pc->c->session,
+		    &msc__v1__session__descriptor,
+		    tools_lifecycle_method(pc->tool), &req.base,
+		    EDGE_CALL_MAX_MS, pending_done, pc);
+	}
+	free(msg);
+	tools_lifecycle_request_fini(&req);
+	return rv;
+}
+
+/* terminal_execute in the handle just minted, with its progress. */
+static int
+exec_in_handle(struct pending_call *pc)
+{
+	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	json_t *keep = json_array();
+	char key[MCP_LIVE_KEY_MAX];
+	char *msg = tools_exec_request(pc->args, &req, keep);
+	int rv = -EINVAL;
+
+	if (msg == NULL) {      /* checked before the Open: cannot fail */
+		req.session_id = pc->handle;
+		if (mcp_live_call_key(pc->id, key)) {
+			req.call_key = key;
+			pc->progress = mcp_progress_start(pc->c->session,
+			    pc->token, pc->handle, key, pc->c->send,
+			    pc->c->send_ctx);
+		}
+		rv = msc_client_call(pc->c->session,
+		    &msc__v1__session__descriptor, "TerminalExec", &req.base,
+		    EDGE_CALL_MAX_MS, pending_done, pc);
+		if (rv != 0) {
+			mcp_progress_stop(pc->progress);
+			pc->progress = NULL;
+		}
+	}
+	free(msg);
+	tools_exec_request_fini(&req);
+	json_decref(keep);
+	return rv;
+}
+
+/*
+ * A call that minted its handle first (computer_create over stateless
+ * HTTP, or a terminal_execute there that asks for progress, which names
+ * the call by its handle): the handle was opened; now the call itself.
+ * Returns true when it is on its way; false with *st set to why not.
+ */
+static bool
+run_in_new_handle(struct pending_call *pc, ProtobufCMessage *opened,
+    struct msc_status *st)
+{
 	int rv;
 
 	pc->opening = false;
@@ -140,16 +193,13 @@ create_in_new_handle(struct pending_call *pc, ProtobufCMessage *opened,
 	protobuf_c_message_free_unpacked(opened, NULL);
 	pc->fresh = true;
 	pc->by_handle = true;
-	req.session_id = pc->handle;
-	req.computer_id = pc->computer_id;
-	req.has_temporary = pc->has_temporary;
-	req.temporary = pc->temporary;
-	rv = msc_client_call(pc->c->session, &msc__v1__session__descriptor,
-	    tools_lifecycle_method(pc->tool), &req.base, EDGE_CALL_MAX_MS,
-	    pending_done, pc);
+	rv = pc->tool == TOOL_EXEC ? exec_in_handle(pc) : create_in_handle(pc);
 	if (rv == 0)
 		return true;
-	st->message = msc_reason_session_unsent(rv, NULL);
+	if (rv == -EINVAL)
+		st->message = "the call's arguments could not be read again";
+	else
+		st->message = msc_reason_session_unsent(rv, NULL);
 	return false;
 }
 
@@ -184,7 +234,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	mcp_progress_stop(pc->progress);        /* none after the result */
 	pc->progress = NULL;
 	if (pc->opening && resp != NULL) {
-		if (create_in_new_handle(pc, resp, &unsent))
+		if (run_in_new_handle(pc, resp, &unsent))
 			return;
 		resp = NULL;
 		st = &unsent;
@@ -243,6 +293,8 @@ out:
 	call_done(pc->c);
 	if (pc->c->finished != NULL)
 		pc->c->finished(pc->c->send_ctx);
+	json_decref(pc->args);
+	json_decref(pc->token);
 	json_decref(pc->id);
 	free(pc);
 }
@@ -282,12 +334,16 @@ call_session(struct mcp_conn *c, struct pending_call *how, const char *method,
 	if (how->token != NULL && sid != NULL && sid[0] != '\0' && key != NULL)
 		pc->progress = mcp_progress_start(c->session, how->token, sid,
 		    key, c->send, c->send_ctx);
-	pc->token = NULL;       /* borrowed from the request: not kept */
+	/* Borrowed from the request: kept only for the call after an Open. */
+	pc->token = how->opening ? json_incref(how->token) : NULL;
+	pc->args = how->opening ? json_incref(how->args) : NULL;
 	if ((rv = msc_client_call(c->session, &msc__v1__session__descriptor,
 		 method, req, timeout_ms, pending_done, pc)) != 0) {
 		mcp_progress_stop(pc->progress);
 		mcp_conn_send_result(c, id, tools_error_result(
 		    msc_reason_session_unsent(rv, NULL)), pc->modern);
+		json_decref(pc->args);
+		json_decref(pc->token);
 		json_decref(pc->id);
 		free(pc);
 		call_done(c);
@@ -368,6 +424,26 @@ pick_session(struct mcp_conn *c, struct pending_call *how, json_t *args,
 	return true;
 }
 
+/*
+ * Mints a handle (Session/Open) for a call whose arguments were checked;
+ * the call follows in it (run_in_new_handle). True when the reply will
+ * come.
+ */
+static bool
+open_then_call(struct mcp_conn *c, struct pending_call *how, json_t *args,
+    const char *computer_id)
+{
+	Msc__V1__OpenRequest open = MSC__V1__OPEN_REQUEST__INIT;
+
+	open.client_name = "http";
+	open.idle_timeout_s = (uint32_t)c->cfg->session_timeout;
+	open.sandbox = true;
+	how->opening = true;
+	how->args = args;
+	return call_session(c, how, "Open", &open.base, EDGE_CALL_MAX_MS,
+	    computer_id, NULL, NULL);
+}
+
 static bool
 exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 {
@@ -386,6 +462,11 @@ exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	}
 	if (!pick_session(c, how, args, sid, &mint))
 		goto done;
+	if (mint && how->token != NULL) {
+		/* Progress names the call by its handle: mint it first. */
+		pending = open_then_call(c, how, args, NULL);
+		goto done;
+	}
 	req.session_id = sid;
 	req.new_sandbox = mint;
 	if (how->tasks) {
@@ -430,17 +511,8 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	if (!pick_session(c, how, args, sid, &mint))
 		goto out;
 	if (mint && tools_lifecycle_is_create(how->tool)) {
-		Msc__V1__OpenRequest open = MSC__V1__OPEN_REQUEST__INIT;
-
 		/* A new handle first, then its computer (pending_done). */
-		open.client_name = "http";
-		open.idle_timeout_s = (uint32_t)c->cfg->session_timeout;
-		open.sandbox = true;
-		how->opening = true;
-		how->has_temporary = req.has_temporary;
-		how->temporary = req.temporary;
-		pending = call_session(c, how, "Open", &open.base,
-		    EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL);
+		pending = open_then_call(c, how, args, req.computer_id);
 		goto out;
 	}
 	if (mint) {

@@ -207,6 +207,36 @@ mcp_era_header_value(const char *raw)
 	return strndup(raw, len);
 }
 
+/*
+ * A tool's error at 2026-07-28 is a result whose payload is
+ * {"error": "<text>"} (the reference's later revision): an isError result
+ * that holds only a text gets it as structuredContent and as its text.
+ */
+static void
+error_payload(json_t *result)
+{
+	json_t *content = json_object_get(result, "content");
+	json_t *block = json_array_get(content, 0);
+	const char *text = json_string_value(json_object_get(block, "text"));
+	json_t *sc;
+	char *dumped;
+
+	if (!json_is_true(json_object_get(result, "isError")) ||
+	    json_object_get(result, "structuredContent") != NULL ||
+	    json_array_size(content) != 1 || text == NULL)
+		return;
+	if ((sc = json_pack("{s:s}", "error", text)) == NULL)
+		return;
+	if ((dumped = json_dumps(sc, JSON_ENSURE_ASCII)) == NULL ||
+	    json_object_set_new(block, "text", json_string(dumped)) != 0) {
+		free(dumped);
+		json_decref(sc);
+		return;
+	}
+	free(dumped);
+	json_object_set_new(result, "structuredContent", sc);
+}
+
 json_t *
 mcp_era_complete(json_t *result)
 {
@@ -214,6 +244,7 @@ mcp_era_complete(json_t *result)
 
 	if (result == NULL)
 		return NULL;
+	error_payload(result);
 	json_object_set_new(result, "resultType", json_string("complete"));
 	meta = json_object_get(result, "_meta");
 	if (!json_is_object(meta)) {

@@ -326,7 +326,16 @@ tools_lifecycle_result(int tool, const char *computer_id,
 		return payload_result(json_pack("{s:s}", "error", st->message),
 		    true);
 	switch (tool) {
-	case T_DASHBOARD:
+	case T_DASHBOARD: {
+		const Msc__V1__ComputerList *l = (const void *)resp;
+		json_t *p = list_payload(l);
+
+		/* The reference's later revision: the handle's computer. */
+		if (p != NULL)
+			json_object_set_new(p, "active_computer_id",
+			    str_or_null(l->active_computer_id));
+		return payload_result(p, false);
+	}
 	case T_LIST:
 		return payload_result(list_payload(
 		    (const Msc__V1__ComputerList *)resp), false);

@@ -101,7 +101,8 @@ struct msc_cfg {
 	long driver_owner_workers;      /* per owner; 0: a quarter */
 	long max_session_computers;
 	long max_sandboxes;             /* live sandbox handles */
-	long max_session_commands;      /* TerminalExec calls in flight */
+	long max_session_commands;      /* a session's calls in flight */
+	long max_pending_calls;         /* all sessions' calls in flight */
 	long max_session_tasks;         /* MCP tasks held per session */
 	long task_ttl;                  /* s a task is kept past its timeout */
 	long lease_timeout;             /* s a temporary outlives renewals */

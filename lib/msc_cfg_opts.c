@@ -84,6 +84,11 @@ const struct opt msc_cfg_opts[] = {
 	    "How long an MCP task's result is kept past its command's timeout "
 	    "(default: 3600)",
 	    MSC_PROG_SESSION },
+	{ "max-pending-calls", OPT_LONG, F(max_pending_calls), 0, "4096",
+	    "N", NULL, CORE,
+	    "Tool calls the session service has in flight at once, all "
+	    "sessions together; more are refused (default: 4096)",
+	    MSC_PROG_SESSION },
 	{ "auth-token", OPT_SECRET, F(auth_token), 0, NULL, "AUTH_TOKEN", NULL,
 	    CORE, "Bearer token for /mcp (default: KILNTAINERS_AUTH_TOKEN)",
 	    EDGE },

@@ -169,6 +169,11 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		msc_cfg_error("--task-ttl must be between 1 and 604800 seconds.");
 		return -EINVAL;
 	}
+	if (cfg->max_pending_calls < 1 || cfg->max_pending_calls > 1000000) {
+		msc_cfg_error("--max-pending-calls must be between 1 and "
+			      "1000000.");
+		return -EINVAL;
+	}
 	if (strcmp(cfg->engine, "docker") != 0 &&
 	    strcmp(cfg->engine, "podman") != 0) {
 		msc_cfg_error("--engine must be docker or podman, got: %s",

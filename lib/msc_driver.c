@@ -67,7 +67,8 @@ fail(struct job *j, int rv, const char *err)
 {
 	Msc__V1__Code code = j->d->ops->code(rv);
 
-	msc_call_fail_reason(j->call, code, msc_driver_reason(code), "%s", err);
+	msc_call_fail_reason(j->call, code, msc_driver_backend_reason(code),
+	    "%s", err);
 }
 
 typedef int (*computer_op)(void *be, const char *id, Msc__V1__Computer *out,

@@ -150,6 +150,16 @@ Msc__V1__Code msc_driver_code(int rv);
  * status with this code. */
 Msc__V1__Reason msc_driver_reason(Msc__V1__Code code);
 
+/*
+ * The Reason of a backend's failure with this code: REASON_PROVIDER for
+ * the codes whose message holds what the engine or provider said
+ * (INTERNAL, UNAVAILABLE, DEADLINE_EXCEEDED, FAILED_PRECONDITION,
+ * UNIMPLEMENTED), which the session service keeps from agents; else as
+ * msc_driver_reason. The texts of the other codes are written for agents
+ * (not found, already exists, died, invalid argument, cancelled).
+ */
+Msc__V1__Reason msc_driver_backend_reason(Msc__V1__Code code);
+
 /* The same for a cloud provider, whose I/O errors (-EIO) are outages. */
 Msc__V1__Code msc_driver_code_cloud(int rv);
 

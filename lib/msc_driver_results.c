@@ -121,3 +121,18 @@ msc_driver_reason(Msc__V1__Code code)
 		return MSC__V1__REASON__REASON_UNSPECIFIED;
 	}
 }
+
+Msc__V1__Reason
+msc_driver_backend_reason(Msc__V1__Code code)
+{
+	switch (code) {
+	case MSC__V1__CODE__INTERNAL:
+	case MSC__V1__CODE__UNAVAILABLE:
+	case MSC__V1__CODE__DEADLINE_EXCEEDED:
+	case MSC__V1__CODE__FAILED_PRECONDITION:
+	case MSC__V1__CODE__UNIMPLEMENTED:
+		return MSC__V1__REASON__REASON_PROVIDER;
+	default:
+		return msc_driver_reason(code);
+	}
+}

@@ -183,7 +183,9 @@ errno_for(long status)
 
 /*
  * Writes "<what>: HTTP <status>[: <message>]" into err, on one line, and
- * returns the errno for the status.
+ * returns the errno for the status. For a status whose errno agents see
+ * the text of (-EINVAL, -ENOENT, -EEXIST: the driver passes them on as
+ * is), the provider's message is only logged: it may hold anything.
  */
 static int
 describe(const struct msc_http_req *r, long status, const struct reply *b,
@@ -205,7 +207,13 @@ describe(const struct msc_http_req *r, long status, const struct reply *b,
 	if (r->status_errno != NULL)
 		rv = r->status_errno(status, j, b->data);
 	json_decref(j);
-	return rv != 0 ? rv : errno_for(status);
+	if (rv == 0)
+		rv = errno_for(status);
+	if (msg != NULL && (rv == -EINVAL || rv == -ENOENT || rv == -EEXIST)) {
+		msc_log_warn("%s", err);
+		snprintf(err, errlen, "%s: HTTP %ld", r->what, status);
+	}
+	return rv;
 }
 
 /* The request's headers and ours (a new list), or NULL without memory. */

@@ -36,7 +36,7 @@ msc_map_new(struct msc_map **mp)
 
 	if (m == NULL)
 		return -ENOMEM;
-	m->nbuckets = 64;
+	m->nbuckets = 8;         /* grows with its entries; a session's few */
 	if ((m->buckets = calloc(m->nbuckets, sizeof(*m->buckets))) == NULL) {
 		free(m);
 		return -ENOMEM;

@@ -35,6 +35,8 @@ static const struct {
 	{ MSC__V1__REASON__REASON_DEADLINE, true, "deadline exceeded" },
 	{ MSC__V1__REASON__REASON_CANCELLED, false,
 	    "the call was cancelled; its command was killed" },
+	{ MSC__V1__REASON__REASON_PROVIDER, false,
+	    "Sandbox provider operation failed" },
 };
 
 #define NREASONS (sizeof(reasons) / sizeof(reasons[0]))
@@ -160,4 +162,19 @@ msc_reason_session_not_opened(bool overloaded, const char *detail,
 	snprintf(buf, len, "The session service is %s: %s; retry in a few "
 	    "seconds.", overloaded ? "overloaded" : "not available", detail);
 	return buf;
+}
+
+const char *
+msc_reason_provider_text(enum msc_reason_step step, Msc__V1__Code code)
+{
+	if (code == MSC__V1__CODE__DEADLINE_EXCEEDED)
+		return "Sandbox operation exceeded its deadline";
+	switch (step) {
+	case MSC_REASON_STEP_CREATE:
+		return "Sandbox could not be created or attached";
+	case MSC_REASON_STEP_EXEC:
+		return "Sandbox execution failed";
+	default:
+		return "Sandbox provider operation failed";
+	}
 }

@@ -91,4 +91,22 @@ const char *msc_reason_session_unsent(int rv, int *retry_sp);
 const char *msc_reason_session_not_opened(bool overloaded,
     const char *detail, char *buf, size_t len);
 
+/*
+ * The step of a tool call that a provider failed in, for the generic text
+ * the agent reads instead of the provider's details (REASON_PROVIDER).
+ */
+enum msc_reason_step {
+	MSC_REASON_STEP_CREATE,         /* create or attach a computer */
+	MSC_REASON_STEP_EXEC,           /* run a command */
+	MSC_REASON_STEP_OTHER,          /* list, restart, reset, delete */
+};
+
+/*
+ * The reference's generic text (its later revision) for a provider's
+ * failure of `step` with status `code`: a deadline is named as such.
+ * Static.
+ */
+const char *msc_reason_provider_text(enum msc_reason_step step,
+    Msc__V1__Code code);
+
 #endif /* MSC_REASON_H */

@@ -137,15 +137,28 @@ grpc_call_init(struct grpc_call *c, const struct grpc_target *t,
 	return 0;
 }
 
+/*
+ * The status's text in err; for an errno whose text agents see as it is
+ * (-EINVAL, -ENOENT, -EEXIST: the driver passes them on), the provider's
+ * message is only logged: it may hold anything (as msc_http does).
+ */
 static int
 fail(struct grpc_call *c, int code, const char *msg, int *codep, char *err,
     size_t errlen)
 {
+	int rv = grpc_code_errno(code);
+
 	if (codep != NULL)
 		*codep = code;
 	snprintf(err, errlen, "%s %s: %s%s%s", c->label ? c->label : "gRPC",
 	    c->method, grpc_code_name(code), msg[0] ? ": " : "", msg);
-	return grpc_code_errno(code);
+	if (msg[0] != '\0' && (rv == -EINVAL || rv == -ENOENT ||
+	    rv == -EEXIST)) {
+		msc_log_warn("%s", err);
+		snprintf(err, errlen, "%s %s: %s", c->label ? c->label : "gRPC",
+		    c->method, grpc_code_name(code));
+	}
+	return rv;
 }
 
 int

@@ -53,7 +53,7 @@ dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
 		json_decref(ctr);
 		snprintf(err, errlen, "Docker name '%s' is already in use by a "
 				      "container not owned by this server.", name);
-		return -EPERM;
+		return -EEXIST;         /* our text, shown as is */
 	}
 	if (!dock_mine(d, json_object_get(json_object_get(ctr, "Config"),
 		"Labels"))) {

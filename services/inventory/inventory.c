@@ -128,7 +128,8 @@ settle(struct inv_service *s, struct record *r, const struct msc_status *st)
 	for (; w != NULL; w = next) {
 		next = w->next;
 		if (st->code != MSC__V1__CODE__OK)
-			msc_call_fail(w->call, st->code, "%s", st->message);
+			msc_call_fail_reason(w->call, st->code, st->reason,
+			    "%s", st->message);
 		else
 			answer(s, r, w);
 		free(w);
@@ -201,13 +202,19 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 }
 
 static void
-fail_op(struct op *op, Msc__V1__Code code, const char *msg)
+fail_op_reason(struct op *op, Msc__V1__Code code, Msc__V1__Reason reason,
+    const char *msg)
 {
-	struct msc_status st = { code, msg,
-		MSC__V1__REASON__REASON_UNSPECIFIED };
+	struct msc_status st = { code, msg, reason };
 
 	settle(op->s, op->r, &st);
 	op_free(op);
+}
+
+static void
+fail_op(struct op *op, Msc__V1__Code code, const char *msg)
+{
+	fail_op_reason(op, code, MSC__V1__REASON__REASON_UNSPECIFIED, msg);
 }
 
 /* Creates the computer on driver i, in the mode of the first caller. */
@@ -285,8 +292,11 @@ attached(void *arg, struct inv_fan *f)
 		 * A driver that cannot answer may have it: making a second
 		 * one elsewhere would split the computer in two.
 		 */
-		if (f->r[bad].code == MSC__V1__CODE__UNAVAILABLE ||
-		    f->r[bad].code == MSC__V1__CODE__DEADLINE_EXCEEDED)
+		Msc__V1__Reason reason = f->r[bad].reason;
+
+		if (reason != MSC__V1__REASON__REASON_PROVIDER &&
+		    (f->r[bad].code == MSC__V1__CODE__UNAVAILABLE ||
+		    f->r[bad].code == MSC__V1__CODE__DEADLINE_EXCEEDED))
 			snprintf(msg, sizeof(msg), "Computer '%s' is unavailable: "
 			    "driver '%s' cannot be reached (%s). Retry when it is "
 			    "back.", op->r->id, msc_fleet_id(op->s->fleet,
@@ -297,7 +307,7 @@ attached(void *arg, struct inv_fan *f)
 		Msc__V1__Code code = f->r[bad].code;
 
 		inv_fan_free(f);
-		fail_op(op, code, msg);
+		fail_op_reason(op, code, reason, msg);
 		return;
 	}
 	inv_fan_free(f);
@@ -403,7 +413,8 @@ stopped(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	if (st->code != MSC__V1__CODE__OK) {
 		msc_log_warn("inventory: stopping a computer failed: %s",
 		    st->message);
-		msc_call_fail(call, st->code, "%s", st->message);
+		msc_call_fail_reason(call, st->code, st->reason, "%s",
+		    st->message);
 		return;
 	}
 	msc_call_reply(call, &e.base);

@@ -22,6 +22,7 @@ fan_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	bool last;
 
 	f->r[fc->i].code = st->code;
+	f->r[fc->i].reason = st->reason;
 	snprintf(f->r[fc->i].msg, sizeof(f->r[fc->i].msg), "%s", st->message);
 	f->r[fc->i].resp = resp;
 	free(fc);
@@ -65,6 +66,7 @@ inv_fan_out(struct inv_service *s, const char *method,
 			continue;
 		free(fc);
 		f->r[i].code = MSC__V1__CODE__UNAVAILABLE;
+		f->r[i].reason = MSC__V1__REASON__REASON_UNSPECIFIED;
 		snprintf(f->r[i].msg, sizeof(f->r[i].msg),
 		    "driver '%s' cannot be reached", msc_fleet_id(s->fleet, i));
 		pthread_mutex_lock(&f->mu);

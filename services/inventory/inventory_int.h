@@ -87,6 +87,8 @@ typedef void (*inv_fan_fn)(void *arg, struct inv_fan *f);
 
 struct inv_fan_result {
 	Msc__V1__Code code;
+	Msc__V1__Reason reason;         /* REASON_PROVIDER: msg is the
+	                                 * provider's, not for the agent */
 	char msg[512];
 	ProtobufCMessage *resp;         /* owned by the fan */
 };

@@ -75,7 +75,8 @@ answer(struct op *op, const struct msc_status *st, ProtobufCMessage *resp)
 		/* A record whose container is already gone: deleted anyway. */
 		msc_call_reply(op->call, &e.base);
 	else
-		msc_call_fail(op->call, st->code, "%s", st->message);
+		msc_call_fail_reason(op->call, st->code, st->reason, "%s",
+		    st->message);
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	free(op);
@@ -107,6 +108,7 @@ all_answered(void *arg, struct inv_fan *f)
 		f->r[ok].resp = NULL;
 	} else if (bad >= 0) {
 		st.code = f->r[bad].code;
+		st.reason = f->r[bad].reason;
 		st.message = f->r[bad].msg;
 		answer(op, &st, NULL);
 	} else {
@@ -257,7 +259,8 @@ listed(void *arg, struct inv_fan *f)
 		out.n_computers = m.n;
 		msc_call_reply(op->call, &out.base);
 	} else if (m.rows != NULL)
-		msc_call_fail(op->call, f->r[0].code, "%s", f->r[0].msg);
+		msc_call_fail_reason(op->call, f->r[0].code, f->r[0].reason,
+		    "%s", f->r[0].msg);
 	else
 		msc_call_fail(op->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    "oom");

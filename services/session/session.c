@@ -56,6 +56,25 @@ sess_computers_full_locked(const struct sess_service *s,
 	return true;
 }
 
+bool
+sess_calls_full_locked(const struct sess_service *s, const struct sess *ss,
+    char *msg, size_t msglen)
+{
+	long max = s->cfg->max_session_commands;
+
+	if (s->calls >= s->cfg->max_pending_calls) {
+		snprintf(msg, msglen, "Server request queue is full; retry in "
+		    "a few seconds.");
+		return true;
+	}
+	if (ss == NULL || ss->running + ss->lc_running < max)
+		return false;
+	snprintf(msg, msglen, "This session already has %ld commands in "
+	    "flight, the limit (--max-session-commands). Wait for one to "
+	    "finish (give long commands a shorter timeout) and retry.", max);
+	return true;
+}
+
 #define SANDBOX_LIMIT_TEXT                                                    \
 	"Sandbox limit reached; release an existing handle"
 

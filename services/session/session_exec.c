@@ -186,6 +186,7 @@ pending_end(struct pending *p)
 	pthread_mutex_lock(&s->mu);
 	sess_live_remove_locked(p->ss, &p->live);
 	p->ss->running--;
+	p->s->calls--;
 	p->ss->last_active_ms = msc_now_ms();
 	sess_unref(p->ss);
 	if (p->promoted && --s->detached == 0)
@@ -266,7 +267,8 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 				st->message, msg, sizeof(msg)));
 			return;
 		}
-		pending_fail(p, st->code, st->reason, st->message);
+		pending_fail(p, st->code, st->reason, sess_agent_text(st,
+		    MSC_REASON_STEP_EXEC, p->ss->tag));
 		return;
 	}
 	rep.computer_id = p->id;
@@ -411,7 +413,8 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		    MSC__V1__REASON__REASON_UNSPECIFIED,
 		    "the session ended");
 	} else if (c == NULL)
-		pending_fail(p, st->code, st->reason, st->message);
+		pending_fail(p, st->code, st->reason, sess_agent_text(st,
+		    MSC_REASON_STEP_CREATE, ss->tag));
 	else
 		run(p);
 	drain(s, ss);
@@ -562,6 +565,14 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		p->explicit_id = true;
 	}
 	pthread_mutex_lock(&s->mu);
+	if (sess_calls_full_locked(s, NULL, buf, sizeof(buf))) {
+		/* The whole server's bound: before a handle is minted. */
+		pthread_mutex_unlock(&s->mu);
+		free(p);
+		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    MSC__V1__REASON__REASON_OVERLOADED, "%s", buf);
+		return;
+	}
 	if (req->new_sandbox) {
 		rv = sess_open_locked(s, (uint32_t)s->cfg->session_timeout,
 		    true, &ss, msg, sizeof(msg));
@@ -575,15 +586,12 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		p->fresh = true;
 	} else
 		ss = msc_map_get(s->sessions, req->session_id);
-	if (ss != NULL && ss->running >= s->cfg->max_session_commands) {
+	if (ss != NULL && sess_calls_full_locked(s, ss, buf, sizeof(buf))) {
 		ss->last_active_ms = msc_now_ms();
 		pthread_mutex_unlock(&s->mu);
 		pending_free(p);
-		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		    "This session already has %ld commands in flight, the limit "
-		    "(--max-session-commands). Wait for one to finish (give long "
-		    "commands a shorter timeout) and retry.",
-		    s->cfg->max_session_commands);
+		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    MSC__V1__REASON__REASON_OVERLOADED, "%s", buf);
 		return;
 	}
 	if (ss != NULL && p->promote != NULL &&
@@ -603,6 +611,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		sess_ref_locked(ss);
 		sess_live_add_locked(ss, &p->live, req->call_key);
 		ss->running++;
+		s->calls++;
 		ss->last_active_ms = msc_now_ms();
 	}
 	pthread_mutex_unlock(&s->mu);

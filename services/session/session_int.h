@@ -10,6 +10,7 @@
 
 #include "msc_fleet.h"
 #include "msc_map.h"
+#include "msc_reason.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
 #include "msc_time.h"
@@ -65,6 +66,7 @@ struct sess {
 	uint32_t idle_timeout_s;        /* 0: never expires */
 	uint64_t last_active_ms;        /* monotonic */
 	int running;                    /* TerminalExec calls in flight */
+	int lc_running;                 /* lifecycle calls in flight */
 	char default_id[MSC_SLUG_MAX + 1];
 	struct msc_map *owned;          /* id -> (void *)1 temp / 2 perm */
 	bool resolving;                 /* an Acquire is in flight */
@@ -97,6 +99,8 @@ struct sess_service {
 	struct msc_map *tasks;          /* task id -> struct sess_task */
 	int detached;                   /* promoted calls still running */
 	size_t n_sandboxes;             /* live sessions with sandbox set */
+	long calls;                     /* every session's calls in flight:
+	                                 * --max-pending-calls */
 	struct msc_client *inventory;
 	struct msc_fleet *fleet;        /* the drivers (borrowed) */
 	struct msc_server *srv;
@@ -139,6 +143,14 @@ void sess_h_reset(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 void sess_h_delete(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
+
+/*
+ * Whether one more call may start (lock held): false when the server has
+ * --max-pending-calls in flight, or session ss (NULL: none yet) has
+ * --max-session-commands; then `msg` says so to the agent.
+ */
+bool sess_calls_full_locked(const struct sess_service *s,
+    const struct sess *ss, char *msg, size_t msglen);
 
 /* session_describe.c: the drivers' tool description. */
 void sess_h_describe(void *state, struct msc_call *call,
@@ -224,6 +236,17 @@ void sess_task_end_locked(struct sess_service *s, struct sess_task *t,
     const Msc__V1__TerminalExecReply *rep, const struct msc_status *st);
 /* Drops the tasks past their ttl (all finished ones: `all`). Lock held. */
 void sess_task_sweep_locked(struct sess_service *s, bool all);
+
+/* session_agent_text.c */
+
+/*
+ * The message the agent reads of st, a failure a driver's call came back
+ * with (directly or through the inventory) at `step`: st->message, or,
+ * for a provider's failure, the generic text (the details are logged
+ * with `tag`, the session's log name). Static or st->message.
+ */
+const char *sess_agent_text(const struct msc_status *st,
+    enum msc_reason_step step, const char *tag);
 
 /* session_exec.c */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,

@@ -17,6 +17,8 @@ struct lc_op {
 	char session_id[SESS_ID_LEN + 1];
 	char id[MSC_SLUG_MAX + 1];
 	bool temporary;
+	enum msc_reason_step step;      /* what a provider failure was in */
+	char tag[SESS_TAG_LEN + 1];     /* the session's, for logs */
 };
 
 /* Checks the session and the id; NULL after failing the call. */
@@ -25,7 +27,9 @@ lc_begin(struct sess_service *s, struct msc_call *call,
     const Msc__V1__ComputerRequest *r, bool empty_id_ok)
 {
 	struct lc_op *op;
-	bool known;
+	struct sess *ss;
+	char tag[SESS_TAG_LEN + 1] = "";
+	char msg[256];
 
 	(void)msc_call_bound_ms(call, SESS_LIFECYCLE_MS);
 	if (!(empty_id_ok && r->computer_id[0] == '\0')) {
@@ -37,25 +41,52 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 			return NULL;
 		}
 	}
-	pthread_mutex_lock(&s->mu);
-	known = msc_map_get(s->sessions, r->session_id) != NULL;
-	pthread_mutex_unlock(&s->mu);
-	if (!known) {
-		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
-		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
-		return NULL;
-	}
 	if ((op = calloc(1, sizeof(*op))) == NULL) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		return NULL;
 	}
+	pthread_mutex_lock(&s->mu);
+	if ((ss = msc_map_get(s->sessions, r->session_id)) == NULL ||
+	    sess_calls_full_locked(s, ss, msg, sizeof(msg))) {
+		pthread_mutex_unlock(&s->mu);
+		free(op);
+		if (ss == NULL)
+			msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
+			    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
+		else
+			msc_call_fail_reason(call,
+			    MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    MSC__V1__REASON__REASON_OVERLOADED, "%s", msg);
+		return NULL;
+	}
+	snprintf(tag, sizeof(tag), "%s", ss->tag);
+	ss->lc_running++;               /* lc_end takes them back */
+	s->calls++;
+	pthread_mutex_unlock(&s->mu);
 	op->s = s;
 	op->call = call;
 	snprintf(op->session_id, sizeof(op->session_id), "%s", r->session_id);
+	snprintf(op->tag, sizeof(op->tag), "%s", tag);
+	op->step = MSC_REASON_STEP_OTHER;
 	if (r->computer_id[0] != '\0')
 		(void)msc_slug_normalize(r->computer_id, op->id);
 	op->temporary = r->has_temporary ? r->temporary : true;
 	return op;
+}
+
+/* Ends op: its session's and the server's count of calls in flight. */
+static void
+lc_end(struct lc_op *op)
+{
+	struct sess_service *s = op->s;
+	struct sess *ss;
+
+	pthread_mutex_lock(&s->mu);
+	s->calls--;
+	if ((ss = msc_map_get(s->sessions, op->session_id)) != NULL)
+		ss->lc_running--;
+	pthread_mutex_unlock(&s->mu);
+	free(op);
 }
 
 /* Passes the inventory's answer on as it is. */
@@ -65,12 +96,38 @@ relay(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	struct lc_op *op = arg;
 
 	if (resp == NULL)
-		msc_call_fail(op->call, st->code, "%s", st->message);
+		msc_call_fail_reason(op->call, st->code, st->reason, "%s",
+		    sess_agent_text(st, op->step, op->tag));
 	else {
 		msc_call_reply(op->call, resp);
 		protobuf_c_message_free_unpacked(resp, NULL);
 	}
-	free(op);
+	lc_end(op);
+}
+
+/* The inventory's list, with the session's active computer. */
+static void
+listed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct lc_op *op = arg;
+	struct sess *ss;
+	Msc__V1__ComputerList out;
+
+	if (resp == NULL) {
+		relay(arg, st, resp);
+		return;
+	}
+	pthread_mutex_lock(&op->s->mu);
+	ss = msc_map_get(op->s->sessions, op->session_id);
+	if (ss != NULL)
+		snprintf(op->id, sizeof(op->id), "%s", ss->default_id);
+	pthread_mutex_unlock(&op->s->mu);
+	/* A shallow copy: the id is op's, the rows stay resp's. */
+	out = *(Msc__V1__ComputerList *)resp;
+	out.active_computer_id = op->id;
+	msc_call_reply(op->call, &out.base);
+	protobuf_c_message_free_unpacked(resp, NULL);
+	lc_end(op);
 }
 
 static void
@@ -82,7 +139,7 @@ call_inventory(struct lc_op *op, const char *method,
 		    SESS_STEP_MS), done, op) != 0) {
 		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
 		    "%s", msc_reason_inventory_unreachable());
-		free(op);
+		lc_end(op);
 	}
 }
 
@@ -112,6 +169,10 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		if (ended || oom)
 			sess_release_locked(s, c->computer_id, op->session_id,
 			    c->temporary, (size_t)driver, false, NULL);
+		else if (ss->sandbox && ss->default_id[0] == '\0')
+			/* A handle addresses one computer: its first. */
+			snprintf(ss->default_id, sizeof(ss->default_id), "%s",
+			    c->computer_id);
 	}
 	pthread_mutex_unlock(&s->mu);
 	if (ended || oom) {
@@ -123,7 +184,7 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		else
 			msc_call_fail(op->call,
 			    MSC__V1__CODE__RESOURCE_EXHAUSTED, "out of memory");
-		free(op);
+		lc_end(op);
 		return;
 	}
 	relay(arg, st, resp);
@@ -142,6 +203,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 
 	if (op == NULL)
 		return;
+	op->step = MSC_REASON_STEP_CREATE;
 	pthread_mutex_lock(&s->mu);
 	ss = msc_map_get(s->sessions, op->session_id);
 	if (ss != NULL && op->id[0] != '\0')
@@ -161,7 +223,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	pthread_mutex_unlock(&s->mu);
 	if (code != MSC__V1__CODE__OK) {
 		msc_call_fail(call, code, "%s", msg);
-		free(op);
+		lc_end(op);
 		return;
 	}
 	ar.computer_id = op->id;      /* empty: a new random slug */
@@ -190,7 +252,7 @@ sess_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	r.session_id = ((const Msc__V1__SessionRef *)req)->session_id;
 	lr.owner = r.session_id;
 	if ((op = lc_begin(state, call, &r, true)) != NULL)
-		call_inventory(op, "List", &lr.base, relay);
+		call_inventory(op, "List", &lr.base, listed);
 }
 
 static void

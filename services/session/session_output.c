@@ -165,7 +165,8 @@ saved(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	int i = o->next;
 
 	if (r == NULL)
-		snprintf(o->why[i], OUT_WHY_MAX, "%.180s", st->message);
+		snprintf(o->why[i], OUT_WHY_MAX, "%.180s", sess_agent_text(st,
+		    MSC_REASON_STEP_EXEC, o->to.owner));
 	else if (r->outcome != MSC__V1__EXEC_OUTCOME__EXITED ||
 	    r->exit_code != 0)
 		snprintf(o->why[i], OUT_WHY_MAX, "writing it failed: %.*s",

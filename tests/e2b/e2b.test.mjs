@@ -11,10 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER, run, MSC_BIN,
+  startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER, run, MSC_BIN, waitFor,
 } from '../integration/lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
+// The reference's generic text for a provider's failure to create (its later revision).
+const CREATE_FAILED = 'Sandbox could not be created or attached';
 const KEY = 'e2b_fake' + Math.random().toString(16).slice(2);
 let fake;
 let api;
@@ -152,16 +154,46 @@ describe('e2b backend', () => {
     await fakeApi('DELETE', `/sandboxes/${(await sandboxOf(perm)).sandboxID}`);
   });
 
-  it('a wrong or missing key is a clear error and makes nothing', async () => {
+  it('a wrong or missing key is a generic error for the agent, the reason on stderr, and makes nothing', async () => {
     const s = await e2b([], { E2B_API_KEY: 'e2b_wrong' });
     try {
-      const text = assertToolError(await s.call({ command: 'true' }), 'E2B validation failed', '401');
-      assert.ok(!text.includes('e2b_wrong'));
+      const text = assertToolError(await s.call({ command: 'true' }), CREATE_FAILED);
+      assert.equal(text, CREATE_FAILED);
+      await waitFor(() => /E2B validation failed.*401/.test(s.stderr()), { timeoutMs: 5000, intervalMs: 100 });
+      assert.ok(!s.stderr().includes('e2b_wrong'));
     } finally { await s.close(); }
     const s2 = await e2b([], { E2B_API_KEY: '' });
     try {
-      assertToolError(await s2.call({ command: 'true' }), 'E2B_API_KEY');
+      assert.equal(assertToolError(await s2.call({ command: 'true' })), CREATE_FAILED);
+      await waitFor(() => s2.stderr().includes('E2B_API_KEY'), { timeoutMs: 5000, intervalMs: 100 });
     } finally { await s2.close(); }
+  });
+
+  it('attack: a provider error message carrying a secret never reaches the agent (create, exec, lifecycle)', async () => {
+    const SECRET = `tok-${Math.random().toString(16).slice(2)}`;
+    const detail = `upstream said: Authorization: Bearer ${SECRET} host=internal.e2b.example`;
+    const s = await e2b([], { ENABLE_LIFECYCLE_TOOLS: 'true' });
+    try {
+      await fakeApi('POST', '/_fake/inject', { match: '^POST /sandboxes$', status: 500, count: 20, message: detail });
+      const cr = await s.call({ command: 'true' }, { timeoutMs: 120000 });
+      assert.equal(assertToolError(cr), CREATE_FAILED);
+      assert.doesNotMatch(JSON.stringify(cr), new RegExp(`${SECRET}|internal\\.e2b|upstream`));
+      await fakeApi('POST', '/_fake/clear');
+      const ok = await s.exec({ command: 'echo up' }, { timeoutMs: 120000 });
+      assert.equal(ok.stdout, 'up\n');
+      await fakeApi('POST', '/_fake/inject', { match: 'process\\.Process/Start', status: 500, count: 20, message: detail });
+      const ex = await s.call({ command: 'echo again' }, { timeoutMs: 120000 });
+      assert.equal(ex.isError, true, JSON.stringify(ex));
+      assert.doesNotMatch(JSON.stringify(ex), new RegExp(`${SECRET}|internal\\.e2b|upstream`));
+      await fakeApi('POST', '/_fake/clear');
+      await fakeApi('POST', '/_fake/inject', { match: '^GET /v2/sandboxes', status: 500, count: 20, message: detail });
+      const list = await s.call({}, { name: 'computer_list', timeoutMs: 120000 });
+      assert.doesNotMatch(JSON.stringify(list), new RegExp(`${SECRET}|internal\\.e2b|upstream`));
+      await waitFor(() => s.stderr().includes(SECRET), { timeoutMs: 5000, intervalMs: 100 });
+    } finally {
+      await fakeApi('POST', '/_fake/clear');
+      await s.close();
+    }
   });
 
   it('a custom template without --tool-instruction-override is a startup error, as in the reference', async () => {
@@ -177,7 +209,10 @@ describe('e2b backend', () => {
   it('an unknown template is a clear error', async () => {
     const s = await e2b(['--e2b-template', 'nope', '--tool-instruction-override', 'x']);
     try {
-      assertToolError(await s.call({ command: 'true' }), 'Failed to create E2B sandbox');
+      // A 400 is the agent's to read (invalid argument), but not the provider's words: on stderr.
+      const text = assertToolError(await s.call({ command: 'true' }), 'Failed to create E2B sandbox');
+      assert.equal(text, 'Failed to create E2B sandbox: E2B API POST /sandboxes: HTTP 400');
+      await waitFor(() => /E2B API POST \/sandboxes: HTTP 400: ./.test(s.stderr()), { timeoutMs: 5000, intervalMs: 100 });
     } finally { await s.close(); }
   });
 

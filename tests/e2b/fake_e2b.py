@@ -104,7 +104,7 @@ class H(BaseHTTPRequestHandler):
         inj = ARGS.inject
         if inj and inj[0]['n'] > 0 and re.search(inj[0]['match'], f'{method} {u.path}'):
             inj[0]['n'] -= 1
-            return self.err(inj[0]['status'], 'injected')
+            return self.err(inj[0]['status'], inj[0]['message'])
         if self.headers.get('E2b-Sandbox-Id'):
             return self.envd(method, u, raw)
         if self.headers.get('X-API-Key') != ARGS.key:
@@ -130,7 +130,8 @@ class H(BaseHTTPRequestHandler):
             return self.reply(200, REQUESTS)
         if u.path == '/_fake/inject':
             j = json.loads(raw)
-            ARGS.inject.append({'match': j['match'], 'status': j['status'], 'n': j.get('count', 1)})
+            ARGS.inject.append({'match': j['match'], 'status': j['status'], 'n': j.get('count', 1),
+                                'message': j.get('message', 'injected')})
             return self.reply(200, {})
         if u.path == '/_fake/clear':
             ARGS.inject.clear()

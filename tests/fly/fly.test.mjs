@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   startServer, cid, assertReplyShape, assertToolError, textOf, TIMEOUT_MARKER, LIMIT_MARKER,
+  assertProviderError, CREATE_FAILED,
 } from '../integration/lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -188,13 +189,13 @@ describe('fly backend', () => {
     const s = await fly([], { FLY_API_TOKEN: 'wrong-token' });
     try {
       const before = (await fakeState()).machines.length;
-      const text = assertToolError(await s.call({ command: 'true' }), 'rejected the credentials', 'FLY_API_TOKEN');
+      const text = await assertProviderError(s, await s.call({ command: 'true' }), CREATE_FAILED, 'rejected the credentials');
       assert.ok(!text.includes('wrong-token'));
       assert.equal((await fakeState()).machines.length, before);
     } finally { await s.close(); }
     const s2 = await fly([], { FLY_API_TOKEN: '', HOME: mkdtempSync(path.join(os.tmpdir(), 'msc-fly-empty-')) });
     try {
-      assertToolError(await s2.call({ command: 'true' }), 'fly auth login', 'FLY_API_TOKEN');
+      await assertProviderError(s2, await s2.call({ command: 'true' }), CREATE_FAILED, 'fly auth login');
     } finally { await s2.close(); }
   });
 

@@ -4,7 +4,7 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { RawServer, cid, cleanupContainers, containerOf, TOOL } from './lib.mjs';
+import { RawServer, cid, cleanupContainers, containerOf, TOOL, CREATE_FAILED, waitFor } from './lib.mjs';
 
 let s;
 const C = cid('bad');
@@ -246,7 +246,9 @@ describe('stdout hygiene', () => {
       await d.initialize();
       const r = await d.request('tools/call', { name: TOOL, arguments: { computer_id: cid('hyg'), command: 'echo x' } }, { timeoutMs: 40000 });
       assert.equal(r.result?.isError, true, JSON.stringify(r));
-      assert.match(r.result.content[0].text, /Cannot connect to/);
+      // The engine's failure is a generic text for the agent; the reason goes to stderr.
+      assert.equal(r.result.content[0].text, CREATE_FAILED);
+      assert.ok(await waitFor(() => /Cannot connect to/.test(d.stderrText), { timeoutMs: 5000, intervalMs: 100 }));
       await d.write('garbage\n');
       await d.ping();
     } finally {

@@ -363,6 +363,23 @@ export function assertToolError(res, ...needles) {
   return text;
 }
 
+/**
+ * A provider's failure (the reference's later revision): the agent reads only the generic text;
+ * the details (needles) reach the server's stderr (`server.stderr()` or `.stderrText`), not the result.
+ */
+export const CREATE_FAILED = 'Sandbox could not be created or attached';
+export const EXEC_FAILED = 'Sandbox execution failed';
+export async function assertProviderError(server, res, generic, ...needles) {
+  const text = assertToolError(res);
+  assert.equal(text, generic);
+  const err = () => (typeof server.stderr === 'function' ? server.stderr() : server.stderrText);
+  for (const n of needles) {
+    assert.ok(await waitFor(() => err().includes(n), { timeoutMs: 5000, intervalMs: 100 }), `stderr lacks ${n}`);
+    assert.ok(!JSON.stringify(res).includes(n), `the result shows ${n}`);
+  }
+  return text;
+}
+
 /** Full checks of a successful terminal_execute reply (§2.1 step 6). */
 export function assertReplyShape(res) {
   assertOkResult(res);

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   startServer, cid, assertReplyShape, assertToolError, textOf, sleep, TIMEOUT_MARKER, LIMIT_MARKER,
+  assertProviderError, CREATE_FAILED, EXEC_FAILED, waitFor,
 } from '../integration/lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -216,16 +217,16 @@ describe('modal backend', () => {
   it('credentials: wrong tokens, none, flags and a ~/.modal.toml profile', async () => {
     let s = await modal([], { MODAL_TOKEN_SECRET: 'as-wrong' });
     try {
-      const text = assertToolError(await s.call({ command: 'true' }), 'Modal authentication failed', 'UNAUTHENTICATED');
+      const text = await assertProviderError(s, await s.call({ command: 'true' }), CREATE_FAILED, 'Modal authentication failed');
       assert.ok(!text.includes('as-wrong'));
     } finally { await s.close(); }
     s = await modal([], { MODAL_TOKEN_ID: '', MODAL_TOKEN_SECRET: '' });
     try {
-      assertToolError(await s.call({ command: 'true' }), 'MODAL_TOKEN_ID', '--modal-token-id');
+      await assertProviderError(s, await s.call({ command: 'true' }), CREATE_FAILED, 'MODAL_TOKEN_ID');
     } finally { await s.close(); }
     s = await modal([], { MODAL_SERVER_URL: 'http://127.0.0.1:1' });
     try {
-      assertToolError(await s.call({ command: 'true' }), 'Cannot connect to Modal', 'status.modal.com');
+      await assertProviderError(s, await s.call({ command: 'true' }), CREATE_FAILED, 'Cannot connect to Modal');
     } finally { await s.close(); }
     s = await modal(['--modal-token-id', TOKEN_ID, '--modal-token-secret', TOKEN_SECRET],
       { MODAL_TOKEN_ID: '', MODAL_TOKEN_SECRET: '' });
@@ -270,7 +271,8 @@ describe('modal backend', () => {
     const s = await modal(['--shell', '/bin/nonexistent']);
     const id = cid('noshell');
     try {
-      assertToolError(await s.call({ computer_id: id, command: 'true' }), 'readiness check failed', '--shell /bin/sh');
+      await assertProviderError(s, await s.call({ computer_id: id, command: 'true' }), CREATE_FAILED,
+        'readiness check failed', '--shell /bin/sh');
     } finally { await s.close(); }
     let all = await sandboxesOf(id);
     assert.ok(all.length >= 1 && all.every((x) => x.status === 'GENERIC_STATUS_TERMINATED'), JSON.stringify(all));
@@ -278,8 +280,11 @@ describe('modal backend', () => {
     const id2 = cid('norouter');
     const s2 = await modal();
     try {
-      assertToolError(await s2.call({ computer_id: id2, command: 'true' }), 'Failed to create Modal sandbox',
-        'FAILED_PRECONDITION', 'router unavailable for this task');
+      // Invalid argument (what Modal's FAILED_PRECONDITION maps to) is shown, not Modal's words.
+      assert.equal(assertToolError(await s2.call({ computer_id: id2, command: 'true' })),
+        'Failed to create Modal sandbox: Modal TaskGetCommandRouterAccess: FAILED_PRECONDITION');
+      assert.ok(await waitFor(() => s2.stderr().includes('router unavailable for this task'),
+        { timeoutMs: 5000, intervalMs: 100 }));
     } finally { await s2.close(); await clearFaults(); }
     all = await sandboxesOf(id2);
     assert.ok(all.length === 1 && all[0].status === 'GENERIC_STATUS_TERMINATED', JSON.stringify(all));
@@ -321,7 +326,7 @@ describe('modal backend', () => {
       pending = s.call({ computer_id: id, command: 'echo a; sleep 30' });
       await sleep(1000);
       await fakeCtl('POST', '/proxy', { mode: 'drop' });
-      assertToolError(await pending, 'Modal command router', 'UNAVAILABLE');
+      await assertProviderError(s, await pending, EXEC_FAILED, 'Modal command router');
       assert.ok(Date.now() - t0 < 40000, `no hang (${Date.now() - t0} ms)`);
       await fakeCtl('POST', '/proxy', { mode: 'pass' });
       r = assertReplyShape(await s.call({ computer_id: id, command: 'echo again' }));
@@ -336,15 +341,17 @@ describe('modal backend', () => {
       await inject('SandboxList', 'UNAVAILABLE', 'try again', 2);
       assertReplyShape(await s.call({ computer_id: id, command: 'true' }));
       await inject('TaskExecStart', 'INVALID_ARGUMENT', 'command_args too long', 1);
-      assertToolError(await s.call({ computer_id: id, command: 'true' }), 'TaskExecStart', 'INVALID_ARGUMENT',
-        'command_args too long');
+      // Invalid argument is the agent's to read, without Modal's words (those go to stderr).
+      assert.equal(assertToolError(await s.call({ computer_id: id, command: 'true' })),
+        'Modal command router TaskExecStart: INVALID_ARGUMENT');
+      assert.ok(await waitFor(() => s.stderr().includes('command_args too long'), { timeoutMs: 5000, intervalMs: 100 }));
       await inject('TaskExecWait', 'INTERNAL', 'router hiccup', 2);
       assert.equal(assertReplyShape(await s.call({ computer_id: id, command: 'echo w' })).stdout, 'w\n');
       await inject('TaskExecStdioRead', 'PERMISSION_DENIED', 'not yours', 1);
-      assertToolError(await s.call({ computer_id: id, command: 'echo x' }), 'TaskExecStdioRead', 'PERMISSION_DENIED');
+      await assertProviderError(s, await s.call({ computer_id: id, command: 'echo x' }), EXEC_FAILED, 'not yours');
       await inject('SandboxCreate', 'RESOURCE_EXHAUSTED', 'no capacity in us-east', 1);
-      assertToolError(await s.call({ computer_id: cid('nocap'), command: 'true' }), 'Failed to create Modal sandbox',
-        'RESOURCE_EXHAUSTED', 'no capacity in us-east');
+      await assertProviderError(s, await s.call({ computer_id: cid('nocap'), command: 'true' }), CREATE_FAILED,
+        'no capacity in us-east');
       assert.equal((await sandboxesOf(cid('nocap'))).length, 0, 'not retried: no second sandbox');
     } finally { await s.close(); await clearFaults(); }
   });

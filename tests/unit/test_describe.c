@@ -165,6 +165,7 @@ session_describe(void **state)
 	base_cfg(&cfg);
 	cfg.max_session_computers = 16;
 	cfg.max_session_commands = 16;
+	cfg.max_pending_calls = 4096;
 	assert_int_equal(msc_driver_start(URL_DRIVER, &describing_ops, &be, 2,
 	    &drv), 0);
 	assert_int_equal(msc_fleet_open(&cfg, URL_DRIVER, &fleet), 0);
@@ -204,6 +205,7 @@ edge_fetches_late(void **state)
 	base_cfg(&cfg);
 	cfg.max_session_computers = 16;
 	cfg.max_session_commands = 16;
+	cfg.max_pending_calls = 4096;
 	cfg.tool_instruction_override = "O";
 	assert_int_equal(msc_client_open(URL_SESSION, NULL, &cli), 0);
 	assert_int_equal(edge_desc_start(&cfg, cli, &desc), 0);

@@ -42,6 +42,16 @@ setup_quota(void **state)
 	return sh_start(1, flags);
 }
 
+static int
+setup_pending(void **state)
+{
+	static const char *const flags[] = { "--max-pending-calls", "3",
+		NULL };
+
+	(void)state;
+	return sh_start(1, flags);
+}
+
 /* Open gives a session that Touch knows until Close ends it. */
 static void
 open_touch_close(void **state)
@@ -381,6 +391,56 @@ command_quota_enforced(void **state)
 	assert_int_equal(cu_count_code(&ans, MSC__V1__CODE__OK), 3);
 	/* Finished commands free their slots. */
 	assert_int_equal(sh_exec(sid, NULL, -1, NULL), MSC__V1__CODE__OK);
+	/* A lifecycle call counts too: two commands, then no create. */
+	fake_driver_hold(D1, FD_EXEC);
+	sh_exec_async(sid, NULL, &ans);
+	sh_exec_async(sid, NULL, &ans);
+	assert_true(fake_driver_wait_held(D1, FD_EXEC, 2, CU_WAIT_MS));
+	assert_int_equal(sh_create(sid, "c9", -1, NULL),
+	    MSC__V1__CODE__RESOURCE_EXHAUSTED);
+	fake_driver_let_go(D1, FD_EXEC);
+	assert_true(cu_wait_answers(&ans, 5));
+	assert_int_equal(sh_create(sid, "c9", -1, NULL), MSC__V1__CODE__OK);
+	cu_answers_fini(&ans);
+}
+
+/*
+ * --max-pending-calls 3: with three commands running over two sessions,
+ * the server refuses a fourth call of any session (a new sandbox handle
+ * is not even minted for it), and takes calls again once they finish.
+ */
+static void
+server_pending_cap_enforced(void **state)
+{
+	static struct cu_answers ans;
+	Msc__V1__TerminalExecRequest r = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	char a[SH_ID_SIZE], b[SH_ID_SIZE], id[64];
+
+	(void)state;
+	cu_answers_init(&ans);
+	sh_open(a, 0);
+	sh_open(b, 0);
+	sh_default_id(a, id, sizeof(id));
+	sh_default_id(b, id, sizeof(id));
+	fake_driver_hold(D1, FD_EXEC);
+	sh_exec_async(a, NULL, &ans);
+	sh_exec_async(a, NULL, &ans);
+	sh_exec_async(b, NULL, &ans);
+	assert_true(fake_driver_wait_held(D1, FD_EXEC, 3, CU_WAIT_MS));
+	assert_int_equal(sh_exec(b, NULL, -1, NULL),
+	    MSC__V1__CODE__RESOURCE_EXHAUSTED);
+	assert_int_equal(sh_create(a, "c9", -1, NULL),
+	    MSC__V1__CODE__RESOURCE_EXHAUSTED);
+	r.command = "true";
+	r.new_sandbox = true;
+	r.session_id = "";
+	assert_int_equal(sh_call("TerminalExec", &r.base, NULL),
+	    MSC__V1__CODE__RESOURCE_EXHAUSTED);
+	fake_driver_let_go(D1, FD_EXEC);
+	assert_true(cu_wait_answers(&ans, 3));
+	assert_int_equal(cu_count_code(&ans, MSC__V1__CODE__OK), 3);
+	assert_int_equal(sh_exec(b, NULL, -1, NULL), MSC__V1__CODE__OK);
+	assert_int_equal(sh_create(a, "c9", -1, NULL), MSC__V1__CODE__OK);
 	cu_answers_fini(&ans);
 }
 
@@ -408,6 +468,8 @@ main(void)
 		    setup_quota, sh_stop),
 		cmocka_unit_test_setup_teardown(command_quota_enforced,
 		    setup_quota, sh_stop),
+		cmocka_unit_test_setup_teardown(server_pending_cap_enforced,
+		    setup_pending, sh_stop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
