@@ -379,6 +379,8 @@ msc_cfg_parse(struct msc_cfg *cfg, unsigned prog, int argc, char **argv)
 	if (cfg->n_driver_urls > 0)
 		(void)msc_cfg_driver(cfg, 0, (char[64]){ 0 }, 64,
 		    &cfg->driver_url);
+	if ((rv = msc_cfg_secrets_redact(cfg)) != 0)
+		return rv;
 	return MSC_CFG_OK;
 }
 

@@ -54,6 +54,13 @@ int msc_cfg_secret_read(const struct opt *o, unsigned prog, const char *path,
  */
 char *msc_cfg_secret_from_argv(const struct opt *o, char *val);
 
+/*
+ * Adds every secret of cfg (its OPT_SECRET fields, and the variables a
+ * driver reads its secret from) to msc_redact, so that no log line or
+ * message of this process carries it. 0 or -ENOSPC / -ENOMEM.
+ */
+int msc_cfg_secrets_redact(const struct msc_cfg *cfg);
+
 /* The usage line of program `prog` (to f) and its --help text (stdout). */
 void msc_cfg_usage(FILE *f, unsigned prog);
 void msc_cfg_help(unsigned prog);

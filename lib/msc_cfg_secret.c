@@ -5,6 +5,7 @@
  * the operator is pointed at the environment variable or --<flag>-file.
  */
 #include "msc_cfg_int.h"
+#include "msc_redact.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@ static const struct {
 } secret_env[] = {
 	{ "auth-token", "KILNTAINERS_AUTH_TOKEN" },
 	{ "fly-token", "FLY_API_TOKEN" },
+	{ "fly-token", "FLY_TOKEN" },
 	{ "e2b-api-key", "E2B_API_KEY" },
 	{ "modal-token-secret", "MODAL_TOKEN_SECRET" },
 };
@@ -49,6 +51,31 @@ msc_cfg_secret_from_argv(const struct opt *o, char *val)
 		memset(val + 1, '\0', n - 1);
 	}
 	return copy;
+}
+
+int
+msc_cfg_secrets_redact(const struct msc_cfg *cfg)
+{
+	const char *base = (const char *)cfg;
+	int rv;
+
+	for (size_t i = 0; i < msc_cfg_nopts; i++) {
+		const struct opt *o = &msc_cfg_opts[i];
+		const char *v;
+
+		if (o->kind != OPT_SECRET && o->kind != OPT_SECRET_FILE)
+			continue;
+		v = *(const char *const *)(base + o->off);
+		if (v != NULL && (rv = msc_redact_add(v)) != 0 && rv != -EINVAL)
+			return rv;
+	}
+	for (size_t i = 0; i < sizeof(secret_env) / sizeof(*secret_env); i++) {
+		const char *v = getenv(secret_env[i].env);
+
+		if (v != NULL && (rv = msc_redact_add(v)) != 0 && rv != -EINVAL)
+			return rv;
+	}
+	return 0;
 }
 
 /* Reads up to max bytes of fd; returns the count or -errno. */

@@ -1,5 +1,7 @@
 #include "msc_log.h"
 
+#include "msc_redact.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +52,7 @@ msc_log(enum msc_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	n = (int)strlen(line);
+	n = (int)msc_redact(line, sizeof(line) - 1);
 	line[n++] = '\n';
 	if (write(STDERR_FILENO, line, (size_t)n) < 0)
 		return;

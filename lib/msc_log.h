@@ -2,7 +2,8 @@
  * msc_log.h - one stderr line per event: "<prog>[pid] <level>: message".
  * stdout is the MCP channel, so nothing here ever writes to it.
  * The level comes from $MSC_LOG_LEVEL (error, warn, info, debug; default
- * info). Thread-safe: each line is one write(2).
+ * info). Thread-safe: each line is one write(2). The process's secrets
+ * are replaced in each line (msc_redact.h).
  */
 #ifndef MSC_LOG_H
 #define MSC_LOG_H

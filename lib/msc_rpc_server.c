@@ -14,6 +14,7 @@
 
 #include "msc_log.h"
 #include "msc_pb_check.h"
+#include "msc_redact.h"
 #include "msc_rpc_int.h"
 #include "msc_rpc_roles.h"
 #include "msc_tls.h"
@@ -441,6 +442,7 @@ msc_call_fail(struct msc_call *call, Msc__V1__Code code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	(void)msc_redact(msg, sizeof(msg));
 	send_status(call, code == MSC__V1__CODE__OK ? MSC__V1__CODE__INTERNAL
 						      : code, 0, msg, NULL);
 }
@@ -455,6 +457,7 @@ msc_call_fail_reason(struct msc_call *call, Msc__V1__Code code,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	(void)msc_redact(msg, sizeof(msg));
 	send_status(call, code == MSC__V1__CODE__OK ? MSC__V1__CODE__INTERNAL
 						      : code,
 	    reason, msg, NULL);

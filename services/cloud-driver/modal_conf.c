@@ -3,6 +3,8 @@
  */
 #include "modal_conf.h"
 
+#include "msc_redact.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -376,6 +378,13 @@ modal_conf_resolve(const char *flag_id, const char *flag_secret,
 	    p.token_id);
 	pick(c->token_secret, sizeof(c->token_secret), flag_secret,
 	    env("MODAL_TOKEN_SECRET"), p.token_secret);
+	/* From the profile file too: kept out of the logs (msc_redact.h). */
+	if ((rv = msc_redact_add(c->token_secret)) != 0 && rv != -EINVAL) {
+		snprintf(err, errlen, "Cannot keep the Modal token secret out "
+		    "of the logs: %s", strerror(-rv));
+		explicit_bzero(&p, sizeof(p));
+		return rv;
+	}
 	pick(c->server_url, sizeof(c->server_url), env("MODAL_SERVER_URL"),
 	    p.server_url, MODAL_DEFAULT_SERVER_URL);
 	pick(c->environment, sizeof(c->environment), env("MODAL_ENVIRONMENT"),

@@ -189,7 +189,18 @@ describe('e2b backend', () => {
       await fakeApi('POST', '/_fake/inject', { match: '^GET /v2/sandboxes', status: 500, count: 20, message: detail });
       const list = await s.call({}, { name: 'computer_list', timeoutMs: 120000 });
       assert.doesNotMatch(JSON.stringify(list), new RegExp(`${SECRET}|internal\\.e2b|upstream`));
-      await waitFor(() => s.stderr().includes(SECRET), { timeoutMs: 5000, intervalMs: 100 });
+      assert.ok(await waitFor(() => s.stderr().includes(SECRET), { timeoutMs: 5000, intervalMs: 100 }),
+        'the details are on stderr');
+      // A provider echoing the server's own key: the details are logged, the key is not.
+      await fakeApi('POST', '/_fake/clear');
+      await fakeApi('POST', '/_fake/inject', { match: '^POST /sandboxes$', status: 500, count: 20,
+        message: `bad request: X-API-Key: ${KEY} upstream-echo` });
+      const echoed = await s.call({ computer_id: 'echoed-key' }, { name: 'computer_create', timeoutMs: 120000 });
+      assert.equal(echoed.isError, true, JSON.stringify(echoed));
+      assert.doesNotMatch(JSON.stringify(echoed), new RegExp(`${KEY}|upstream-echo`));
+      assert.ok(await waitFor(() => s.stderr().includes('X-API-Key: [redacted] upstream-echo'),
+        { timeoutMs: 5000, intervalMs: 100 }), s.stderr());
+      assert.ok(!s.stderr().includes(KEY), 'the key is never logged, even when the provider echoes it');
     } finally {
       await fakeApi('POST', '/_fake/clear');
       await s.close();
