@@ -70,9 +70,9 @@ void dock_pool_wait_ms(struct dock_pool *p, int64_t ms);
  */
 struct pool_ctr *dock_pool_shrink(struct dock_pool *p, int64_t *next_ms);
 /*
- * A new computer took a waiting container (hit) or found none (a miss,
- * which opens a burst, or goes on with one): during a burst the target
- * grows to what the burst asked for. Takes p->mu.
+ * A new computer took a waiting container (hit) or found none (a miss:
+ * the target grows by one, and a burst opens or goes on): during a burst
+ * the target grows to what the burst asked for. Takes p->mu.
  */
 void dock_pool_asked(struct dock_pool *p, bool hit);
 

@@ -1,9 +1,10 @@
 /*
  * docker_pool_size.c - the warm pool's size follows the bursts it sees.
- * A new computer that finds the pool empty (a miss) opens a burst, which
- * lasts while cold creations run; the target grows to --warm-pool plus
- * the computers the burst asked for (taken or cold), up to
- * --warm-pool-max, so that the next burst of that size finds them ready.
+ * A new computer that finds the pool empty (a miss) adds one to its
+ * target and opens a burst, which lasts while cold creations run; the
+ * target grows to --warm-pool plus the computers the burst asked for
+ * (taken or cold) when that is more, up to --warm-pool-max, so that the
+ * next burst of that size finds them ready.
  * Every POOL_SHRINK_MS without a miss takes one off, down to
  * --warm-pool, and a waiting container beyond the target is removed.
  * Refills stay within --driver-creations.
@@ -75,24 +76,24 @@ dock_pool_asked(struct dock_pool *p, bool hit)
 	int want;
 
 	pthread_mutex_lock(&p->mu);
+	want = p->target;
 	if (!hit) {
 		p->resized_ms = msc_now_ms();
 		if (!p->in_burst)
 			p->burst_asked = 0;
 		p->in_burst = true;
+		want = p->target + 1;   /* each miss one more at least */
 	}
-	if (p->in_burst) {
-		p->burst_asked++;
+	if (p->in_burst && p->base + ++p->burst_asked > want)
 		want = p->base + p->burst_asked;
-		if (want > p->cap)
-			want = p->cap;
-		if (want > p->target) {
-			if (p->target == p->base)
-				msc_log_info("warm pool: a new computer found "
-				    "none ready; growing (up to %d)", p->cap);
-			p->target = want;
-			pthread_cond_broadcast(&p->cv);
-		}
+	if (want > p->cap)
+		want = p->cap;
+	if (want > p->target) {
+		if (p->target == p->base)
+			msc_log_info("warm pool: a new computer found none ready; "
+				     "growing (up to %d)", p->cap);
+		p->target = want;
+		pthread_cond_broadcast(&p->cv);
 	}
 	pthread_mutex_unlock(&p->mu);
 }
