@@ -13,8 +13,10 @@
 // (--warm-pool 0), each with --sessions one after another and then --burst at once (the pool
 // scenario a second burst too, once the pool has grown after the first: --warm-pool-max); and
 // `docker run`: the same number of bare `docker run --rm --network none IMAGE echo hi`, one
-// after another (the baseline the ratios are taken against). Prints markdown tables.
+// after another, each right after one of the cold sessions (the baseline the ratios are taken
+// against, under the same load as the cold path). Prints markdown tables.
 // Containers are removed at the end (every one carries this run's label).
+// FC_LOG=FILE appends the servers' stderr to FILE (the pool's growth, errors).
 
 import path from 'node:path';
 import http from 'node:http';
@@ -165,7 +167,18 @@ async function firstCommand(url) {
   return ms;
 }
 
-async function scenario(name, pool) {
+/** One bare `docker run`: ms, or null on failure. */
+async function bareDockerRun() {
+  const t = performance.now();
+  const r = await runOnce(opts.docker, ['run', '--rm', '--network', 'none', '--label', LABEL, opts.image, 'echo', 'hi']);
+  return r.code === 0 && r.out === 'hi\n' ? performance.now() - t : null;
+}
+
+/**
+ * With `baseline` (an array), each session one after another is followed by a bare `docker run`
+ * whose time goes there: the cold path and its baseline under the same load.
+ */
+async function scenario(name, pool, baseline = null) {
   const driverId = `${RUN}-${name}`;
   const srv = await startServer(pool, driverId);
   const out = {};
@@ -176,6 +189,7 @@ async function scenario(name, pool) {
     for (let i = 0; i < opts.sessions; i++) {
       const ms = await firstCommand(srv.url);
       if (ms === null) failed++; else seq.push(ms);
+      if (baseline) baseline.push(await bareDockerRun());
     }
     out.sequential = { ...stats(seq), failed };
     // Full again: as many waiting as the pool holds, and the last one's check done.
@@ -204,16 +218,6 @@ async function scenario(name, pool) {
   return out;
 }
 
-async function bareDockerRun() {
-  const lat = [];
-  for (let i = 0; i < opts.sessions; i++) {
-    const t = performance.now();
-    const r = await runOnce(opts.docker, ['run', '--rm', '--network', 'none', '--label', LABEL, opts.image, 'echo', 'hi']);
-    if (r.code === 0 && r.out === 'hi\n') lat.push(performance.now() - t);
-  }
-  return { ...stats(lat), failed: opts.sessions - lat.length };
-}
-
 async function cleanup() {
   const r = await runOnce(opts.docker, ['ps', '-aq', '--filter', `label=${LABEL}`]);
   const ids = r.out.split('\n').filter(Boolean);
@@ -224,8 +228,9 @@ async function cleanup() {
 const results = {};
 try {
   results.pool = await scenario('pool', opts.pool);
-  results.cold = await scenario('cold', 0);
-  results.dockerRun = await bareDockerRun();
+  const bare = [];
+  results.cold = await scenario('cold', 0, bare);
+  results.dockerRun = { ...stats(bare.filter((x) => x !== null)), failed: bare.filter((x) => x === null).length };
 } finally {
   const left = await cleanup();
   if (left) log(`removed ${left} container(s) left behind`);
