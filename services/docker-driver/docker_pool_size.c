@@ -5,8 +5,9 @@
  * target grows to --warm-pool plus the computers the burst asked for
  * (taken or cold) when that is more, up to --warm-pool-max, so that the
  * next burst of that size finds them ready.
- * Every POOL_SHRINK_MS without a miss takes one off, down to
- * --warm-pool, and a waiting container beyond the target is removed.
+ * Every POOL_SHRINK_MS without a miss, with the pool full, takes one
+ * off, down to --warm-pool, and a waiting container beyond the target is
+ * removed.
  * Refills stay within --driver-creations.
  */
 #include "docker_driver_int.h"
@@ -42,7 +43,7 @@ dock_pool_wait_ms(struct dock_pool *p, int64_t ms)
 
 /*
  * With p->mu held: steps the target down when POOL_SHRINK_MS passed
- * without a miss; returns a waiting container beyond it (to remove) or
+ * without a miss and the pool is full; returns a waiting container beyond it (to remove) or
  * NULL, and in *next_ms the time until the next step (-1: none due).
  */
 struct pool_ctr *
@@ -52,14 +53,16 @@ dock_pool_shrink(struct dock_pool *p, int64_t *next_ms)
 	struct pool_ctr *extra = NULL;
 
 	*next_ms = -1;
-	if (p->target > p->base && now - p->resized_ms >= POOL_SHRINK_MS) {
+	/* Not while it fills: a slow engine does not undo the growth. */
+	if (p->target > p->base && p->n_ready >= p->target &&
+	    now - p->resized_ms >= POOL_SHRINK_MS) {
 		p->target--;
 		p->resized_ms = now;
 		if (p->target == p->base)
 			msc_log_info("warm pool: back to %d (no burst for %d s)",
 			    p->base, POOL_SHRINK_MS / 1000);
 	}
-	if (p->target > p->base)
+	if (p->target > p->base && p->n_ready >= p->target)
 		*next_ms = (int64_t)(p->resized_ms + POOL_SHRINK_MS - now);
 	if (p->n_ready > p->target) {
 		/* The oldest goes: the others have waited less. */
