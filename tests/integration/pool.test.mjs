@@ -190,6 +190,24 @@ describe('warm pool', () => {
     assert.ok(await waitFor(async () => (await allOf(d)).length === 0, { timeoutMs: 15000 }), 'nothing left');
   });
 
+  it('a grown pool shrinks back to --warm-pool 30 s after its last miss, once full', async () => {
+    const d = driver('shrink');
+    const s = await poolServer(d, 1, ['--warm-pool-max', '2']);
+    try {
+      await full(s, 1);
+      // One takes the waiting container, the other finds none: the pool grows to two.
+      await Promise.all([cid('shrink-a'), cid('shrink-b')].map((id) => s.exec({ computer_id: id, command: 'true' })));
+      await full(s, 2);
+      const grown = Date.now();
+      assert.ok(await waitFor(async () => /warm pool: back to 1 \(no burst for 30 s\)/.test(s.stderr()),
+        { timeoutMs: 60000, intervalMs: 200 }), 'back to 1');
+      assert.ok(Date.now() - grown >= 25000, 'not before its time');
+      assert.ok(await waitFor(async () => (await waiting(d)).length === 1, { timeoutMs: 15000 }), 'one waits');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('the image changed under the pool: the new computer runs the new image', async () => {
     const d = driver('image');
     const tag = `msc-pool-test-${RUN}:latest`;
