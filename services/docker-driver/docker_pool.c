@@ -323,9 +323,7 @@ dock_pool_cold(struct dock_driver *d, int delta)
 	if (p == NULL)
 		return;
 	pthread_mutex_lock(&p->mu);
-	/* The burst a miss opened ends with its cold creations. */
-	if ((p->cold += delta) == 0)
-		p->in_burst = false;
+	p->cold += delta;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }

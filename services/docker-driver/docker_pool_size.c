@@ -1,7 +1,8 @@
 /*
  * docker_pool_size.c - the warm pool's size follows the bursts it sees.
  * A new computer that finds the pool empty (a miss) adds one to its
- * target and opens a burst, which lasts while cold creations run; the
+ * target and opens a burst, which lasts while cold creations run or
+ * misses follow each other within POOL_BURST_GAP_MS; the
  * target grows to --warm-pool plus the computers the burst asked for
  * (taken or cold) when that is more, up to --warm-pool-max, so that the
  * next burst of that size finds them ready.
@@ -20,6 +21,7 @@
 #include "msc_time.h"
 
 #define POOL_SHRINK_MS 30000    /* without a miss: the target's step down */
+#define POOL_BURST_GAP_MS 1000  /* a burst's misses this close belong to it */
 
 /* Waits on p->cv (p->mu held) at most ms (-1: without a bound). */
 void
@@ -76,12 +78,17 @@ dock_pool_shrink(struct dock_pool *p, int64_t *next_ms)
 void
 dock_pool_asked(struct dock_pool *p, bool hit)
 {
+	uint64_t now = msc_now_ms();
 	int want;
 
 	pthread_mutex_lock(&p->mu);
 	want = p->target;
+	/* A burst ends when its cold creations have and its misses stopped. */
+	if (p->in_burst && p->cold == 0 &&
+	    now - p->missed_ms > POOL_BURST_GAP_MS)
+		p->in_burst = false;
 	if (!hit) {
-		p->resized_ms = msc_now_ms();
+		p->resized_ms = p->missed_ms = now;
 		if (!p->in_burst)
 			p->burst_asked = 0;
 		p->in_burst = true;
