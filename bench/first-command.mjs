@@ -5,22 +5,25 @@
 // temporary computer) and the client times that first call; the session is then closed
 // (DELETE, which removes its computer) before the next one starts.
 //
-//   node bench/first-command.mjs [--bin PATH] [--sessions 50] [--burst 20] [--pool 4]
+//   node bench/first-command.mjs [--bin PATH] [--sessions 50] [--burst 20] [--pool 2] [--pool-max 32]
 //                                [--engine docker|podman] [--docker-host URL] [--docker docker]
 //                                [--json out.json]
 //
 // Scenarios, in one run: `pool` (--warm-pool N, after the pool is full), `cold`
-// (--warm-pool 0), each with --sessions one after another and then --burst at once; and
+// (--warm-pool 0), each with --sessions one after another and then --burst at once (the pool
+// scenario a second burst too, once the pool has grown after the first: --warm-pool-max); and
 // `docker run`: the same number of bare `docker run --rm --network none IMAGE echo hi`, one
-// after another (the baseline the ratios are taken against). Prints markdown tables.
+// after another, each right after one of the cold sessions (the baseline the ratios are taken
+// against, under the same load as the cold path). Prints markdown tables.
 // Containers are removed at the end (every one carries this run's label).
+// FC_LOG=FILE appends the servers' stderr to FILE (the pool's growth, errors).
 
 import path from 'node:path';
 import http from 'node:http';
 import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,7 +39,7 @@ const { Client } = await import(pathToFileURL(path.join(SDK, 'client', 'index.js
 const { StreamableHTTPClientTransport } = await import(pathToFileURL(path.join(SDK, 'client', 'streamableHttp.js')).href);
 
 const opts = {
-  bin: path.join(REPO, 'build', 'mcp-sandbox-computer'), sessions: 50, burst: 20, pool: 4,
+  bin: path.join(REPO, 'build', 'mcp-sandbox-computer'), sessions: 50, burst: 20, pool: 2, poolMax: 32,
   engine: 'docker', dockerHost: null, docker: 'docker', image: 'debian:bookworm-slim', json: null,
 };
 for (let i = 2; i < process.argv.length; i++) {
@@ -46,6 +49,7 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (a === '--sessions') opts.sessions = Number(v());
   else if (a === '--burst') opts.burst = Number(v());
   else if (a === '--pool') opts.pool = Number(v());
+  else if (a === '--pool-max') opts.poolMax = Number(v());
   else if (a === '--engine') opts.engine = v();
   else if (a === '--docker-host') opts.dockerHost = v();
   else if (a === '--docker') opts.docker = v();
@@ -89,12 +93,13 @@ async function startServer(pool, driverId) {
   const env = { ...process.env };
   delete env.KILNTAINERS_AUTH_TOKEN;
   const args = ['--transport', 'http', '--host', '127.0.0.1', '--port', String(port), '--engine', opts.engine,
-    '--driver-id', driverId, '--warm-pool', String(pool), '--no-network', `--docker-run-flag=--label=${LABEL}`];
+    '--driver-id', driverId, '--warm-pool', String(pool), '--warm-pool-max', String(opts.poolMax), '--no-network', `--docker-run-flag=--label=${LABEL}`];
   if (opts.dockerHost) args.push('--docker-host', opts.dockerHost);
   const proc = spawn(opts.bin, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
   let srv = null;
   proc.stderr.on('data', (d) => {
+    if (process.env.FC_LOG) appendFileSync(process.env.FC_LOG, d);
     stderr = (stderr + d).slice(-8000);
     // "warm pool: N of N ready": counted as they come (the tail is cut).
     if (srv) srv.fulls += String(d).split(`warm pool: ${pool} of ${pool} ready`).length - 1;
@@ -162,7 +167,18 @@ async function firstCommand(url) {
   return ms;
 }
 
-async function scenario(name, pool) {
+/** One bare `docker run`: ms, or null on failure. */
+async function bareDockerRun() {
+  const t = performance.now();
+  const r = await runOnce(opts.docker, ['run', '--rm', '--network', 'none', '--label', LABEL, opts.image, 'echo', 'hi']);
+  return r.code === 0 && r.out === 'hi\n' ? performance.now() - t : null;
+}
+
+/**
+ * With `baseline` (an array), each session one after another is followed by a bare `docker run`
+ * whose time goes there: the cold path and its baseline under the same load.
+ */
+async function scenario(name, pool, baseline = null) {
   const driverId = `${RUN}-${name}`;
   const srv = await startServer(pool, driverId);
   const out = {};
@@ -173,6 +189,7 @@ async function scenario(name, pool) {
     for (let i = 0; i < opts.sessions; i++) {
       const ms = await firstCommand(srv.url);
       if (ms === null) failed++; else seq.push(ms);
+      if (baseline) baseline.push(await bareDockerRun());
     }
     out.sequential = { ...stats(seq), failed };
     // Full again: as many waiting as the pool holds, and the last one's check done.
@@ -181,22 +198,24 @@ async function scenario(name, pool) {
       while ((await waiting(driverId)) < pool && Date.now() < deadline) await sleep(100);
     }
     await sleep(1500);
-    const burst = await Promise.all(Array.from({ length: opts.burst }, () => firstCommand(srv.url)));
-    out.burst = { ...stats(burst.filter((x) => x !== null)), failed: burst.filter((x) => x === null).length };
+    const burstOnce = async () => {
+      const b = await Promise.all(Array.from({ length: opts.burst }, () => firstCommand(srv.url)));
+      return { ...stats(b.filter((x) => x !== null)), failed: b.filter((x) => x === null).length };
+    };
+    out.burst = await burstOnce();
+    if (pool > 0) {
+      // The pool grew by the first burst's misses: the next burst of that size finds it ready.
+      const want = Math.min(opts.burst, Math.max(pool, opts.poolMax));
+      const deadline = Date.now() + 120000;
+      while ((await waiting(driverId)) < want && Date.now() < deadline) await sleep(200);
+      out.grownTo = await waiting(driverId);
+      await sleep(1500);
+      out.burst2 = await burstOnce();
+    }
   } finally {
     await srv.stop();
   }
   return out;
-}
-
-async function bareDockerRun() {
-  const lat = [];
-  for (let i = 0; i < opts.sessions; i++) {
-    const t = performance.now();
-    const r = await runOnce(opts.docker, ['run', '--rm', '--network', 'none', '--label', LABEL, opts.image, 'echo', 'hi']);
-    if (r.code === 0 && r.out === 'hi\n') lat.push(performance.now() - t);
-  }
-  return { ...stats(lat), failed: opts.sessions - lat.length };
 }
 
 async function cleanup() {
@@ -209,8 +228,9 @@ async function cleanup() {
 const results = {};
 try {
   results.pool = await scenario('pool', opts.pool);
-  results.cold = await scenario('cold', 0);
-  results.dockerRun = await bareDockerRun();
+  const bare = [];
+  results.cold = await scenario('cold', 0, bare);
+  results.dockerRun = { ...stats(bare.filter((x) => x !== null)), failed: bare.filter((x) => x === null).length };
 } finally {
   const left = await cleanup();
   if (left) log(`removed ${left} container(s) left behind`);
@@ -224,6 +244,7 @@ const lines = [
   '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   row(`first \`echo hi\`, --warm-pool ${opts.pool}`, `${opts.sessions} one after another`, results.pool.sequential),
   row(`first \`echo hi\`, --warm-pool ${opts.pool}`, `burst of ${opts.burst}`, results.pool.burst),
+  ...(results.pool.burst2 ? [row(`first \`echo hi\`, --warm-pool ${opts.pool}`, `the next burst of ${opts.burst} (pool grown to ${results.pool.grownTo})`, results.pool.burst2)] : []),
   row('first `echo hi`, --warm-pool 0 (cold path)', `${opts.sessions} one after another`, results.cold.sequential),
   row('first `echo hi`, --warm-pool 0 (cold path)', `burst of ${opts.burst}`, results.cold.burst),
   row('bare `docker run --rm --network none IMAGE echo hi`', `${opts.sessions} one after another`, results.dockerRun),

@@ -11,13 +11,16 @@ bin=${MSC_BIN:-$repo/build/mcp-sandbox-computer}
 docker info >/dev/null 2>&1 || { echo "wasm-bench: no Docker engine (scripts/start-dockerd.sh)" >&2; exit 1; }
 [ -d "$repo/tests/integration/node_modules/@modelcontextprotocol/sdk" ] ||
 	npm ci --prefix "$repo/tests/integration" >&2
-out=$(MSC_BIN=$bin node "$here/wasm-bench.mjs" "$@")
+# The first command of a new go_busybox computer must stay under 10 ms (issue 18).
+rc=0
+out=$(MSC_BIN=$bin node "$here/wasm-bench.mjs" --max-first-ms 10 "$@") || rc=$?
 printf '%s\n' "$out"
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo uncommitted)
 {
 	printf '\n## %s: go_busybox vs Docker (rev %s, %s cores, node %s)\n\n' \
 		"$(date -u '+%Y-%m-%d %H:%M UTC')" "$rev" "$(nproc)" "$(node --version)"
-	printf 'Serial `terminal_execute` through the stdio edge, one computer per backend, the same files in both; Docker uses the fast exec path and GNU grep. Ratio: p50 / Docker p50 (lower is faster).\n\n'
+	printf 'Serial `terminal_execute` through the stdio edge, one computer per backend, the same files in both; Docker uses the fast exec path and GNU grep. Ratio: p50 / Docker p50 (lower is faster). The `first` row: `echo hi` naming a new computer each time (its creation and first command in one call; target under 10 ms).\n\n'
 	printf '%s\n' "$out"
 } >>"$here/RESULTS.md"
 echo "wasm-bench: appended to $here/RESULTS.md" >&2
+exit $rc

@@ -165,6 +165,10 @@ const struct opt msc_cfg_opts[] = {
 	    "Started containers kept ready for new temporary computers "
 	    "(default: 2; 0 turns the pool off)",
 	    DOCKER },
+	{ "warm-pool-max", OPT_LONG, F(warm_pool_max), 0, "32", "N", NULL,
+	    DOCK, "What the warm pool grows to while new computers find it "
+	    "empty, shrinking back to --warm-pool when they stop (default: 32)",
+	    DOCKER },
 	{ "cpu", OPT_STR, F(cpu), 0, NULL, "CPU", NULL, DOCK,
 	    "Docker CPU limit (e.g., \"1.5\")",
 	    DOCKER },

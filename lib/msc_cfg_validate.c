@@ -136,6 +136,10 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		msc_cfg_error("--warm-pool must be between 0 and 256.");
 		return -EINVAL;
 	}
+	if (cfg->warm_pool_max < 0 || cfg->warm_pool_max > 256) {
+		msc_cfg_error("--warm-pool-max must be between 0 and 256.");
+		return -EINVAL;
+	}
 	if (cfg->driver_owner_workers < 0 || cfg->driver_owner_workers > 4096) {
 		msc_cfg_error("--driver-owner-workers must be between 0 and "
 			      "4096.");

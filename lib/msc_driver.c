@@ -1,63 +1,14 @@
-#include "msc_driver.h"
+/*
+ * msc_driver.c - the driver skeleton (msc_driver.h): the Driver service's
+ * dispatch table, each call made a job (msc_driver_int.h), scheduled by
+ * msc_driver_sched.c and run on a worker against the backend's ops.
+ */
+#include "msc_driver_int.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "msc_driver_live.h"
-#include "msc_map.h"
-#include "msc_pool.h"
-#include "msc_queue.h"
-#include "msc_share.h"
-#include "msc_slug.h"
-
-#define DRIVER_MAX_QUEUED 4096
-/* A creation that cannot start this long before its deadline fails. */
-#define DRIVER_CREATE_MIN_MS 1000
-
-enum job_kind { JOB_CREATE, JOB_ATTACH, JOB_EXEC, JOB_STOP, JOB_DELETE,
-	JOB_RESTART, JOB_RESET, JOB_LIST };
-
-struct job {
-	struct msc_driver *d;
-	struct msc_call *call;
-	const ProtobufCMessage *req;   /* borrowed from the call */
-	enum job_kind kind;
-	char lane_id[MSC_SLUG_MAX + 1]; /* "" when not on a lane */
-	char owner[64];                /* holds a slot of this owner's share */
-	struct msc_live *live;         /* Exec with a cancel_key, else NULL */
-	struct msc_qnode qn;           /* on a lane's or the gate's queue */
-};
-
-#define JOB(n) msc_queue_item(n, struct job, qn)
-
-/* Per computer: the queue that keeps its jobs serial. */
-struct lane {
-	bool busy;
-	struct msc_queue waiting;       /* struct job */
-};
-
-struct msc_driver {
-	const struct msc_driver_ops *ops;
-	void *be;
-	struct msc_pool *pool;
-	struct msc_server *srv;
-	pthread_mutex_t mu;             /* lanes, the gate, exec defaults */
-	struct msc_map *lanes;          /* computer id -> struct lane */
-	/* The creation gate: creates and resets at once, and those waiting. */
-	int max_creating;               /* 0: no bound but the pool's */
-	int creating;
-	struct msc_queue gate;          /* struct job, waiting their turn */
-	size_t gate_queued;
-	struct msc_share *owners;       /* Exec: workers per owner */
-	uint32_t exec_timeout_s;        /* for an Exec without its own */
-	uint64_t exec_output_limit;
-	struct msc_live_table *live;    /* keyed commands: Cancel, Progress */
-	bool stopping;                  /* the gates take no more */
-};
 
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
@@ -87,8 +38,8 @@ run_computer_op(struct job *j, computer_op op, const char *id, char *err)
 	msc_computer_fini(&c);
 }
 
-static void
-run_job(struct job *j, char *err)
+void
+msc_job_run_call(struct job *j, char *err)
 {
 	const struct msc_driver_ops *ops = j->d->ops;
 	int rv;
@@ -173,244 +124,6 @@ run_job(struct job *j, char *err)
 	}
 }
 
-static void lane_next(struct msc_driver *d, const char *id);
-static void gate_leave(struct msc_driver *d);
-static void owner_leave(struct msc_driver *d, const char *owner);
-
-/* Whether j makes a computer, and so passes the creation gate. */
-static bool
-creates(const struct job *j)
-{
-	return j->kind == JOB_CREATE || j->kind == JOB_RESET;
-}
-
-/* Frees j and forgets its command. */
-static void
-job_free(struct job *j)
-{
-	msc_live_end(j->d->live, j->live);
-	free(j);
-}
-
-/* Ends j without running it: fails its call, frees its lane's turn. */
-static void __attribute__((format(printf, 3, 4)))
-job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
-{
-	char msg[MSC_DRIVER_ERRLEN];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	msc_call_fail_reason(j->call, code, msc_driver_reason(code), "%s", msg);
-	if (j->lane_id[0] != '\0')
-		lane_next(j->d, j->lane_id);
-	job_free(j);
-}
-
-static void
-job_run(void *arg)
-{
-	struct job *j = arg;
-	char err[MSC_DRIVER_ERRLEN] = "";
-
-	run_job(j, err);
-	if (creates(j))
-		gate_leave(j->d);
-	if (j->owner[0] != '\0')
-		owner_leave(j->d, j->owner);
-	if (j->lane_id[0] != '\0')
-		lane_next(j->d, j->lane_id);
-	job_free(j);
-}
-
-/* Hands j to the pool (a creation has its gate slot already). */
-static void
-pool_submit(struct job *j)
-{
-	int rv = msc_pool_submit(j->d->pool, job_run, j);
-
-	if (rv == 0)
-		return;
-	if (creates(j))
-		gate_leave(j->d);
-	if (j->owner[0] != '\0')
-		owner_leave(j->d, j->owner);
-	job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-	    "%s is overloaded (%s); retry later", j->d->ops->name,
-	    strerror(-rv));
-}
-
-/*
- * The creation gate: at most max_creating creations run at once (an
- * engine asked for many at once gets slow at all of them); the others
- * wait in order, not on a pool thread, so commands keep flowing. One
- * that can no longer start well before its deadline fails instead.
- */
-static void
-gate_enter(struct job *j)
-{
-	struct msc_driver *d = j->d;
-
-	pthread_mutex_lock(&d->mu);
-	if (d->max_creating == 0 || d->creating < d->max_creating) {
-		d->creating++;
-		pthread_mutex_unlock(&d->mu);
-		pool_submit(j);
-		return;
-	}
-	if (d->stopping) {
-		pthread_mutex_unlock(&d->mu);
-		job_abort(j, MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
-		    d->ops->name);
-		return;
-	}
-	if (d->gate_queued >= DRIVER_MAX_QUEUED) {
-		pthread_mutex_unlock(&d->mu);
-		job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		    "%s is overloaded (%zu creations wait); retry later",
-		    d->ops->name, (size_t)DRIVER_MAX_QUEUED);
-		return;
-	}
-	msc_queue_push(&d->gate, &j->qn);
-	d->gate_queued++;
-	pthread_mutex_unlock(&d->mu);
-}
-
-/* A creation ended: the next one that still has time takes its slot. */
-static void
-gate_leave(struct msc_driver *d)
-{
-	struct msc_queue late = MSC_QUEUE_INIT;
-	struct msc_qnode *n;
-	struct job *next = NULL, *j;
-
-	pthread_mutex_lock(&d->mu);
-	d->creating--;
-	while (next == NULL && (n = msc_queue_pop(&d->gate)) != NULL) {
-		j = JOB(n);
-		d->gate_queued--;
-		if (msc_call_remaining_ms(j->call) < DRIVER_CREATE_MIN_MS)
-			msc_queue_push(&late, &j->qn);
-		else {
-			d->creating++;
-			next = j;
-		}
-	}
-	pthread_mutex_unlock(&d->mu);
-	while ((n = msc_queue_pop(&late)) != NULL) {
-		j = JOB(n);
-		job_abort(j, MSC__V1__CODE__DEADLINE_EXCEEDED,
-		    "Computer '%s' could not be created: it waited for one of "
-		    "the %d creations at once of %s until its deadline; retry "
-		    "later", j->lane_id, d->max_creating, d->ops->name);
-	}
-	if (next != NULL)
-		pool_submit(next);
-}
-
-/*
- * The owners' shares: one owner (a session) runs at most its share of
- * the workers at once, so that its long commands cannot take them all
- * from the others; its further commands wait in order, not on a worker.
- */
-static void
-owner_enter(struct job *j)
-{
-	struct msc_driver *d = j->d;
-	int rv;
-
-	snprintf(j->owner, sizeof(j->owner), "%s",
-	    ((const Msc__V1__ExecRequest *)j->req)->owner);
-	/* Under d->mu, so that a stop drains whatever entered before. */
-	pthread_mutex_lock(&d->mu);
-	rv = d->stopping ? -ESHUTDOWN : msc_share_enter(d->owners, j->owner, j);
-	pthread_mutex_unlock(&d->mu);
-	if (rv == 1) {
-		pool_submit(j);
-		return;
-	}
-	if (rv == 0)
-		return;         /* owner_leave starts it */
-	j->owner[0] = '\0';    /* holds no slot */
-	job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED, "%s is overloaded "
-	    "(%s); retry later", d->ops->name, rv == -EAGAIN
-		? "too many commands wait" : strerror(-rv));
-}
-
-/* A job of `owner` ended: the owner's next one takes its worker. */
-static void
-owner_leave(struct msc_driver *d, const char *owner)
-{
-	struct job *next = msc_share_leave(d->owners, owner);
-
-	if (next != NULL)
-		pool_submit(next);
-}
-
-static void
-submit(struct job *j)
-{
-	if (creates(j))
-		gate_enter(j);
-	else if (j->kind == JOB_EXEC &&
-	    ((const Msc__V1__ExecRequest *)j->req)->owner[0] != '\0')
-		owner_enter(j);
-	else
-		pool_submit(j);
-}
-
-/* A job of lane `id` ended: start the next one, or drop the lane. */
-static void
-lane_next(struct msc_driver *d, const char *id)
-{
-	struct lane *lane;
-	struct msc_qnode *n = NULL;
-
-	pthread_mutex_lock(&d->mu);
-	lane = msc_map_get(d->lanes, id);
-	/* The next job keeps the lane busy; without one the lane goes. */
-	if (lane != NULL && (n = msc_queue_pop(&lane->waiting)) == NULL) {
-		msc_map_del(d->lanes, id);
-		free(lane);
-	}
-	pthread_mutex_unlock(&d->mu);
-	if (n != NULL)
-		submit(JOB(n));
-}
-
-/* Queues j on the lane of computer `id`. */
-static void
-lane_submit(struct job *j, const char *id)
-{
-	struct msc_driver *d = j->d;
-	struct lane *lane;
-	bool run_now = false;
-
-	strcpy(j->lane_id, id);         /* a slug: it fits */
-	pthread_mutex_lock(&d->mu);
-	lane = msc_map_get(d->lanes, id);
-	if (lane == NULL) {
-		lane = calloc(1, sizeof(*lane));
-		if (lane == NULL || msc_map_put(d->lanes, id, lane) != 0) {
-			pthread_mutex_unlock(&d->mu);
-			free(lane);
-			msc_call_fail(j->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-			    "out of memory");
-			job_free(j);
-			return;
-		}
-	}
-	if (!lane->busy) {
-		lane->busy = true;
-		run_now = true;
-	} else
-		msc_queue_push(&lane->waiting, &j->qn);
-	pthread_mutex_unlock(&d->mu);
-	if (run_now)
-		submit(j);
-}
-
 static const char *const kind_names[] = { "Create", "Attach", "Exec", "Stop",
 	"Delete", "Restart", "Reset", "List" };
 
@@ -445,9 +158,9 @@ handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
 		return;
 	}
 	if (lane)
-		lane_submit(j, id);
+		msc_job_submit_on_lane(j, id);
 	else
-		submit(j);
+		msc_job_submit(j);
 }
 
 static void
@@ -606,7 +319,7 @@ abort_waiting(void *item)
 {
 	struct job *j = item;
 
-	job_abort(j, MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
+	msc_job_abort(j, MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
 	    j->d->ops->name);
 }
 
@@ -628,7 +341,7 @@ msc_driver_stop(struct msc_driver *d)
 	if (d->owners != NULL)
 		msc_share_drain(d->owners, abort_waiting);
 	while ((n = msc_queue_pop(&waiting)) != NULL)
-		job_abort(JOB(n), MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
+		msc_job_abort(JOB(n), MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
 		    d->ops->name);
 	msc_server_stop(d->srv);
 	if (!msc_pool_free(d->pool))

@@ -6,6 +6,7 @@
  * Refills run at most --driver-creations at once, fewer while cold
  * creations run, and stop when the driver stops, which removes the
  * containers still waiting; an earlier run's are removed at start.
+ * Its size follows the bursts it sees (docker_pool_size.c).
  */
 #include "docker_driver_int.h"
 #include "docker_lease.h"
@@ -185,6 +186,7 @@ refill_main(void *arg)
 	struct dock_pool *p = arg;
 	struct dock_driver *d = p->d;
 	char err[DOCK_ERRLEN];
+	int64_t next_ms;
 
 	pthread_mutex_lock(&p->mu);
 	if (!p->reaped) {
@@ -196,8 +198,14 @@ refill_main(void *arg)
 	while (!p->stopping) {
 		struct pool_ctr *pc;
 
+		if ((pc = dock_pool_shrink(p, &next_ms)) != NULL) {
+			pthread_mutex_unlock(&p->mu);
+			dock_pool_discard(d, pc, NULL);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
 		if (!wants_refill(p)) {
-			pthread_cond_wait(&p->cv, &p->mu);
+			dock_pool_wait_ms(p, next_ms);
 			continue;
 		}
 		p->filling++;
@@ -218,13 +226,8 @@ refill_main(void *arg)
 		else
 			msc_log_warn("warm pool: refill failed: %s", err);
 		pthread_mutex_lock(&p->mu);
-		if (pc == NULL && !p->stopping) {
-			struct timespec until;
-
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += POOL_BACKOFF_MS / 1000;
-			(void)pthread_cond_timedwait(&p->cv, &p->mu, &until);
-		}
+		if (pc == NULL && !p->stopping)
+			dock_pool_wait_ms(p, POOL_BACKOFF_MS);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -235,17 +238,22 @@ dock_pool_start(struct dock_driver *d)
 {
 	struct dock_pool *p;
 	long target = d->cfg->warm_pool < 0 ? POOL_DEFAULT : d->cfg->warm_pool;
+	long cap = d->cfg->warm_pool_max;
 
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	p->d = d;
-	p->target = (int)target;
+	p->base = p->target = (int)target;
+	/* Off stays off; within what the ready array holds. */
+	p->cap = target == 0 ? 0 : (int)(cap > target ? cap : target);
+	if (p->cap > POOL_MAX)
+		p->cap = POOL_MAX;
 	p->limit = (int)d->cfg->driver_creations;
 	d->pool = p;
 	/* One thread at least: it reaps what an earlier run left. */
-	for (int i = 0; i < POOL_THREADS && (i == 0 || (i < p->target &&
+	for (int i = 0; i < POOL_THREADS && (i == 0 || (i < p->cap &&
 						    i < p->limit));
 	     i++) {
 		if (pthread_create(&p->threads[i], NULL, refill_main, p) != 0)
@@ -259,8 +267,8 @@ dock_pool_start(struct dock_driver *d)
 	}
 	p->renaming = true;
 	if (p->target > 0)
-		msc_log_info("warm pool: keeping %d container(s) ready",
-		    p->target);
+		msc_log_info("warm pool: keeping %d container(s) ready "
+			     "(up to %d after bursts)", p->target, p->cap);
 	return 0;
 }
 
@@ -445,7 +453,7 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	const char *why;
 	int rv;
 
-	if (p == NULL || p->target == 0)
+	if (p == NULL || p->base == 0)
 		return 1;
 	/* Unknown (the engine did not say): each container is still checked. */
 	image_id = current_image_id(d);
@@ -480,11 +488,13 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		    d->cfg->driver_id);
 		msc_log_info("created temporary computer %s from the warm pool "
 			     "(container %.12s)", id, pc->cid);
+		dock_pool_asked(p, true);
 		dock_pool_ctr_free(pc);
 		free(image_id);
 		return rv;
 	}
 	free(image_id);
+	dock_pool_asked(p, false);
 	return 1;
 }
 

@@ -4,11 +4,12 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
 #define POOL_MAX 256
-#define POOL_THREADS 4
+#define POOL_THREADS 8
 #define T_POOL_OP 30000
 
 struct pool_ctr {
@@ -21,7 +22,13 @@ struct pool_ctr {
 struct dock_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int target;
+	int base;               /* --warm-pool (0: off) */
+	int cap;                /* --warm-pool-max, at least base */
+	int target;             /* base..cap: grown by misses, shrunk by time */
+	uint64_t resized_ms;    /* the last miss or shrink */
+	uint64_t missed_ms;     /* the last miss */
+	bool in_burst;          /* since a miss (docker_pool_size.c) */
+	int burst_asked;        /* computers asked for in this burst */
 	int limit;              /* --driver-creations */
 	struct pool_ctr *ready[POOL_MAX];
 	int n_ready;
@@ -53,6 +60,22 @@ int dock_pool_rename_later(struct dock_pool *p, const char *cid,
     const char *name);
 /* The renamer thread: renames in order, until stopped with none left. */
 void *dock_pool_renamer_main(void *arg);
+
+/* docker_pool_size.c, all with p->mu held but dock_pool_missed. */
+/* Waits on p->cv at most ms (-1: without a bound). */
+void dock_pool_wait_ms(struct dock_pool *p, int64_t ms);
+/*
+ * Steps the target down when its time came; returns a waiting container
+ * beyond the target (to remove) or NULL, and in *next_ms the time until
+ * the next step (-1: none due).
+ */
+struct pool_ctr *dock_pool_shrink(struct dock_pool *p, int64_t *next_ms);
+/*
+ * A new computer took a waiting container (hit) or found none (a miss:
+ * the target grows by one, and a burst opens or goes on): during a burst
+ * the target grows to what the burst asked for. Takes p->mu.
+ */
+void dock_pool_asked(struct dock_pool *p, bool hit);
 
 
 #endif /* DOCK_POOL_INT_H */

@@ -161,6 +161,54 @@ describe('warm pool', () => {
     }
   });
 
+  it('a burst larger than the pool grows it for the next one, up to --warm-pool-max', async () => {
+    const d = driver('grow');
+    const s = await poolServer(d, 1, ['--warm-pool-max', '3']);
+    try {
+      await full(s, 1);
+      const ids = Array.from({ length: 5 }, (_, i) => cid(`grow-${i}`));
+      const rs = await Promise.all(ids.map((id) => s.exec({ computer_id: id, command: 'echo up' })));
+      assert.deepEqual(rs.map((r) => r.stdout), ids.map(() => 'up\n'));
+      assert.match(s.stderr(), /warm pool: a new computer found none ready; growing \(up to 3\)/);
+      // Three wait now (its misses grew it; --warm-pool-max holds it there). The pool may have
+      // been full of three during the burst already: count the waiting containers.
+      assert.ok(await waitFor(async () => (await waiting(d)).length === 3, { timeoutMs: 30000, intervalMs: 100 }),
+        'three waiting');
+      await sleep(1500);
+      assert.equal((await waiting(d)).length, 3, 'no more than --warm-pool-max');
+      // The next burst of three finds them ready.
+      const before = new Set((await waiting(d)).map((w) => w.id));
+      const next = Array.from({ length: 3 }, (_, i) => cid(`grown-${i}`));
+      await Promise.all(next.map((id) => s.exec({ computer_id: id, command: 'true' })));
+      for (const id of next) {
+        assert.ok(await waitFor(async () => (await inspect(containerName(id))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
+        const c = await inspect(containerName(id));
+        assert.ok([...before].some((w) => c.Id.startsWith(w)), `${id} was a waiting container`);
+      }
+    } finally {
+      await s.close();
+    }
+    assert.ok(await waitFor(async () => (await allOf(d)).length === 0, { timeoutMs: 15000 }), 'nothing left');
+  });
+
+  it('a grown pool shrinks back to --warm-pool 30 s after its last miss, once full', async () => {
+    const d = driver('shrink');
+    const s = await poolServer(d, 1, ['--warm-pool-max', '2']);
+    try {
+      await full(s, 1);
+      // One takes the waiting container, the other finds none: the pool grows to two.
+      await Promise.all([cid('shrink-a'), cid('shrink-b')].map((id) => s.exec({ computer_id: id, command: 'true' })));
+      await full(s, 2);
+      const grown = Date.now();
+      assert.ok(await waitFor(async () => /warm pool: back to 1 \(no burst for 30 s\)/.test(s.stderr()),
+        { timeoutMs: 60000, intervalMs: 200 }), 'back to 1');
+      assert.ok(Date.now() - grown >= 25000, 'not before its time');
+      assert.ok(await waitFor(async () => (await waiting(d)).length === 1, { timeoutMs: 15000 }), 'one waits');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('the image changed under the pool: the new computer runs the new image', async () => {
     const d = driver('image');
     const tag = `msc-pool-test-${RUN}:latest`;

@@ -1,0 +1,76 @@
+/*
+ * msc_driver_int.h - what the driver skeleton's files share: a job (one
+ * Driver call on its way to the backend) and the driver's state. The
+ * skeleton (msc_driver.c) makes jobs and runs them; the scheduling
+ * (msc_driver_sched.c) orders them: each computer's lane keeps its jobs
+ * serial, the creation gate bounds creations at once, the owners' shares
+ * bound an owner's commands at once.
+ */
+#ifndef MSC_DRIVER_INT_H
+#define MSC_DRIVER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msc_driver.h"
+#include "msc_driver_live.h"
+#include "msc_map.h"
+#include "msc_pool.h"
+#include "msc_queue.h"
+#include "msc_share.h"
+#include "msc_slug.h"
+
+#define DRIVER_MAX_QUEUED 4096
+/* A creation that cannot start this long before its deadline fails. */
+#define DRIVER_CREATE_MIN_MS 1000
+
+enum job_kind { JOB_CREATE, JOB_ATTACH, JOB_EXEC, JOB_STOP, JOB_DELETE,
+	JOB_RESTART, JOB_RESET, JOB_LIST };
+
+struct job {
+	struct msc_driver *d;
+	struct msc_call *call;
+	const ProtobufCMessage *req;   /* borrowed from the call */
+	enum job_kind kind;
+	char lane_id[MSC_SLUG_MAX + 1]; /* "" when not on a lane */
+	char owner[64];                /* holds a slot of this owner's share */
+	struct msc_live *live;         /* Exec with a cancel_key, else NULL */
+	struct msc_qnode qn;           /* on a lane's or the gate's queue */
+};
+
+#define JOB(n) msc_queue_item(n, struct job, qn)
+
+struct msc_driver {
+	const struct msc_driver_ops *ops;
+	void *be;
+	struct msc_pool *pool;
+	struct msc_server *srv;
+	pthread_mutex_t mu;             /* lanes, the gate, exec defaults */
+	struct msc_map *lanes;          /* computer id -> struct lane */
+	/* The creation gate: creates and resets at once, and those waiting. */
+	int max_creating;               /* 0: no bound but the pool's */
+	int creating;
+	struct msc_queue gate;          /* struct job, waiting their turn */
+	size_t gate_queued;
+	struct msc_share *owners;       /* Exec: workers per owner */
+	uint32_t exec_timeout_s;        /* for an Exec without its own */
+	uint64_t exec_output_limit;
+	struct msc_live_table *live;    /* keyed commands: Cancel, Progress */
+	bool stopping;                  /* the gates take no more */
+};
+
+/* Runs j's call on the backend (a worker thread), answering it. */
+void msc_job_run_call(struct job *j, char *err);
+/* Frees j and forgets its command. */
+void msc_job_free(struct job *j);
+/* Ends j without running it: fails its call, frees its lane's turn. */
+void msc_job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Starts j now or queues it (the creation gate, its owner's share). */
+void msc_job_submit(struct job *j);
+/* Queues j on the lane of computer `id` (a slug), after its earlier jobs. */
+void msc_job_submit_on_lane(struct job *j, const char *id);
+
+#endif /* MSC_DRIVER_INT_H */

@@ -1,0 +1,255 @@
+/*
+ * msc_driver_sched.c - the order in which a driver's jobs run (see
+ * msc_driver_int.h): a computer's lane runs its jobs one at a time, the
+ * creation gate lets --driver-creations creations run at once, an owner's
+ * share bounds its commands at once; the rest wait in order, off the
+ * worker threads.
+ */
+#include "msc_driver_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per computer: the queue that keeps its jobs serial. */
+struct lane {
+	bool busy;
+	struct msc_queue waiting;       /* struct job */
+};
+
+static void lane_next(struct msc_driver *d, const char *id);
+static void gate_leave(struct msc_driver *d);
+static void owner_leave(struct msc_driver *d, const char *owner);
+
+/* Whether j makes a computer, and so passes the creation gate. */
+static bool
+creates(const struct job *j)
+{
+	return j->kind == JOB_CREATE || j->kind == JOB_RESET;
+}
+
+void
+msc_job_free(struct job *j)
+{
+	msc_live_end(j->d->live, j->live);
+	free(j);
+}
+
+void
+msc_job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
+{
+	char msg[MSC_DRIVER_ERRLEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	msc_call_fail_reason(j->call, code, msc_driver_reason(code), "%s", msg);
+	if (j->lane_id[0] != '\0')
+		lane_next(j->d, j->lane_id);
+	msc_job_free(j);
+}
+
+static void
+job_run(void *arg)
+{
+	struct job *j = arg;
+	char err[MSC_DRIVER_ERRLEN] = "";
+
+	msc_job_run_call(j, err);
+	if (creates(j))
+		gate_leave(j->d);
+	if (j->owner[0] != '\0')
+		owner_leave(j->d, j->owner);
+	if (j->lane_id[0] != '\0')
+		lane_next(j->d, j->lane_id);
+	msc_job_free(j);
+}
+
+/* Hands j to the pool (a creation has its gate slot already). */
+static void
+pool_submit(struct job *j)
+{
+	int rv = msc_pool_submit(j->d->pool, job_run, j);
+
+	if (rv == 0)
+		return;
+	if (creates(j))
+		gate_leave(j->d);
+	if (j->owner[0] != '\0')
+		owner_leave(j->d, j->owner);
+	msc_job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+	    "%s is overloaded (%s); retry later", j->d->ops->name,
+	    strerror(-rv));
+}
+
+/*
+ * The creation gate: at most max_creating creations run at once (an
+ * engine asked for many at once gets slow at all of them); the others
+ * wait in order, not on a pool thread, so commands keep flowing. One
+ * that can no longer start well before its deadline fails instead.
+ */
+static void
+gate_enter(struct job *j)
+{
+	struct msc_driver *d = j->d;
+
+	pthread_mutex_lock(&d->mu);
+	if (d->max_creating == 0 || d->creating < d->max_creating) {
+		d->creating++;
+		pthread_mutex_unlock(&d->mu);
+		pool_submit(j);
+		return;
+	}
+	if (d->stopping) {
+		pthread_mutex_unlock(&d->mu);
+		msc_job_abort(j, MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
+		    d->ops->name);
+		return;
+	}
+	if (d->gate_queued >= DRIVER_MAX_QUEUED) {
+		pthread_mutex_unlock(&d->mu);
+		msc_job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "%s is overloaded (%zu creations wait); retry later",
+		    d->ops->name, (size_t)DRIVER_MAX_QUEUED);
+		return;
+	}
+	msc_queue_push(&d->gate, &j->qn);
+	d->gate_queued++;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* A creation ended: the next one that still has time takes its slot. */
+static void
+gate_leave(struct msc_driver *d)
+{
+	struct msc_queue late = MSC_QUEUE_INIT;
+	struct msc_qnode *n;
+	struct job *next = NULL, *j;
+
+	pthread_mutex_lock(&d->mu);
+	d->creating--;
+	while (next == NULL && (n = msc_queue_pop(&d->gate)) != NULL) {
+		j = JOB(n);
+		d->gate_queued--;
+		if (msc_call_remaining_ms(j->call) < DRIVER_CREATE_MIN_MS)
+			msc_queue_push(&late, &j->qn);
+		else {
+			d->creating++;
+			next = j;
+		}
+	}
+	pthread_mutex_unlock(&d->mu);
+	while ((n = msc_queue_pop(&late)) != NULL) {
+		j = JOB(n);
+		msc_job_abort(j, MSC__V1__CODE__DEADLINE_EXCEEDED,
+		    "Computer '%s' could not be created: it waited for one of "
+		    "the %d creations at once of %s until its deadline; retry "
+		    "later", j->lane_id, d->max_creating, d->ops->name);
+	}
+	if (next != NULL)
+		pool_submit(next);
+}
+
+/*
+ * The owners' shares: one owner (a session) runs at most its share of
+ * the workers at once, so that its long commands cannot take them all
+ * from the others; its further commands wait in order, not on a worker.
+ */
+static void
+owner_enter(struct job *j)
+{
+	struct msc_driver *d = j->d;
+	int rv;
+
+	snprintf(j->owner, sizeof(j->owner), "%s",
+	    ((const Msc__V1__ExecRequest *)j->req)->owner);
+	/* Under d->mu, so that a stop drains whatever entered before. */
+	pthread_mutex_lock(&d->mu);
+	rv = d->stopping ? -ESHUTDOWN : msc_share_enter(d->owners, j->owner, j);
+	pthread_mutex_unlock(&d->mu);
+	if (rv == 1) {
+		pool_submit(j);
+		return;
+	}
+	if (rv == 0)
+		return;         /* owner_leave starts it */
+	j->owner[0] = '\0';    /* holds no slot */
+	msc_job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED, "%s is overloaded "
+	    "(%s); retry later", d->ops->name, rv == -EAGAIN
+		? "too many commands wait" : strerror(-rv));
+}
+
+/* A job of `owner` ended: the owner's next one takes its worker. */
+static void
+owner_leave(struct msc_driver *d, const char *owner)
+{
+	struct job *next = msc_share_leave(d->owners, owner);
+
+	if (next != NULL)
+		pool_submit(next);
+}
+
+void
+msc_job_submit(struct job *j)
+{
+	if (creates(j))
+		gate_enter(j);
+	else if (j->kind == JOB_EXEC &&
+	    ((const Msc__V1__ExecRequest *)j->req)->owner[0] != '\0')
+		owner_enter(j);
+	else
+		pool_submit(j);
+}
+
+/* A job of lane `id` ended: start the next one, or drop the lane. */
+static void
+lane_next(struct msc_driver *d, const char *id)
+{
+	struct lane *lane;
+	struct msc_qnode *n = NULL;
+
+	pthread_mutex_lock(&d->mu);
+	lane = msc_map_get(d->lanes, id);
+	/* The next job keeps the lane busy; without one the lane goes. */
+	if (lane != NULL && (n = msc_queue_pop(&lane->waiting)) == NULL) {
+		msc_map_del(d->lanes, id);
+		free(lane);
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (n != NULL)
+		msc_job_submit(JOB(n));
+}
+
+void
+msc_job_submit_on_lane(struct job *j, const char *id)
+{
+	struct msc_driver *d = j->d;
+	struct lane *lane;
+	bool run_now = false;
+
+	strcpy(j->lane_id, id);         /* a slug: it fits */
+	pthread_mutex_lock(&d->mu);
+	lane = msc_map_get(d->lanes, id);
+	if (lane == NULL) {
+		lane = calloc(1, sizeof(*lane));
+		if (lane == NULL || msc_map_put(d->lanes, id, lane) != 0) {
+			pthread_mutex_unlock(&d->mu);
+			free(lane);
+			msc_call_fail(j->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			    "out of memory");
+			msc_job_free(j);
+			return;
+		}
+	}
+	if (!lane->busy) {
+		lane->busy = true;
+		run_now = true;
+	} else
+		msc_queue_push(&lane->waiting, &j->qn);
+	pthread_mutex_unlock(&d->mu);
+	if (run_now)
+		msc_job_submit(j);
+}
