@@ -140,39 +140,6 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 	return pc;
 }
 
-/* Removes the pool containers an earlier run of this driver left. */
-static void
-reap(struct dock_driver *d)
-{
-	char err[DOCK_ERRLEN], filter[256];
-	json_t *arr = NULL, *row;
-	size_t i;
-	int n = 0;
-
-	pool_filter(d, filter, sizeof(filter));
-	if (dock_container_list(d->engine, filter, T_POOL_OP, &arr, err,
-		sizeof(err)) != 0)
-		return;         /* the engine is not up: nothing to reap yet */
-	json_array_foreach (arr, i, row) {
-		const char *name = json_string_value(json_array_get(
-		    json_object_get(row, "Names"), 0));
-		const char *cid = json_string_value(json_object_get(row, "Id"));
-
-		/* Only those still waiting: a taken one is a computer. */
-		if (name == NULL || cid == NULL ||
-		    strncmp(name, "/" DOCK_POOL_PREFIX,
-			sizeof(DOCK_POOL_PREFIX)) != 0)
-			continue;
-		if (dock_container_remove(d->engine, cid, T_POOL_OP, err,
-			sizeof(err)) == 0)
-			n++;
-	}
-	json_decref(arr);
-	if (n > 0)
-		msc_log_info("warm pool: removed %d container(s) an earlier "
-			     "run left waiting", n);
-}
-
 static bool
 wants_refill(const struct dock_pool *p)
 {
@@ -189,12 +156,6 @@ refill_main(void *arg)
 	int64_t next_ms;
 
 	pthread_mutex_lock(&p->mu);
-	if (!p->reaped) {
-		p->reaped = true;
-		pthread_mutex_unlock(&p->mu);
-		reap(d);
-		pthread_mutex_lock(&p->mu);
-	}
 	while (!p->stopping) {
 		struct pool_ctr *pc;
 
@@ -252,16 +213,20 @@ dock_pool_start(struct dock_driver *d)
 		p->cap = POOL_MAX;
 	p->limit = (int)d->cfg->driver_creations;
 	d->pool = p;
-	/* One thread at least: it reaps what an earlier run left. */
-	for (int i = 0; i < POOL_THREADS && (i == 0 || (i < p->cap &&
-						    i < p->limit));
-	     i++) {
+	/*
+	 * Nothing here removes what an earlier run left waiting: those
+	 * containers hold a lease (or a lock file, without the helper) and
+	 * end with it; servers sharing this engine and --driver-id have
+	 * theirs waiting under the same label, and some are being taken.
+	 */
+	for (int i = 0; i < POOL_THREADS && i < p->cap && i < p->limit; i++) {
 		if (pthread_create(&p->threads[i], NULL, refill_main, p) != 0)
 			break;
 		p->n_threads++;
 	}
-	if (p->n_threads == 0 || pthread_create(&p->renamer, NULL,
-				     dock_pool_renamer_main, p) != 0) {
+	if ((p->cap > 0 && p->n_threads == 0) ||
+	    pthread_create(&p->renamer, NULL, dock_pool_renamer_main, p) != 0) {
+		msc_log_err("warm pool: cannot start its threads");
 		dock_pool_free(d);
 		return -EAGAIN;
 	}

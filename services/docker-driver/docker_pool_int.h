@@ -35,7 +35,6 @@ struct dock_pool {
 	int filling;            /* refills under way */
 	int cold;               /* cold creations under way */
 	bool stopping;
-	bool reaped;            /* an earlier run's containers removed */
 	int n_threads;
 	pthread_t threads[POOL_THREADS];
 	struct dock_driver *d;

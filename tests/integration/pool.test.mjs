@@ -1,7 +1,7 @@
 // The warm pool (--warm-pool N, issue 18) against the real engine: a new temporary computer
 // takes a started, ready container and becomes that computer in every way that shows (its
 // name, computer_list, a restarted server; removed at its end), waiting containers are never
-// listed, are removed at shutdown and reaped at the next start; and the bad input: a waiting
+// listed, are removed at shutdown and end with their lease when their server is killed (no start removes them: a live server of the same --driver-id may be taking one); and the bad input: a waiting
 // container killed (never handed out), the image changed under the pool, a burst larger than
 // the pool, a server stopped while the pool refills.
 import { describe, it, after } from 'node:test';
@@ -89,7 +89,7 @@ describe('warm pool', () => {
     assert.ok(await waitFor(async () => (await allOf(d)).length === 0, { timeoutMs: 15000 }), 'nothing left');
   });
 
-  it('a restarted server finds a taken computer; waiting ones of a killed run are reaped', async () => {
+  it('a restarted server finds a taken computer; no start removes waiting containers (a killed run\'s end with their lease)', async () => {
     const d = driver('restart');
     const id = cid('survives');
     const a = await poolServer(d, 1);
@@ -97,14 +97,24 @@ describe('warm pool', () => {
     await a.exec({ computer_id: id, command: 'echo kept > /tmp/mark' });
     await full(a, 1, 1);
     await a.signal('SIGKILL');
-    assert.equal((await waiting(d)).length, 1, 'the killed run left one waiting');
-    const b = await poolServer(d, 0);
+    const left = await waiting(d);
+    assert.equal(left.length, 1, 'the killed run left one waiting');
+    // Attack (it failed before): a server starting with the same engine and --driver-id removed
+    // every waiting container of that id at once, also a live server's, and one being taken.
+    // Now only a lease ends them: a killed run's within --lease-timeout, a live server's never.
+    const b = await poolServer(d, 1);
     try {
-      assert.ok(await waitFor(async () => (await waiting(d)).length === 0, { timeoutMs: 15000 }), 'reaped at start');
+      await full(b, 1);
+      await sleep(1000);
+      const now = (await waiting(d)).map((w) => w.id);
+      assert.ok(now.includes(left[0].id), 'a start removes no waiting container');
+      assert.equal(now.length, 2, 'the killed run\'s and the new server\'s own');
       const list = (await b.call({}, { name: 'computer_list' })).structuredContent.computers;
       assert.deepEqual(list.map((x) => x.computer_id), [id]);
       const r = await b.exec({ computer_id: id, command: 'cat /tmp/mark' });
       assert.equal(r.stdout, 'kept\n');
+      const fresh = await b.exec({ computer_id: cid('from-pool'), command: 'echo fresh' });
+      assert.equal(fresh.stdout, 'fresh\n');
     } finally {
       await b.close();
     }
