@@ -212,8 +212,8 @@ mcp_era_header_value(const char *raw)
  * {"error": "<text>"} (the reference's later revision): an isError result
  * that holds only a text gets it as structuredContent and as its text.
  */
-static void
-error_payload(json_t *result)
+void
+mcp_era_error_payload(json_t *result)
 {
 	json_t *content = json_object_get(result, "content");
 	json_t *block = json_array_get(content, 0);
@@ -244,7 +244,7 @@ mcp_era_complete(json_t *result)
 
 	if (result == NULL)
 		return NULL;
-	error_payload(result);
+	mcp_era_error_payload(result);
 	json_object_set_new(result, "resultType", json_string("complete"));
 	meta = json_object_get(result, "_meta");
 	if (!json_is_object(meta)) {

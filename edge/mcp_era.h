@@ -68,7 +68,13 @@ const char *mcp_era_name_key(const char *method);
  */
 char *mcp_era_header_value(const char *raw);
 
-/* Adds resultType "complete" and serverInfo to a result; returns it. */
+/*
+ * A tool's error result that holds only a text gets the 2026 payload
+ * {"error": "<text>"} as its structuredContent and text (in place).
+ */
+void mcp_era_error_payload(json_t *result);
+/* Adds resultType "complete", serverInfo and the error payload to a
+ * result; returns it. */
 json_t *mcp_era_complete(json_t *result);
 /* Adds ttlMs and cacheScope "public"; returns it. */
 json_t *mcp_era_cacheable(json_t *result, long ttl_ms);

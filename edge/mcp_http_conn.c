@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +53,18 @@ struct drain {
 	struct drain *prev, *next;
 };
 
+/*
+ * A watch is freed by the loop only: an event epoll_wait returned before
+ * http_conns_unwatch may still name it, so unwatch marks it dead and the
+ * loop frees it after the batch it was in (under mu).
+ */
 struct http_watch {
 	int kind;                     /* EV_WATCH */
 	int fd;                       /* ours (a dup) */
 	void (*gone)(void *arg);
 	void *arg;
+	bool dead;                    /* under mu: unwatched, gone() not run */
+	struct http_watch *next_dead;
 };
 
 struct http_conns {
@@ -64,6 +72,7 @@ struct http_conns {
 	struct http_conn *conns;
 	struct drain *drains;
 	int ndrains;
+	struct http_watch *dead;      /* unwatched, freed by the loop */
 	int ep;
 	bool stop;
 	pthread_t thr;
@@ -129,6 +138,19 @@ tick(struct http_conns *cs)
 	}
 }
 
+/* Frees the watches unwatched since the last batch. Lock held. */
+static void
+free_dead_watches(struct http_conns *cs)
+{
+	while (cs->dead != NULL) {
+		struct http_watch *w = cs->dead;
+
+		cs->dead = w->next_dead;
+		close(w->fd);
+		free(w);
+	}
+}
+
 static void *
 conns_loop(void *arg)
 {
@@ -149,6 +171,8 @@ conns_loop(void *arg)
 			if (d->kind == EV_WATCH) {
 				struct http_watch *w = ev[i].data.ptr;
 
+				if (w->dead)    /* unwatched after the wait */
+					continue;
 				/* One shot: the client went away. */
 				(void)epoll_ctl(cs->ep, EPOLL_CTL_DEL, w->fd,
 				    NULL);
@@ -160,6 +184,7 @@ conns_loop(void *arg)
 				drain_end(cs, d);
 		}
 		tick(cs);
+		free_dead_watches(cs);
 		pthread_mutex_unlock(&cs->mu);
 	}
 }
@@ -197,6 +222,7 @@ http_conns_stop(struct http_conns *cs)
 	cs->stop = true;
 	pthread_mutex_unlock(&cs->mu);
 	pthread_join(cs->thr, NULL);
+	free_dead_watches(cs);
 	while (cs->drains != NULL)
 		drain_end(cs, cs->drains);
 	while (cs->conns != NULL) {     /* none once MHD has stopped */
@@ -348,7 +374,8 @@ http_conns_unwatch(struct http_conns *cs, struct http_watch *w)
 		return;
 	pthread_mutex_lock(&cs->mu);    /* gone() is not running after this */
 	(void)epoll_ctl(cs->ep, EPOLL_CTL_DEL, w->fd, NULL);
+	w->dead = true;
+	w->next_dead = cs->dead;
+	cs->dead = w;
 	pthread_mutex_unlock(&cs->mu);
-	close(w->fd);
-	free(w);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mcp_era.h"
 #include "msc_reason.h"
 #include "tools.h"
 
@@ -138,8 +139,11 @@ mcp_tasks_state(const Msc__V1__Task *t)
 		struct msc_status st = { t->error->code, t->error->message,
 			t->error->reason };
 
+		/* Shaped as the same call's plain 2026 answer would be. */
 		res = tools_error_result(mcp_failed_text(&st, text,
 		    sizeof(text)));
+		if (res != NULL)
+			mcp_era_error_payload(res);
 	}
 	if (res == NULL) {
 		json_decref(r);
@@ -179,14 +183,14 @@ task_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	else if (resp == NULL)
 		mcp_conn_send_error(c, tc->id, -32603, mcp_failed_text(st, text,
 		    sizeof(text)));
-	else if (tc->op == OP_CANCEL)   /* an acknowledgement, nothing more */
+	else if (tc->op == OP_CANCEL || tc->op == OP_UPDATE)
+		/*
+		 * An acknowledgement, nothing more. A command never asks for
+		 * input, so every key of an update is unknown, and the
+		 * extension says to ignore those (§5.5 of the notes).
+		 */
 		mcp_conn_send_result(c, tc->id, json_object(), true);
-	else if (tc->op == OP_UPDATE) {
-		snprintf(text, sizeof(text), "Invalid params: task %s takes no "
-		    "input: a terminal_execute command reads none once it "
-		    "runs (pass stdin with the call)", t->task_id);
-		mcp_conn_send_error(c, tc->id, -32602, text);
-	} else
+	else
 		mcp_conn_send_result(c, tc->id, mcp_tasks_state(t), true);
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);

@@ -77,8 +77,8 @@ const struct opt msc_cfg_opts[] = {
 	    MSC_PROG_SESSION },
 	{ "max-session-tasks", OPT_LONG, F(max_session_tasks), 0, "64", "N",
 	    NULL, CORE,
-	    "MCP tasks one session may hold at once, working or kept; a call "
-	    "past it is refused (default: 64)",
+	    "MCP tasks one session may hold at once, working or kept; past "
+	    "it a call is answered without a task (default: 64)",
 	    MSC_PROG_SESSION },
 	{ "task-ttl", OPT_LONG, F(task_ttl), 0, "3600", "SECONDS", NULL, CORE,
 	    "How long an MCP task's result is kept past its command's timeout "

@@ -43,11 +43,15 @@ struct msc_lease_renewer {
 	pthread_cond_t cv;
 	struct msc_map *held;   /* id -> struct held */
 	uint64_t next_gen;
+	size_t cursor;          /* where the next round starts, in map order */
 };
 
+/* A round's copy: cap items from the cursor on, wrapping around. */
 struct snap {
 	struct msc_lease_item *items;
 	size_t n, cap;
+	size_t at, from;        /* the entry being visited; the cursor */
+	bool wrapped;           /* the second pass: the entries before it */
 };
 
 static void
@@ -56,8 +60,10 @@ snap_one(void *arg, const char *key, void *value)
 	struct snap *s = arg;
 	const struct held *h = value;
 	struct msc_lease_item *it;
+	size_t at = s->at++;
 
-	if (s->n == s->cap)
+	if (s->n == s->cap || (!s->wrapped && at < s->from) ||
+	    (s->wrapped && at >= s->from))
 		return;
 	it = &s->items[s->n++];
 	snprintf(it->id, sizeof(it->id), "%s", key);
@@ -104,10 +110,18 @@ renew_round(struct msc_lease_renewer *r)
 
 	pthread_mutex_lock(&r->mu);
 	s.cap = msc_map_len(r->held);
+	/* More than a round holds: each round goes on where the last ended,
+	 * so every held computer is renewed in turn. */
+	s.from = s.cap > 0 ? r->cursor % s.cap : 0;
 	if (s.cap > MSC_LEASE_MAX_ROUND)
 		s.cap = MSC_LEASE_MAX_ROUND;
-	if (s.cap > 0 && (s.items = calloc(s.cap, sizeof(*s.items))) != NULL)
+	if (s.cap > 0 && (s.items = calloc(s.cap, sizeof(*s.items))) != NULL) {
 		msc_map_each(r->held, snap_one, &s);
+		s.wrapped = true;
+		s.at = 0;
+		msc_map_each(r->held, snap_one, &s);
+		r->cursor = s.from + s.n;
+	}
 	pthread_mutex_unlock(&r->mu);
 	if (s.items == NULL)
 		return;

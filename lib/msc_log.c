@@ -41,7 +41,7 @@ msc_log(enum msc_log_level level, const char *fmt, ...)
 {
 	char line[2048];
 	va_list ap;
-	int n;
+	int n, m;
 
 	if (!msc_log_enabled(level))
 		return;
@@ -50,9 +50,10 @@ msc_log(enum msc_log_level level, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	n = (int)msc_redact(line, sizeof(line) - 1);
+	n = (int)msc_redact(line, sizeof(line) - 1,
+	    m < 0 || (size_t)m >= sizeof(line) - (size_t)n - 1);
 	line[n++] = '\n';
 	if (write(STDERR_FILENO, line, (size_t)n) < 0)
 		return;

@@ -94,10 +94,9 @@ drop_cut_prefix(char *buf, size_t used, size_t n)
 }
 
 size_t
-msc_redact(char *buf, size_t cap)
+msc_redact(char *buf, size_t cap, bool cut)
 {
 	size_t n = atomic_load_explicit(&n_kept, memory_order_acquire);
-	bool cut = false;
 	size_t used;
 
 	if (buf == NULL || cap == 0)

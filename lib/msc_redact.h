@@ -12,6 +12,7 @@
 #ifndef MSC_REDACT_H
 #define MSC_REDACT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define MSC_REDACT_MAX 32       /* secrets kept; more: -ENOSPC */
@@ -22,9 +23,13 @@
  * (NULL or shorter than MSC_REDACT_MIN), -ENOSPC or -ENOMEM. */
 int msc_redact_add(const char *secret);
 
-/* Replaces every kept secret in the NUL-terminated buf (of cap bytes)
- * with MSC_REDACT_MARK, cutting what no longer fits. Returns the new
- * length. */
-size_t msc_redact(char *buf, size_t cap);
+/*
+ * Replaces every kept secret in the NUL-terminated buf (of cap bytes)
+ * with MSC_REDACT_MARK, cutting what no longer fits. A text that is cut
+ * (here, or already: `cut`, e.g. by a vsnprintf that ran out of room)
+ * also loses the first bytes of a secret it may end with. Returns the
+ * new length.
+ */
+size_t msc_redact(char *buf, size_t cap, bool cut);
 
 #endif /* MSC_REDACT_H */

@@ -438,11 +438,12 @@ msc_call_fail(struct msc_call *call, Msc__V1__Code code, const char *fmt, ...)
 {
 	char msg[4096];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	(void)msc_redact(msg, sizeof(msg));
+	(void)msc_redact(msg, sizeof(msg), n < 0 || (size_t)n >= sizeof(msg));
 	send_status(call, code == MSC__V1__CODE__OK ? MSC__V1__CODE__INTERNAL
 						      : code, 0, msg, NULL);
 }
@@ -453,11 +454,12 @@ msc_call_fail_reason(struct msc_call *call, Msc__V1__Code code,
 {
 	char msg[4096];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	(void)msc_redact(msg, sizeof(msg));
+	(void)msc_redact(msg, sizeof(msg), n < 0 || (size_t)n >= sizeof(msg));
 	send_status(call, code == MSC__V1__CODE__OK ? MSC__V1__CODE__INTERNAL
 						      : code,
 	    reason, msg, NULL);

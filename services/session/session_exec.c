@@ -115,6 +115,9 @@ take_call(struct pending *p, const Msc__V1__TerminalExecReply *rep,
 
 	pthread_mutex_lock(&p->s->mu);
 	p->ended = true;
+	/* The key is the request's, which the reply frees: no CancelExec or
+	 * PeekExec may read it from now on. */
+	p->live.call_key = "";
 	promoted = p->promoted;
 	if (p->task != NULL)
 		sess_task_end_locked(p->s, p->task, rep, st);
@@ -568,7 +571,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	if (sess_calls_full_locked(s, NULL, buf, sizeof(buf))) {
 		/* The whole server's bound: before a handle is minted. */
 		pthread_mutex_unlock(&s->mu);
-		free(p);
+		pending_free(p);
 		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    MSC__V1__REASON__REASON_OVERLOADED, "%s", buf);
 		return;
@@ -594,17 +597,23 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		    MSC__V1__REASON__REASON_OVERLOADED, "%s", buf);
 		return;
 	}
+	/*
+	 * Past the task quota the call runs as a plain one (the extension
+	 * lets a server answer any call synchronously): the session's
+	 * finished tasks, kept for their ttl, never block its commands.
+	 */
 	if (ss != NULL && p->promote != NULL &&
 	    (rv = sess_task_new_locked(s, ss, req->task_owner, timeout,
-		 &p->live, &p->task, msg, sizeof(msg))) != 0) {
+		 &p->live, &p->task)) == -ENOSPC)
+		p->task = NULL;
+	else if (ss != NULL && p->promote != NULL && rv != 0) {
 		ss->last_active_ms = msc_now_ms();
 		if (p->fresh)
 			(void)sess_end_locked(s, ss, NULL);
 		pthread_mutex_unlock(&s->mu);
 		pending_free(p);
-		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		    MSC__V1__REASON__REASON_OVERLOADED, "%s",
-		    rv == -ENOMEM ? "out of memory" : msg);
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "out of memory");
 		return;
 	}
 	if (ss != NULL) {
@@ -622,7 +631,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		return;
 	}
 	p->ss = ss;
-	if (p->promote != NULL)
+	if (p->task != NULL)
 		nng_sleep_aio((nng_duration)req->task_after_ms, p->promote);
 	resolve(p);
 }

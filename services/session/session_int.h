@@ -221,11 +221,11 @@ void sess_h_cancel_task(void *state, struct msc_call *call,
  * A hidden task for a call of session ss that may become one, readable
  * by session `owner` (NULL or empty: ss) and kept timeout_s plus
  * --task-ttl; `live` is the call's, for CancelTask. -ENOSPC past the
- * quota (then `msg` says so to the agent), -ENOMEM. Lock held.
+ * quota (--max-session-tasks, or the server's), -ENOMEM. Lock held.
  */
 int sess_task_new_locked(struct sess_service *s, struct sess *ss,
     const char *owner, long timeout_s, struct sess_live *live,
-    struct sess_task **tp, char *msg, size_t msglen);
+    struct sess_task **tp);
 /* The call became task t: fills `out` (borrowing t's strings). Lock held. */
 void sess_task_promote_locked(struct sess_task *t, Msc__V1__Task *out);
 /*

@@ -60,19 +60,13 @@ task_count_locked(struct sess_service *s, const char *handle, int delta)
 int
 sess_task_new_locked(struct sess_service *s, struct sess *ss,
     const char *owner, long timeout_s, struct sess_live *live,
-    struct sess_task **tp, char *msg, size_t msglen)
+    struct sess_task **tp)
 {
 	struct sess_task *t;
 
 	if (ss->tasks >= s->cfg->max_session_tasks ||
-	    msc_map_len(s->tasks) >= TASK_MAX_ALL) {
-		snprintf(msg, msglen, "This sandbox already holds %d tasks, the "
-		    "limit (--max-session-tasks %ld, %d for the server): a "
-		    "finished task is kept for its ttlMs. Wait for one to "
-		    "expire, or call without the tasks extension.", ss->tasks,
-		    s->cfg->max_session_tasks, TASK_MAX_ALL);
+	    msc_map_len(s->tasks) >= TASK_MAX_ALL)
 		return -ENOSPC;
-	}
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return -ENOMEM;
 	msc_random_hex(t->id, SESS_TASK_ID_LEN / 2);
@@ -133,8 +127,14 @@ void
 sess_task_end_locked(struct sess_service *s, struct sess_task *t,
     const Msc__V1__TerminalExecReply *rep, const struct msc_status *st)
 {
+	uint64_t kept_until = msc_now_ms() + (uint64_t)s->cfg->task_ttl * 1000;
+
 	t->running = false;
 	t->live = NULL;
+	/* A command that waited its turn may end past its ttlMs: its result
+	 * is still kept --task-ttl from its end, never dropped on first read. */
+	if (t->expires_ms < kept_until)
+		t->expires_ms = kept_until;
 	if (!t->visible) {
 		task_drop_locked(s, t);     /* answered as a plain call */
 		return;

@@ -31,7 +31,7 @@ every_occurrence(void **state)
 	assert_int_equal(msc_redact_add("verylongsecretvalue"), 0);
 	assert_int_equal(msc_redact_add("ab"), -EINVAL);       /* too short */
 	assert_int_equal(msc_redact_add(NULL), -EINVAL);
-	n = msc_redact(buf, sizeof(buf));
+	n = msc_redact(buf, sizeof(buf), false);
 	assert_int_equal(n, strlen(buf));
 	assert_string_equal(buf, "key=[redacted] again [redacted], id=ab, "
 				 "x=[redacted]!");
@@ -49,12 +49,24 @@ cut_at_capacity(void **state)
 	(void)state;
 	assert_int_equal(msc_redact_add("wxyz"), 0);
 	snprintf(buf, sizeof(buf), "a wxyz wxyz wx");
-	assert_int_equal(msc_redact(buf, sizeof(buf)), 13);
+	assert_int_equal(msc_redact(buf, sizeof(buf), false), 13);
 	assert_string_equal(buf, "a [redacted] ");
 	snprintf(buf, sizeof(buf), "0123456789 wxyz");
-	assert_int_equal(msc_redact(buf, sizeof(buf)), 15);
+	assert_int_equal(msc_redact(buf, sizeof(buf), false), 15);
 	assert_string_equal(buf, "0123456789 [red");
 	assert_null(strstr(buf, "wxyz"));
+}
+
+/* A text already cut (a vsnprintf out of room) loses a secret's start. */
+static void
+already_cut(void **state)
+{
+	char buf[32] = "token is sk-live-01";
+
+	(void)state;
+	assert_int_equal(msc_redact_add("sk-live-0123456789abcdef"), 0);
+	assert_int_equal(msc_redact(buf, sizeof(buf), true), 9);
+	assert_string_equal(buf, "token is ");
 }
 
 /* Nothing to do on text without secrets, an empty or NULL buffer. */
@@ -65,10 +77,10 @@ plain_text_unchanged(void **state)
 	char empty[1] = "";
 
 	(void)state;
-	assert_int_equal(msc_redact(buf, sizeof(buf)), 19);
+	assert_int_equal(msc_redact(buf, sizeof(buf), false), 19);
 	assert_string_equal(buf, "nothing secret here");
-	assert_int_equal(msc_redact(empty, sizeof(empty)), 0);
-	assert_int_equal(msc_redact(NULL, 8), 0);
+	assert_int_equal(msc_redact(empty, sizeof(empty), false), 0);
+	assert_int_equal(msc_redact(NULL, 8, false), 0);
 }
 
 /* A log line carrying a kept secret reaches stderr without it. */
@@ -119,6 +131,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_occurrence),
 		cmocka_unit_test(cut_at_capacity),
+		cmocka_unit_test(already_cut),
 		cmocka_unit_test(plain_text_unchanged),
 		cmocka_unit_test(log_line_redacted),
 		cmocka_unit_test(bounded),
