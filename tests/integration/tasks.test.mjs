@@ -329,6 +329,47 @@ describe('HTTP', () => {
     assert.equal(events.at(-1).id, 9, 'the response ends the stream');
   });
 
+  it('a subscriptions/listen stream whose client leaves ends: its slot is free again', async () => {
+    const created = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'sleep 40', sandbox_handle: handle } }, META);
+    const taskId = created.result.taskId;
+    // Opens a listen stream; resolves with its first message (the acknowledgement or the error).
+    const open = (rid, ac) => fetch(`http://127.0.0.1:${http.port}/mcp`, { method: 'POST', signal: ac.signal,
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: rid, method: 'subscriptions/listen',
+        params: { notifications: { taskIds: [taskId] }, _meta: META } }) })
+      .then(async (res) => {
+        if (!/^text\/event-stream/.test(res.headers.get('content-type') ?? '')) return res.json();
+        const reader = res.body.getReader();
+        let buf = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return null;
+          buf += Buffer.from(value).toString('utf8');
+          const i = buf.indexOf('\n\n');
+          if (i >= 0) return JSON.parse(buf.slice(0, i).split('\n').find((l) => l.startsWith('data: ')).slice(6));
+        }
+      });
+    const LIMIT = 64;   // the edge's streams at most (mcp_tasks_listen.c)
+    const streams = Array.from({ length: LIMIT }, () => new AbortController());
+    const acks = await Promise.all(streams.map((ac, i) => open(100 + i, ac)));
+    assert.ok(acks.every((m) => m?.method === 'notifications/subscriptions/acknowledged'), JSON.stringify(acks.find((m) => m?.method !== 'notifications/subscriptions/acknowledged')));
+    const extra = new AbortController();
+    const refused = await open(99, extra);
+    assert.match(refused.error?.message ?? '', /Too many task subscriptions/, 'the edge is full');
+    for (const ac of streams) ac.abort();
+    // each ends at its next round (about a second), with its task still working
+    let again = null;
+    assert.ok(await waitFor(async () => {
+      const ac = new AbortController();
+      again = await open(98, ac).catch((e) => ({ e: String(e) }));
+      ac.abort();
+      return again?.method === 'notifications/subscriptions/acknowledged';
+    }, { timeoutMs: 8000, intervalMs: 500 }), `a new stream is taken once the others left: ${JSON.stringify(again)}`);
+    const cancelled = await post(http.port, 'tasks/cancel', { taskId }, META);
+    assert.ok(!cancelled.error, JSON.stringify(cancelled));
+  });
+
   it('tasks/get is routed by Mcp-Name: a missing or different one is 400/-32020', async () => {
     const created = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'sleep 3', sandbox_handle: handle } }, META);
     assertCreated(created.result, 'tools/call');
