@@ -8,6 +8,7 @@
 #define EDGE_MCP_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,7 +41,8 @@ struct mcp_conn {
 	pthread_cond_t idle_cv;
 	int inflight;                   /* tools/call awaiting replies */
 	char session_id[64];            /* empty until the first call */
-	bool closing;
+	/* The client left (set by the transport): a stream ends unsent. */
+	atomic_bool closing;
 	/*
 	 * HTTP at 2026-07-28: no session of the connection; a call without
 	 * a sandbox_handle mints a new one. The transport checked the
@@ -53,6 +55,12 @@ struct mcp_conn {
 	 * Session/CancelExec. Stateless calls get a random key.
 	 */
 	void (*exec_sent)(void *ctx, const char *sid, const char *key);
+	/*
+	 * Optional: a stream began that only its tasks end
+	 * (subscriptions/listen); the transport sets `closing` when its
+	 * client leaves.
+	 */
+	void (*watch_client)(void *ctx);
 };
 
 void mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,

@@ -155,7 +155,9 @@ exec_in_handle(struct pending_call *pc)
 
 	if (msg == NULL) {      /* checked before the Open: cannot fail */
 		req.session_id = pc->handle;
-		if (mcp_live_call_key(pc->id, key)) {
+		if (pc->c->stateless)   /* as in exec_call */
+			msc_random_hex(key, 16);
+		if (pc->c->stateless || mcp_live_call_key(pc->id, key)) {
 			req.call_key = key;
 			pc->progress = mcp_progress_start(pc->c->session,
 			    pc->token, pc->handle, key, pc->c->send,
@@ -167,7 +169,8 @@ exec_in_handle(struct pending_call *pc)
 		if (rv != 0) {
 			mcp_progress_stop(pc->progress);
 			pc->progress = NULL;
-		}
+		} else if (pc->c->exec_sent != NULL && req.call_key[0] != '\0')
+			pc->c->exec_sent(pc->c->send_ctx, pc->handle, key);
 	}
 	free(msg);
 	tools_exec_request_fini(&req);

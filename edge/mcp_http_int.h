@@ -97,6 +97,8 @@ void http_answer_rpc_error(struct http_call *c, unsigned status, int code,
  */
 void http_answer_unsent(struct http_call *c, int rv);
 void http_answer_failed(struct http_call *c, const struct msc_status *st);
+/* The shutdown's 503 for a call still waiting (h->mu held). */
+void http_answer_shutdown_locked(struct http_call *c);
 
 /*
  * Suspends c's connection until its answer (MHD's thread only). Returns

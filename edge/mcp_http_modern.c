@@ -127,6 +127,30 @@ modern_exec_sent(void *ctx, const char *sid, const char *key)
 	pthread_mutex_unlock(&h->mu);
 }
 
+/* The client of a subscriptions/listen stream left: it ends unsent. */
+static void
+listener_gone(void *arg)
+{
+	struct http_call *c = arg;
+
+	atomic_store(&c->abandoned, true);
+	atomic_store(&c->mc.closing, true);
+}
+
+/* mcp_conn's watch_client: watch the connection until the stream ends. */
+static void
+modern_watch_client(void *ctx)
+{
+	struct http_call *c = ctx;
+	struct edge_http *h = c->h;
+
+	pthread_mutex_lock(&h->mu);
+	if (!c->watch_done && c->watch == NULL)
+		c->watch = http_conns_watch(h->conns, c->conn, listener_gone,
+		    c);
+	pthread_mutex_unlock(&h->mu);
+}
+
 /* No more watching: the reply is on its way (or none will come). */
 static void
 stop_watching(struct http_call *c)
@@ -216,6 +240,7 @@ http_modern_run(struct http_call *c)
 	c->mc.finished = modern_finished;
 	c->mc.stateless = true;
 	c->mc.exec_sent = modern_exec_sent;
+	c->mc.watch_client = modern_watch_client;
 	if (mcp_conn_handle_json(&c->mc, c->msg))
 		return;         /* modern_finished drops c after the reply */
 	if (!c->replied)

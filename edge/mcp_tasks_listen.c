@@ -5,7 +5,9 @@
  * each task that is not terminal yet (Session/GetTask, one at a time)
  * and sends notifications/tasks (what tasks/get gives at that moment)
  * when its status changed. Once every followed task is terminal or gone,
- * the subscription ends with its response. A stream follows at most
+ * the subscription ends with its response; when its client leaves
+ * (the transport's watch_client), at the next round, unsent. A stream
+ * follows at most
  * LISTEN_MAX_TASKS ids; an edge holds at most LISTEN_MAX streams.
  */
 #include "mcp_tasks.h"
@@ -47,7 +49,7 @@ listen_end(struct task_listen *l)
 {
 	struct mcp_conn *c = l->c;
 
-	if (!c->closing)
+	if (!atomic_load(&c->closing))
 		mcp_conn_send_result(c, l->id, json_pack("{s:{s:O}}", "_meta",
 		    MCP_META_SUBSCRIPTION, l->id), true);
 	pthread_mutex_lock(&c->mu);
@@ -123,7 +125,7 @@ read_next(struct task_listen *l)
 
 	while (l->next < n && l->done[l->next])
 		l->next++;
-	if (l->next < n && !l->c->closing) {
+	if (l->next < n && !atomic_load(&l->c->closing)) {
 		ref.session_id = l->sid;
 		ref.task_id = (char *)json_string_value(json_array_get(l->ids,
 		    l->next));
@@ -137,7 +139,8 @@ read_next(struct task_listen *l)
 	}
 	for (size_t i = 0; i < n; i++)
 		all = all && l->done[i];
-	if (all || l->c->closing || msc_now_ms() >= l->until_ms) {
+	if (all || atomic_load(&l->c->closing) ||
+	    msc_now_ms() >= l->until_ms) {
 		listen_end(l);
 		return;
 	}
@@ -197,6 +200,8 @@ mcp_tasks_listen(struct mcp_conn *c, json_t *id, json_t *task_ids)
 	if (ack != NULL)
 		c->send(c->send_ctx, ack);
 	json_decref(ack);
+	if (c->watch_client != NULL)
+		c->watch_client(c->send_ctx);
 	read_next(l);   /* the tasks' state now, then on each change */
 	return true;
 }

@@ -332,6 +332,47 @@ describe('HTTP', () => {
     assert.equal(events.at(-1).id, 9, 'the response ends the stream');
   });
 
+  it('a subscriptions/listen stream whose client leaves ends: its slot is free again', async () => {
+    const created = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'sleep 40', sandbox_handle: handle } }, META);
+    const taskId = created.result.taskId;
+    // Opens a listen stream; resolves with its first message (the acknowledgement or the error).
+    const open = (rid, ac) => fetch(`http://127.0.0.1:${http.port}/mcp`, { method: 'POST', signal: ac.signal,
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: rid, method: 'subscriptions/listen',
+        params: { notifications: { taskIds: [taskId] }, _meta: META } }) })
+      .then(async (res) => {
+        if (!/^text\/event-stream/.test(res.headers.get('content-type') ?? '')) return res.json();
+        const reader = res.body.getReader();
+        let buf = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return null;
+          buf += Buffer.from(value).toString('utf8');
+          const i = buf.indexOf('\n\n');
+          if (i >= 0) return JSON.parse(buf.slice(0, i).split('\n').find((l) => l.startsWith('data: ')).slice(6));
+        }
+      });
+    const LIMIT = 64;   // the edge's streams at most (mcp_tasks_listen.c)
+    const streams = Array.from({ length: LIMIT }, () => new AbortController());
+    const acks = await Promise.all(streams.map((ac, i) => open(100 + i, ac)));
+    assert.ok(acks.every((m) => m?.method === 'notifications/subscriptions/acknowledged'), JSON.stringify(acks.find((m) => m?.method !== 'notifications/subscriptions/acknowledged')));
+    const extra = new AbortController();
+    const refused = await open(99, extra);
+    assert.match(refused.error?.message ?? '', /Too many task subscriptions/, 'the edge is full');
+    for (const ac of streams) ac.abort();
+    // each ends at its next round (about a second), with its task still working
+    let again = null;
+    assert.ok(await waitFor(async () => {
+      const ac = new AbortController();
+      again = await open(98, ac).catch((e) => ({ e: String(e) }));
+      ac.abort();
+      return again?.method === 'notifications/subscriptions/acknowledged';
+    }, { timeoutMs: 8000, intervalMs: 500 }), `a new stream is taken once the others left: ${JSON.stringify(again)}`);
+    const cancelled = await post(http.port, 'tasks/cancel', { taskId }, META);
+    assert.ok(!cancelled.error, JSON.stringify(cancelled));
+  });
+
   it('tasks/get is routed by Mcp-Name: a missing or different one is 400/-32020', async () => {
     const created = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'sleep 3', sandbox_handle: handle } }, META);
     assertCreated(created.result, 'tools/call');
@@ -354,30 +395,63 @@ describe('HTTP', () => {
 });
 
 describe('HTTP at 2026-07-28: a closed response stream cancels the call', () => {
-  for (const [label, withHandle] of [['with its sandbox_handle', true], ['with a handle minted for it', false]]) {
+  const CASES = [
+    ['with its sandbox_handle', { withHandle: true, needle: 'sleep 32', suffix: 'h' }],
+    ['with a handle minted for it', { withHandle: false, needle: 'sleep 33', suffix: 'm' }],
+    // stateless: no handle, a progressToken, the reply an SSE stream when the client goes
+    ['with a handle minted for it, a progressToken and an SSE reply',
+      { withHandle: false, needle: 'sleep 34', suffix: 'p', progress: true }],
+  ];
+  for (const [label, { withHandle, needle, suffix, progress }] of CASES) {
     it(`kills the command (${label}); nothing else is touched`, async () => {
-      const computer = cid(withHandle ? 'close-h' : 'close-m');
+      const computer = cid(`close-${suffix}`);
       const first = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'true', computer_id: computer } }, META_PLAIN);
       const h = first.result.structuredContent.sandbox_handle;
-      const args = withHandle ? { command: 'sleep 32', sandbox_handle: h } : { command: 'sleep 33', computer_id: `${computer}-x` };
-      const needle = withHandle ? 'sleep 32' : 'sleep 33';
-      const ctr = containerName(withHandle ? computer : `${computer}-x`);
+      const target = withHandle ? computer : `${computer}-x`;
+      const command = progress ? `echo started; ${needle}` : needle;
+      const args = withHandle ? { command, sandbox_handle: h } : { command, computer_id: target };
+      const meta = progress ? { ...META_PLAIN, progressToken: 'close-p' } : META_PLAIN;
+      const ctr = containerName(target);
       const ac = new AbortController();
+      let type = null;
+      const events = [];
       const res = fetch(`http://127.0.0.1:${http.port}/mcp`, { method: 'POST', signal: ac.signal,
         headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
           'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': TOOL },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: TOOL, arguments: args, _meta: META_PLAIN } }) })
-        .then(() => 'answered', (e) => e.name);
-      assert.ok(await waitFor(async () => (await containerOf(withHandle ? computer : `${computer}-x`)) !== null
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: TOOL, arguments: args, _meta: meta } }) })
+        .then(async (r) => {
+          type = r.headers.get('content-type');
+          const dec = new TextDecoder();
+          let buf = '';
+          for await (const chunk of r.body) {
+            buf += dec.decode(chunk, { stream: true });
+            for (let i; (i = buf.indexOf('\n\n')) >= 0; buf = buf.slice(i + 2)) {
+              const data = buf.slice(0, i).split('\n').find((l) => l.startsWith('data: '));
+              if (data) events.push(JSON.parse(data.slice(6)));
+            }
+          }
+          return 'answered';
+        }).catch((e) => e.name);
+      assert.ok(await waitFor(async () => (await containerOf(target)) !== null
         && hasProc(ctr, needle), { timeoutMs: 30000, intervalMs: 200 }), 'the command runs');
+      if (progress) {
+        assert.ok(await waitFor(async () => events.some((m) => m.method === 'notifications/progress'),
+          { timeoutMs: 10000, intervalMs: 100 }), 'a progress notification came first');
+        assert.match(type ?? '', /^text\/event-stream/, 'the reply is an SSE stream');
+        assert.equal(events.find((m) => m.method === 'notifications/progress').params.progressToken, 'close-p');
+      }
       ac.abort();
       assert.equal(await res, 'AbortError');
+      assert.ok(!events.some((m) => m.id === 1), 'no result came before the close');
       const t0 = Date.now();
       // a minted handle nobody learnt goes with its temporary computer
       assert.ok(await waitFor(async () => !(await hasProc(ctr, needle).catch(() => false)), { timeoutMs: 5000, intervalMs: 100 }),
         'no process of the command left');
       assert.ok(Date.now() - t0 < 3000, `killed within a few seconds (${Date.now() - t0} ms)`);
-      if (withHandle) {
+      if (!withHandle) {
+        assert.ok(await waitFor(async () => (await containerOf(target)) === null, { timeoutMs: 10000, intervalMs: 200 }),
+          'the computer of the handle nobody learnt goes too');
+      } else {
         const next = await post(http.port, 'tools/call', { name: TOOL, arguments: { command: 'echo alive', sandbox_handle: h } }, META_PLAIN);
         assert.equal(next.result.structuredContent.stdout, 'alive\n', 'the computer and its handle are untouched');
       }
