@@ -113,13 +113,12 @@ struct modal_run {
 	bool cancelled;         /* Driver/Cancel while it ran */
 };
 /*
- * Runs argv on a known sandbox: 0 with r filled (r->exited, r->timed_out
+ * Runs argv on a known sandbox: 0 with r filled (r->exited, r->timed_out,
  * r->over or r->cancelled; r's buffers are the caller's, for
- * modal_run_fini), or a
- * failure of the router or the transport; *startedp tells whether the
- * command was started (so it may still run). workdir, marker (the
- * KILNTAINERS_EXEC value) and in may be NULL. A command with a marker
- * (the agent's) stops when this thread's command is cancelled
+ * modal_run_fini), or a failure of the router or the transport; *startedp
+ * tells whether the command was started (so it may still run). workdir,
+ * marker (the KILNTAINERS_EXEC value) and in may be NULL. A command with
+ * a marker (the agent's) stops when this thread's command is cancelled
  * (msc_driver_cancel_fd). k's router JWT may be renewed. Blocking.
  */
 int modal_run_command(struct modal_driver *d, struct modal_known *k,

@@ -1,9 +1,10 @@
 /*
  * modal_exec.c - the Exec op: the agent's command on a computer's
  * sandbox (modal_run.c), marked with a random KILNTAINERS_EXEC value. On
- * timeout, overflow or cancel every process carrying the marker is killed by a
- * second exec (the router's timeout_secs is the backstop); a sandbox
- * gone under the command is a computer that died.
+ * timeout, overflow or Driver/Cancel every process carrying the marker is
+ * killed by a second exec (the router's timeout_secs is the backstop; it
+ * has no kill call); a sandbox gone under the command is a computer that
+ * died.
  */
 #include "modal_driver_int.h"
 
