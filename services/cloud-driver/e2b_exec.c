@@ -3,8 +3,8 @@
  * Connect call POST /process.Process/Start (JSON envelopes over libcurl,
  * driven by curl_multi so our deadline and the output limit hold while it
  * streams), SendInput/CloseStdin for stdin, and SendSignal SIGKILL plus a
- * sweep of every process carrying our KILNTAINERS_EXEC marker on timeout
- * or overflow (envd signals only the top process).
+ * sweep of every process carrying our KILNTAINERS_EXEC marker on timeout,
+ * overflow or Driver/Cancel (envd signals only the top process).
  */
 #include "e2b_driver_int.h"
 #include "e2b_lease.h"
@@ -16,12 +16,14 @@
 #include <unistd.h>
 
 #include "msc_driver.h"
+#include "msc_driver_live.h"
 #include "msc_log.h"
 #include "msc_random.h"
 
 #define ENVD_PORT "49983"
 #define STDIN_CHUNK (48u << 10)
 #define IDLE_MS 70000       /* no byte (keepalives included) this long: dropped */
+#define CANCEL_START_MS 5000 /* a cancelled call waits this long for its pid */
 
 struct x {
 	struct e2b_driver *d;
@@ -38,6 +40,7 @@ struct stream {
 	size_t elen;
 	int64_t pid;
 	bool ended, eos, bad;
+	bool cancelled;            /* Driver/Cancel while it ran */
 	int exit_code;
 	char *out, *err;
 	size_t olen, errl;
@@ -207,15 +210,17 @@ feed_stdin(struct x *x, int64_t pid, const uint8_t *data, size_t len,
 
 /*
  * Runs one process: cmd/args/cwd/envs, stdin when `in` (may be empty),
- * until it ends, `timeout_ms`, or more than `limit` output bytes. Returns
- * 0 with *s filled (s->ended, s->over, or neither on our deadline), or a
+ * until it ends, `timeout_ms`, more than `limit` output bytes, or
+ * `cancel_fd` becomes readable (-1: never). Returns 0 with *s filled
+ * (s->ended, s->over, s->cancelled, or none on our deadline), or a
  * transport error (-EPIPE: the stream dropped or failed).
  */
 static int
 run(struct x *x, const char *cmd, json_t *args, const char *cwd,
     json_t *envs, const ProtobufCBinaryData *in, uint64_t timeout_ms,
-    struct stream *s, char *err, size_t errlen)
+    int cancel_fd, struct stream *s, char *err, size_t errlen)
 {
+	struct curl_waitfd wfd = { .fd = cancel_fd, .events = CURL_WAIT_POLLIN };
 	struct curl_slist *h = NULL;
 	void *pair[2] = { s, NULL };
 	json_t *req, *proc;
@@ -284,7 +289,16 @@ run(struct x *x, const char *cmd, json_t *args, const char *cwd,
 			}
 		if (!running || s->over || s->ended || s->eos || s->bad)
 			break;
-		if (!fed && s->pid != 0) {
+		if (cancel_fd >= 0 && wfd.revents != 0) {
+			/* Wait (briefly) for its pid: envd starts it anyway. */
+			s->cancelled = true;
+			cancel_fd = -1;
+			if (end > msc_now_ms() + CANCEL_START_MS)
+				end = msc_now_ms() + CANCEL_START_MS;
+		}
+		if (s->cancelled && s->pid != 0)
+			break;
+		if (!fed && s->pid != 0 && !s->cancelled) {
 			fed = true;
 			if ((rv = feed_stdin(x, s->pid, in->data, in->len, err,
 				 errlen)) != 0) {
@@ -300,7 +314,9 @@ run(struct x *x, const char *cmd, json_t *args, const char *cwd,
 			rv = -EPIPE;
 			break;
 		}
-		curl_multi_poll(m, NULL, 0, 100, NULL);
+		wfd.revents = 0;
+		curl_multi_poll(m, cancel_fd >= 0 ? &wfd : NULL,
+		    cancel_fd >= 0 ? 1 : 0, 100, NULL);
 	}
 	if (rv == 0 && s->bad) {
 		snprintf(err, errlen, "E2B envd Start: malformed Connect frame");
@@ -358,7 +374,7 @@ kill_all(struct x *x, int64_t pid, const char *tok)
 	args = json_pack("[sss]", "-c", msc_driver_sweep_sh, "kt");
 	json_array_append_new(args, json_string(tok));
 	envs = json_object();
-	if (run(x, "/bin/sh", args, NULL, envs, NULL, 15000, &s, ignore,
+	if (run(x, "/bin/sh", args, NULL, envs, NULL, 15000, -1, &s, ignore,
 		sizeof(ignore)) != 0)
 		msc_log_warn("e2b: cannot sweep a command on sandbox %s: %s",
 		    x->k.sbx, ignore);
@@ -439,15 +455,20 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 	for (;;) {
 		s.limit = r->output_limit;
 		rv = run(&x, cmd, args, r->working_directory, envs,
-		    r->has_stdin ? &r->stdin : NULL, timeout_ms, &s, err,
-		    errlen);
+		    r->has_stdin ? &r->stdin : NULL, timeout_ms,
+		    msc_driver_cancel_fd(), &s, err, errlen);
 		/* 429 before the process started: safe to try again. */
 		if (rv != -EAGAIN || s.pid != 0 || ++tries > 5)
 			break;
 		stream_fini(&s);
 		usleep((useconds_t)msc_http_backoff_ms(tries, 0) * 1000);
 	}
-	if (rv == 0 && s.ended) {
+	if (rv == 0 && s.cancelled) {
+		kill_all(&x, s.pid, tok);
+		snprintf(err, errlen, "Computer '%s': the command was cancelled "
+		    "and killed.", r->computer_id);
+		rv = -ECANCELED;
+	} else if (rv == 0 && s.ended) {
 		res->exit_code = s.exit_code;
 		res->stdout.data = (uint8_t *)s.out;
 		res->stdout.len = s.olen;

@@ -110,14 +110,16 @@ struct modal_run {
 	size_t olen, elen;
 	int exit_code;
 	bool exited, timed_out, over;
+	bool cancelled;         /* Driver/Cancel while it ran */
 };
 /*
- * Runs argv on a known sandbox: 0 with r filled (r->exited, r->timed_out
- * or r->over; r's buffers are the caller's, for modal_run_fini), or a
- * failure of the router or the transport; *startedp tells whether the
- * command was started (so it may still run). workdir, marker (the
- * KILNTAINERS_EXEC value) and in may be NULL. k's router JWT may be
- * renewed. Blocking.
+ * Runs argv on a known sandbox: 0 with r filled (r->exited, r->timed_out,
+ * r->over or r->cancelled; r's buffers are the caller's, for
+ * modal_run_fini), or a failure of the router or the transport; *startedp
+ * tells whether the command was started (so it may still run). workdir,
+ * marker (the KILNTAINERS_EXEC value) and in may be NULL. A command with
+ * a marker (the agent's) stops when this thread's command is cancelled
+ * (msc_driver_cancel_fd). k's router JWT may be renewed. Blocking.
  */
 int modal_run_command(struct modal_driver *d, struct modal_known *k,
     const char *const *argv, size_t argc, const char *workdir,

@@ -1,9 +1,10 @@
 /*
  * modal_exec.c - the Exec op: the agent's command on a computer's
  * sandbox (modal_run.c), marked with a random KILNTAINERS_EXEC value. On
- * timeout or overflow every process carrying the marker is killed by a
- * second exec (the router's timeout_secs is the backstop); a sandbox
- * gone under the command is a computer that died.
+ * timeout, overflow or Driver/Cancel every process carrying the marker is
+ * killed by a second exec (the router's timeout_secs is the backstop; it
+ * has no kill call); a sandbox gone under the command is a computer that
+ * died.
  */
 #include "modal_driver_int.h"
 
@@ -71,7 +72,12 @@ modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *q,
 	    marker, q->has_stdin ? &q->stdin : NULL, timeout_s,
 	    q->output_limit, &r, &started, err, errlen);
 	res->outcome = MSC__V1__EXEC_OUTCOME__EXITED;
-	if (rv == 0 && r.exited && !r.over) {
+	if (rv == 0 && r.cancelled) {
+		sweep(d, &k, marker);
+		snprintf(err, errlen, "Computer '%s': the command was cancelled "
+		    "and killed.", q->computer_id);
+		rv = -ECANCELED;
+	} else if (rv == 0 && r.exited && !r.over) {
 		res->exit_code = r.exit_code;
 		res->stdout.data = (uint8_t *)r.out;
 		res->stdout.len = r.olen;

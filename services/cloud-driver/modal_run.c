@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "msc_driver.h"
+#include "msc_driver_live.h"
 #include "msc_log.h"
 #include "msc_time.h"
 
@@ -57,6 +58,7 @@ struct xrun {
 	int exit_code;
 	struct modal_run *r;
 	uint64_t limit;
+	int cancel_fd;          /* readable: cancelled; -1 none */
 	int rv;                 /* the first failure */
 	char *err;
 	size_t errlen;
@@ -292,10 +294,15 @@ wait_done(struct xrun *x, CURLcode cr)
 	set_fail(x, rv, err);
 }
 
-/* Drives the reads and the wait until exit, deadline, limit or failure. */
+/*
+ * Drives the reads and the wait until exit, deadline, limit, cancel or
+ * failure.
+ */
 static void
 drive(struct xrun *x)
 {
+	struct curl_waitfd wfd = { .fd = x->cancel_fd,
+		.events = CURL_WAIT_POLLIN };
 	int running;
 
 	for (;;) {
@@ -320,6 +327,10 @@ drive(struct xrun *x)
 		}
 		if (x->rv != 0 || x->r->over)
 			return;
+		if (x->cancel_fd >= 0 && wfd.revents != 0 && !x->r->exited) {
+			x->r->cancelled = true;
+			return;
+		}
 		now = msc_now_ms();
 		if (x->r->exited && x->io[0].done && x->io[1].done)
 			return;
@@ -347,7 +358,9 @@ drive(struct xrun *x)
 			set_fail(x, -ENOMEM, "out of memory");
 			return;
 		}
-		curl_multi_poll(x->m, NULL, 0, 50, NULL);
+		wfd.revents = 0;
+		curl_multi_poll(x->m, x->cancel_fd >= 0 ? &wfd : NULL,
+		    x->cancel_fd >= 0 ? 1 : 0, 50, NULL);
 	}
 }
 
@@ -398,7 +411,8 @@ modal_run_command(struct modal_driver *d, struct modal_known *k,
 		&env };
 	Modal__TaskCommandRouter__TaskExecStartResponse *resp = NULL;
 	struct xrun x = { .d = d, .k = k, .r = r, .limit = limit, .err = err,
-		.errlen = errlen };
+		.errlen = errlen,
+		.cancel_fd = marker != NULL ? msc_driver_cancel_fd() : -1 };
 	char exec_id[37];
 	int rv;
 

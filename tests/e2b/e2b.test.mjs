@@ -1,7 +1,7 @@
 // The e2b backend against the local fake of E2B (fake_e2b.py), whose sandboxes are real Docker
 // containers: exec semantics over the Connect process stream, temporary and permanent computers
 // (killed / paused and resumed), metadata lookup after a restart, credentials, and a sandbox
-// killed behind the server's back.
+// killed behind the server's back, and a cancelled call (issue 16) whose processes are killed.
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER, run, MSC_BIN, waitFor,
+  TOOL, docker, containerProcesses, sleep,
 } from '../integration/lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -244,6 +245,60 @@ describe('e2b backend', () => {
       await fakeApi('DELETE', `/sandboxes/${sb.sandboxID}`);
       assertToolError(await pending, 'died');
       assert.ok(Date.now() - t0 < 20000, 'no hang');
+    } finally { await s.close(); }
+  });
+
+  it('a cancelled call (notifications/cancelled) kills every process of it within a second, no response; the sandbox and its other commands go on', async (t) => {
+    const s = await e2b(['--timeout', '60']);
+    try {
+      const id = cid('cancel');
+      assertReplyShape(await s.call({ computer_id: id, command: 'echo ready > /tmp/before' }));
+      const sb = await sandboxOf(id);
+      const ctr = (await fakeApi('GET', '/_fake/state')).body.sandboxes
+        .find((x) => x.sandboxID === sb.sandboxID).container;
+      const procs = async () => (await containerProcesses(ctr)).filter((l) => /sleep 4[12][0-9]/.test(l));
+      const seen = [];
+      const orig = s.transport.onmessage;
+      s.transport.onmessage = (m, extra) => { seen.push(m); orig?.(m, extra); };
+      // Another command of the same computer, which must go on.
+      const other = s.call({ computer_id: id, command: 'sleep 3; echo other done' });
+      // A shell, a child in its group and a grandchild in a session of its own (envd's
+      // SendSignal reaches only the top process).
+      const ac = new AbortController();
+      const p = s.client.callTool({ name: TOOL, arguments: { computer_id: id,
+        command: '(setsid sleep 427 &) ; sleep 428 & sleep 429; echo done' } }, undefined,
+      { signal: ac.signal, timeout: 120000 }).then((r) => ({ r }), (e) => ({ e }));
+      let ps = [];
+      assert.ok(await waitFor(async () => (ps = await procs()) && ['427', '428', '429'].every((n) => ps.some((l) => l === `sleep ${n}`)), { timeoutMs: 10000 }), 'the command started');
+      // Timed inside the sandbox: the last of them gone, wall clock in ms.
+      const watch = 'while grep -qs "sleep.4[12][0-9]" /proc/[0-9]*/cmdline; do sleep 0.01; done; date +%s%3N > /tmp/gone';
+      assert.equal((await docker(['exec', '-d', ctr, 'sh', '-c', watch])).code, 0);
+      await sleep(300);
+      const t0 = Date.now();
+      ac.abort('test cancels');
+      const out = await p;
+      assert.ok(out.e, 'the SDK call rejects with the abort');
+      assert.ok(await waitFor(async () => (await procs()).length === 0, { timeoutMs: 10000, intervalMs: 100 }),
+        `processes left: ${(await procs()).join(' | ')}`);
+      let at = null;
+      await waitFor(async () => {
+        const c = await docker(['exec', ctr, 'cat', '/tmp/gone']);
+        at = c.code === 0 && c.stdout.trim() ? Number(c.stdout.trim()) : null;
+        return at;
+      }, { timeoutMs: 10000, intervalMs: 100 });
+      t.diagnostic(`killed ${at - t0} ms after the cancel`);
+      assert.ok(at - t0 < 1000, `killed ${at - t0} ms after the cancel`);
+      // The other command ends normally; nothing answers the cancelled one.
+      const r = assertReplyShape(await other);
+      assert.equal(r.stdout, 'other done\n');
+      await sleep(1500);
+      const ids = seen.filter((m) => m.id !== undefined).map((m) => m.id);
+      assert.equal(ids.length, 1, `one response only (the other command's): ${JSON.stringify(seen)}`);
+      // The sandbox is untouched: same sandbox, its files kept, next command runs.
+      assert.equal((await sandboxOf(id)).sandboxID, sb.sandboxID);
+      const next = assertReplyShape(await s.call({ computer_id: id, command: 'cat /tmp/before' }));
+      assert.equal(next.stdout, 'ready\n');
+      assert.ok(!s.stderr().includes('cannot sweep'), 'the sweep ran');
     } finally { await s.close(); }
   });
 

@@ -3,7 +3,8 @@
 // SDK client like a real host: the reference's Modal acceptance cases, exec semantics over the
 // router's streams, tags and resources, permanent computers found again after a restart, temporary
 // ones terminated, restart keeping files, and every failure injected: bad tokens, an image that
-// cannot be built, a sandbox terminated or expired mid-command, streams cut short, error statuses.
+// cannot be built, a sandbox terminated or expired mid-command, streams cut short, error statuses;
+// a cancelled call whose processes are killed (issue 16).
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   startServer, cid, assertReplyShape, assertToolError, textOf, sleep, TIMEOUT_MARKER, LIMIT_MARKER,
-  assertProviderError, CREATE_FAILED, EXEC_FAILED, waitFor,
+  assertProviderError, CREATE_FAILED, EXEC_FAILED, waitFor, TOOL, docker, containerProcesses,
 } from '../integration/lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -309,6 +310,52 @@ describe('modal backend', () => {
       pending = s.call({ computer_id: id, command: 'sleep 60', timeout: 90 });
       assertToolError(await pending, 'died', 'lifetime timeout');
       assert.ok(Date.now() - t0 < 20000, 'no hang');
+    } finally { await s.close(); }
+  });
+
+  it('a cancelled call (notifications/cancelled) kills every process of it within a second, no response; the sandbox and its other commands go on', async (t) => {
+    const s = await modal(['--timeout', '60']);
+    try {
+      const id = cid('cancel');
+      assertReplyShape(await s.call({ computer_id: id, command: 'echo ready > /tmp/before' }));
+      const sb = await liveOf(id);
+      const ctr = sb.container;
+      const procs = async () => (await containerProcesses(ctr)).filter((l) => /sleep 4[12][0-9]/.test(l));
+      const seen = [];
+      const orig = s.transport.onmessage;
+      s.transport.onmessage = (m, extra) => { seen.push(m); orig?.(m, extra); };
+      const other = s.call({ computer_id: id, command: 'sleep 3; echo other done' });
+      // A shell, a child in its group and a grandchild in a session of its own.
+      const ac = new AbortController();
+      const p = s.client.callTool({ name: TOOL, arguments: { computer_id: id,
+        command: '(setsid sleep 427 &) ; sleep 428 & sleep 429; echo done' } }, undefined,
+      { signal: ac.signal, timeout: 120000 }).then((r) => ({ r }), (e) => ({ e }));
+      let ps = [];
+      assert.ok(await waitFor(async () => (ps = await procs()) && ['427', '428', '429']
+        .every((n) => ps.some((l) => l === `sleep ${n}`)), { timeoutMs: 10000 }), 'the command started');
+      const watch = 'while grep -qs "sleep.4[12][0-9]" /proc/[0-9]*/cmdline; do sleep 0.01; done; date +%s%3N > /tmp/gone';
+      assert.equal((await docker(['exec', '-d', ctr, 'sh', '-c', watch])).code, 0);
+      await sleep(300);
+      const t0 = Date.now();
+      ac.abort('test cancels');
+      assert.ok((await p).e, 'the SDK call rejects with the abort');
+      assert.ok(await waitFor(async () => (await procs()).length === 0, { timeoutMs: 10000, intervalMs: 100 }),
+        `processes left: ${(await procs()).join(' | ')}`);
+      let at = null;
+      await waitFor(async () => {
+        const c = await docker(['exec', ctr, 'cat', '/tmp/gone']);
+        at = c.code === 0 && c.stdout.trim() ? Number(c.stdout.trim()) : null;
+        return at;
+      }, { timeoutMs: 10000, intervalMs: 100 });
+      t.diagnostic(`killed ${at - t0} ms after the cancel`);
+      assert.ok(at - t0 < 1000, `killed ${at - t0} ms after the cancel`);
+      assert.equal(assertReplyShape(await other).stdout, 'other done\n');
+      await sleep(1500);
+      const ids = seen.filter((m) => m.id !== undefined).map((m) => m.id);
+      assert.equal(ids.length, 1, `one response only (the other command's): ${JSON.stringify(seen)}`);
+      assert.equal((await liveOf(id)).sandbox_id, sb.sandbox_id);
+      assert.equal(assertReplyShape(await s.call({ computer_id: id, command: 'cat /tmp/before' })).stdout, 'ready\n');
+      assert.ok(!s.stderr().includes('cannot sweep'), 'the sweep ran');
     } finally { await s.close(); }
   });
 
