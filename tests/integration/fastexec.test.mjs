@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import {
   startServer, cid, containerOf, containerName, cleanupContainers, containerProcesses, docker,
-  textOf, TIMEOUT_MARKER, DEFAULT_IMAGE,
+  textOf, waitFor, TIMEOUT_MARKER, DEFAULT_IMAGE,
 } from './lib.mjs';
 
 const LIFECYCLE = { ENABLE_LIFECYCLE_TOOLS: 'true' };
@@ -108,7 +108,10 @@ describe('fast path', () => {
     const res = await fast.call({ computer_id: id, temporary: false,
       command: 'sleep 107 & echo partial; kill -9 $PPID; sleep 30' });
     assert.equal(res.isError, true, JSON.stringify(res).slice(0, 400));
-    assert.match(textOf(res), /exec helper/);
+    // The agent reads the generic text (reference §12); the helper's details go to stderr.
+    assert.match(textOf(res), /Sandbox execution failed/);
+    assert.ok(await waitFor(() => /exec helper/.test(fast.stderr()), { timeoutMs: 5000, intervalMs: 100 }),
+      'the details are on stderr');
     const sc = await fast.exec({ computer_id: id, temporary: false, command: WHO });
     assert.ok(isFast(sc), sc.stdout);
     const procs = await containerProcesses(containerName(id));
