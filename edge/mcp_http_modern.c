@@ -241,9 +241,15 @@ http_modern_run(struct http_call *c)
 	c->mc.stateless = true;
 	c->mc.exec_sent = modern_exec_sent;
 	c->mc.watch_client = modern_watch_client;
-	if (mcp_conn_handle_json(&c->mc, c->msg))
-		return;         /* modern_finished drops c after the reply */
-	if (!c->replied)
-		http_answer(c, 202, NULL, NULL, 0, NULL, NULL);
+	/*
+	 * The reply may come, and modern_finished drop c, before
+	 * mcp_conn_handle_json returns (it still reads c->mc): held until then.
+	 */
+	http_call_ref(c);
+	if (!mcp_conn_handle_json(&c->mc, c->msg)) {
+		if (!c->replied)
+			http_answer(c, 202, NULL, NULL, 0, NULL, NULL);
+		http_call_unref(c);     /* the reply's: none is coming */
+	}
 	http_call_unref(c);
 }

@@ -108,10 +108,16 @@ touched(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	c->mc.finished = http_finished;
 	snprintf(c->mc.session_id, sizeof(c->mc.session_id), "%s",
 	    c->session_id);
-	if (mcp_conn_handle_json(&c->mc, c->msg))
-		return;         /* http_finished drops c after the reply */
-	if (!c->replied)
-		http_answer(c, 202, NULL, NULL, 0, NULL, NULL);
+	/*
+	 * The reply may come, and http_finished drop c, before
+	 * mcp_conn_handle_json returns (it still reads c->mc): held until then.
+	 */
+	http_call_ref(c);
+	if (!mcp_conn_handle_json(&c->mc, c->msg)) {
+		if (!c->replied)
+			http_answer(c, 202, NULL, NULL, 0, NULL, NULL);
+		http_call_unref(c);     /* the reply's: none is coming */
+	}
 	http_call_unref(c);
 }
 
