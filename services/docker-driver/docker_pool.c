@@ -5,7 +5,7 @@
  * and renames it, so its first command is as fast as every later one.
  * Refills run at most --driver-creations at once, fewer while cold
  * creations run, and stop when the driver stops, which removes the
- * containers still waiting; an earlier run's are removed at start.
+ * containers still waiting; a killed run's end with their lease.
  * Its size follows the bursts it sees (docker_pool_size.c).
  */
 #include "docker_driver_int.h"
