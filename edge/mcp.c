@@ -267,6 +267,15 @@ mcp_conn_reject_oversized(struct mcp_conn *c, size_t limit)
 }
 
 void
+mcp_conn_call_done(struct mcp_conn *c)
+{
+	pthread_mutex_lock(&c->mu);
+	if (--c->inflight == 0)
+		pthread_cond_broadcast(&c->idle_cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void
 mcp_conn_fini(struct mcp_conn *c, int wait_ms)
 {
 	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;

@@ -130,5 +130,7 @@ void mcp_conn_reject_oversized(struct mcp_conn *c, size_t limit);
  * `c` must stay allocated until the session client is closed.
  */
 void mcp_conn_fini(struct mcp_conn *c, int wait_ms);
+/* One of c's calls in flight ended (mcp_conn_fini waits for the last). */
+void mcp_conn_call_done(struct mcp_conn *c);
 
 #endif /* EDGE_MCP_H */

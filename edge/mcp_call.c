@@ -89,15 +89,6 @@ struct pending_call {
 #define EDGE_CALL_MAX_MS (2 * 3600 * 1000)
 
 
-static void
-call_done(struct mcp_conn *c)
-{
-	pthread_mutex_lock(&c->mu);
-	if (--c->inflight == 0)
-		pthread_cond_broadcast(&c->idle_cv);
-	pthread_mutex_unlock(&c->mu);
-}
-
 /*
  * The connection's own session was released (stdio's default handle):
  * the next call opens a new one.
@@ -293,7 +284,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 out:
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
-	call_done(pc->c);
+	mcp_conn_call_done(pc->c);
 	if (pc->c->finished != NULL)
 		pc->c->finished(pc->c->send_ctx);
 	json_decref(pc->args);
@@ -349,7 +340,7 @@ call_session(struct mcp_conn *c, struct pending_call *how, const char *method,
 		json_decref(pc->token);
 		json_decref(pc->id);
 		free(pc);
-		call_done(c);
+		mcp_conn_call_done(c);
 		return false;
 	}
 	return true;

@@ -194,10 +194,7 @@ task_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		mcp_conn_send_result(c, tc->id, mcp_tasks_state(t), true);
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
-	pthread_mutex_lock(&c->mu);
-	if (--c->inflight == 0)
-		pthread_cond_broadcast(&c->idle_cv);
-	pthread_mutex_unlock(&c->mu);
+	mcp_conn_call_done(c);
 	if (c->finished != NULL)
 		c->finished(c->send_ctx);
 	json_decref(tc->id);
@@ -246,10 +243,7 @@ mcp_tasks_dispatch(struct mcp_conn *c, const char *method, json_t *id,
 	if (rv != 0) {
 		mcp_conn_send_error(c, id, -32603,
 		    msc_reason_session_unsent(rv, NULL));
-		pthread_mutex_lock(&c->mu);
-		if (--c->inflight == 0)
-			pthread_cond_broadcast(&c->idle_cv);
-		pthread_mutex_unlock(&c->mu);
+		mcp_conn_call_done(c);
 		json_decref(tc->id);
 		free(tc);
 		return false;

@@ -52,10 +52,7 @@ listen_end(struct task_listen *l)
 	if (!atomic_load(&c->closing))
 		mcp_conn_send_result(c, l->id, json_pack("{s:{s:O}}", "_meta",
 		    MCP_META_SUBSCRIPTION, l->id), true);
-	pthread_mutex_lock(&c->mu);
-	if (--c->inflight == 0)
-		pthread_cond_broadcast(&c->idle_cv);
-	pthread_mutex_unlock(&c->mu);
+	mcp_conn_call_done(c);
 	if (c->finished != NULL)
 		c->finished(c->send_ctx);
 	json_decref(l->id);
