@@ -13,9 +13,11 @@
 #   bench/cluster.sh [SESSIONS [CALLS [BASELINE]]]      (default 1000 4 100)
 #
 # Env: MSC_BUILD_DIR (default build), BENCH_NO_APPEND=1 (print the tables only), BENCH_FLAGS
-# (more flags for every process, e.g. "--driver-workers 16").
+# (more flags for the drivers and the all-in-one server, e.g. "--driver-workers 16").
 # Computers run with --no-network: a Linux bridge takes at most 1024 ports, and docker0 is
 # shared with everything else on the engine.
+# Exits 1 when any call failed or a service did not start (a small run is a test:
+# tests/bench/meson.build), after writing the tables.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -35,8 +37,11 @@ tmp=$(mktemp -d /tmp/msc-cluster-bench.XXXXXX)
 tag=bench$$
 ids="$tag-d1 $tag-d2 $tag-d3 $tag-aio"
 base=$((20000 + $$ % 20000))
-# Every process gets the same flags, as with scripts/run-split.
-flags="--transport http --no-network --session-timeout 3600 ${BENCH_FLAGS:-}"
+# Each program accepts only its own options (each --help lists them).
+edge_flags="--transport http --no-network --session-timeout 3600"
+session_flags="--session-timeout 3600"
+driver_flags="--no-network ${BENCH_FLAGS:-}"
+aio_flags="$edge_flags ${BENCH_FLAGS:-}"
 pids=""
 
 # Every container of this run, by its driver identity.
@@ -72,6 +77,15 @@ start() {
 	pids="$pids $!"
 	last=$!
 }
+# Fails the run when a service has exited (one that refused its flags, say).
+check_alive() {
+	for p in $pids; do
+		kill -0 "$p" 2>/dev/null && continue
+		echo "cluster-bench: a service exited (pid $p); its stderr ends with:" >&2
+		tail -n 20 "$tmp/services.log" >&2
+		exit 1
+	done
+}
 wait_healthy() {
 	i=0
 	until curl -sf "http://127.0.0.1:$1/healthz" >/dev/null 2>&1; do
@@ -86,7 +100,7 @@ load() {
 
 echo "cluster-bench: baseline, all-in-one, $nbase sessions" >&2
 # shellcheck disable=SC2086
-start "$bin/mcp-sandbox-computer" --port $((base + 60)) --driver-id "$tag-aio" $flags
+start "$bin/mcp-sandbox-computer" --port $((base + 60)) --driver-id "$tag-aio" $aio_flags
 wait_healthy $((base + 60))
 load --edge "http://127.0.0.1:$((base + 60))/mcp" --sessions "$nbase" --pid "all-in-one=$last" \
 	--driver-label "$tag-aio" --label "all-in-one, 1 process" >"$tmp/1.json"
@@ -106,23 +120,24 @@ procs=""
 for i in 1 2 3; do
 	# shellcheck disable=SC2086
 	start "$bin/services/docker-driver/msc-docker-driver" $cl --listen "tls+tcp://127.0.0.1:$((base + 10 + i))" \
-		--driver-id "$tag-d$i" --tls-cert "$tmp/certs/d$i.pem" $flags
+		--driver-id "$tag-d$i" --tls-cert "$tmp/certs/d$i.pem" $driver_flags
 	procs="$procs --pid driver-$i=$last"
 done
 # shellcheck disable=SC2086
 start "$bin/services/inventory/msc-inventory" $cl --listen "tls+tcp://127.0.0.1:$((base + 1))" \
-	--tls-cert "$tmp/certs/inventory.pem" $flags
+	--tls-cert "$tmp/certs/inventory.pem"
 procs="$procs --pid inventory=$last"
 # shellcheck disable=SC2086
 start "$bin/services/session/msc-session" $cl --listen "tls+tcp://127.0.0.1:$((base + 2))" \
-	--tls-cert "$tmp/certs/session.pem" $flags
+	--tls-cert "$tmp/certs/session.pem" $session_flags
 procs="$procs --pid session=$last"
 for e in 1 2; do
 	# shellcheck disable=SC2086
-	start "$bin/edge/msc-edge" $cl --port $((base + 50 + e)) --tls-cert "$tmp/certs/edge.pem" $flags
+	start "$bin/edge/msc-edge" $cl --port $((base + 50 + e)) --tls-cert "$tmp/certs/edge.pem" $edge_flags
 	procs="$procs --pid edge-$e=$last"
 	wait_healthy $((base + 50 + e))
 done
+check_alive
 edges="--edge http://127.0.0.1:$((base + 51))/mcp --edge http://127.0.0.1:$((base + 52))/mcp"
 echo "cluster-bench: cluster, $nbase sessions" >&2
 # shellcheck disable=SC2086
@@ -130,17 +145,21 @@ load $edges --sessions "$nbase" $procs --driver-label "$tag-d" --label "cluster,
 echo "cluster-bench: cluster, $n sessions" >&2
 # shellcheck disable=SC2086
 load $edges --sessions "$n" $procs --driver-label "$tag-d" --label "cluster, 2 edges, 3 drivers" >"$tmp/3.json"
+check_alive
 stop_services
 left=$(containers | wc -l)
 
 node "$here/cluster-load.mjs" --render "$tmp/1.json" "$tmp/2.json" "$tmp/3.json" >"$tmp/tables.md"
 cat "$tmp/tables.md"
+status=0
 if grep -q '"errors":[1-9]' "$tmp"/*.json; then
 	echo "cluster-bench: some calls failed; the services' stderr ends with:" >&2
 	tail -n 20 "$tmp/services.log" >&2
+	status=1
 fi
 echo "cluster-bench: containers left after the run: $left" >&2
-[ "${BENCH_NO_APPEND:-}" = 1 ] && exit 0
+[ "$left" -eq 0 ] || status=1
+[ "${BENCH_NO_APPEND:-}" = 1 ] && exit $status
 
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo uncommitted)
 if [ -n "$(git -C "$repo" status --porcelain 2>/dev/null | head -n 1)" ]; then rev="$rev+dirty"; fi
@@ -152,9 +171,6 @@ if [ -n "$(git -C "$repo" status --porcelain 2>/dev/null | head -n 1)" ]; then r
 	printf 'Appended by `BENCH_FLAGS="%s" bench/cluster.sh %s %s %s`: every process on this one machine, links tls+tcp:// on loopback. Each session: initialize, a first terminal_execute `true` that creates its computer (create columns), then %s more (`true`, `echo hi`) one after another, all sessions at once (the p50/p99/calls/s columns); then DELETE, and the time until the drivers have removed every computer. Ratios against the first row (the same load on one all-in-one process). Computers with --no-network. VmRSS/VmHWM from /proc/<pid>/status with the sessions and computers still open. Containers left after the run: %s.\n\n' \
 		"${BENCH_FLAGS:-}" "$n" "$calls" "$nbase" "$calls" "$left"
 	cat "$tmp/tables.md"
-if grep -q '"errors":[1-9]' "$tmp"/*.json; then
-	echo "cluster-bench: some calls failed; the services' stderr ends with:" >&2
-	tail -n 20 "$tmp/services.log" >&2
-fi
 } >>"$here/RESULTS.md"
 echo "cluster-bench: appended to $here/RESULTS.md" >&2
+exit $status
