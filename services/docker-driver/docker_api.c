@@ -308,8 +308,9 @@ dock_image_empty(struct dock_engine *e, const char *repo, const char *tag,
 	int			rc;
 
 	snprintf(ref, sizeof(ref), "%s:%s", repo, tag);
+	/* The tag in repo: Podman 4.3 ignores a tag parameter here. */
 	rc = snprintf(path, sizeof(path), "/images/create?fromSrc=-&repo=%s"
-	    "&tag=%s", repo, tag);
+	    "%%3A%s", repo, tag);
 	if (rc < 0 || (size_t)rc >= sizeof(path) || !dock_ref_valid(ref) ||
 	    strchr(tag, '/') != NULL || strchr(repo, ':') != NULL) {
 		dock_seterr(err, errlen, "invalid image name %s", ref);

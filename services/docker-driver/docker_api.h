@@ -99,9 +99,15 @@ int dock_container_list(struct dock_engine *e, const char *label_filter,
 
 /*
  * GET /networks/{name}: *outp is a new reference (-ENOENT when missing).
+ * dock_network_inspect_libpod asks Podman's own API instead
+ * (GET /v4.0.0/libpod/networks/{name}/json), whose answer names the
+ * bridge interface (network_interface) that the compatible one leaves
+ * out; only Podman answers it.
  * POST /networks/create with `body` (borrowed): -EEXIST on a conflict.
  */
 int dock_network_inspect(struct dock_engine *e, const char *name,
+    int timeout_ms, json_t **outp, char *err, size_t errlen);
+int dock_network_inspect_libpod(struct dock_engine *e, const char *name,
     int timeout_ms, json_t **outp, char *err, size_t errlen);
 int dock_network_create(struct dock_engine *e, json_t *body, int timeout_ms,
     char *err, size_t errlen);

@@ -1,6 +1,7 @@
 /*
  * docker_api_net.c - the engine's facts and its networks over the Docker
- * Engine API: GET /info, GET /networks/{name}, POST /networks/create.
+ * Engine API: GET /info, GET /networks/{name}, POST /networks/create; and
+ * Podman's own GET /libpod/networks/{name}/json.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -8,6 +9,8 @@
 
 #include <errno.h>
 #include <stdlib.h>
+
+#include <string.h>
 
 #include <jansson.h>
 
@@ -34,6 +37,38 @@ dock_network_inspect(struct dock_engine *e, const char *name, int timeout_ms,
 		return rc;
 	return dock_get_json(e, path, "inspect network", timeout_ms, outp, err,
 	    errlen);
+}
+
+/*
+ * Podman's API takes its own version (4.0.0, the oldest it serves and
+ * enough for this call) in the path, not the compatible API's 1.NN.
+ */
+int
+dock_network_inspect_libpod(struct dock_engine *e, const char *name,
+    int timeout_ms, json_t **outp, char *err, size_t errlen)
+{
+	struct dock_http_req	req;
+	struct dock_http_res	res;
+	char			path[DOCK_PATH_MAX];
+	int			rc;
+
+	if ((rc = dock_path(path, sizeof(path),
+	    "/v4.0.0/libpod/networks/%s/json%s", name, NULL, err, errlen)) < 0)
+		return rc;
+	memset(&req, 0, sizeof(req));
+	req.method = "GET";
+	req.path = path;
+	req.unversioned = true;
+	req.timeout_ms = timeout_ms;
+	if ((rc = dock_http(e, &req, &res, err, errlen)) < 0)
+		return rc;
+	if (res.status != 200)
+		rc = dock_http_status_err(&res, -EIO, "inspect network", err,
+		    errlen);
+	else
+		rc = dock_json_reply(&res, outp, err, errlen);
+	dock_http_res_fini(&res);
+	return rc;
 }
 
 int

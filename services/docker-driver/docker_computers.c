@@ -314,7 +314,8 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 		 errlen)) != 0)
 		return rv;
 	dock_fx_track(d, name, ctr);
-	if ((rv = dock_pol_apply(d, id, cid, err, errlen)) != 0) {
+	if ((rv = dock_net_confirm(d, err, errlen)) != 0 ||
+	    (rv = dock_pol_apply(d, id, cid, err, errlen)) != 0) {
 		char ignore[DOCK_ERRLEN];
 
 		json_decref(ctr);

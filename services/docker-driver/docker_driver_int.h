@@ -2,6 +2,7 @@
 #ifndef DOCK_DRIVER_INT_H
 #define DOCK_DRIVER_INT_H
 
+#include <net/if.h>
 #include <pthread.h>
 #include <stdbool.h>
 
@@ -22,6 +23,9 @@
 #define DOCK_NET_NAME "kilntainers-sandbox"
 #define DOCK_NET_BRIDGE "msc-sandbox0"
 #define DOCK_NFT_TABLE "kilntainers_sandbox"
+/* Podman's, apart from Docker's on the same host. */
+#define DOCK_NET_BRIDGE_PODMAN "msc-podman0"
+#define DOCK_NFT_TABLE_PODMAN "kilntainers_podman"
 
 struct dock_driver {
 	const struct msc_cfg *cfg;
@@ -41,6 +45,8 @@ struct dock_driver {
 	/* Under net_mu (set before the pool starts by dock_net_init): */
 	bool net_rootless_checked;  /* the engine said it is not rootless */
 	bool net_engine_logged;     /* said once that the engine loads them */
+	char net_br[IF_NAMESIZE];   /* the network's bridge, when known */
+	bool net_br_unseen;         /* not here yet (Podman makes it late) */
 	pthread_mutex_t net_mu;     /* one network check at a time */
 	struct dock_pool *pool;     /* the warm pool (docker_pool.c) or NULL */
 	struct dock_pol pol;        /* network modes (docker_policy.h) */
@@ -135,10 +141,17 @@ int dock_fx_reach(struct dock_driver *d, const char *name, bool ask_engine,
  * installed neither by the driver (root) nor through the engine (a local
  * rootful engine whose socket the driver may use). dock_net_ensure makes
  * the network if missing and (re)loads the host rules before a create: 0,
- * or a negative errno with a message. Blocking.
+ * or a negative errno with a message. Blocking. dock_net_confirm, once
+ * a new container on the network runs, checks that a bridge the engine
+ * had not made yet at dock_net_ensure (Podman) is in the driver's network
+ * namespace, where the rules went: 0 or -ENXIO with a message; the caller
+ * removes the container. No engine call. dock_net_bridge is the name of the
+ * bridge the driver asks its engine for (static storage).
  */
 int dock_net_init(struct dock_driver *d);
 int dock_net_ensure(struct dock_driver *d, char *err, size_t errlen);
+int dock_net_confirm(struct dock_driver *d, char *err, size_t errlen);
+const char *dock_net_bridge(const struct dock_driver *d);
 
 /*
  * Loading the rules (docker_netload.c): the inet table, then the bridge

@@ -16,6 +16,18 @@
  * live in the host's kernel, outside every container: code in a computer
  * cannot change them.
  *
+ * Podman (--engine podman) gets a bridge and tables of its own names
+ * (DOCK_NET_BRIDGE_PODMAN, DOCK_NFT_TABLE_PODMAN): with both engines on
+ * one host, Podman would otherwise put its computers on Docker's bridge,
+ * and each driver's load would replace the other's rules. Its compatible
+ * API lists the network without options (no bridge name, no enable_icc),
+ * so the driver reads Podman's own answer, which names the bridge; Podman
+ * has no enable_icc, and the bridge table is what keeps computers apart
+ * there. Podman makes the bridge with the network's first container, not
+ * with the network: the rules, which match the bridge by name, are loaded
+ * before it exists and the bridge is looked for once the container runs
+ * (dock_net_confirm).
+ *
  * Loading them (docker_netload.c) needs a local rootful engine and the
  * host's nft: a root driver runs nft itself, any other has the engine run
  * it in a short-lived container on the host's network (a user who may use
@@ -39,6 +51,24 @@
 
 #define T_NET 30000
 #define T_INFO 3000
+
+static bool
+on_podman(const struct dock_driver *d)
+{
+	return strcmp(dock_engine_name(d->engine), "podman") == 0;
+}
+
+const char *
+dock_net_bridge(const struct dock_driver *d)
+{
+	return on_podman(d) ? DOCK_NET_BRIDGE_PODMAN : DOCK_NET_BRIDGE;
+}
+
+static const char *
+nft_table(const struct dock_driver *d)
+{
+	return on_podman(d) ? DOCK_NFT_TABLE_PODMAN : DOCK_NFT_TABLE;
+}
 
 /*
  * Whether the engine says it is rootless (its networks then live in a
@@ -86,6 +116,9 @@ dock_net_init(struct dock_driver *d)
 		return 0;
 	}
 	d->net_via_engine = geteuid() != 0;
+	/* Known before any create, for the policy rules of computers found
+	 * again at start; dock_net_ensure says what the engine made. */
+	dock_pol_network(d, dock_net_bridge(d), NULL);
 	why[0] = '\0';
 	if (sock == NULL)
 		snprintf(why, sizeof(why), "the engine is not local");
@@ -152,32 +185,32 @@ dns_rules(const char *br, char *p, size_t len)
  * inet forward rule (in and out the bridge) drops it (docker_netload.c).
  */
 static void
-bridge_rules(const char *br, char *p, size_t len)
+bridge_rules(const char *tbl, const char *br, char *p, size_t len)
 {
 	snprintf(p, len,
-	    "table bridge " DOCK_NFT_TABLE "\n"
-	    "delete table bridge " DOCK_NFT_TABLE "\n"
-	    "table bridge " DOCK_NFT_TABLE " {\n"
+	    "table bridge %s\n"
+	    "delete table bridge %s\n"
+	    "table bridge %s {\n"
 	    "\tchain forward {\n"
 	    "\t\ttype filter hook forward priority filter - 1; policy accept;\n"
 	    "\t\tmeta ibrname \"%s\" meta obrname \"%s\" drop\n"
 	    "\t}\n"
-	    "}\n", br, br);
+	    "}\n", tbl, tbl, tbl, br, br);
 }
 
-/* The sandbox rules for bridge `br`, whoever loads them. */
+/* The sandbox rules for bridge `br` in tables `tbl`, whoever loads them. */
 static int
-build_rules(const char *br, struct dock_nft_rules *r, char *err,
-    size_t errlen)
+build_rules(const char *tbl, const char *br, struct dock_nft_rules *r,
+    char *err, size_t errlen)
 {
 	char dns[2048];
 	int n;
 
 	dns_rules(br, dns, sizeof(dns));
 	n = snprintf(r->inet, sizeof(r->inet),
-	    "table inet " DOCK_NFT_TABLE "\n"
-	    "delete table inet " DOCK_NFT_TABLE "\n"
-	    "table inet " DOCK_NFT_TABLE " {\n"
+	    "table inet %s\n"
+	    "delete table inet %s\n"
+	    "table inet %s {\n"
 	    "\tset blocked4 { type ipv4_addr; flags interval; elements = {\n"
 	    "\t\t0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8,\n"
 	    "\t\t169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24,\n"
@@ -202,12 +235,12 @@ build_rules(const char *br, struct dock_nft_rules *r, char *err,
 	    "\t\tiifname \"%s\" ip6 daddr @blocked6 drop\n"
 	    "\t}\n"
 	    "}\n",
-	    br, br, br, br, br, br, br, dns, br, br);
+	    tbl, tbl, tbl, br, br, br, br, br, br, br, dns, br, br);
 	if (n < 0 || (size_t)n >= sizeof(r->inet)) {
 		snprintf(err, errlen, "the sandbox rules do not fit");
 		return -E2BIG;
 	}
-	bridge_rules(br, r->bridge, sizeof(r->bridge));
+	bridge_rules(tbl, br, r->bridge, sizeof(r->bridge));
 	return 0;
 }
 
@@ -218,7 +251,7 @@ install_rules(struct dock_driver *d, const char *br, char *err,
 	struct dock_nft_rules r;
 	int rv;
 
-	if ((rv = build_rules(br, &r, err, errlen)) != 0)
+	if ((rv = build_rules(nft_table(d), br, &r, err, errlen)) != 0)
 		return rv;
 	if (!d->net_via_engine)
 		return dock_nft_local(&r, err, errlen);
@@ -239,7 +272,7 @@ net_create(struct dock_driver *d, char *err, size_t errlen)
 	    "Name", DOCK_NET_NAME, "Driver", "bridge", "CheckDuplicate", 1,
 	    "Internal", 0, "Labels", "kilntainers", "true", "Options",
 	    "com.docker.network.bridge.enable_icc", "false",
-	    "com.docker.network.bridge.name", DOCK_NET_BRIDGE);
+	    "com.docker.network.bridge.name", dock_net_bridge(d));
 	int rv;
 
 	if (body == NULL)
@@ -251,38 +284,74 @@ net_create(struct dock_driver *d, char *err, size_t errlen)
 	return rv == -EEXIST ? 0 : rv;
 }
 
-/* Checks that an existing DOCK_NET_NAME is ours and as made; its bridge. */
-static int
-net_check(json_t *net, char *br, size_t brlen, char *err, size_t errlen)
+/* Whether an interface name can go into the rules as is. */
+static bool
+bridge_name_ok(const char *name)
+{
+	return name != NULL && *name != '\0' && strlen(name) < IF_NAMESIZE &&
+	    strpbrk(name, "\"\\ \n") == NULL;
+}
+
+/*
+ * What keeps DOCK_NET_NAME (an inspect answer) from being the network
+ * this server makes, or NULL when it is; then *brp and *gwp (borrowed
+ * from net, *gwp maybe NULL) are its bridge and gateway. Docker's answer
+ * (GET /networks) carries the options; Podman's own (libpod) names the
+ * bridge, and Podman has no enable_icc to check.
+ */
+static const char *
+net_foreign(bool podman, json_t *net, const char **brp, const char **gwp)
 {
 	json_t *opts = json_object_get(net, "Options");
-	const char *label = json_string_value(json_object_get(json_object_get(
-	    net, "Labels"), "kilntainers"));
 	const char *icc = json_string_value(json_object_get(opts,
 	    "com.docker.network.bridge.enable_icc"));
-	const char *name = json_string_value(json_object_get(opts,
-	    "com.docker.network.bridge.name"));
-	const char *drv = json_string_value(json_object_get(net, "Driver"));
+	const char *label = json_string_value(json_object_get(json_object_get(
+	    net, podman ? "labels" : "Labels"), "kilntainers"));
+	const char *drv = json_string_value(json_object_get(net,
+	    podman ? "driver" : "Driver"));
 
-	if (label == NULL || strcmp(label, "true") != 0 || drv == NULL ||
-	    strcmp(drv, "bridge") != 0 || icc == NULL ||
-	    strcmp(icc, "false") != 0 || name == NULL || *name == '\0' ||
-	    strlen(name) >= brlen || strpbrk(name, "\"\\ \n") != NULL) {
-		snprintf(err, errlen, "network %s exists but was not made by "
-		    "this server (label kilntainers=true, bridge driver, "
-		    "enable_icc=false, a bridge name): remove it",
-		    DOCK_NET_NAME);
-		return -EEXIST;
+	if (podman) {
+		*brp = json_string_value(json_object_get(net,
+		    "network_interface"));
+		*gwp = json_string_value(json_object_get(json_array_get(
+		    json_object_get(net, "subnets"), 0), "gateway"));
+	} else {
+		*brp = json_string_value(json_object_get(opts,
+		    "com.docker.network.bridge.name"));
+		*gwp = json_string_value(json_object_get(json_array_get(
+		    json_object_get(json_object_get(net, "IPAM"), "Config"), 0),
+		    "Gateway"));
 	}
-	snprintf(br, brlen, "%s", name);
-	return 0;
+	if (label == NULL || strcmp(label, "true") != 0)
+		return "it has no label kilntainers=true";
+	if (drv == NULL || strcmp(drv, "bridge") != 0)
+		return "it is not a bridge network";
+	if (!bridge_name_ok(*brp))
+		return "it names no bridge interface";
+	if (!podman && (icc == NULL || strcmp(icc, "false") != 0))
+		return "it lets its containers reach each other "
+		    "(enable_icc is not false)";
+	return NULL;
+}
+
+/* Inspects DOCK_NET_NAME the way that shows its bridge on this engine. */
+static int
+net_inspect(struct dock_driver *d, json_t **netp, char *err, size_t errlen)
+{
+	if (on_podman(d))
+		return dock_network_inspect_libpod(d->engine, DOCK_NET_NAME,
+		    T_NET, netp, err, errlen);
+	return dock_network_inspect(d->engine, DOCK_NET_NAME, T_NET, netp,
+	    err, errlen);
 }
 
 static int
 net_ensure(struct dock_driver *d, char *err, size_t errlen)
 {
+	const char *eng = dock_engine_name(d->engine), *why, *name, *gw;
 	char br[IF_NAMESIZE], cerr[DOCK_ERRLEN];
 	json_t *net = NULL;
+	bool here;
 	int rv, crv;
 
 	if (!d->net_rootless_checked) {
@@ -294,13 +363,11 @@ net_ensure(struct dock_driver *d, char *err, size_t errlen)
 		}
 		d->net_rootless_checked = rv == 0;
 	}
-	rv = dock_network_inspect(d->engine, DOCK_NET_NAME, T_NET, &net, err,
-	    errlen);
+	rv = net_inspect(d, &net, err, errlen);
 	if (rv == -ENOENT) {
 		/* Another driver may make it at the same time: look again. */
 		crv = net_create(d, cerr, sizeof(cerr));
-		rv = dock_network_inspect(d->engine, DOCK_NET_NAME, T_NET, &net,
-		    err, errlen);
+		rv = net_inspect(d, &net, err, errlen);
 		if (rv != 0 && crv != 0) {
 			snprintf(err, errlen, "%s", cerr);
 			return crv;
@@ -308,20 +375,26 @@ net_ensure(struct dock_driver *d, char *err, size_t errlen)
 	}
 	if (rv != 0)
 		return rv;
-	rv = net_check(net, br, sizeof(br), err, errlen);
-	if (rv == 0)
-		dock_pol_network(d, br, json_string_value(json_object_get(
-		    json_array_get(json_object_get(json_object_get(net, "IPAM"),
-		    "Config"), 0), "Gateway")));
+	if ((why = net_foreign(on_podman(d), net, &name, &gw)) != NULL) {
+		snprintf(err, errlen, "network %s exists but was not made by "
+		    "this server: %s. Remove it (%s network rm %s, once no "
+		    "container uses it) and the next computer makes it anew",
+		    DOCK_NET_NAME, why, eng, DOCK_NET_NAME);
+		json_decref(net);
+		return -EEXIST;
+	}
+	snprintf(br, sizeof(br), "%s", name);
+	dock_pol_network(d, br, gw);
 	json_decref(net);
-	if (rv != 0)
-		return rv;
-	if (if_nametoindex(br) == 0) {
+	here = if_nametoindex(br) != 0;
+	if (!here && !on_podman(d)) {
 		snprintf(err, errlen, "the sandbox network's bridge %s is not "
 		    "in this driver's network namespace: its packet filter "
 		    "cannot be installed from here", br);
 		return -ENXIO;
 	}
+	snprintf(d->net_br, sizeof(d->net_br), "%s", br);
+	d->net_br_unseen = !here;
 	return install_rules(d, br, err, errlen);
 }
 
@@ -334,6 +407,26 @@ dock_net_ensure(struct dock_driver *d, char *err, size_t errlen)
 		return 0;
 	pthread_mutex_lock(&d->net_mu);
 	rv = net_ensure(d, err, errlen);
+	pthread_mutex_unlock(&d->net_mu);
+	return rv;
+}
+
+int
+dock_net_confirm(struct dock_driver *d, char *err, size_t errlen)
+{
+	int rv = 0;
+
+	if (!d->net_sandbox)
+		return 0;
+	pthread_mutex_lock(&d->net_mu);
+	if (d->net_br_unseen && if_nametoindex(d->net_br) == 0) {
+		snprintf(err, errlen, "the sandbox network's bridge %s is not "
+		    "in this driver's network namespace once a computer "
+		    "runs on it: its packet filter cannot be installed from "
+		    "here", d->net_br);
+		rv = -ENXIO;
+	} else
+		d->net_br_unseen = false;
 	pthread_mutex_unlock(&d->net_mu);
 	return rv;
 }

@@ -127,7 +127,7 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 	}
 	json_decref(body);
 	if (dock_container_inspect(d->engine, pc->cid, T_POOL_OP, &pc->ctr,
-		err, errlen) != 0) {
+		err, errlen) != 0 || dock_net_confirm(d, err, errlen) != 0) {
 		dock_pool_discard(d, pc, NULL);
 		return NULL;
 	}

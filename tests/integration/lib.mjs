@@ -46,11 +46,11 @@ export const withPoolFlag = (flags) => {
 };
 /**
  * MSC_TEST_ENGINE=podman (with DOCKER_HOST at Podman's API socket, which the docker CLI of these
- * tests uses too): every server runs with --engine podman and --no-network (Podman 4.3 makes the
- * sandbox network without its bridge name or enable_icc, which the driver refuses).
+ * tests uses too): every server runs with --engine podman and otherwise its defaults (the sandbox
+ * network on), as a user runs it.
  */
 export const ENGINE = process.env.MSC_TEST_ENGINE || 'docker';
-const ENGINE_FLAGS = ENGINE === 'podman' ? ['--engine', 'podman', '--no-network'] : [];
+const ENGINE_FLAGS = ENGINE === 'podman' ? ['--engine', 'podman'] : [];
 
 /** Per-file, per-run prefix for explicit computer ids: `it<6 hex>-`. */
 export const PREFIX = `it${randomBytes(3).toString('hex')}-`;
@@ -238,9 +238,13 @@ export async function removeSandboxNetwork() {
   const r = await docker(['network', 'rm', 'kilntainers-sandbox']);
   if (r.code !== 0) return;
   for (const family of ['inet', 'bridge']) {
-    await run('nft', ['delete', 'table', family, 'kilntainers_sandbox']).catch(() => {});
+    await run('nft', ['delete', 'table', family, SANDBOX_TABLE]).catch(() => {});
   }
 }
+/** The driver's nftables tables (inet and bridge) for the sandbox network: Podman's apart from Docker's. */
+export const SANDBOX_TABLE = ENGINE === 'podman' ? 'kilntainers_podman' : 'kilntainers_sandbox';
+/** The sandbox network's bridge interface on this engine. */
+export const SANDBOX_BRIDGE = ENGINE === 'podman' ? 'msc-podman0' : 'msc-sandbox0';
 
 /** Process command lines inside a container (the image has no ps): array of strings, NULs as spaces. */
 export async function containerProcesses(ctr) {

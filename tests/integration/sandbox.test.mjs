@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import {
-  startServer, cid, containerName, cleanupContainers, docker, run, waitFor, MSC_BIN, textOf,
+  startServer, cid, containerName, cleanupContainers, docker, run, waitFor, MSC_BIN, textOf, SANDBOX_TABLE, ENGINE,
 } from './lib.mjs';
 
 const ROOT = process.env.MSC_FAST_EXEC_DIR || '/run/mcp-sandbox-computer';
@@ -219,13 +219,13 @@ describe('the sandbox network is the internet, not the host\'s neighbourhood', (
 
   it('so it does when the server runs as a user in the engine socket\'s group: the engine loads the rules', async () => {
     // Start from no tables, so the user's server is the one that loads them.
-    for (const family of ['inet', 'bridge']) await run('nft', ['delete', 'table', family, 'kilntainers_sandbox']);
+    for (const family of ['inet', 'bridge']) await run('nft', ['delete', 'table', family, SANDBOX_TABLE]);
     const { srv: u, stop } = await startAsUser();
     try {
       await checkReach(u, cid('sbx-ua'), cid('sbx-ub'));
       assert.match(u.stderr(), /network: loaded the sandbox rules through the engine \(the driver is not root\)/);
       assert.equal(u.stderr().split('loaded the sandbox rules through the engine').length, 2, 'logged once');
-      const inet = await run('nft', ['list', 'table', 'inet', 'kilntainers_sandbox']);
+      const inet = await run('nft', ['list', 'table', 'inet', SANDBOX_TABLE]);
       assert.equal(inet.code, 0, inet.stderr);
       assert.equal(await loaders(), '', 'the rule loaders are gone');
     } finally {
@@ -241,7 +241,7 @@ describe('the sandbox network is the internet, not the host\'s neighbourhood', (
     assert.equal(imp.code, 0, imp.stderr);
     let stop;
     try {
-      for (const family of ['inet', 'bridge']) await run('nft', ['delete', 'table', family, 'kilntainers_sandbox']);
+      for (const family of ['inet', 'bridge']) await run('nft', ['delete', 'table', family, SANDBOX_TABLE]);
       let u;
       ({ srv: u, stop } = await startAsUser(['--image', img]));
       const id = cid('sbx-empty');
@@ -249,7 +249,7 @@ describe('the sandbox network is the internet, not the host\'s neighbourhood', (
       assert.equal(res.isError, true);
       assert.doesNotMatch(textOf(res), /sandbox network is not ready/);
       assert.match(u.stderr(), /network: loaded the sandbox rules through the engine/);
-      assert.equal((await run('nft', ['list', 'table', 'inet', 'kilntainers_sandbox'])).code, 0);
+      assert.equal((await run('nft', ['list', 'table', 'inet', SANDBOX_TABLE])).code, 0);
       assert.equal(await loaders(), '', 'no rule loader is left');
       assert.equal((await docker(['ps', '-aq', '--filter', `name=${containerName(id)}`])).stdout.trim(), '');
     } finally {
@@ -281,11 +281,39 @@ describe('the sandbox network is the internet, not the host\'s neighbourhood', (
     try {
       await s3.exec({ computer_id: cid('sbx-op'), temporary: true, command: 'true' });
       assert.match(s3.stderr(), /operator's --network bridge is used as is/);
-      const modes = await docker(['inspect', '-f', '{{.HostConfig.NetworkMode}}', containerName(a),
-        containerName(cid('sbx-op'))]);
-      assert.deepEqual(modes.stdout.trim().split('\n'), ['kilntainers-sandbox', 'bridge']);
+      // The networks each is on (Podman lists every network mode as "bridge", and names its
+      // default bridge network "podman").
+      const nets = await docker(['inspect', '-f', '{{range $k, $v := .NetworkSettings.Networks}}{{$k}}{{end}}',
+        containerName(a), containerName(cid('sbx-op'))]);
+      assert.deepEqual(nets.stdout.trim().split('\n'), ['kilntainers-sandbox', ENGINE === 'podman' ? 'podman' : 'bridge']);
     } finally {
       await s3.close();
+    }
+  });
+
+  it('a network of that name made by someone else is refused, saying what is wrong and what to do', async (t) => {
+    // This run's computers leave, and the network with them (another run's computers may hold it).
+    await cleanupContainers();
+    if ((await docker(['network', 'inspect', 'kilntainers-sandbox'])).code === 0) {
+      t.skip('another run\'s computers use the sandbox network');
+      return;
+    }
+    const made = await docker(['network', 'create', 'kilntainers-sandbox']);
+    assert.equal(made.code, 0, made.stderr);
+    const id = cid('sbx-foreign');
+    try {
+      const res = await s.call({ computer_id: id, temporary: true, command: 'echo ok' });
+      assert.equal(res.isError, true, textOf(res));
+      assert.match(textOf(res), new RegExp('network kilntainers-sandbox exists but was not made by this server: '
+        + `it has no label kilntainers=true\\. Remove it \\(${ENGINE} network rm kilntainers-sandbox, once no `
+        + 'container uses it\\) and the next computer makes it anew'));
+      // The advice works: once it is gone, the server makes its own and the command runs.
+      assert.equal((await docker(['network', 'rm', 'kilntainers-sandbox'])).code, 0);
+      const ok = await s.exec({ computer_id: id, temporary: true, command: 'echo ok' });
+      assert.equal(ok.stdout, 'ok\n');
+    } finally {
+      await cleanupContainers();
+      await docker(['network', 'rm', 'kilntainers-sandbox']);
     }
   });
 });
