@@ -479,7 +479,9 @@ msc_cfg_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno != 0 || !(v >= 0))
+	/* Digits and a point only: no exponent, hex, inf or nan. */
+	if (errno != 0 || !(v >= 0) ||
+	    end != s + strspn(s, "0123456789."))
 		return -EINVAL;
 	if (*end != '\0' && (u = strchr(units, tolower(
 	    (unsigned char)*end))) != NULL) {
