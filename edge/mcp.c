@@ -193,6 +193,7 @@ mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
 {
 	json_t *id, *params;
 	const char *method, *version;
+	char why[160];
 
 	if (json_is_array(msg)) {
 		mcp_conn_send_error(c, NULL, -32600,
@@ -217,6 +218,11 @@ mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
 		    json_object_get(msg, "error") == NULL)
 			mcp_conn_send_error(c, id, -32600,
 			    "Invalid Request: no method");
+		return false;
+	}
+	if (!mcp_msg_clean(msg, &id, why, sizeof(why))) {
+		if (json_object_get(msg, "id") != NULL)  /* not a notification */
+			mcp_conn_send_error(c, id, -32602, why);
 		return false;
 	}
 	if (id == NULL) {

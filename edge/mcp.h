@@ -88,6 +88,14 @@ bool mcp_conn_handle_json(struct mcp_conn *c, json_t *msg);
 bool mcp_modern_dispatch(struct mcp_conn *c, const char *method, json_t *id,
     json_t *params);
 
+/*
+ * Whether msg's method, id, names, ids and paths hold no NUL or control
+ * character, and its command and args no NUL (mcp_names.c). When not,
+ * `why` says which field, for a -32602, and *idp is the id to answer
+ * (NULL when the id is the bad field); msg is borrowed, so is *idp.
+ */
+bool mcp_msg_clean(json_t *msg, json_t **idp, char *why, size_t len);
+
 /* The initialize result for the client's params (new reference). */
 json_t *mcp_initialize_result(json_t *params);
 

@@ -275,7 +275,7 @@ mcp_era_discover_result(void)
 	    "resources", "prompts", "extensions",
 	    "io.modelcontextprotocol/ui", "mimeTypes",
 	    "text/html;profile=mcp-app", "io.modelcontextprotocol/tasks",
-	    "text/html;profile=mcp-app", "instructions",
+	    "instructions",
 	    "Use terminal_execute to run commands in your own isolated Linux "
 	    "sandbox computer. Pass back the sandbox_handle of its result on "
 	    "every later call to stay on the same computer.");

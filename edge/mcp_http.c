@@ -2,8 +2,8 @@
  * mcp_http.c - the Streamable HTTP transport on libmicrohttpd: the
  * server, each request's life, routing and DELETE; POST is in
  * mcp_http_post.c, the replies in mcp_http_answer.c, the Host/Origin
- * guard and auth in mcp_http_guard.c, deadlines and drains in
- * mcp_http_conn.c.
+ * guard and auth in mcp_http_guard.c, the refusal of ambiguous headers
+ * in mcp_http_strict.c, deadlines and drains in mcp_http_conn.c.
  *
  * MHD runs one event thread (epoll) for every connection. A request that
  * waits for the session service is suspended and resumed by the reply,
@@ -290,20 +290,23 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	struct edge_http *h = cls;
 	struct http_call *c = *req_cls;
 
-	(void)version;
 	if (c == NULL) {
 		if ((c = call_new(h, conn)) == NULL)
 			return MHD_NO;
 		*req_cls = c;
-		route(h, c, url, method);
+		if (!http_strict_refused(c, version))
+			route(h, c, url, method);
+		else
+			c->closing = true;
 		if (!c->answered) {
 			http_conns_deadline(h->conns, conn,
 			    has_body(c) ? HTTP_BODY_MS : 0);
 			return MHD_YES;
 		}
-		if (!has_body(c))
+		if (!has_body(c) && !c->closing)
 			return MHD_YES; /* answered in the last call */
-		/* Refused before the body: answer now, then close. */
+		/* Refused before the body (or refused and closing): answer
+		 * now, then close. */
 		http_conns_deadline(h->conns, conn, 0);
 		http_conns_drain(h->conns, conn);
 		return queue_answer(c);

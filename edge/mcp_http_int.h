@@ -51,6 +51,7 @@ struct http_call {
 	bool dispatched;              /* the body was handled */
 	bool suspended;               /* under h->mu */
 	bool answered;                /* under h->mu: resp is set */
+	bool closing;                 /* refused with Connection: close */
 	unsigned status;
 	struct MHD_Response *resp;    /* under h->mu until queued */
 	char *body;
@@ -137,6 +138,15 @@ int http_allowlists_init(struct edge_http *h);
 unsigned http_guard(const struct edge_http *h, struct http_call *c);
 /* Whether the request carries the bearer token (or none is set). */
 bool http_authorized(struct http_call *c);
+
+/* mcp_http_strict.c: the request head read one way only. */
+/*
+ * Answers c 400 with Connection: close and returns true when its headers
+ * could be read two ways: a repeated or non-numeric Content-Length,
+ * whitespace in a header name (before its colon), a second Host, or no
+ * Host in an HTTP/1.1 request (`version`, as MHD gives it).
+ */
+bool http_strict_refused(struct http_call *c, const char *version);
 
 /* mcp_http_post.c: POST /mcp. */
 /* The checks on the headers: 0, or the status c was answered with. */

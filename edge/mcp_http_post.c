@@ -162,13 +162,25 @@ http_post_run(struct http_call *c)
 	Msc__V1__OpenRequest open = MSC__V1__OPEN_REQUEST__INIT;
 	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
 	json_error_t jerr;
+	json_t *id;
 	const char *sid;
+	char why[160];
 	int rv;
 
 	c->msg = json_loadb(c->body, c->got, JSON_ALLOW_NUL, &jerr);
 	if (c->msg == NULL || !jsonrpc_shaped(c->msg)) {
 		http_answer_rpc_error(c, 400, c->msg ? -32600 : -32700,
 		    c->msg ? "Invalid Request" : "Parse error");
+		return;
+	}
+	if (!mcp_msg_clean(c->msg, &id, why, sizeof(why))) {
+		/* Before initialize or a session sees a name cut at a NUL. */
+		json_t *err = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc",
+		    "2.0", "id", id != NULL ? id : json_null(), "error", "code",
+		    -32602, "message", why);
+
+		http_answer_json(c, 400, err, NULL, NULL);
+		json_decref(err);
 		return;
 	}
 	if (http_modern_selected(c)) {

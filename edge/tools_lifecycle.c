@@ -304,6 +304,8 @@ list_payload(const Msc__V1__ComputerList *l)
 		if (row != NULL && c->network != NULL && c->network[0] != '\0')
 			json_object_set_new(row, "network",
 			    json_string(c->network));
+		if (row != NULL && c->disk != NULL && c->disk[0] != '\0')
+			json_object_set_new(row, "disk", json_string(c->disk));
 		json_array_append_new(arr, row);
 	}
 	return json_pack("{s:o, s:I}", "computers", arr, "count",

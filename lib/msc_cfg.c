@@ -1,6 +1,7 @@
 #include "msc_cfg.h"
 #include "msc_cfg_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -182,6 +183,8 @@ set_defaults(struct msc_cfg *cfg)
 		cfg->fly_token = env;
 	else if ((env = getenv("FLY_TOKEN")) != NULL && *env != '\0')
 		cfg->fly_token = env;
+	if ((env = getenv("KILNTAINERS_DISK_QUOTA")) != NULL && *env != '\0')
+		cfg->disk_quota = env;
 	cfg->lifecycle_tools = msc_cfg_truthy(getenv("ENABLE_LIFECYCLE_TOOLS"));
 }
 
@@ -462,6 +465,52 @@ msc_cfg_fini(struct msc_cfg *cfg)
 	cfg->run_flags = NULL;
 	cfg->e2b_metadata = cfg->e2b_env = NULL;
 	cfg->allowed_hosts = cfg->allowed_origins = NULL;
+}
+
+int
+msc_cfg_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "kmgt";
+	const char *u;
+	double v, mul = 1;
+	char *end;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	/* Digits and a point only: no exponent, hex, inf or nan. */
+	if (errno != 0 || !(v >= 0) ||
+	    end != s + strspn(s, "0123456789."))
+		return -EINVAL;
+	if (*end != '\0' && (u = strchr(units, tolower(
+	    (unsigned char)*end))) != NULL) {
+		for (const char *p = units; p <= u; p++)
+			mul *= 1024;
+		end++;
+		if (*end == 'i' || *end == 'I')
+			end++;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end != '\0' || v * mul >= 0x1p63)
+		return -EINVAL;
+	*out = (uint64_t)(v * mul);
+	return 0;
+}
+
+void
+msc_cfg_size_text(uint64_t n, char *buf, size_t len)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB",
+		"TiB" };
+	int u = 0;
+
+	while (u < 4 && n >= 1024 && n % 1024 == 0) {
+		n /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%llu %s", (unsigned long long)n, units[u]);
 }
 
 bool

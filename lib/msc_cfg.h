@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /*
@@ -85,6 +86,7 @@ struct msc_cfg {
 	const char *modal_token_id, *modal_token_secret, *modal_app_name;
 	const char *modal_cpu, *modal_memory, *gpu, *region, *sandbox_timeout;
 	const char *wasm_path, *wasm_max_memory, *wasm_fuel;
+	const char *disk_quota;         /* --disk-quota SIZE, per computer */
 	const char **e2b_metadata, **e2b_env;
 	size_t n_e2b_metadata, n_e2b_env;
 	/* deployment */
@@ -169,5 +171,14 @@ int msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
 
 /* True for "true", "1", "yes", "on" (any case). */
 bool msc_cfg_truthy(const char *s);
+
+/*
+ * A size: bytes, or a number (fractions allowed) with K, M, G or T and
+ * an optional "i" and "B", in any case ("500M", "1g", "1GiB", "1.5GB"),
+ * all powers of 1024 as docker reads them. 0 or -EINVAL.
+ */
+int msc_cfg_size(const char *s, uint64_t *out);
+/* n as text for people: "1 GiB", "500 MiB", "1536 KiB", "1000 bytes". */
+void msc_cfg_size_text(uint64_t n, char *buf, size_t len);
 
 #endif /* MSC_CFG_H */

@@ -175,6 +175,13 @@ const struct opt msc_cfg_opts[] = {
 	{ "memory", OPT_STR, F(memory), 0, NULL, "MEMORY", NULL, DOCK,
 	    "Docker memory limit (e.g., \"512m\")",
 	    DOCKER },
+	{ "disk-quota", OPT_STR, F(disk_quota), 0, "1G", "SIZE", NULL, CORE,
+	    "Most bytes one computer may store, e.g. 500M, 1G or 1GiB; 0: no "
+	    "bound. go_busybox and wasm count them; Docker and Podman use the "
+	    "storage driver's size option where the engine has one, and "
+	    "computer_list says when it has none "
+	    "(default: KILNTAINERS_DISK_QUOTA, else 1G)",
+	    DOCKER | MSC_PROG_WASM_DRIVER },
 	{ "docker-run-flag", OPT_LIST, F(run_flags), F(n_run_flags), NULL,
 	    "DOCKER_RUN_FLAGS", NULL, DOCK,
 	    "Additional docker run flag, mapped onto the Engine API. Repeatable. (e.g., --docker-run-flag \"--pids-limit=256\")",

@@ -38,6 +38,7 @@ msc_computer_fini(Msc__V1__Computer *c)
 	free_field(c->backend);
 	free_field(c->driver);
 	free_field(c->network);
+	free_field(c->disk);
 	*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 }
 

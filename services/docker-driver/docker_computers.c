@@ -129,6 +129,7 @@ dock_validate(struct dock_driver *d, char *err, size_t errlen)
 		return 0;
 	if ((rv = dock_engine_ping(d->engine, T_PING, err, errlen)) != 0)
 		return rv == -ETIMEDOUT ? -ECONNREFUSED : rv;
+	dock_disk_probe(d);
 	if ((rv = dock_image_ensure(d->engine, d->cfg->image, T_PULL, err,
 		 errlen)) != 0)
 		return rv == -ENOENT ? -EINVAL : rv;
@@ -197,8 +198,10 @@ dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
 			dock_pol_lists_free(&l);
 	} else
 		out->network = dup_or_empty("none");
+	out->disk = dock_disk_text(d);
 	if (!out->driver || !out->computer_id || !out->sandbox_id || !out->image ||
-	    !out->state || !out->created_at || !out->backend || !out->network)
+	    !out->state || !out->created_at || !out->backend || !out->network ||
+	    !out->disk)
 		return -ENOMEM;
 	return 0;
 }
@@ -278,6 +281,7 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	    json_string(d->cfg->image));
 	hc = json_object_get(body, "HostConfig");
 	json_object_set_new(hc, "AutoRemove", json_boolean(temporary));
+	dock_disk_body(d, body);
 	if (d->net_sandbox && (rv = dock_pol_body(d, dock_pol_mode_for(d, id), body,
 	    err, errlen)) != 0) {
 		json_decref(body);
@@ -295,6 +299,13 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	}
 	rv = dock_container_create(d->engine, name, fast ? body : classic,
 	    T_CREATE, cid, err, errlen);
+	/* The engine has no size option after all: go without. */
+	if (rv != 0 && rv != -EEXIST && dock_disk_refused(d, body, err)) {
+		dock_disk_strip(body);
+		dock_disk_strip(classic);
+		rv = dock_container_create(d->engine, name, fast ? body
+		    : classic, T_CREATE, cid, err, errlen);
+	}
 	/* The engine could not mount or start the helper: go without. */
 	if (fast && (rv == -EIO || rv == -EPROTO)) {
 		msc_log_warn("creating %s with the exec helper failed: %s", name,

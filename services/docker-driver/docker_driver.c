@@ -41,7 +41,8 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	pthread_mutex_init(&d->net_mu, NULL);
 	pthread_mutex_init(&d->pol.mu, NULL);
 	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
-	    (rv = dock_build_template(cfg, &d->create_template)) != 0)
+	    (rv = dock_build_template(cfg, &d->create_template)) != 0 ||
+	    (rv = dock_disk_init(d)) != 0)
 		goto fail;
 	if ((rv = dock_engine_new(cfg->docker_host, cfg->engine,
 		 &d->engine)) != 0) {

@@ -51,7 +51,28 @@ struct dock_driver {
 	struct dock_pool *pool;     /* the warm pool (docker_pool.c) or NULL */
 	struct dock_pol pol;        /* network modes (docker_policy.h) */
 	struct dock_lease *lease;   /* temporaries' leases (docker_lease.c) */
+	/* --disk-quota (docker_disk.c); the last two under mu. */
+	uint64_t disk_quota;        /* bytes; 0: none */
+	bool disk_size_opt;         /* new containers get StorageOpt size */
+	char disk_text[256];        /* what computer_list says of it */
 };
+
+/* docker_disk.c: --disk-quota by the storage driver's size option. */
+/* Parses --disk-quota (0, or -EINVAL after saying why). */
+int dock_disk_init(struct dock_driver *d);
+/* Asks the engine (blocks up to 5 s) whether its storage has a size
+ * option, and says so in computer_list and, when not, in the log. */
+void dock_disk_probe(struct dock_driver *d);
+/* Puts the size option in a create body, when the engine has one. */
+void dock_disk_body(struct dock_driver *d, json_t *body);
+/*
+ * Whether a create of body failed for its size option (err): then the
+ * option is off from now on and the caller strips it and creates again.
+ */
+bool dock_disk_refused(struct dock_driver *d, json_t *body, const char *err);
+void dock_disk_strip(json_t *body);
+/* What computer_list says of a computer's disk (malloc'd; NULL: no memory). */
+char *dock_disk_text(struct dock_driver *d);
 
 /* Blocking operations, run on the pool (docker_computers.c). */
 int dock_validate(struct dock_driver *d, char *err, size_t errlen);

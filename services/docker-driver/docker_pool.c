@@ -89,6 +89,7 @@ pool_body(struct dock_driver *d, bool *fastp)
 	    json_string(d->cfg->image));
 	json_object_set_new(json_object_get(body, "HostConfig"), "AutoRemove",
 	    json_true());
+	dock_disk_body(d, body);
 	*fastp = dock_fx_body(d, body) == 0;
 	/* A lease like any temporary computer's: a server killed leaves no
 	 * waiting container behind for long (docker_lease.h). */
@@ -107,6 +108,7 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 	char hex[9];
 	json_t *body;
 	bool fast;
+	int rv;
 
 	snprintf(err, errlen, "out of memory");
 	if (pc == NULL || dock_validate(d, err, errlen) != 0 ||
@@ -119,8 +121,15 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 	snprintf(pc->name, sizeof(pc->name), DOCK_POOL_PREFIX "%s-%s",
 	    d->cfg->driver_id, hex);
 	pc->helper = fast;
-	if (dock_container_create(d->engine, pc->name, body, T_POOL_CREATE,
-		pc->cid, err, errlen) != 0) {
+	rv = dock_container_create(d->engine, pc->name, body, T_POOL_CREATE,
+	    pc->cid, err, errlen);
+	/* The engine has no size option after all: go without. */
+	if (rv != 0 && dock_disk_refused(d, body, err)) {
+		dock_disk_strip(body);
+		rv = dock_container_create(d->engine, pc->name, body,
+		    T_POOL_CREATE, pc->cid, err, errlen);
+	}
+	if (rv != 0) {
 		json_decref(body);
 		free(pc);
 		return NULL;

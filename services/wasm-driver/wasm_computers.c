@@ -46,8 +46,10 @@ fill_computer(struct wasm_driver *d, const char *id,
 	out->created_at = dup_str(m->created_at);
 	out->backend = dup_str(d->backend);
 	out->driver = dup_str(d->cfg->driver_id);
+	out->disk = dup_str(d->disk_text);
 	if (!out->computer_id || !out->sandbox_id || !out->image ||
-	    !out->state || !out->created_at || !out->backend || !out->driver) {
+	    !out->state || !out->created_at || !out->backend || !out->driver ||
+	    !out->disk) {
 		msc_computer_fini(out);
 		return -ENOMEM;
 	}

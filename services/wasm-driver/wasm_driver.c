@@ -112,6 +112,19 @@ parse_limits(struct wasm_driver *d, const struct msc_cfg *cfg)
 			      "(MiB, 1 to 4096)", mem);
 		return -EINVAL;
 	}
+	if (msc_cfg_size(cfg->disk_quota != NULL ? cfg->disk_quota : "0",
+	    &d->disk_quota) != 0) {
+		msc_cfg_error("argument --disk-quota: invalid value: '%s' (a "
+			      "size such as 500M, 1G or 1GiB; 0: no bound)",
+		    cfg->disk_quota);
+		return -EINVAL;
+	}
+	if (d->disk_quota == 0)
+		snprintf(d->disk_text, sizeof(d->disk_text),
+		    "no quota (--disk-quota 0)");
+	else
+		msc_cfg_size_text(d->disk_quota, d->disk_text,
+		    sizeof(d->disk_text));
 	if (cfg->wasm_fuel == NULL || *cfg->wasm_fuel == '\0')
 		return 0;
 	d->fuel = strtoll(cfg->wasm_fuel, &end, 10);

@@ -28,6 +28,8 @@ struct wasm_driver {
 	char *image;            /* what list shows as the image */
 	long max_memory_mib;
 	long long fuel;         /* 0: unlimited */
+	uint64_t disk_quota;    /* bytes per computer; 0: none */
+	char disk_text[48];     /* what list says of it */
 	bool shell_mode;        /* command mode available */
 	struct msc_driver *svc;
 	pthread_mutex_t mu;     /* guards running */

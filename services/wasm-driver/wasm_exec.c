@@ -100,7 +100,7 @@ spawn_runner(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
 {
 	static char *const envp[] = { "PATH=/usr/bin:/bin", "LANG=C.UTF-8",
 		NULL };
-	char root[4096], mem[32], fuel[32];
+	char root[4096], mem[32], fuel[32], quota[32];
 	const char *argv[32 + 256 + 4], *gargv[256 + 4];
 	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
 	int pst[2] = { -1, -1 }, rv;
@@ -132,6 +132,12 @@ spawn_runner(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
 		snprintf(fuel, sizeof(fuel), "%lld", d->fuel);
 		argv[n++] = "--fuel";
 		argv[n++] = fuel;
+	}
+	if (d->disk_quota > 0) {
+		snprintf(quota, sizeof(quota), "%llu",
+		    (unsigned long long)d->disk_quota);
+		argv[n++] = "--disk-quota";
+		argv[n++] = quota;
 	}
 	if (d->module_so != NULL) {
 		argv[n++] = "--module";

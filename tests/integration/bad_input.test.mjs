@@ -149,6 +149,29 @@ describe('malformed lines', () => {
     await assertStillServing();
   });
 
+  it('a NUL or control character in a method, tool name, id or path → -32602, nothing served (issue 27)', async () => {
+    // Parsed with NULs allowed (stdin may hold any byte), these were read as C strings: served
+    // as tools/list, as terminal_execute, in /tmp. Each is refused whole now.
+    const lines = [
+      ['m', '{"jsonrpc":"2.0","id":"m","method":"tools/list\\u0000x","params":{}}'],
+      ['n', '{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":"terminal_execute\\u0000x","arguments":{"command":"echo served"}}}'],
+      ['w', '{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"terminal_execute","arguments":{"command":"pwd","working_directory":"/tmp\\u0000x"}}}'],
+      ['t', '{"jsonrpc":"2.0","id":"t","method":"tools/list\\t","params":{}}'],
+    ];
+    for (const [id, line] of lines) {
+      await s.write(`${line}\n`);
+      const r = await s.response(id);
+      assert.equal(r.error?.code, -32602, `${id}: ${JSON.stringify(r).slice(0, 400)}`);
+      assert.match(r.error.message, /NUL|control/);
+    }
+    const from = s.messages.length;
+    await s.write('{"jsonrpc":"2.0","id":"a\\u0000b","method":"ping"}\n');
+    const e = await nextError(from);
+    assert.equal(e.error.code, -32602, JSON.stringify(e));
+    assert.equal(e.id, null);
+    await assertStillServing();
+  });
+
   it('a message split across several writes is reassembled', async () => {
     const msg = JSON.stringify({ jsonrpc: '2.0', id: 'split', method: 'ping' }) + '\n';
     for (const part of [msg.slice(0, 5), msg.slice(5, 20), msg.slice(20)]) {

@@ -173,6 +173,14 @@ test('raw 2026-07-28 wire: statuses, error shapes, headers, no session id', asyn
   assert.deepEqual(d.json.result.supportedVersions, [MODERN]);
   assert.equal(d.json.result.resultType, 'complete');
   assert.equal(d.json.result._meta['io.modelcontextprotocol/serverInfo'].name, 'Kilntainers');
+  // Exactly DiscoverResult's keys (issue 27: instructions were missing and a stray
+  // "text/html;profile=mcp-app" key stood in their place).
+  assert.deepEqual(Object.keys(d.json.result).sort(),
+    ['_meta', 'cacheScope', 'capabilities', 'instructions', 'resultType', 'supportedVersions', 'ttlMs']);
+  assert.match(d.json.result.instructions, /terminal_execute/);
+  assert.match(d.json.result.instructions, /sandbox_handle/);
+  assert.deepEqual(d.json.result.capabilities.extensions, {
+    'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] }, 'io.modelcontextprotocol/tasks': {} });
   assert.equal(d.headers.get('mcp-session-id'), null);
   // missing envelope -> 400 -32602; version -> 400 -32022 with data; mismatch -> 400 -32020
   const noMeta = await post(srv.url, 'tools/list', {}, { meta: null });

@@ -189,3 +189,37 @@ describe('permanent computers survive the server', () => {
     assert.ok(await gone(t), 'removed at the end of the adopting session');
   });
 });
+
+describe('disk quota (issue 27)', () => {
+  // The engine bounds a container's writable layer only where its storage driver has a size
+  // option (overlay2 on xfs with pquota, btrfs, zfs): there new computers get StorageOpt size and
+  // computer_list says "1 GiB"; elsewhere (overlay2 on ext4, as on most hosts and in CI) they are
+  // created as before and computer_list says that the disk is not bounded, and why.
+  it('--disk-quota: StorageOpt where the engine has a size option, else computer_list says it is not bounded', async () => {
+    const info = await docker(['info', '--format', '{{.Driver}} {{json .DriverStatus}}']);
+    assert.equal(info.code, 0, info.stderr);
+    const [driver] = info.stdout.trim().split(' ');
+    const fs = /"Backing Filesystem","([^"]+)"/.exec(info.stdout)?.[1];
+    const sized = ['btrfs', 'zfs'].includes(driver) || (/^overlay/.test(driver) && fs === 'xfs');
+    const id = cid('disk');
+    const s = await startServer(['--disk-quota', '1GiB'], { env: { ENABLE_LIFECYCLE_TOOLS: 'true' } });
+    try {
+      const r = assertReplyShape(await s.call({ computer_id: id, command: 'echo made' }, { timeoutMs: 60000 }));
+      assert.equal(r.stdout, 'made\n');
+      const list = await s.client.callTool({ name: 'computer_list', arguments: {} });
+      const row = list.structuredContent.computers.find((c) => c.computer_id === id);
+      const size = (await containerOf(id))?.HostConfig?.StorageOpt?.size;
+      if (sized && size !== undefined) {
+        assert.equal(row?.disk, '1 GiB', JSON.stringify(row));
+        assert.equal(size, String(1024 ** 3));
+      } else {
+        // Not bounded here: said, with the engine's storage (or the engine's refusal) as the reason.
+        assert.match(row?.disk ?? '', /^not bounded: /, JSON.stringify(row));
+        if (!sized) assert.ok(row.disk.includes(driver), row.disk);
+        assert.equal(size, undefined, 'no size option the engine would refuse');
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -357,6 +357,55 @@ secret_environment(void **state)
 	unsetenv("KILNTAINERS_AUTH_TOKEN");
 }
 
+/* --disk-quota's sizes: as docker reads them, binary units, and refusals. */
+static void
+sizes(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t bytes;
+	} ok[] = {
+		{ "0", 0 }, { "1048576", 1048576 }, { "500M", 500ull << 20 },
+		{ "500m", 500ull << 20 }, { "1G", 1ull << 30 },
+		{ "1GiB", 1ull << 30 }, { "1gb", 1ull << 30 },
+		{ "1.5G", 3ull << 29 }, { "2T", 2ull << 40 }, { "4k", 4096 },
+		{ "10B", 10 },
+	};
+	static const char *const bad[] = { "", "G", "-1G", "1X", "1GiBs",
+		"1 G", "lots", "1e30", "nan", "0x10", NULL };
+	struct msc_cfg cfg;
+	const char *args[] = { "--disk-quota", "2g", NULL }, *none[] = { NULL };
+	char text[32];
+	uint64_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(msc_cfg_size(ok[i].text, &v), 0);
+		assert_true(v == ok[i].bytes);
+	}
+	for (int i = 0; bad[i] != NULL; i++)
+		assert_int_not_equal(msc_cfg_size(bad[i], &v), 0);
+	msc_cfg_size_text(1ull << 30, text, sizeof(text));
+	assert_string_equal(text, "1 GiB");
+	msc_cfg_size_text(3ull << 29, text, sizeof(text));
+	assert_string_equal(text, "1536 MiB");
+	msc_cfg_size_text(1000, text, sizeof(text));
+	assert_string_equal(text, "1000 bytes");
+	/* The default, the environment, the flag over the environment. */
+	unsetenv("KILNTAINERS_DISK_QUOTA");
+	assert_int_equal(parse(&cfg, none), 0);
+	assert_string_equal(cfg.disk_quota, "1G");
+	msc_cfg_fini(&cfg);
+	setenv("KILNTAINERS_DISK_QUOTA", "300M", 1);
+	assert_int_equal(parse(&cfg, none), 0);
+	assert_string_equal(cfg.disk_quota, "300M");
+	msc_cfg_fini(&cfg);
+	assert_int_equal(parse(&cfg, args), 0);
+	assert_string_equal(cfg.disk_quota, "2g");
+	msc_cfg_fini(&cfg);
+	unsetenv("KILNTAINERS_DISK_QUOTA");
+}
+
 int
 main(void)
 {
@@ -369,6 +418,7 @@ main(void)
 		cmocka_unit_test(secret_flags),
 		cmocka_unit_test(secret_files),
 		cmocka_unit_test(secret_environment),
+		cmocka_unit_test(sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, free_arena);
 }

@@ -196,6 +196,90 @@ describe('go_busybox backend', () => {
   });
 });
 
+/** Bytes the files under dir take on the host's disk (allocated blocks, as du counts). */
+function hostBytes(dir) {
+  let total = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    total += fs.lstatSync(p).blocks * 512;
+    if (e.isDirectory()) total += hostBytes(p);
+  }
+  return total;
+}
+
+describe('disk quota (issue 27)', () => {
+  const MiB = 1024 * 1024;
+
+  it('go_busybox: a computer stops at its disk quota across commands, and the host keeps its space', async () => {
+    // The environment form (an older server ignores it: the attack itself is what fails there).
+    const s = await startServer(['--backend', 'go_busybox', '--reply-output-limit', '0'],
+      { env: { ...env(), KILNTAINERS_DISK_QUOTA: '8M' } });
+    try {
+      const base = { computer_id: cid('bb-quota'), temporary: false };
+      const root = path.join(folder('go_busybox', base.computer_id), 'root');
+      // 23 MB of output into one file: cut at the quota (seq fails without a message).
+      let r = assertReplyShape(await s.call({ ...base, command: 'seq 1 3000000 > big' }));
+      assert.notEqual(r.exit_code, 0, JSON.stringify(r));
+      const big = fs.statSync(path.join(root, 'big')).size;
+      assert.ok(big > 7 * MiB && big <= 8 * MiB, `big is ${big} bytes`);
+      assert.ok(hostBytes(root) <= 8 * MiB + 64 * 1024, `host bytes ${hostBytes(root)}`);
+      // A new command (a new runner) reads the usage from the folder: still full.
+      r = assertReplyShape(await s.call({ ...base, command: 'seq 1 100000 > more' }));
+      assert.match(r.stderr, /No space left on device/, JSON.stringify(r).slice(0, 600));
+      r = assertReplyShape(await s.call({ ...base, command: 'mkdir d' }));
+      assert.match(r.stderr, /No space left on device/, JSON.stringify(r).slice(0, 600));
+      assert.ok(hostBytes(root) <= 8 * MiB + 64 * 1024, `host bytes ${hostBytes(root)}`);
+      // Freed space is free again, in the same command.
+      r = assertReplyShape(await s.call({ ...base, command: 'rm big && seq 1 1000 > small && wc -l small' }));
+      assert.equal(r.exit_code, 0, JSON.stringify(r));
+      assert.match(r.stdout, /1000 small/);
+      // Many empty files cost a block each: 8 MiB holds about 2048 of them.
+      r = assertReplyShape(await s.call({ ...base, command: 'mkdir many && cd many && seq 1 4000 | xargs touch' }));
+      assert.match(r.stderr, /No space left on device/, JSON.stringify(r).slice(0, 600));
+      const n = fs.readdirSync(path.join(root, 'many')).length;
+      assert.ok(n > 1000 && n <= 2048, `${n} files made`);
+      r = assertReplyShape(await s.call({ ...base, args: ['echo', 'still serving'] }));
+      assert.equal(r.stdout, 'still serving\n');
+    } finally { await s.close(); }
+  });
+
+  it('go_busybox: the quota defaults to 1 GiB, --disk-quota sets it, and computer_list says it', async () => {
+    for (const [flags, want] of [[[], '1 GiB'], [['--disk-quota', '1.5GiB'], '1536 MiB']]) {
+      const s = await startServer(['--backend', 'go_busybox', ...flags], { env: { ...env(), ENABLE_LIFECYCLE_TOOLS: 'true' } });
+      try {
+        const id = cid('bb-quota-list');
+        assertReplyShape(await s.call({ computer_id: id, command: 'echo x > x' }));
+        const list = await s.client.callTool({ name: 'computer_list', arguments: {} });
+        const row = list.structuredContent.computers.find((c) => c.computer_id === id);
+        assert.equal(row?.disk, want, JSON.stringify(list.structuredContent));
+      } finally { await s.close(); }
+    }
+  });
+
+  it('wasm: a sparse file costs its blocks, and filling its holes stops at the quota', async () => {
+    const s = await startServer(['--backend', 'wasm', '--wasm-path', PROBE],
+      { env: { ...env(), KILNTAINERS_DISK_QUOTA: '8MiB' } });
+    try {
+      const base = { computer_id: cid('w-quota'), temporary: false };
+      const root = path.join(folder('wasm', base.computer_id), 'root');
+      // 1 GiB long, a 4 KiB block every 64 KiB: 64 MiB of blocks if nothing stops it.
+      const r = assertReplyShape(await s.call({ ...base, args: ['sparse', 'holes', '1024'] }));
+      assert.equal(r.exit_code, 4, JSON.stringify(r));
+      assert.match(r.stdout, /wrote (\d+) blocks: (No space left on device|short write)/);
+      const n = Number(/wrote (\d+)/.exec(r.stdout)[1]);
+      assert.ok(n > 1000 && n <= 2048, `${n} blocks`);
+      assert.ok(hostBytes(root) <= 8 * MiB + 64 * 1024, `host bytes ${hostBytes(root)}`);
+      assert.equal(fs.statSync(path.join(root, 'holes')).size, 1024 * MiB, 'the hole itself was allowed');
+    } finally { await s.close(); }
+  });
+
+  it('refuses a --disk-quota that is no size', async () => {
+    const r = await run(MSC_BIN, ['--backend', 'go_busybox', '--disk-quota', 'lots'], { env: { ...process.env, ...env() } });
+    assert.equal(r.code, 1, JSON.stringify(r));
+    assert.match(r.stderr, /--disk-quota: invalid value: 'lots'/);
+  });
+});
+
 describe('go_busybox leases', () => {
   it('kill -9: the next server removes the temporary folder at once, keeps the permanent one, and leaves one a live server holds', async () => {
     const tmpId = cid('lease-tmp');

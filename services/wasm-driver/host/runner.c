@@ -3,7 +3,7 @@
  *
  *   <runner> --root DIR [--cwd GUESTPATH] [--max-memory-mib N] [--fuel N]
  *	[--status-fd FD] [--module FILE.so] [--cpu-seconds N]
- *	[--env NAME=VALUE]... -- ARGV0 [ARGS...]
+ *	[--disk-quota BYTES] [--env NAME=VALUE]... -- ARGV0 [ARGS...]
  *
  * The runner's fds 0-2 are the guest's; DIR is the guest's "/" (fd 3).
  * Every other inherited fd but --status-fd is closed first.
@@ -16,6 +16,8 @@
  * memory.grow fails beyond it, so malloc returns NULL in the guest.
  * --fuel sets the module's __fuel counter (msc-wasm-fuel) before _start.
  * --cpu-seconds sets RLIMIT_CPU as a backstop to the caller's SIGKILL.
+ * --disk-quota bounds the bytes stored under DIR, by every runner of it
+ * together (wasi_quota.c): past it a write is cut short, then ENOSPC.
  *
  * At the end one line goes to --status-fd:
  *   exit <code>     _start returned (0) or proc_exit(code); code clamped
@@ -58,10 +60,11 @@
 #define MAX_ENV 64
 #define PAGES_PER_MIB 16
 #define STACK_BYTES (8u << 20)
+#define NOFILE_FOR_QUOTA 4096
 
 struct runner_opts {
 	const char *root, *cwd, *module;
-	long long mem_mib, fuel, cpu_s;
+	long long mem_mib, fuel, cpu_s, disk_quota;
 	int status_fd;
 	char *env[MAX_ENV + 3];
 	int nenv;
@@ -151,6 +154,7 @@ parse(int argc, char **argv, struct runner_opts *o)
 		{ "module", required_argument, NULL, 'M' },
 		{ "cpu-seconds", required_argument, NULL, 'C' },
 		{ "env", required_argument, NULL, 'e' },
+		{ "disk-quota", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long long v;
@@ -182,6 +186,11 @@ parse(int argc, char **argv, struct runner_opts *o)
 			if (number(optarg, 1, 1 << 30, &o->cpu_s) != 0)
 				return setup_error("--cpu-seconds: '%s' is not "
 				    "a positive integer", optarg);
+			break;
+		case 'D':
+			if (number(optarg, 0, INT64_MAX, &o->disk_quota) != 0)
+				return setup_error("--disk-quota: '%s' is not a "
+				    "number of bytes", optarg);
 			break;
 		case 's':
 			if (number(optarg, 0, INT32_MAX, &v) != 0 ||
@@ -270,6 +279,14 @@ limits(const struct runner_opts *o)
 	if (o->cpu_s > 0) {
 		rl.rlim_cur = rl.rlim_max = (rlim_t)o->cpu_s;
 		setrlimit(RLIMIT_CPU, &rl);
+	}
+	/* The quota's scan holds a descriptor per directory level beside
+	 * the guest's own (WASI_MAX_FDS): room for both, if allowed. */
+	if (o->disk_quota > 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur < NOFILE_FOR_QUOTA) {
+		rl.rlim_cur = rl.rlim_max < NOFILE_FOR_QUOTA ? rl.rlim_max
+							     : NOFILE_FOR_QUOTA;
+		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	signal(SIGPIPE, SIG_IGN);       /* a closed pipe is EPIPE to the guest */
 }
@@ -372,6 +389,7 @@ runner_main(int argc, char **argv, const struct runner_module *builtin)
 		_exit(setup_error("cannot open the root '%s': %s", o.root,
 		    rv == -ENOSYS ? "the kernel has no openat2 (Linux 5.6+ "
 				    "is needed)" : strerror(-rv)));
+	ctx.quota = (uint64_t)o.disk_quota;
 	if ((rv = wasi_make_cwd(&ctx, o.cwd, cwd, sizeof(cwd))) != 0)
 		_exit(setup_error("working directory '%s': %s", o.cwd,
 		    rv == -ENOTDIR ? "not a directory" : strerror(-rv)));

@@ -39,12 +39,43 @@ make_iovs(struct wasi_ctx *c, uint32_t iovs, uint32_t niovs,
 
 enum io_kind { IO_READ, IO_WRITE, IO_PREAD, IO_PWRITE };
 
+/*
+ * Cuts v[0..*np) to the room the disk quota leaves for a write to a
+ * regular file; returns what the file had allocated before (-1: not
+ * counted), or -2 when there is no room at all.
+ */
+static int64_t
+quota_cut(struct wasi_ctx *c, int host, struct iovec *v, int *np)
+{
+	int64_t before = wasi_quota_allocated(c, host);
+	uint64_t want = 0, room;
+
+	if (before < 0)
+		return -1;
+	for (int i = 0; i < *np; i++)
+		want += v[i].iov_len;
+	if (want == 0)
+		return before;
+	if ((room = wasi_quota_room(c, want)) == 0)
+		return -2;
+	for (int i = 0; i < *np; i++) {
+		if (v[i].iov_len >= room) {
+			v[i].iov_len = room;
+			*np = i + 1;
+			break;
+		}
+		room -= v[i].iov_len;
+	}
+	return before;
+}
+
 static uint32_t
 transfer(struct wasi_ctx *c, enum io_kind kind, uint32_t fd, uint32_t iovs,
     uint32_t niovs, uint64_t offset, uint32_t resultp)
 {
 	struct iovec v[WASI_IOV_MAX];
 	int host = wasi_host_fd(c, fd), n = 0;
+	int64_t before = -1;
 	uint32_t rv;
 	ssize_t got;
 
@@ -56,6 +87,9 @@ transfer(struct wasi_ctx *c, enum io_kind kind, uint32_t fd, uint32_t iovs,
 		return WASI_EINVAL;
 	if ((rv = make_iovs(c, iovs, niovs, v, &n)) != 0)
 		return rv;
+	if ((kind == IO_WRITE || kind == IO_PWRITE) &&
+	    (before = quota_cut(c, host, v, &n)) == -2)
+		return WASI_ENOSPC;
 	do {
 		switch (kind) {
 		case IO_READ:
@@ -74,6 +108,7 @@ transfer(struct wasi_ctx *c, enum io_kind kind, uint32_t fd, uint32_t iovs,
 	} while (got < 0 && errno == EINTR);
 	if (got < 0)
 		return wasi_errno(errno);
+	wasi_quota_grew(c, host, before);
 	wasi_put_u32(c, resultp, (uint32_t)got);
 	return 0;
 }
@@ -206,11 +241,17 @@ WASI_FN(fd_allocate)(struct wasi_ctx *c, uint32_t fd, uint64_t offset,
     uint64_t len)
 {
 	int host = wasi_host_fd(c, fd), r;
+	int64_t before;
 
 	if (host < 0)
 		return WASI_EBADF;
 	if (offset > INT64_MAX || len > INT64_MAX - offset)
 		return WASI_EINVAL;
+	/* The whole length must fit: what is already there is not known. */
+	before = wasi_quota_allocated(c, host);
+	if (before >= 0 && wasi_quota_room(c, len) < len)
+		return WASI_ENOSPC;
 	r = posix_fallocate(host, (off_t)offset, (off_t)len);
+	wasi_quota_grew(c, host, before);
 	return r == 0 ? 0 : wasi_errno(r);
 }

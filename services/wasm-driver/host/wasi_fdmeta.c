@@ -98,12 +98,19 @@ uint32_t
 WASI_FN(fd_filestat_set_size)(struct wasi_ctx *c, uint32_t fd, uint64_t size)
 {
 	int host = wasi_host_fd(c, fd);
+	int64_t before;
+	int r;
 
 	if (host < 0)
 		return WASI_EBADF;
 	if (size > INT64_MAX)
 		return WASI_EINVAL;
-	return ftruncate(host, (off_t)size) == 0 ? 0 : wasi_errno(errno);
+	/* Growing leaves a hole (nothing allocated), but measure anyway. */
+	before = wasi_quota_allocated(c, host);
+	wasi_quota_freed(c);
+	r = ftruncate(host, (off_t)size) == 0 ? 0 : errno;
+	wasi_quota_grew(c, host, before);
+	return r == 0 ? 0 : wasi_errno(r);
 }
 
 uint32_t

@@ -51,6 +51,12 @@ struct wasi_ctx {
 	/* proc_exit: stores the code and calls on_exit, which must not return */
 	void (*on_exit)(struct wasi_ctx *c);
 	uint32_t exit_code;
+	/* the disk quota (wasi_quota.c): bytes under the root; 0: none */
+	uint64_t quota;
+	uint64_t quota_used;    /* the last scan plus what was added since */
+	uint64_t quota_grown;   /* added since the last scan */
+	int64_t quota_scanned_ms; /* when (monotonic); 0: not yet */
+	bool quota_freed;       /* the guest freed space since the scan */
 };
 
 /*
@@ -60,6 +66,12 @@ struct wasi_ctx {
  */
 int wasi_ctx_init(struct wasi_ctx *c, const char *root_dir,
     char *const *argv, char *const *envp, void (*on_exit)(struct wasi_ctx *));
+
+/*
+ * What one file, directory or symlink costs at least against the quota
+ * (see wasi_quota.c for what is counted).
+ */
+#define WASI_QUOTA_ENTRY_BYTES 4096
 
 /* Closes what c owns. */
 void wasi_ctx_fini(struct wasi_ctx *c);

@@ -126,4 +126,25 @@ uint32_t wasi_put_filestat(struct wasi_ctx *c, uint32_t off, int fd);
 uint32_t wasi_timespecs(uint64_t atim, uint64_t mtim, uint32_t flags,
     struct timespec ts[2]);
 
+/* wasi_quota.c: the disk quota (c->quota; 0: none, and these do nothing) */
+
+/*
+ * How many of `want` bytes the tree may still grow by: `want` without a
+ * quota, 0 when it is full. Scans the root first when it is due.
+ */
+uint64_t wasi_quota_room(struct wasi_ctx *c, uint64_t want);
+/* Counts bytes the guest added. */
+void wasi_quota_add(struct wasi_ctx *c, uint64_t bytes);
+/*
+ * The bytes allocated to regular file fd (a host fd the guest opened),
+ * or -1: no quota, not a regular file, or one of the host's 0-2.
+ */
+int64_t wasi_quota_allocated(struct wasi_ctx *c, int fd);
+/* Counts what fd's file grew by since wasi_quota_allocated() = before. */
+void wasi_quota_grew(struct wasi_ctx *c, int fd, int64_t before);
+/* The guest may have freed space: the next refusal scans first. */
+void wasi_quota_freed(struct wasi_ctx *c);
+/* A new name in the tree: 0 and counted, or WASI_ENOSPC. */
+uint32_t wasi_quota_new_entry(struct wasi_ctx *c);
+
 #endif /* WASI_INT_H */

@@ -54,7 +54,8 @@ WASI_FN(path_open)(struct wasi_ctx *c, uint32_t fd, uint32_t dirflags,
 	char p[WASI_PATH_MAX], canon[WASI_PATH_MAX], *dir = NULL;
 	struct stat st;
 	uint32_t rv;
-	int host, gfd;
+	int host, gfd, flags;
+	bool full = false;
 
 	(void)inheriting;
 	if ((rv = wasi_path_join(c, fd, path, pathlen, p)) != 0)
@@ -63,8 +64,19 @@ WASI_FN(path_open)(struct wasi_ctx *c, uint32_t fd, uint32_t dirflags,
 		return WASI_EFAULT;
 	if (oflags & ~0xfu)
 		return WASI_EINVAL;
-	host = wasi_open_in_root(c, p, open_flags(dirflags, oflags, rights,
-	    fdflags), 0666);
+	flags = open_flags(dirflags, oflags, rights, fdflags);
+	/* A file it may create costs an entry; when the disk is full, only
+	 * one that exists opens. */
+	if ((flags & O_CREAT) && (full = wasi_quota_new_entry(c) != 0)) {
+		if (flags & O_EXCL)
+			return WASI_ENOSPC;
+		flags &= ~O_CREAT;
+	}
+	if (flags & O_TRUNC)
+		wasi_quota_freed(c);
+	host = wasi_open_in_root(c, p, flags, 0666);
+	if (host == -ENOENT && full)
+		return WASI_ENOSPC;
 	if (host < 0)
 		return wasi_errno(-host);
 	if (fstat(host, &st) != 0) {

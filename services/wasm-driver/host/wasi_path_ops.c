@@ -71,6 +71,10 @@ WASI_FN(path_create_directory)(struct wasi_ctx *c, uint32_t fd, uint32_t path,
 
 	if ((rv = at_open(c, fd, path, pathlen, WASI_EEXIST, &a)) != 0)
 		return rv;
+	if ((rv = wasi_quota_new_entry(c)) != 0) {
+		close(a.fd);
+		return rv;
+	}
 	return done(&a, mkdirat(a.fd, a.name, 0777));
 }
 
@@ -83,6 +87,7 @@ WASI_FN(path_remove_directory)(struct wasi_ctx *c, uint32_t fd, uint32_t path,
 
 	if ((rv = at_open(c, fd, path, pathlen, WASI_EBUSY, &a)) != 0)
 		return rv;
+	wasi_quota_freed(c);
 	return done(&a, unlinkat(a.fd, a.name, AT_REMOVEDIR));
 }
 
@@ -99,6 +104,7 @@ WASI_FN(path_unlink_file)(struct wasi_ctx *c, uint32_t fd, uint32_t path,
 		errno = is_dir(&a) ? EISDIR : ENOTDIR;
 		return done(&a, -1);
 	}
+	wasi_quota_freed(c);
 	return done(&a, unlinkat(a.fd, a.name, 0));
 }
 
@@ -120,6 +126,7 @@ WASI_FN(path_rename)(struct wasi_ctx *c, uint32_t fd, uint32_t oldp,
 		errno = ENOTDIR;
 		r = -1;
 	} else {
+		wasi_quota_freed(c);    /* a file it replaces */
 		r = renameat(from.fd, from.name, to.fd, to.name);
 	}
 	close(from.fd);
@@ -138,6 +145,10 @@ WASI_FN(path_link)(struct wasi_ctx *c, uint32_t oldfd, uint32_t oldflags,
 
 	if ((rv = at_open(c, newfd, newp, newlen, WASI_EEXIST, &to)) != 0)
 		return rv;
+	if ((rv = wasi_quota_new_entry(c)) != 0) {
+		close(to.fd);
+		return rv;
+	}
 	if (oldflags & WASI_LOOKUP_SYMLINK_FOLLOW) {
 		/* Link what the old path leads to, resolved in the root. */
 		if ((rv = wasi_path_join(c, oldfd, oldp, oldlen, p)) != 0) {
@@ -189,6 +200,10 @@ WASI_FN(path_symlink)(struct wasi_ctx *c, uint32_t target, uint32_t targetlen,
 	t[targetlen] = '\0';
 	if ((rv = at_open(c, fd, path, pathlen, WASI_EEXIST, &a)) != 0)
 		return rv;
+	if ((rv = wasi_quota_new_entry(c)) != 0) {
+		close(a.fd);
+		return rv;
+	}
 	return done(&a, symlinkat(t, a.fd, a.name));
 }
 

@@ -3,6 +3,7 @@
  * subcommand exercises one thing the host must get right.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,35 @@ read_file(const char *path)
 	return rv;
 }
 
+/*
+ * A sparse file of mib MiB (ftruncate: a hole, no blocks), then a 4 KiB
+ * block written every 64 KiB of it: prints how many went in and what
+ * stopped them.
+ */
+static int
+sparse(const char *path, long mib)
+{
+	static char block[4096];
+	off_t size = (off_t)mib << 20, off = 0;
+	long n = 0;
+	ssize_t r = 0;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0 || ftruncate(fd, size) != 0) {
+		fprintf(stderr, "probe: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	memset(block, 'x', sizeof(block));
+	for (; off < size; off += 65536, n++)
+		if ((r = pwrite(fd, block, sizeof(block), off)) !=
+		    (ssize_t)sizeof(block))
+			break;
+	printf("wrote %ld blocks: %s\n", n, off >= size ? "all" :
+	    r < 0 ? strerror(errno) : "short write");
+	close(fd);
+	return off >= size ? 0 : 4;
+}
+
 /* Keeps the compiler from dropping allocations nobody reads. */
 static char *volatile sink;
 
@@ -88,6 +118,8 @@ main(int argc, char **argv)
 		return read_file(argv[2]);
 	if (strcmp(cmd, "exit") == 0 && argc == 3)
 		return atoi(argv[2]);
+	if (strcmp(cmd, "sparse") == 0 && argc == 4)
+		return sparse(argv[2], atol(argv[3]));
 	if (strcmp(cmd, "loop") == 0)
 		for (;;)
 			spin++;
