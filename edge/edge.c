@@ -20,7 +20,8 @@ edge_run(const struct msc_cfg *cfg, struct msc_client *session,
 	if (strcmp(cfg->transport, "http") == 0) {
 		if (edge_http_start(cfg, session, desc, &http) != 0)
 			return 1;
-		sig = msc_main_wait_signal();
+		while ((sig = msc_main_wait_signal_or_hup()) == SIGHUP)
+			edge_http_reload(http);
 		msc_log_info("signal %d received; shutting down", sig);
 		edge_http_stop(http);
 		return 0;

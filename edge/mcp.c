@@ -232,7 +232,7 @@ mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
 		pthread_mutex_lock(&c->mu);
 		snprintf(sid, sizeof(sid), "%s", c->session_id);
 		pthread_mutex_unlock(&c->mu);
-		mcp_live_notified(c->session, sid, method,
+		mcp_live_notified(c->session, c->principal, sid, method,
 		    json_object_get(msg, "params"));
 		return false;
 	}
@@ -290,6 +290,7 @@ mcp_conn_fini(struct mcp_conn *c, int wait_ms)
 
 	if (c->session_id[0] != '\0') {
 		ref.session_id = c->session_id;
+		ref.principal = c->principal;
 		if (msc_client_call_sync(c->session,
 			&msc__v1__session__descriptor, "Close", &ref.base,
 			wait_ms, NULL, err, sizeof(err)) != MSC__V1__CODE__OK)

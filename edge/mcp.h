@@ -20,6 +20,9 @@
 
 struct mcp_conn;
 
+/* A principal's name (--tokens-file), bytes. */
+#define MCP_PRINCIPAL_MAX 64
+
 /*
  * Sends one JSON-RPC message (borrowed) to the client; may run on any
  * thread. `ctx` is the transport's.
@@ -41,6 +44,9 @@ struct mcp_conn {
 	pthread_cond_t idle_cv;
 	int inflight;                   /* tools/call awaiting replies */
 	char session_id[64];            /* empty until the first call */
+	/* Who the client is (the transport authenticated it): every call
+	 * to the session service carries it. "": the one principal. */
+	char principal[MCP_PRINCIPAL_MAX + 1];
 	/* The client left (set by the transport): a stream ends unsent. */
 	atomic_bool closing;
 	/*

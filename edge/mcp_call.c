@@ -39,6 +39,7 @@ ensure_session(struct mcp_conn *c, char sid[64], char *err, size_t errlen)
 		snprintf(err, errlen, "no session service is configured");
 		return -ENOTCONN;
 	}
+	req.principal = c->principal;
 	code = msc_client_call_sync(c->session, &msc__v1__session__descriptor,
 	    "Open", &req.base, 10000, &resp, err, errlen);
 	if (code == MSC__V1__CODE__RESOURCE_EXHAUSTED)
@@ -124,6 +125,7 @@ create_in_handle(struct pending_call *pc)
 
 	if (msg == NULL) {      /* checked before the Open: cannot fail */
 		req.session_id = pc->handle;
+		req.principal = pc->c->principal;
 		rv = msc_client_call(pc->c->session,
 		    &msc__v1__session__descriptor,
 		    tools_lifecycle_method(pc->tool), &req.base,
@@ -146,12 +148,13 @@ exec_in_handle(struct pending_call *pc)
 
 	if (msg == NULL) {      /* checked before the Open: cannot fail */
 		req.session_id = pc->handle;
+		req.principal = pc->c->principal;
 		if (pc->c->stateless)   /* as in exec_call */
 			msc_random_hex(key, 16);
 		if (pc->c->stateless || mcp_live_call_key(pc->id, key)) {
 			req.call_key = key;
 			pc->progress = mcp_progress_start(pc->c->session,
-			    pc->token, pc->handle, key, pc->c->send,
+			    pc->c->principal, pc->token, pc->handle, key, pc->c->send,
 			    pc->c->send_ctx);
 		}
 		rv = msc_client_call(pc->c->session,
@@ -238,6 +241,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
 
 		ref.session_id = pc->handle;
+		ref.principal = pc->c->principal;
 		(void)msc_client_call(pc->c->session,
 		    &msc__v1__session__descriptor, "Close", &ref.base, 30000,
 		    ignore_reply, NULL);
@@ -326,8 +330,8 @@ call_session(struct mcp_conn *c, struct pending_call *how, const char *method,
 	c->inflight++;
 	pthread_mutex_unlock(&c->mu);
 	if (how->token != NULL && sid != NULL && sid[0] != '\0' && key != NULL)
-		pc->progress = mcp_progress_start(c->session, how->token, sid,
-		    key, c->send, c->send_ctx);
+		pc->progress = mcp_progress_start(c->session, c->principal,
+		    how->token, sid, key, c->send, c->send_ctx);
 	/* Borrowed from the request: kept only for the call after an Open. */
 	pc->token = how->opening ? json_incref(how->token) : NULL;
 	pc->args = how->opening ? json_incref(how->args) : NULL;
@@ -432,6 +436,7 @@ open_then_call(struct mcp_conn *c, struct pending_call *how, json_t *args,
 	open.client_name = "http";
 	open.idle_timeout_s = (uint32_t)c->cfg->session_timeout;
 	open.sandbox = true;
+	open.principal = c->principal;
 	how->opening = true;
 	how->args = args;
 	return call_session(c, how, "Open", &open.base, EDGE_CALL_MAX_MS,
@@ -462,6 +467,7 @@ exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 		goto done;
 	}
 	req.session_id = sid;
+	req.principal = c->principal;
 	req.new_sandbox = mint;
 	if (how->tasks) {
 		/* Stdio: the connection's session reads its tasks; stateless
@@ -517,6 +523,7 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 		goto out;
 	}
 	req.session_id = sid;
+	req.principal = c->principal;
 	pending = call_session(c, how, tools_lifecycle_method(how->tool),
 	    &req.base, EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL);
 out:
@@ -548,6 +555,7 @@ release_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	snprintf(how->handle, sizeof(how->handle), "%s", handle);
 	how->by_handle = true;
 	ref.session_id = how->handle;
+	ref.principal = c->principal;
 	return call_session(c, how, "Close", &ref.base, EDGE_CALL_MAX_MS, NULL,
 	    NULL, NULL);
 }

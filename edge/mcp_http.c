@@ -39,6 +39,7 @@ static void
 server_free(struct edge_http *h)
 {
 	pthread_mutex_destroy(&h->mu);
+	http_principals_fini(h);
 	free(h->hosts);
 	free(h->origins);
 	free(h->env_copy);
@@ -187,6 +188,7 @@ run_delete(struct http_call *c)
 	}
 	snprintf(c->session_id, sizeof(c->session_id), "%s", sid);
 	ref.session_id = c->session_id;
+	ref.principal = c->principal;
 	if (!http_call_suspend(c))
 		return;
 	http_call_ref(c);
@@ -390,11 +392,13 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 	h->session = session;
 	h->desc = desc;
 	pthread_mutex_init(&h->mu, NULL);
+	pthread_mutex_init(&h->principals_mu, NULL);
 	snprintf(url, sizeof(url), strchr(cfg->host, ':') ? "http://[%s]:%ld"
 							  : "http://%s:%ld",
 	    cfg->host, cfg->port);
 	snprintf(port, sizeof(port), "%ld", cfg->port);
 	if ((rv = http_allowlists_init(h)) != 0 ||
+	    (rv = http_principals_init(h)) != 0 ||
 	    (rv = http_conns_start(&h->conns)) != 0) {
 		msc_log_err("cannot serve HTTP on %s: %s", url, strerror(-rv));
 		edge_http_stop(h);
@@ -431,6 +435,12 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 	    url, limit);
 	*hp = h;
 	return 0;
+}
+
+void
+edge_http_reload(struct edge_http *h)
+{
+	http_principals_reload(h);
 }
 
 void

@@ -27,6 +27,9 @@ struct edge_http;
 int edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
     struct edge_desc *desc, struct edge_http **hp);
 
+/* SIGHUP: reads --tokens-file again (the table in use stays if it fails). */
+void edge_http_reload(struct edge_http *h);
+
 /* Stops listening and answers open requests 503; h goes with the last. */
 void edge_http_stop(struct edge_http *h);
 

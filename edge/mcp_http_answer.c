@@ -107,6 +107,13 @@ rpc_error(json_t *id, int code, const char *msg)
 	    msg);
 }
 
+/* The id of c's request, once its body was read (borrowed; or NULL). */
+static json_t *
+request_id(struct http_call *c)
+{
+	return c->msg != NULL ? json_object_get(c->msg, "id") : NULL;
+}
+
 void
 http_answer_rpc_error(struct http_call *c, unsigned status, int code,
     const char *msg)
@@ -123,7 +130,7 @@ http_answer_unsent(struct http_call *c, int rv)
 	int retry_s;
 	const char *text = msc_reason_session_unsent(rv, &retry_s);
 	char after[16];
-	json_t *body = rpc_error(NULL, -32603, text);
+	json_t *body = rpc_error(request_id(c), -32603, text);
 
 	snprintf(after, sizeof(after), "%d", retry_s);
 	http_answer_json(c, 503, body, "Retry-After", after);
@@ -135,7 +142,7 @@ http_answer_failed(struct http_call *c, const struct msc_status *st)
 {
 	char buf[512];
 	const char *text = mcp_failed_text(st, buf, sizeof(buf));
-	json_t *body = rpc_error(NULL, -32603, text);
+	json_t *body = rpc_error(request_id(c), -32603, text);
 	bool retry = st->code == MSC__V1__CODE__UNAVAILABLE ||
 	    st->code == MSC__V1__CODE__RESOURCE_EXHAUSTED ||
 	    st->code == MSC__V1__CODE__DEADLINE_EXCEEDED;

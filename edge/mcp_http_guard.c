@@ -1,8 +1,8 @@
 /*
  * mcp_http_guard.c - who may call /mcp: the Host and Origin allowlists
  * (loopback names, --allowed-host, --allowed-origin and their environment
- * forms), applied whatever address the server is bound to, and the
- * bearer token, compared in constant time.
+ * forms), applied whatever address the server is bound to. The bearer
+ * token and its principal: mcp_http_principals.c.
  */
 #include "mcp_http_int.h"
 
@@ -13,33 +13,6 @@
 
 static const char *const loopback_names[] = { "127.0.0.1", "localhost",
 	"[::1]", NULL };
-
-/* Constant-time comparison of a presented secret with ours. */
-static bool
-secret_equal(const char *given, size_t glen, const char *ours, size_t olen)
-{
-	unsigned char diff = (unsigned char)(glen != olen);
-
-	for (size_t i = 0; i < olen; i++)
-		diff |= (unsigned char)(ours[i] ^ (i < glen ? given[i] : 0));
-	return diff == 0;
-}
-
-/* `Authorization: Bearer <token>`, compared in constant time. */
-bool
-http_authorized(struct http_call *c)
-{
-	const char *token = c->h->cfg->auth_token;
-	const char *auth, *sp;
-
-	if (token == NULL || *token == '\0')
-		return true;
-	auth = http_header(c, "Authorization");
-	if (auth == NULL || (sp = strchr(auth, ' ')) == NULL ||
-	    (size_t)(sp - auth) != 6 || strncasecmp(auth, "Bearer", 6) != 0)
-		return false;
-	return secret_equal(sp + 1, strlen(sp + 1), token, strlen(token));
-}
 
 /*
  * Whether host ("name", "name:port", "[v6]" or "[v6]:port") is one of

@@ -16,7 +16,10 @@
 #define MAX_INFLIGHT_BYTES (256u * 1024 * 1024)
 #define SESSION_CALL_MS 15000
 
+#define EDGE_PRINCIPAL_MAX MCP_PRINCIPAL_MAX
+
 struct http_conns;
+struct http_principals;
 struct http_sse;
 struct http_watch;
 
@@ -29,6 +32,8 @@ struct edge_http {
 	const char **hosts;           /* allowed Host names (NULL-ended) */
 	const char **origins;         /* allowed Origins beyond loopback */
 	char *env_copy;               /* the strings of the env lists */
+	pthread_mutex_t principals_mu;  /* guards principals (SIGHUP) */
+	struct http_principals *principals;     /* --tokens-file; or NULL */
 	atomic_size_t body_bytes;     /* request bodies held in memory */
 	pthread_mutex_t mu;           /* guards the calls and their state */
 	struct http_call *calls;      /* every call alive */
@@ -58,6 +63,7 @@ struct http_call {
 	size_t len, got;
 	json_t *msg;
 	char session_id[64];
+	char principal[EDGE_PRINCIPAL_MAX + 1];  /* who asked ("": the one) */
 	struct mcp_conn mc;
 	bool replied;
 	struct http_sse *sse;         /* under h->mu: the reply streams */
@@ -136,7 +142,21 @@ int http_allowlists_init(struct edge_http *h);
  * cross-site requests, whatever address the server is bound to.
  */
 unsigned http_guard(const struct edge_http *h, struct http_call *c);
-/* Whether the request carries the bearer token (or none is set). */
+
+/* mcp_http_principals.c: the bearer token and its principal. */
+/*
+ * Reads --tokens-file, if given (h->principals_mu is initialized): 0, or
+ * -EINVAL after logging why.
+ */
+int http_principals_init(struct edge_http *h);
+/* SIGHUP: reads --tokens-file again (kept as it was when it fails). */
+void http_principals_reload(struct edge_http *h);
+/* Frees the table and destroys h->principals_mu. */
+void http_principals_fini(struct edge_http *h);
+/*
+ * Whether the request carries a token of ours (or none is needed); sets
+ * c->principal: the name --tokens-file gives the token, else "".
+ */
 bool http_authorized(struct http_call *c);
 
 /* mcp_http_strict.c: the request head read one way only. */

@@ -106,6 +106,7 @@ client_gone(void *arg)
 	atomic_store(&c->abandoned, true);
 	ref.session_id = c->call_sid;
 	ref.call_key = c->call_key;
+	ref.principal = c->principal;
 	if (msc_client_call(c->h->session, &msc__v1__session__descriptor,
 		"CancelExec", &ref.base, CANCEL_MS, ignore_reply, NULL) != 0)
 		msc_log_warn("http: cancelling a call whose client left failed: "
@@ -239,6 +240,8 @@ http_modern_run(struct http_call *c)
 	c->mc.desc = h->desc;
 	c->mc.finished = modern_finished;
 	c->mc.stateless = true;
+	snprintf(c->mc.principal, sizeof(c->mc.principal), "%s",
+	    c->principal);
 	c->mc.exec_sent = modern_exec_sent;
 	c->mc.watch_client = modern_watch_client;
 	/*

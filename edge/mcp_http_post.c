@@ -97,7 +97,8 @@ touched(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		    "method"));
 
 		if (m != NULL)
-			mcp_live_notified(h->session, c->session_id, m,
+			mcp_live_notified(h->session, c->principal,
+			    c->session_id, m,
 			    json_object_get(c->msg, "params"));
 		http_answer(c, 202, NULL, NULL, 0, NULL, NULL);
 		http_call_unref(c);
@@ -108,6 +109,8 @@ touched(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	c->mc.finished = http_finished;
 	snprintf(c->mc.session_id, sizeof(c->mc.session_id), "%s",
 	    c->session_id);
+	snprintf(c->mc.principal, sizeof(c->mc.principal), "%s",
+	    c->principal);
 	/*
 	 * The reply may come, and http_finished drop c, before
 	 * mcp_conn_handle_json returns (it still reads c->mc): held until then.
@@ -199,11 +202,13 @@ http_post_run(struct http_call *c)
 	if (sid == NULL) {
 		open.client_name = "http";
 		open.idle_timeout_s = (uint32_t)h->cfg->session_timeout;
+		open.principal = c->principal;
 		rv = msc_client_call(h->session, &msc__v1__session__descriptor,
 		    "Open", &open.base, SESSION_CALL_MS, opened, c);
 	} else {
 		snprintf(c->session_id, sizeof(c->session_id), "%s", sid);
 		ref.session_id = c->session_id;
+		ref.principal = c->principal;
 		rv = msc_client_call(h->session, &msc__v1__session__descriptor,
 		    "Touch", &ref.base, SESSION_CALL_MS, touched, c);
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mcp.h"
 #include "msc_log.h"
 #include "msc_utf8.h"
 #include "session.pb-c.h"
@@ -45,8 +46,8 @@ cancel_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 }
 
 void
-mcp_live_notified(struct msc_client *session, const char *sid,
-    const char *method, json_t *params)
+mcp_live_notified(struct msc_client *session, const char *principal,
+    const char *sid, const char *method, json_t *params)
 {
 	Msc__V1__ExecCallRef ref = MSC__V1__EXEC_CALL_REF__INIT;
 	char key[MCP_LIVE_KEY_MAX];
@@ -58,6 +59,7 @@ mcp_live_notified(struct msc_client *session, const char *sid,
 		return;
 	ref.session_id = (char *)sid;
 	ref.call_key = key;
+	ref.principal = (char *)principal;
 	if ((rv = msc_client_call(session, &msc__v1__session__descriptor,
 		 "CancelExec", &ref.base, LIVE_CANCEL_MS, cancel_done,
 		 NULL)) != 0)
@@ -84,6 +86,7 @@ struct mcp_progress {
 	json_t *token;
 	char sid[64];
 	char key[MCP_LIVE_KEY_MAX];
+	char principal[MCP_PRINCIPAL_MAX + 1];
 	void (*send)(void *ctx, json_t *msg);
 	void *send_ctx;
 	struct mcp_progress *prev, *next;       /* on the ticker's list */
@@ -224,6 +227,7 @@ poll_due_locked(uint64_t now)
 			continue;
 		ref.session_id = p->sid;
 		ref.call_key = p->key;
+		ref.principal = p->principal;
 		if (msc_client_call(p->session, &msc__v1__session__descriptor,
 			"PeekExec", &ref.base, PROGRESS_PEEK_MS, peeked,
 			p) != 0) {
@@ -273,9 +277,9 @@ ticker_start(void)
 }
 
 struct mcp_progress *
-mcp_progress_start(struct msc_client *session, json_t *token,
-    const char *sid, const char *key, void (*send)(void *ctx, json_t *msg),
-    void *send_ctx)
+mcp_progress_start(struct msc_client *session, const char *principal,
+    json_t *token, const char *sid, const char *key,
+    void (*send)(void *ctx, json_t *msg), void *send_ctx)
 {
 	struct mcp_progress *p;
 
@@ -291,6 +295,7 @@ mcp_progress_start(struct msc_client *session, json_t *token,
 	p->token = json_incref(token);
 	snprintf(p->sid, sizeof(p->sid), "%s", sid);
 	snprintf(p->key, sizeof(p->key), "%s", key);
+	snprintf(p->principal, sizeof(p->principal), "%s", principal);
 	p->send = send;
 	p->send_ctx = send_ctx;
 	p->due_ms = now_ms() + PROGRESS_EVERY_MS;

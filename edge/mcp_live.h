@@ -30,7 +30,8 @@ bool mcp_live_call_key(json_t *id, char out[MCP_LIVE_KEY_MAX]);
  * call to cancel): notifications/cancelled sends Session/CancelExec for
  * its requestId; others are ignored. Does not block.
  */
-void mcp_live_notified(struct msc_client *session, const char *sid,
+void mcp_live_notified(struct msc_client *session, const char *principal,
+    const char *sid,
     const char *method, json_t *params);
 
 /*
@@ -45,7 +46,7 @@ void mcp_live_notified(struct msc_client *session, const char *sid,
 struct mcp_progress;
 
 struct mcp_progress *mcp_progress_start(struct msc_client *session,
-    json_t *token, const char *sid, const char *key,
+    const char *principal, json_t *token, const char *sid, const char *key,
     void (*send)(void *ctx, json_t *msg), void *send_ctx);
 /*
  * Stops p (NULL accepted) before the call's result is sent: no

@@ -236,6 +236,7 @@ mcp_tasks_dispatch(struct mcp_conn *c, const char *method, json_t *id,
 	c->inflight++;
 	pthread_mutex_unlock(&c->mu);
 	ref.session_id = sid;
+	ref.principal = c->principal;
 	ref.task_id = (char *)json_string_value(tid);
 	rv = msc_client_call(c->session, &msc__v1__session__descriptor,
 	    tc->op == OP_CANCEL ? "CancelTask" : "GetTask", &ref.base,

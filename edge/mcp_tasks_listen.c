@@ -124,6 +124,7 @@ read_next(struct task_listen *l)
 		l->next++;
 	if (l->next < n && !atomic_load(&l->c->closing)) {
 		ref.session_id = l->sid;
+		ref.principal = l->c->principal;
 		ref.task_id = (char *)json_string_value(json_array_get(l->ids,
 		    l->next));
 		if (msc_client_call(l->c->session,

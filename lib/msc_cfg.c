@@ -171,6 +171,8 @@ set_defaults(struct msc_cfg *cfg)
 	}
 	if ((env = getenv("KILNTAINERS_AUTH_TOKEN")) != NULL && *env != '\0')
 		cfg->auth_token = env;
+	if ((env = getenv("KILNTAINERS_TOKENS_FILE")) != NULL && *env != '\0')
+		cfg->tokens_file = env;
 	if ((env = getenv("FLY_APP_NAME")) != NULL && *env != '\0')
 		cfg->fly_app = env;
 	if ((env = getenv("FLY_REGION")) != NULL && *env != '\0')

@@ -52,6 +52,7 @@ struct msc_cfg {
 	long output_limit;
 	long reply_output_limit;        /* 0: the whole output (reference) */
 	const char *auth_token;
+	const char *tokens_file;        /* NAME TOKEN lines: the principals */
 	bool allow_unauthenticated_http;
 	const char **allowed_hosts;     /* --allowed-host, besides loopback */
 	size_t n_allowed_hosts;
@@ -108,6 +109,11 @@ struct msc_cfg {
 	long max_pending_calls;         /* all sessions' calls in flight */
 	long max_session_tasks;         /* MCP tasks held per session */
 	long task_ttl;                  /* s a task is kept past its timeout */
+	/* Each named principal's share (--tokens-file); 0: none. */
+	long max_principal_sessions;
+	long max_principal_sandboxes;
+	long max_principal_calls;
+	long max_principal_tasks;
 	long lease_timeout;             /* s a temporary outlives renewals */
 	const char *cluster;            /* --cluster FILE */
 	const char *tls_ca;

@@ -89,11 +89,36 @@ const struct opt msc_cfg_opts[] = {
 	    "Tool calls the session service has in flight at once, all "
 	    "sessions together; more are refused (default: 4096)",
 	    MSC_PROG_SESSION },
+	{ "max-principal-sessions", OPT_LONG, F(max_principal_sessions), 0,
+	    "25000", "N", NULL, CORE,
+	    "Sessions and handles one principal of --tokens-file may hold; "
+	    "past it its least recently used unused session is ended, else "
+	    "refused (default: 25000; 0: no share)",
+	    MSC_PROG_SESSION },
+	{ "max-principal-sandboxes", OPT_LONG, F(max_principal_sandboxes), 0,
+	    "256", "N", NULL, CORE,
+	    "Live sandbox handles one principal of --tokens-file may hold "
+	    "(default: 256; 0: no share)",
+	    MSC_PROG_SESSION },
+	{ "max-principal-calls", OPT_LONG, F(max_principal_calls), 0, "1024",
+	    "N", NULL, CORE,
+	    "Tool calls one principal of --tokens-file may have in flight, all "
+	    "its sessions together (default: 1024; 0: no share)",
+	    MSC_PROG_SESSION },
+	{ "max-principal-tasks", OPT_LONG, F(max_principal_tasks), 0, "1024",
+	    "N", NULL, CORE,
+	    "MCP tasks one principal of --tokens-file may hold, working or "
+	    "kept (default: 1024; 0: no share)",
+	    MSC_PROG_SESSION },
 	{ "auth-token", OPT_SECRET, F(auth_token), 0, NULL, "AUTH_TOKEN", NULL,
 	    CORE, "Bearer token for /mcp (default: KILNTAINERS_AUTH_TOKEN)",
 	    EDGE },
 	{ "auth-token-file", OPT_SECRET_FILE, F(auth_token), 0, NULL, "FILE",
 	    NULL, CORE, "Read the bearer token from the first line of FILE",
+	    EDGE },
+	{ "tokens-file", OPT_STR, F(tokens_file), 0, NULL, "PATH", NULL, CORE,
+	    "Principals for /mcp: one 'NAME TOKEN' per line, '#' comments; "
+	    "re-read on SIGHUP (default: KILNTAINERS_TOKENS_FILE)",
 	    EDGE },
 	{ "allow-unauthenticated-http", OPT_TRUE,
 	    F(allow_unauthenticated_http), 0, NULL, NULL, NULL, CORE,

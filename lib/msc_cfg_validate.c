@@ -110,9 +110,23 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		    "or 1024 to 16777216 bytes.");
 		return -EINVAL;
 	}
+	if (cfg->tokens_file != NULL && !http &&
+	    (cfg->prog & MSC_PROG_EDGE) != 0) {
+		msc_cfg_error("--tokens-file is only valid with --transport "
+			      "http. In stdio mode, the one client is the only "
+			      "principal.");
+		return -EINVAL;
+	}
+	if (cfg->tokens_file != NULL && cfg->auth_token != NULL &&
+	    *cfg->auth_token != '\0') {
+		msc_cfg_error("Use either --tokens-file or KILNTAINERS_AUTH_TOKEN/"
+			      "--auth-token, not both: put the token in the "
+			      "file under a name of its own.");
+		return -EINVAL;
+	}
 	if (http && !loopback &&
 	    (cfg->auth_token == NULL || *cfg->auth_token == '\0') &&
-	    !cfg->allow_unauthenticated_http) {
+	    cfg->tokens_file == NULL && !cfg->allow_unauthenticated_http) {
 		msc_cfg_error("A non-loopback HTTP listener can execute arbitrary "
 			      "sandbox commands. Set KILNTAINERS_AUTH_TOKEN/"
 			      "--auth-token, or explicitly pass "
@@ -176,6 +190,19 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 	if (cfg->max_pending_calls < 1 || cfg->max_pending_calls > 1000000) {
 		msc_cfg_error("--max-pending-calls must be between 1 and "
 			      "1000000.");
+		return -EINVAL;
+	}
+	if (cfg->max_principal_sessions < 0 ||
+	    cfg->max_principal_sessions > 100000 ||
+	    cfg->max_principal_sandboxes < 0 ||
+	    cfg->max_principal_sandboxes > 100000 ||
+	    cfg->max_principal_calls < 0 ||
+	    cfg->max_principal_calls > 1000000 ||
+	    cfg->max_principal_tasks < 0 || cfg->max_principal_tasks > 100000) {
+		msc_cfg_error("--max-principal-sessions, -sandboxes and -tasks "
+			      "must be between 0 and 100000, "
+			      "--max-principal-calls between 0 and 1000000 "
+			      "(0: no share).");
 		return -EINVAL;
 	}
 	if (strcmp(cfg->engine, "docker") != 0 &&

@@ -66,6 +66,7 @@ msc_main_block_signals(void)
 
 	signal_set(&set);
 	sigaddset(&set, SIGPIPE);
+	sigaddset(&set, SIGHUP);        /* taken by the HTTP edge, else ignored */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
@@ -76,6 +77,19 @@ msc_main_wait_signal(void)
 	int sig = 0;
 
 	signal_set(&set);
+	while (sigwait(&set, &sig) != 0)
+		;
+	return sig;
+}
+
+int
+msc_main_wait_signal_or_hup(void)
+{
+	sigset_t set;
+	int sig = 0;
+
+	signal_set(&set);
+	sigaddset(&set, SIGHUP);
 	while (sigwait(&set, &sig) != 0)
 		;
 	return sig;

@@ -23,11 +23,16 @@ int msc_main_config(struct msc_cfg *cfg, unsigned prog, int argc,
  */
 int msc_main_check_transport(const struct msc_cfg *cfg);
 
-/* Blocks SIGTERM, SIGINT and SIGPIPE in this thread and its children. */
+/*
+ * Blocks SIGTERM, SIGINT, SIGPIPE and SIGHUP in this thread and its
+ * children (SIGHUP is then ignored, unless waited for below).
+ */
 void msc_main_block_signals(void);
 
 /* Waits for SIGTERM or SIGINT (blocked beforehand); returns the signal. */
 int msc_main_wait_signal(void);
+/* The same, and SIGHUP (the HTTP edge re-reads --tokens-file on it). */
+int msc_main_wait_signal_or_hup(void);
 
 /*
  * A helper file the program ships: the path in environment variable env

@@ -57,14 +57,23 @@ sess_computers_full_locked(const struct sess_service *s,
 }
 
 bool
-sess_calls_full_locked(const struct sess_service *s, const struct sess *ss,
-    char *msg, size_t msglen)
+sess_calls_full_locked(const struct sess_service *s,
+    const struct sess_principal *pr, const struct sess *ss, char *msg,
+    size_t msglen)
 {
 	long max = s->cfg->max_session_commands;
+	long share = pr != NULL ? sess_share(pr, s->cfg->max_principal_calls)
+				: -1;
 
 	if (s->calls >= s->cfg->max_pending_calls) {
 		snprintf(msg, msglen, "Server request queue is full; retry in "
 		    "a few seconds.");
+		return true;
+	}
+	if (share >= 0 && pr->calls >= share) {
+		snprintf(msg, msglen, "This client already has %ld calls in "
+		    "flight, its share (--max-principal-calls). Wait for one "
+		    "to finish and retry.", share);
 		return true;
 	}
 	if (ss == NULL || ss->running + ss->lc_running < max)
@@ -78,27 +87,67 @@ sess_calls_full_locked(const struct sess_service *s, const struct sess *ss,
 #define SANDBOX_LIMIT_TEXT                                                    \
 	"Sandbox limit reached; release an existing handle"
 
-int
-sess_open_locked(struct sess_service *s, uint32_t idle_timeout_s,
-    bool sandbox, struct sess **ssp, char *msg, size_t msglen)
+/*
+ * Whether principal pr may open one more session (a handle when
+ * `sandbox`), after making room where it can; else `msg` says why.
+ */
+static bool
+may_open_locked(struct sess_service *s, struct sess_principal *pr,
+    bool sandbox, char *msg, size_t msglen)
 {
 	long max_sandboxes = s->cfg->max_sandboxes > 0 ? s->cfg->max_sandboxes
 						       : SESS_MAX_SESSIONS;
+	long share = sess_share(pr, s->cfg->max_principal_sessions);
+	long sandbox_share = sess_share(pr, s->cfg->max_principal_sandboxes);
+
+	/* Handles end by idle expiry only, never to make room. */
+	if (sandbox && sandbox_share >= 0 && pr->sandboxes >= sandbox_share) {
+		snprintf(msg, msglen, SANDBOX_LIMIT_TEXT " (this client holds "
+		    "%ld, its share: --max-principal-sandboxes)",
+		    sandbox_share);
+		return false;
+	}
+	if (sandbox && s->n_sandboxes >= (size_t)max_sandboxes) {
+		snprintf(msg, msglen, SANDBOX_LIMIT_TEXT);
+		return false;
+	}
+	if (share >= 0 && pr->sessions >= share &&
+	    !sess_evict_locked(s, pr)) {
+		snprintf(msg, msglen, "too many sessions: this client holds "
+		    "%ld, its share (--max-principal-sessions); end one "
+		    "(DELETE /mcp or computer_release) and retry", share);
+		return false;
+	}
+	if (msc_map_len(s->sessions) >= SESS_MAX_SESSIONS &&
+	    !sess_evict_locked(s, NULL)) {
+		snprintf(msg, msglen, "too many sessions");
+		return false;
+	}
+	return true;
+}
+
+int
+sess_open_locked(struct sess_service *s, const char *principal,
+    uint32_t idle_timeout_s, bool sandbox, struct sess **ssp, char *msg,
+    size_t msglen)
+{
 	unsigned char raw[SESS_RANDOM_BYTES];
+	struct sess_principal *pr;
 	struct sess *ss;
 
 	snprintf(msg, msglen, "too many sessions");
 	if (s->stopping)
 		return -ESHUTDOWN;
-	if (sandbox && s->n_sandboxes >= (size_t)max_sandboxes) {
-		snprintf(msg, msglen, SANDBOX_LIMIT_TEXT);
+	if ((pr = sess_principal_get_locked(s, principal)) == NULL)
+		return -ENOMEM;
+	if (!may_open_locked(s, pr, sandbox, msg, msglen)) {
+		sess_principal_release_locked(s, pr);
 		return -ENOSPC;
 	}
-	if (msc_map_len(s->sessions) >= SESS_MAX_SESSIONS)
-		return -ENOSPC;
 	if ((ss = calloc(1, sizeof(*ss))) == NULL ||
 	    msc_map_new(&ss->owned) != 0) {
 		free(ss);
+		sess_principal_release_locked(s, pr);
 		return -ENOMEM;
 	}
 	/* "<run><random>": the inventory tells runs apart by the prefix. */
@@ -114,12 +163,19 @@ sess_open_locked(struct sess_service *s, uint32_t idle_timeout_s,
 	ss->sandbox = sandbox;
 	ss->idle_timeout_s = idle_timeout_s;
 	ss->last_active_ms = msc_now_ms();
+	ss->pr = pr;
 	if (msc_map_put(s->sessions, ss->id, ss) != 0) {
 		sess_unref(ss);
+		sess_principal_release_locked(s, pr);
 		return -ENOMEM;
 	}
-	if (sandbox)
+	TAILQ_INSERT_TAIL(&s->lru, ss, lru_all);
+	TAILQ_INSERT_TAIL(&pr->lru, ss, lru_own);
+	pr->sessions++;
+	if (sandbox) {
 		s->n_sandboxes++;
+		pr->sandboxes++;
+	}
 	*ssp = ss;
 	return 0;
 }
@@ -131,12 +187,12 @@ h_open(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	struct sess_service *s = state;
 	Msc__V1__SessionRef ref = MSC__V1__SESSION_REF__INIT;
 	struct sess *ss;
-	char id[SESS_ID_LEN + 1], msg[128];
+	char id[SESS_ID_LEN + 1], msg[256];
 	int rv;
 
 	pthread_mutex_lock(&s->mu);
-	rv = sess_open_locked(s, o->idle_timeout_s, o->sandbox, &ss, msg,
-	    sizeof(msg));
+	rv = sess_open_locked(s, o->principal, o->idle_timeout_s, o->sandbox,
+	    &ss, msg, sizeof(msg));
 	if (rv != 0) {
 		pthread_mutex_unlock(&s->mu);
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "%s",
@@ -176,10 +232,16 @@ sess_end_locked(struct sess_service *s, struct sess *ss,
 		return -ENOMEM;
 	msc_map_del(s->sessions, ss->id);
 	ss->closed = true;
-	if (ss->sandbox)
+	TAILQ_REMOVE(&s->lru, ss, lru_all);
+	TAILQ_REMOVE(&ss->pr->lru, ss, lru_own);
+	ss->pr->sessions--;
+	if (ss->sandbox) {
 		s->n_sandboxes--;
+		ss->pr->sandboxes--;
+	}
 	msc_map_each(ss->owned, release_one, &ra);
 	msc_log_debug("session %s ended", ss->tag);
+	sess_principal_release_locked(s, ss->pr);
 	sess_unref(ss);
 	sess_closing_step_locked(ra.c);
 	return 0;
@@ -193,7 +255,7 @@ h_close(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	struct sess *ss;
 
 	pthread_mutex_lock(&s->mu);
-	ss = msc_map_get(s->sessions, ref->session_id);
+	ss = sess_find_locked(s, ref->session_id, ref->principal);
 	if (ss == NULL) {
 		pthread_mutex_unlock(&s->mu);
 		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
@@ -217,9 +279,9 @@ h_touch(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	struct sess *ss;
 
 	pthread_mutex_lock(&s->mu);
-	ss = msc_map_get(s->sessions, ref->session_id);
+	ss = sess_find_locked(s, ref->session_id, ref->principal);
 	if (ss != NULL)
-		ss->last_active_ms = msc_now_ms();
+		sess_touch_locked(s, ss);
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL)
 		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
@@ -360,10 +422,12 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 		for (size_t i = 0; i < sizeof(e); i++)
 			snprintf(s->epoch + 2 * i, 3, "%02x", e[i]);
 	}
+	TAILQ_INIT(&s->lru);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	if ((rv = msc_map_new(&s->sessions)) != 0 ||
 	    (rv = msc_map_new(&s->tasks)) != 0 ||
+	    (rv = msc_map_new(&s->principals)) != 0 ||
 	    (rv = msc_client_open(inventory_url, "inventory", &s->inventory)) != 0 ||
 	    (rv = nng_aio_alloc(&s->sweep, sweep_cb, s) != 0 ? -ENOMEM : 0) ||
 	    (rv = msc_server_start(url, &msc__v1__session__descriptor,
@@ -377,6 +441,14 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 	nng_sleep_aio(SWEEP_MS, s->sweep);
 	*sp = s;
 	return 0;
+}
+
+static void
+free_principal(void *arg, const char *key, void *value)
+{
+	(void)arg;
+	(void)key;
+	free(value);
 }
 
 void
@@ -408,6 +480,9 @@ sess_stop(struct sess_service *s)
 		nng_aio_free(s->sweep);
 	msc_map_free(s->sessions);
 	msc_map_free(s->tasks);
+	if (s->principals != NULL)
+		msc_map_each(s->principals, free_principal, NULL);
+	msc_map_free(s->principals);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
 	free(s);

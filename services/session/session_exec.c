@@ -129,7 +129,9 @@ pending_end(struct pending *p)
 	sess_live_remove_locked(p->ss, &p->live);
 	p->ss->running--;
 	p->s->calls--;
-	p->ss->last_active_ms = msc_now_ms();
+	p->ss->pr->calls--;
+	sess_touch_locked(s, p->ss);
+	sess_principal_release_locked(s, p->ss->pr);
 	sess_unref(p->ss);
 	if (p->promoted && --s->detached == 0)
 		pthread_cond_broadcast(&s->cv);
@@ -477,6 +479,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	char buf[512], msg[512];
 	const char *invalid = sess_validate(req, buf, sizeof(buf));
 	long timeout = req->has_timeout ? (long)req->timeout : s->cfg->timeout;
+	struct sess_principal *pr;
 	struct pending *p;
 	struct sess *ss;
 	int rv;
@@ -507,7 +510,14 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		p->explicit_id = true;
 	}
 	pthread_mutex_lock(&s->mu);
-	if (sess_calls_full_locked(s, NULL, buf, sizeof(buf))) {
+	if ((pr = sess_principal_get_locked(s, req->principal)) == NULL) {
+		pthread_mutex_unlock(&s->mu);
+		pending_free(p);
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		return;
+	}
+	if (sess_calls_full_locked(s, pr, NULL, buf, sizeof(buf))) {
+		sess_principal_release_locked(s, pr);
 		/* The whole server's bound: before a handle is minted. */
 		pthread_mutex_unlock(&s->mu);
 		pending_free(p);
@@ -516,9 +526,11 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		return;
 	}
 	if (req->new_sandbox) {
-		rv = sess_open_locked(s, (uint32_t)s->cfg->session_timeout,
-		    true, &ss, msg, sizeof(msg));
+		rv = sess_open_locked(s, req->principal,
+		    (uint32_t)s->cfg->session_timeout, true, &ss, msg,
+		    sizeof(msg));
 		if (rv != 0) {
+			sess_principal_release_locked(s, pr);
 			pthread_mutex_unlock(&s->mu);
 			pending_free(p);
 			msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
@@ -527,9 +539,10 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		}
 		p->fresh = true;
 	} else
-		ss = msc_map_get(s->sessions, req->session_id);
-	if (ss != NULL && sess_calls_full_locked(s, ss, buf, sizeof(buf))) {
-		ss->last_active_ms = msc_now_ms();
+		ss = sess_find_locked(s, req->session_id, req->principal);
+	if (ss != NULL && sess_calls_full_locked(s, NULL, ss, buf,
+		sizeof(buf))) {
+		sess_touch_locked(s, ss);
 		pthread_mutex_unlock(&s->mu);
 		pending_free(p);
 		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
@@ -542,11 +555,11 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	 * finished tasks, kept for their ttl, never block its commands.
 	 */
 	if (ss != NULL && p->promote != NULL &&
-	    (rv = sess_task_new_locked(s, ss, req->task_owner, timeout,
-		 &p->live, &p->task)) == -ENOSPC)
+	    (rv = sess_task_new_locked(s, ss, req->task_owner, p->fresh,
+		 timeout, &p->live, &p->task)) == -ENOSPC)
 		p->task = NULL;
 	else if (ss != NULL && p->promote != NULL && rv != 0) {
-		ss->last_active_ms = msc_now_ms();
+		sess_touch_locked(s, ss);
 		if (p->fresh)
 			(void)sess_end_locked(s, ss, NULL);
 		pthread_mutex_unlock(&s->mu);
@@ -560,8 +573,10 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		sess_live_add_locked(ss, &p->live, req->call_key);
 		ss->running++;
 		s->calls++;
-		ss->last_active_ms = msc_now_ms();
-	}
+		ss->pr->calls++;
+		sess_touch_locked(s, ss);
+	} else
+		sess_principal_release_locked(s, pr);
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL) {
 		pending_free(p);

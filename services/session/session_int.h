@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <nng/nng.h>
 
@@ -25,6 +26,7 @@
 #define SESS_ID_LEN (SESS_EPOCH_LEN + 2 * SESS_RANDOM_BYTES)
 #define SESS_TAG_LEN 12
 #define SESS_TASK_ID_LEN 32             /* 128 random bits, hex */
+#define SESS_PRINCIPAL_MAX 64           /* a principal's name, bytes */
 
 struct pending;
 struct closing;
@@ -45,6 +47,19 @@ struct sess_live {
 	bool cancelled;                 /* CancelExec came */
 };
 struct sess_release;
+
+/*
+ * What one principal holds (session_principal.c): kept while it has a
+ * session, a task or a call in flight. All under s->mu.
+ */
+struct sess_principal {
+	char name[SESS_PRINCIPAL_MAX + 1];      /* "": the unnamed one */
+	int sessions;                   /* live sessions, handles included */
+	int sandboxes;                  /* live sandbox handles */
+	int tasks;                      /* MCP tasks, working or kept */
+	long calls;                     /* calls in flight */
+	TAILQ_HEAD(, sess) lru;         /* its sessions, least recent first */
+};
 
 /*
  * A session's lifetime: `refs` counts the sessions map (until the session
@@ -75,6 +90,9 @@ struct sess {
 	size_t queued;
 	struct sess_live *live;         /* TerminalExec calls open */
 	int tasks;                      /* its MCP tasks (session_task.c) */
+	struct sess_principal *pr;      /* its owner */
+	TAILQ_ENTRY(sess) lru_all;      /* on s->lru while not closed */
+	TAILQ_ENTRY(sess) lru_own;      /* on pr->lru while not closed */
 };
 
 struct sess_service {
@@ -97,6 +115,8 @@ struct sess_service {
 	char epoch[SESS_EPOCH_LEN + 1]; /* this run: the prefix of its ids */
 	struct msc_map *sessions;       /* id -> struct sess */
 	struct msc_map *tasks;          /* task id -> struct sess_task */
+	struct msc_map *principals;     /* name -> struct sess_principal */
+	TAILQ_HEAD(, sess) lru;         /* live sessions, least recent first */
 	int detached;                   /* promoted calls still running */
 	size_t n_sandboxes;             /* live sessions with sandbox set */
 	long calls;                     /* every session's calls in flight:
@@ -117,13 +137,16 @@ struct sess_service {
 #define SESS_OWN_DRIVER(v) ((size_t)((uintptr_t)(v) >> 2))
 
 /*
- * Makes a session (lock held): a sandbox handle when `sandbox`. Returns
- * 0 and *ssp (the sessions map's reference), or -ENOSPC when the server
- * holds as many as it may (then `msg` says so to the agent), -ENOMEM,
- * -ESHUTDOWN when stopping.
+ * Makes a session of `principal` (lock held): a sandbox handle when
+ * `sandbox`. A full table (the server's, or the principal's share) first
+ * ends an unused session to make room (sess_evict_locked). Returns 0 and
+ * *ssp (the sessions map's reference), or -ENOSPC when the server or the
+ * principal holds as many as it may (then `msg` says so to the agent,
+ * naming the flag), -ENOMEM, -ESHUTDOWN when stopping.
  */
-int sess_open_locked(struct sess_service *s, uint32_t idle_timeout_s,
-    bool sandbox, struct sess **ssp, char *msg, size_t msglen);
+int sess_open_locked(struct sess_service *s, const char *principal,
+    uint32_t idle_timeout_s, bool sandbox, struct sess **ssp, char *msg,
+    size_t msglen);
 /*
  * Ends session ss (lock held): removes it, releases its computers, and
  * answers `call` (may be NULL) when every release has been tried once,
@@ -146,11 +169,38 @@ void sess_h_delete(void *state, struct msc_call *call,
 
 /*
  * Whether one more call may start (lock held): false when the server has
- * --max-pending-calls in flight, or session ss (NULL: none yet) has
+ * --max-pending-calls in flight, principal pr (NULL: not checked) its
+ * --max-principal-calls, or session ss (NULL: none yet) has
  * --max-session-commands; then `msg` says so to the agent.
  */
 bool sess_calls_full_locked(const struct sess_service *s,
-    const struct sess *ss, char *msg, size_t msglen);
+    const struct sess_principal *pr, const struct sess *ss, char *msg,
+    size_t msglen);
+
+/* session_principal.c: owners, their shares, making room. */
+/* The record of principal `name` (NULL: ""), made on first use; NULL
+ * when out of memory or the name is too long. Lock held. */
+struct sess_principal *sess_principal_get_locked(struct sess_service *s,
+    const char *name);
+/* Frees pr once it holds nothing (NULL: nothing). Lock held. */
+void sess_principal_release_locked(struct sess_service *s,
+    struct sess_principal *pr);
+/* Whether pr is the principal named `name` (NULL: ""). */
+bool sess_principal_is(const struct sess_principal *pr, const char *name);
+/* Session `id` if `principal` owns it, else NULL (as unknown). Lock held. */
+struct sess *sess_find_locked(struct sess_service *s, const char *id,
+    const char *principal);
+/* ss was used: its last activity and its place on the lists. Lock held. */
+void sess_touch_locked(struct sess_service *s, struct sess *ss);
+/* pr's share of a table given the flag's value: -1 when unbounded (the
+ * unnamed principal, or a flag of 0). */
+long sess_share(const struct sess_principal *pr, long share);
+/*
+ * Ends the least recently used session that costs nothing to drop (no
+ * computer, call or task; never a sandbox handle): pr's (NULL: anyone's).
+ * Whether one was ended. Lock held.
+ */
+bool sess_evict_locked(struct sess_service *s, struct sess_principal *pr);
 
 /* session_describe.c: the drivers' tool description. */
 void sess_h_describe(void *state, struct msc_call *call,
@@ -219,12 +269,14 @@ void sess_h_cancel_task(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 /*
  * A hidden task for a call of session ss that may become one, readable
- * by session `owner` (NULL or empty: ss) and kept timeout_s plus
- * --task-ttl; `live` is the call's, for CancelTask. -ENOSPC past the
- * quota (--max-session-tasks, or the server's), -ENOMEM. Lock held.
+ * by ss's principal's session `owner` (NULL or empty: ss) and kept
+ * timeout_s plus --task-ttl; `live` is the call's, for CancelTask;
+ * `minted`: ss was made for this call (its state may name it to any
+ * reader). -ENOSPC past the quota (--max-session-tasks,
+ * --max-principal-tasks, or the server's), -ENOMEM. Lock held.
  */
 int sess_task_new_locked(struct sess_service *s, struct sess *ss,
-    const char *owner, long timeout_s, struct sess_live *live,
+    const char *owner, bool minted, long timeout_s, struct sess_live *live,
     struct sess_task **tp);
 /* The call became task t: fills `out` (borrowing t's strings). Lock held. */
 void sess_task_promote_locked(struct sess_task *t, Msc__V1__Task *out);

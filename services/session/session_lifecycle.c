@@ -18,6 +18,7 @@ struct lc_op {
 	char id[MSC_SLUG_MAX + 1];
 	bool temporary;
 	enum msc_reason_step step;      /* what a provider failure was in */
+	struct sess_principal *pr;      /* its session's; counts the call */
 	char tag[SESS_TAG_LEN + 1];     /* the session's, for logs */
 };
 
@@ -46,8 +47,8 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 		return NULL;
 	}
 	pthread_mutex_lock(&s->mu);
-	if ((ss = msc_map_get(s->sessions, r->session_id)) == NULL ||
-	    sess_calls_full_locked(s, ss, msg, sizeof(msg))) {
+	if ((ss = sess_find_locked(s, r->session_id, r->principal)) == NULL ||
+	    sess_calls_full_locked(s, ss->pr, ss, msg, sizeof(msg))) {
 		pthread_mutex_unlock(&s->mu);
 		free(op);
 		if (ss == NULL)
@@ -62,6 +63,9 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 	snprintf(tag, sizeof(tag), "%s", ss->tag);
 	ss->lc_running++;               /* lc_end takes them back */
 	s->calls++;
+	ss->pr->calls++;
+	op->pr = ss->pr;
+	sess_touch_locked(s, ss);
 	pthread_mutex_unlock(&s->mu);
 	op->s = s;
 	op->call = call;
@@ -83,8 +87,10 @@ lc_end(struct lc_op *op)
 
 	pthread_mutex_lock(&s->mu);
 	s->calls--;
+	op->pr->calls--;
 	if ((ss = msc_map_get(s->sessions, op->session_id)) != NULL)
 		ss->lc_running--;
+	sess_principal_release_locked(s, op->pr);
 	pthread_mutex_unlock(&s->mu);
 	free(op);
 }
@@ -250,6 +256,7 @@ sess_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	struct lc_op *op;
 
 	r.session_id = ((const Msc__V1__SessionRef *)req)->session_id;
+	r.principal = ((const Msc__V1__SessionRef *)req)->principal;
 	lr.owner = r.session_id;
 	if ((op = lc_begin(state, call, &r, true)) != NULL)
 		call_inventory(op, "List", &lr.base, listed);
@@ -292,7 +299,7 @@ sess_h_delete(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	/* This session forgets the computer, whatever the provider says. */
 	if (msc_slug_normalize(r->computer_id, id) == 0) {
 		pthread_mutex_lock(&s->mu);
-		ss = msc_map_get(s->sessions, r->session_id);
+		ss = sess_find_locked(s, r->session_id, r->principal);
 		if (ss != NULL) {
 			msc_map_del(ss->owned, id);
 			if (strcmp(ss->default_id, id) == 0)

@@ -75,6 +75,7 @@ sess_live_cancelled(struct sess_service *s, const struct sess_live *l)
 
 struct any_call {
 	const char *key;
+	const char *principal;
 	struct sess *ss;
 	struct sess_live *l;
 };
@@ -86,6 +87,8 @@ find_any(void *arg, const char *id, void *value)
 	struct sess *ss = value;
 
 	(void)id;
+	if (!sess_principal_is(ss->pr, a->principal))
+		return;
 	for (struct sess_live *l = ss->live; a->l == NULL && l != NULL;
 	    l = l->next)
 		if (strcmp(l->call_key, a->key) == 0) {
@@ -97,22 +100,23 @@ find_any(void *arg, const char *id, void *value)
 /*
  * The open call of session `sid` named `key`, lock held; or NULL. An
  * empty sid: the call of that key in any session (a stateless HTTP
- * call's random key, for a handle minted for it).
+ * call's random key, for a handle minted for it). Only `principal`'s
+ * sessions are looked at.
  */
 static struct sess_live *
 find_locked(struct sess_service *s, const char *sid, const char *key,
-    struct sess **ssp)
+    const char *principal, struct sess **ssp)
 {
 	struct sess *ss;
 
 	if (sid[0] == '\0' && key[0] != '\0') {
-		struct any_call a = { key, NULL, NULL };
+		struct any_call a = { key, principal, NULL, NULL };
 
 		msc_map_each(s->sessions, find_any, &a);
 		*ssp = a.ss;
 		return a.l;
 	}
-	ss = msc_map_get(s->sessions, sid);
+	ss = sess_find_locked(s, sid, principal);
 	*ssp = ss;
 	if (ss == NULL || key[0] == '\0')
 		return NULL;
@@ -166,7 +170,7 @@ sess_h_cancel_exec(void *state, struct msc_call *call,
 		return;
 	}
 	pthread_mutex_lock(&s->mu);
-	l = find_locked(s, r->session_id, r->call_key, &ss);
+	l = find_locked(s, r->session_id, r->call_key, r->principal, &ss);
 	if (ss == NULL) {
 		pthread_mutex_unlock(&s->mu);
 		free(w);
@@ -174,7 +178,7 @@ sess_h_cancel_exec(void *state, struct msc_call *call,
 		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 		return;
 	}
-	ss->last_active_ms = msc_now_ms();
+	sess_touch_locked(s, ss);
 	if (l != NULL && !l->cancelled) {
 		l->cancelled = true;
 		if ((send = l->on_driver)) {
@@ -241,7 +245,7 @@ sess_h_peek_exec(void *state, struct msc_call *call,
 	bool on_driver = false;
 
 	pthread_mutex_lock(&s->mu);
-	l = find_locked(s, r->session_id, r->call_key, &ss);
+	l = find_locked(s, r->session_id, r->call_key, r->principal, &ss);
 	if (l != NULL && (on_driver = l->on_driver && !l->cancelled)) {
 		memcpy(key, l->driver_key, sizeof(key));
 		memcpy(id, l->computer_id, sizeof(id));

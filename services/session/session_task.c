@@ -33,6 +33,8 @@ struct sess_task {
 	char id[SESS_TASK_ID_LEN + 1];  /* a bearer credential: never logged */
 	char owner[SESS_ID_LEN + 1];    /* who may read and cancel it */
 	char handle[SESS_ID_LEN + 1];   /* the session its command runs in */
+	bool minted;                    /* that handle was made for the call */
+	struct sess_principal *pr;      /* whose it is */
 	bool visible;                   /* promoted: its id was sent */
 	bool running;                   /* its command has not ended */
 	Msc__V1__TaskStatus status;
@@ -59,12 +61,14 @@ task_count_locked(struct sess_service *s, const char *handle, int delta)
 
 int
 sess_task_new_locked(struct sess_service *s, struct sess *ss,
-    const char *owner, long timeout_s, struct sess_live *live,
+    const char *owner, bool minted, long timeout_s, struct sess_live *live,
     struct sess_task **tp)
 {
+	long share = sess_share(ss->pr, s->cfg->max_principal_tasks);
 	struct sess_task *t;
 
 	if (ss->tasks >= s->cfg->max_session_tasks ||
+	    (share >= 0 && ss->pr->tasks >= share) ||
 	    msc_map_len(s->tasks) >= TASK_MAX_ALL)
 		return -ENOSPC;
 	if ((t = calloc(1, sizeof(*t))) == NULL)
@@ -73,6 +77,8 @@ sess_task_new_locked(struct sess_service *s, struct sess *ss,
 	snprintf(t->owner, sizeof(t->owner), "%s",
 	    owner != NULL && owner[0] != '\0' ? owner : ss->id);
 	snprintf(t->handle, sizeof(t->handle), "%s", ss->id);
+	t->minted = minted;
+	t->pr = ss->pr;
 	t->running = true;
 	t->live = live;
 	t->status = MSC__V1__TASK_STATUS__TASK_WORKING;
@@ -84,6 +90,7 @@ sess_task_new_locked(struct sess_service *s, struct sess *ss,
 		return -ENOMEM;
 	}
 	ss->tasks++;
+	ss->pr->tasks++;
 	*tp = t;
 	return 0;
 }
@@ -101,6 +108,8 @@ task_drop_locked(struct sess_service *s, struct sess_task *t)
 {
 	(void)msc_map_del(s->tasks, t->id);
 	(void)task_count_locked(s, t->handle, -1);
+	t->pr->tasks--;
+	sess_principal_release_locked(s, t->pr);
 	task_free(t);
 }
 
@@ -198,6 +207,8 @@ find_locked(struct sess_service *s, const Msc__V1__TaskRef *r)
 
 	if (t == NULL || !t->visible)
 		return NULL;
+	if (!sess_principal_is(t->pr, r->principal))
+		return NULL;            /* another principal's: as unknown */
 	if (r->session_id[0] != '\0' && strcmp(r->session_id, t->owner) != 0)
 		return NULL;            /* another session's: as unknown */
 	if (!t->running && msc_now_ms() >= t->expires_ms) {
@@ -209,16 +220,22 @@ find_locked(struct sess_service *s, const Msc__V1__TaskRef *r)
 
 /*
  * Answers `call` with t's state (lock held; the reply is packed before
- * this returns).
+ * this returns). Its sandbox_handle only to a caller that holds it
+ * (`caller`, the TaskRef's session) or for whom the call made it: a task
+ * id alone reveals no handle.
  */
 static void
-reply_task_locked(struct msc_call *call, const struct sess_task *t)
+reply_task_locked(struct msc_call *call, const struct sess_task *t,
+    const char *caller)
 {
+	bool show = t->minted || strcmp(caller, t->handle) == 0;
 	Msc__V1__Task out = MSC__V1__TASK__INIT;
 	Msc__V1__Status err = MSC__V1__STATUS__INIT;
 	Msc__V1__TerminalExecReply *rep = NULL;
 
 	task_fill(t, &out);
+	if (!show)
+		out.sandbox_handle = "";
 	if (t->result != NULL) {
 		rep = msc__v1__terminal_exec_reply__unpack(NULL, t->result_len,
 		    t->result);
@@ -226,6 +243,18 @@ reply_task_locked(struct msc_call *call, const struct sess_task *t)
 			msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 			    "out of memory");
 			return;
+		}
+		if (!show && rep->sandbox_handle[0] != '\0') {
+			free(rep->sandbox_handle);
+			rep->sandbox_handle = strdup("");
+			if (rep->sandbox_handle == NULL) {
+				msc__v1__terminal_exec_reply__free_unpacked(
+				    rep, NULL);
+				msc_call_fail(call,
+				    MSC__V1__CODE__RESOURCE_EXHAUSTED,
+				    "out of memory");
+				return;
+			}
 		}
 		out.result = rep;
 	} else if (t->status != MSC__V1__TASK_STATUS__TASK_WORKING) {
@@ -251,11 +280,12 @@ sess_h_get_task(void *state, struct msc_call *call,
     const ProtobufCMessage *req)
 {
 	struct sess_service *s = state;
+	const Msc__V1__TaskRef *r = (const Msc__V1__TaskRef *)req;
 	struct sess_task *t;
 
 	pthread_mutex_lock(&s->mu);
-	if ((t = find_locked(s, (const Msc__V1__TaskRef *)req)) != NULL)
-		reply_task_locked(call, t);
+	if ((t = find_locked(s, r)) != NULL)
+		reply_task_locked(call, t, r->session_id);
 	pthread_mutex_unlock(&s->mu);
 	if (t == NULL)
 		fail_unknown(call);
@@ -267,6 +297,7 @@ struct task_kill {
 	struct msc_call *call;
 	char task_id[SESS_TASK_ID_LEN + 1];
 	char session_id[SESS_ID_LEN + 1];
+	char principal[SESS_PRINCIPAL_MAX + 1];
 };
 
 static void
@@ -277,9 +308,10 @@ answer_cancel(struct task_kill *k)
 
 	r.task_id = k->task_id;
 	r.session_id = k->session_id;
+	r.principal = k->principal;
 	pthread_mutex_lock(&k->s->mu);
 	if ((t = find_locked(k->s, &r)) != NULL)
-		reply_task_locked(k->call, t);
+		reply_task_locked(k->call, t, r.session_id);
 	pthread_mutex_unlock(&k->s->mu);
 	if (t == NULL)
 		fail_unknown(k->call);
@@ -322,6 +354,7 @@ sess_h_cancel_task(void *state, struct msc_call *call,
 	k->call = call;
 	snprintf(k->task_id, sizeof(k->task_id), "%s", r->task_id);
 	snprintf(k->session_id, sizeof(k->session_id), "%s", r->session_id);
+	snprintf(k->principal, sizeof(k->principal), "%s", r->principal);
 	pthread_mutex_lock(&s->mu);
 	t = find_locked(s, r);
 	if (t != NULL && t->live != NULL && !t->live->cancelled) {
