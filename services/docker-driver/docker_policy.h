@@ -188,6 +188,8 @@ int dock_proxy_ensure(struct dock_driver *d, int want, char *err,
     size_t errlen);
 int dock_proxy_serve(struct dock_driver *d, int port, bool mine, char *err,
     size_t errlen);
+/* Whether something accepts connections on the gateway's `port`. */
+bool dock_proxy_answers(struct dock_driver *d, int port);
 void dock_proxy_stop(struct dock_driver *d);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "msc_log.h"
@@ -61,11 +62,50 @@ sweep(struct dock_driver *d, char (*kept)[16], size_t n)
 	closedir(dp);
 }
 
+/*
+ * Whether a proxy answers on the port container `cid`'s variables name:
+ * a server of the same --driver-id that runs (tests, a second server
+ * misconfigured) keeps its computers' files itself. One that stops
+ * answering within 2 s was our earlier run's, ending. Each port is
+ * looked at once (seen: 0 not yet, 1 alive, -1 not).
+ */
+static bool
+proxy_alive(struct dock_driver *d, const char *cid, signed char *seen)
+{
+	char err[DOCK_ERRLEN];
+	json_t *ctr = NULL;
+	int port, i;
+	bool alive = true;
+
+	if (dock_net_ensure(d, err, sizeof(err)) != 0 ||
+	    dock_container_inspect(d->engine, cid, T_RESTORE_LIST, &ctr, err,
+	    sizeof(err)) != 0) {
+		json_decref(ctr);
+		return false;
+	}
+	port = dock_pol_proxy_port(ctr);
+	json_decref(ctr);
+	if (port == 0)
+		return false;
+	if (seen[port - DOCK_PROXY_PORT_MIN] != 0)
+		return seen[port - DOCK_PROXY_PORT_MIN] > 0;
+	for (i = 0; i < 40 && alive; i++) {
+		pthread_mutex_lock(&d->pol.mu);
+		alive = d->pol.proxy_port != port && dock_proxy_answers(d, port);
+		pthread_mutex_unlock(&d->pol.mu);
+		if (alive && i < 39)
+			nanosleep(&(struct timespec){ 0, 50 * 1000000 }, NULL);
+	}
+	seen[port - DOCK_PROXY_PORT_MIN] = alive ? 1 : -1;
+	return alive;
+}
+
 static void *
 restore_main(void *arg)
 {
 	struct dock_driver *d = arg;
 	char err[DOCK_ERRLEN], (*kept)[16] = NULL;
+	signed char seen[DOCK_PROXY_PORT_SPAN] = { 0 };
 	json_t *arr = NULL, *row;
 	size_t i, n = 0;
 	int rv;
@@ -97,6 +137,8 @@ restore_main(void *arg)
 			continue;
 		if (ip != NULL && strlen(ip) < sizeof(*kept))
 			snprintf(kept[n++], sizeof(*kept), "%s", ip);
+		if (proxy_alive(d, cid, seen))
+			continue;       /* its server runs: its files are current */
 		if (dock_pol_apply(d, id, cid, err, sizeof(err)) != 0)
 			msc_log_warn("network: computer %s, found again in "
 			    "allowlist mode, has no network: %s", id, err);

@@ -460,6 +460,12 @@ dock_proxy_ensure(struct dock_driver *d, int want, char *err, size_t errlen)
 	return proxy_start(d, want > 0 ? want : p->proxy_port, err, errlen);
 }
 
+bool
+dock_proxy_answers(struct dock_driver *d, int port)
+{
+	return d->pol.gw[0] != '\0' && port_answers(d->pol.gw, port);
+}
+
 int
 dock_proxy_serve(struct dock_driver *d, int port, bool mine, char *err,
     size_t errlen)
