@@ -3,6 +3,7 @@
  */
 #include "msc_netpolicy.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,4 +163,66 @@ msc_net_list_parse(const char *const *vals, size_t n, char ***out,
 		free(copy);
 	}
 	return 0;
+}
+
+const char *const msc_net_blocked4[] = { "0.0.0.0/8", "10.0.0.0/8",
+	"100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+	"192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/3",
+	NULL };
+const char *const msc_net_blocked6[] = { "::/127", "::ffff:0:0/96",
+	"64:ff9b:1::/48", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+	NULL };
+
+bool
+msc_net_prefix_within(const void *addr, unsigned abits, const void *net,
+    unsigned nbits, size_t len)
+{
+	const unsigned char *a = addr, *n = net;
+
+	if (abits < nbits || nbits > len * 8)
+		return false;
+	for (unsigned i = 0; i < nbits; i++) {
+		unsigned mask = 0x80u >> (i % 8);
+
+		if ((a[i / 8] & mask) != (n[i / 8] & mask))
+			return false;
+	}
+	return true;
+}
+
+/* "ADDR/BITS" of `family` into net and *bits; -EINVAL if it is not one. */
+static int
+parse_cidr(int family, const char *cidr, unsigned char *net, unsigned *bits)
+{
+	char text[INET6_ADDRSTRLEN + 8];
+	const char *slash = strchr(cidr, '/');
+	size_t n = slash != NULL ? (size_t)(slash - cidr) : 0;
+
+	if (slash == NULL || n >= sizeof(text))
+		return -EINVAL;
+	memcpy(text, cidr, n);
+	text[n] = '\0';
+	*bits = (unsigned)strtoul(slash + 1, NULL, 10);
+	return inet_pton(family, text, net) == 1 ? 0 : -EINVAL;
+}
+
+bool
+msc_net_blocked(int family, const void *addr, unsigned bits)
+{
+	static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0xff, 0xff };
+	const char *const *list = family == AF_INET ? msc_net_blocked4 :
+	    msc_net_blocked6;
+	size_t len = family == AF_INET ? 4 : 16;
+	unsigned char net[16];
+	unsigned nbits;
+
+	if (family == AF_INET6 && bits >= 96 && memcmp(addr, mapped, 12) == 0)
+		return msc_net_blocked(AF_INET, (const unsigned char *)addr + 12,
+		    bits - 96);
+	for (size_t i = 0; list[i] != NULL; i++)
+		if (parse_cidr(family, list[i], net, &nbits) == 0 &&
+		    msc_net_prefix_within(addr, bits, net, nbits, len))
+			return true;
+	return false;
 }

@@ -59,4 +59,22 @@ enum msc_net_verdict msc_net_decide(const char *const *allow, size_t nallow,
     const char *const *deny, size_t ndeny, const char *host,
     const char **which);
 
+/*
+ * The ranges no computer reaches, whatever its mode (the sandbox rules,
+ * the policy table, the proxy): private, shared, loopback, link-local,
+ * multicast and reserved, as CIDR text, NULL-terminated. The host's own
+ * addresses come on top, found at run time.
+ */
+extern const char *const msc_net_blocked4[];
+extern const char *const msc_net_blocked6[];
+/*
+ * Whether the prefix addr/bits (family AF_INET: 4 bytes, AF_INET6: 16)
+ * lies inside one of those ranges. An IPv4-mapped IPv6 address is read
+ * as the IPv4 address it maps.
+ */
+bool msc_net_blocked(int family, const void *addr, unsigned bits);
+/* Whether addr/abits lies inside net/nbits (same family, `len` bytes). */
+bool msc_net_prefix_within(const void *addr, unsigned abits, const void *net,
+    unsigned nbits, size_t len);
+
 #endif

@@ -142,7 +142,8 @@ connect_driver(struct cli *c)
 
 	/* The first --driver-url, else a driver of our own in-process. */
 	if (msc_cfg_driver(&c->cfg, 0, id, sizeof(id), &url) != 0) {
-		if (c->ops->start(&c->cfg, CLI_DRIVER_URL, &c->driver) != 0)
+		if ((c->ops->start_tool != NULL ? c->ops->start_tool :
+		    c->ops->start)(&c->cfg, CLI_DRIVER_URL, &c->driver) != 0)
 			return 1;
 		snprintf(id, sizeof(id), "%s", c->cfg.driver_id);
 		url = CLI_DRIVER_URL;

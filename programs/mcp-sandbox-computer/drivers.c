@@ -15,6 +15,12 @@ docker_start(const struct msc_cfg *cfg, const char *url, void **hp)
 	return dock_driver_start(cfg, url, (struct dock_driver **)hp);
 }
 
+static int
+docker_start_tool(const struct msc_cfg *cfg, const char *url, void **hp)
+{
+	return dock_driver_start_tool(cfg, url, (struct dock_driver **)hp);
+}
+
 static void
 docker_stop(void *h)
 {
@@ -77,13 +83,13 @@ wasm_stop(void *h)
 }
 
 static const struct driver_ops drivers[] = {
-	{ "docker", docker_start, docker_stop, docker_network,
-	    dock_driver_network_log },
-	{ "fly", fly_start, fly_stop, NULL, NULL },
-	{ "e2b", e2b_start, e2b_stop, NULL, NULL },
-	{ "modal", modal_start, modal_stop, NULL, NULL },
-	{ "go_busybox", wasm_start, wasm_stop, NULL, NULL },
-	{ "wasm", wasm_start, wasm_stop, NULL, NULL },
+	{ "docker", docker_start, docker_start_tool, docker_stop,
+	    docker_network, dock_driver_network_log },
+	{ "fly", fly_start, NULL, fly_stop, NULL, NULL },
+	{ "e2b", e2b_start, NULL, e2b_stop, NULL, NULL },
+	{ "modal", modal_start, NULL, modal_stop, NULL, NULL },
+	{ "go_busybox", wasm_start, NULL, wasm_stop, NULL, NULL },
+	{ "wasm", wasm_start, NULL, wasm_stop, NULL, NULL },
 };
 
 const struct driver_ops *

@@ -14,6 +14,9 @@ struct driver_ops {
 	const char *backend;
 	/* Serves msc.v1.Driver on url; *hp is passed to stop(). */
 	int (*start)(const struct msc_cfg *cfg, const char *url, void **hp);
+	/* The command line's (it runs one command), when not start's. */
+	int (*start_tool)(const struct msc_cfg *cfg, const char *url,
+	    void **hp);
 	void (*stop)(void *h);
 	/* The operator's network commands (NULL: the backend has none). */
 	int (*network)(void *h, const char *id, const char *mode, char *msg,

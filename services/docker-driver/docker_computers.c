@@ -192,7 +192,7 @@ dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
 		struct dock_pol_lists l;
 		bool owned;
 
-		dock_pol_current(d, id, labels, &l, &owned);
+		dock_pol_current(d, id, cid, labels, &l, &owned);
 		out->network = dock_pol_describe(&l);
 		if (owned)
 			dock_pol_lists_free(&l);

@@ -26,8 +26,8 @@ free_value(void *arg, const char *key, void *value)
 	free(value);
 }
 
-int
-dock_driver_start(const struct msc_cfg *cfg, const char *url,
+static int
+driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
     struct dock_driver **dp)
 {
 	struct dock_driver *d;
@@ -36,6 +36,7 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
 	d->cfg = cfg;
+	d->tool = tool;
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->fx_mu, NULL);
 	pthread_mutex_init(&d->net_mu, NULL);
@@ -63,13 +64,28 @@ dock_driver_start(const struct msc_cfg *cfg, const char *url,
 	/* An engine asked for many containers at once is slow at each. */
 	msc_driver_limit_creations(d->svc, (int)cfg->driver_creations);
 	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
-	if ((rv = dock_pool_start(d)) != 0)
+	if ((rv = dock_pool_start(d)) != 0 ||
+	    (!tool && (rv = dock_pol_restore_start(d)) != 0))
 		goto fail;
 	*dp = d;
 	return 0;
 fail:
 	dock_driver_stop(d);
 	return rv;
+}
+
+int
+dock_driver_start(const struct msc_cfg *cfg, const char *url,
+    struct dock_driver **dp)
+{
+	return driver_start(cfg, url, false, dp);
+}
+
+int
+dock_driver_start_tool(const struct msc_cfg *cfg, const char *url,
+    struct dock_driver **dp)
+{
+	return driver_start(cfg, url, true, dp);
 }
 
 void
@@ -79,6 +95,7 @@ dock_driver_stop(struct dock_driver *d)
 		return;
 	/* The waiting containers go first; a take finds none. */
 	dock_pool_drain(d);
+	dock_pol_restore_wait(d);
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
 	dock_pool_free(d);

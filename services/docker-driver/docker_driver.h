@@ -21,6 +21,13 @@ struct dock_driver;
  */
 int dock_driver_start(const struct msc_cfg *cfg, const char *url,
     struct dock_driver **dp);
+/*
+ * The same for the operator's command line, which runs one command: it
+ * starts no allowlist proxy and finds no computers again at start (the
+ * server does: docker_policy_restore.c).
+ */
+int dock_driver_start_tool(const struct msc_cfg *cfg, const char *url,
+    struct dock_driver **dp);
 
 /* Stops serving, finishes queued jobs and frees. Accepts NULL. */
 void dock_driver_stop(struct dock_driver *d);

@@ -68,6 +68,7 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 	}
 	req.container = name;
 	req.argv = argv;
+	req.env = dock_pol_exec_env(d, r->computer_id);
 	req.workdir = r->working_directory[0] ? r->working_directory : NULL;
 	req.has_stdin = r->has_stdin;
 	req.stdin_data = r->stdin.data;

@@ -42,6 +42,7 @@ struct dock_driver {
 	struct msc_map *fx_procs;   /* name -> struct fx_proc, under mu */
 	bool net_sandbox;           /* computers go on DOCK_NET_NAME */
 	bool net_via_engine;        /* not root: the engine loads the rules */
+	bool tool;                  /* the command line's: serves no proxy */
 	/* Under net_mu (set before the pool starts by dock_net_init): */
 	bool net_rootless_checked;  /* the engine said it is not rootless */
 	bool net_engine_logged;     /* said once that the engine loads them */

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,7 @@ dock_pol_body(struct dock_driver *d, enum msc_net_mode mode, json_t *body,
 	if (mode != MSC_NET_ALLOWLIST)
 		return 0;
 	pthread_mutex_lock(&d->pol.mu);
-	rv = dock_proxy_ensure(d, err, errlen);
+	rv = dock_proxy_ensure(d, 0, err, errlen);
 	snprintf(url, sizeof(url), "http://%s:%d", d->pol.gw,
 	    d->pol.proxy_port);
 	pthread_mutex_unlock(&d->pol.mu);
@@ -172,16 +173,11 @@ write_policy_file(const char *dir, const char *id, const char *ip,
 	return rv;
 }
 
-/*
- * The policy folder of the proxy that container `ctr` was given (its
- * http_proxy variable names the port): 0, or -ENOENT when it has none.
- */
-static int
-proxy_policy_dir(json_t *ctr, char *dir, size_t len)
+int
+dock_pol_proxy_port(json_t *ctr)
 {
 	json_t *env = json_object_get(json_object_get(ctr, "Config"), "Env"),
 	    *v;
-	char base[256];
 	size_t i;
 
 	json_array_foreach(env, i, v) {
@@ -192,19 +188,63 @@ proxy_policy_dir(json_t *ctr, char *dir, size_t len)
 		    (colon = strrchr(e + 18, ':')) == NULL)
 			continue;
 		port = strtol(colon + 1, NULL, 10);
-		if (port < DOCK_PROXY_PORT_MIN ||
-		    port >= DOCK_PROXY_PORT_MIN + DOCK_PROXY_PORT_SPAN ||
-		    dock_pol_base(base, sizeof(base)) != 0)
-			return -ENOENT;
-		snprintf(dir, len, "%s/%ld/policy", base, port);
-		return 0;
+		return port >= DOCK_PROXY_PORT_MIN && port < DOCK_PROXY_PORT_MIN +
+		    DOCK_PROXY_PORT_SPAN ? (int)port : 0;
 	}
-	return -ENOENT;
+	return 0;
+}
+
+/*
+ * The policy folder of the proxy that container `ctr` was given (its
+ * http_proxy variable names the port): 0, or -ENOENT when it has none.
+ */
+static int
+proxy_policy_dir(json_t *ctr, char *dir, size_t len)
+{
+	char base[256];
+	int port = dock_pol_proxy_port(ctr);
+
+	if (port == 0 || dock_pol_base(base, sizeof(base)) != 0)
+		return -ENOENT;
+	snprintf(dir, len, "%s/%d/policy", base, port);
+	return 0;
+}
+
+/* Appends to r->inet at *used: 0 or -E2BIG. */
+static int
+rules_add(struct dock_nft_rules *r, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(r->inet + *used, sizeof(r->inet) - *used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(r->inet) - *used)
+		return -E2BIG;
+	*used += (size_t)n;
+	return 0;
+}
+
+/* "add element T SET { a, b, ... }" of a NULL-terminated list. */
+static int
+rules_set(struct dock_nft_rules *r, size_t *used, const char *set,
+    const char *const *list)
+{
+	int rv = rules_add(r, used, "add element inet " DOCK_POL_TABLE
+	    " %s { ", set);
+
+	for (size_t i = 0; rv == 0 && list[i] != NULL; i++)
+		rv = rules_add(r, used, "%s%s", i ? ", " : "", list[i]);
+	return rv != 0 ? rv : rules_add(r, used, " }\n");
 }
 
 /*
  * The policy table (made if missing, its chains rewritten, its sets
- * kept) and `ip`'s membership: in `mode`'s set, out of the other.
+ * kept) and `ip`'s membership: in `mode`'s set, out of the other. The
+ * proxy's connections out (its mark) are refused, at each connect, to
+ * the blocked ranges, to any address of the host itself (fib: every
+ * interface's, as they are now) and to the sandbox bridge.
  */
 static int
 policy_rules(struct dock_pol *p, const char *ip, enum msc_net_mode mode,
@@ -213,24 +253,25 @@ policy_rules(struct dock_pol *p, const char *ip, enum msc_net_mode mode,
 	static const char *const sets[] = { "offline4", "proxied4" };
 	const char *in = mode == MSC_NET_NONE ? sets[0] :
 	    mode == MSC_NET_ALLOWLIST ? sets[1] : NULL;
-	size_t used;
-	int n;
+	size_t used = 0;
+	int rv;
 
-	n = snprintf(r->inet, sizeof(r->inet),
 #define T "inet " DOCK_POL_TABLE
+	rv = rules_add(r, &used,
 	    "add table " T "\n"
 	    "add set " T " offline4 { type ipv4_addr; }\n"
 	    "add set " T " proxied4 { type ipv4_addr; }\n"
 	    "add set " T " proxyports { type inet_service; }\n"
 	    "add set " T " blocked4 { type ipv4_addr; flags interval; }\n"
 	    "flush set " T " blocked4\n"
-	    "add element " T " blocked4 { 0.0.0.0/8, 10.0.0.0/8, "
-	    "100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, "
-	    "192.0.0.0/24, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/3 }\n"
 	    "add set " T " blocked6 { type ipv6_addr; flags interval; }\n"
-	    "flush set " T " blocked6\n"
-	    "add element " T " blocked6 { ::/127, ::ffff:0:0/96, "
-	    "64:ff9b:1::/48, fc00::/7, fe80::/10, fec0::/10, ff00::/8 }\n"
+	    "flush set " T " blocked6\n");
+	if (rv == 0)
+		rv = rules_set(r, &used, "blocked4", msc_net_blocked4);
+	if (rv == 0)
+		rv = rules_set(r, &used, "blocked6", msc_net_blocked6);
+	if (rv == 0)
+		rv = rules_add(r, &used,
 	    "add chain " T " input { type filter hook input priority filter "
 	    "- 2; policy accept; }\n"
 	    "add chain " T " forward { type filter hook forward priority "
@@ -250,33 +291,26 @@ policy_rules(struct dock_pol *p, const char *ip, enum msc_net_mode mode,
 	    "@blocked4 counter reject\n"
 	    "add rule " T " output meta mark " DOCK_POL_MARK_OUT " ip6 daddr "
 	    "@blocked6 counter reject\n"
+	    "add rule " T " output meta mark " DOCK_POL_MARK_OUT " fib daddr "
+	    "type local counter reject comment \"the host itself\"\n"
+	    "add rule " T " output meta mark " DOCK_POL_MARK_OUT " oifname "
+	    "\"%s\" counter reject comment \"the computers\"\n"
 	    "add rule " T " output meta mark " DOCK_POL_MARK_OUT " tcp flags "
 	    "syn counter comment \"the proxy's connections out\"\n",
-	    p->br, p->br, p->br, p->br, p->br);
-	if (n < 0 || (size_t)n >= sizeof(r->inet))
-		return -E2BIG;
-	used = (size_t)n;
-	if (p->proxy_port > 0) {
-		n = snprintf(r->inet + used, sizeof(r->inet) - used,
-		    "add element " T " proxyports { %d }\n", p->proxy_port);
-		if (n < 0 || (size_t)n >= sizeof(r->inet) - used)
-			return -E2BIG;
-		used += (size_t)n;
-	}
-	for (int i = 0; i < 2; i++) {
-		n = snprintf(r->inet + used, sizeof(r->inet) - used,
-		    "add element " T " %s { %s }\n%s%s%s%s%s", sets[i], ip,
-		    in == sets[i] ? "" : "delete element " T " ",
-		    in == sets[i] ? "" : sets[i],
-		    in == sets[i] ? "" : " { ", in == sets[i] ? "" : ip,
-		    in == sets[i] ? "" : " }\n");
+	    p->br, p->br, p->br, p->br, p->br, p->br);
+	if (rv == 0 && p->proxy_port > 0)
+		rv = rules_add(r, &used, "add element " T " proxyports { %d }\n",
+		    p->proxy_port);
+	for (int i = 0; rv == 0 && i < 2; i++)
+		rv = in == sets[i] ?
+		    rules_add(r, &used, "add element " T " %s { %s }\n",
+		    sets[i], ip) :
+		    rules_add(r, &used, "add element " T " %s { %s }\n"
+		    "delete element " T " %s { %s }\n", sets[i], ip, sets[i],
+		    ip);
 #undef T
-		if (n < 0 || (size_t)n >= sizeof(r->inet) - used)
-			return -E2BIG;
-		used += (size_t)n;
-	}
 	r->bridge[0] = '\0';
-	return 0;
+	return rv;
 }
 
 /* The address of container (inspect JSON) on the sandbox network. */
@@ -308,16 +342,97 @@ sandbox_address(struct dock_driver *d, const char *cid, char *ip,
 }
 
 int
+dock_pol_proxy_view(json_t *ctr, struct dock_pol_lists *l)
+{
+	char dir[512], path[600], line[512], word[16], val[300], why[256];
+	const char *ip = ctr_address(ctr);
+	FILE *f;
+	int rv = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (ip == NULL || proxy_policy_dir(ctr, dir, sizeof(dir)) != 0)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%s", dir, ip);
+	if ((f = fopen(path, "re")) == NULL)
+		return -ENOENT;
+	l->mode = MSC_NET_ALLOWLIST;
+	while (rv == 0 && fgets(line, sizeof(line), f) != NULL) {
+		char ***arr;
+		size_t *n;
+
+		if (sscanf(line, "%15s %299s", word, val) != 2 ||
+		    msc_net_entry_check(val, why, sizeof(why)) != 0)
+			continue;
+		if (strcmp(word, "allow") == 0) {
+			arr = &l->allow;
+			n = &l->nallow;
+		} else if (strcmp(word, "deny") == 0) {
+			arr = &l->deny;
+			n = &l->ndeny;
+		} else
+			continue;
+		if ((rv = msc_net_list_parse((const char *[]){ val }, 1, arr, n,
+		    why, sizeof(why))) != 0)
+			break;
+	}
+	fclose(f);
+	if (rv != 0)
+		dock_pol_lists_free(l);
+	return rv;
+}
+
+/* Whether the sandbox network's gateway is known (dock_net_ensure). */
+static bool
+gateway_known(struct dock_pol *p)
+{
+	bool known;
+
+	pthread_mutex_lock(&p->mu);
+	known = p->gw[0] != '\0';
+	pthread_mutex_unlock(&p->mu);
+	return known;
+}
+
+/*
+ * The proxy that an allowlist computer's variables name (`port`): ours
+ * is started when it is not running, there (a computer found again after
+ * the driver restarted). 0, or a negative errno with err; a computer
+ * whose port ours cannot take is logged and left with no network.
+ */
+static int
+serve_computer(struct dock_driver *d, const char *id, int port, bool mine,
+    char *err, size_t errlen)
+{
+	int rv;
+
+	if (d->tool)
+		return 0;       /* the server's proxy, or none until it runs */
+	if (!gateway_known(&d->pol) && (rv = dock_net_ensure(d, err,
+	    errlen)) != 0)
+		return rv;
+	pthread_mutex_lock(&d->pol.mu);
+	rv = dock_proxy_serve(d, port, mine, err, errlen);
+	pthread_mutex_unlock(&d->pol.mu);
+	if (rv == -EADDRINUSE) {
+		msc_log_warn("network: computer %s gets no network: %s (reset "
+		    "it)", id, err);
+		return 0;
+	}
+	return rv > 0 ? 0 : rv;
+}
+
+int
 dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
     char *err, size_t errlen)
 {
 	struct dock_pol *p = &d->pol;
 	struct dock_pol_lists l;
 	struct dock_nft_rules *r = NULL;
-	json_t *ctr = NULL;
+	json_t *ctr = NULL, *labels;
+	const char *ctr_id = "";
 	char ip[INET_ADDRSTRLEN], dir[512], path[600];
 	bool owned = false, has_dir;
-	int rv;
+	int rv, port;
 
 	if (!d->net_sandbox)
 		return 0;
@@ -326,10 +441,23 @@ dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
 		json_decref(ctr);
 		return rv == -ENOENT ? 0 : rv;  /* off the network: nothing leaves */
 	}
-	dock_pol_current(d, id, json_object_get(json_object_get(ctr, "Config"),
-	    "Labels"), &l, &owned);
+	labels = json_object_get(json_object_get(ctr, "Config"), "Labels");
+	dock_pol_current(d, id, json_string_value(json_object_get(ctr, "Id")),
+	    labels, &l, &owned);
+	port = dock_pol_proxy_port(ctr);
 	has_dir = proxy_policy_dir(ctr, dir, sizeof(dir)) == 0;
-	json_decref(ctr);
+	if (owned && l.cid[0] == '\0') {
+		/* Recorded before its container existed: bind it to this one. */
+		json_unpack(ctr, "{s?s}", "Id", &ctr_id);
+		snprintf(l.cid, sizeof(l.cid), "%s", ctr_id);
+		l.proxied = port > 0;
+		if ((rv = dock_pol_state_save(id, &l)) != 0) {
+			snprintf(err, errlen, "cannot record the network policy "
+			    "of computer %s: %s", id, strerror(-rv));
+			json_decref(ctr);
+			goto out;
+		}
+	}
 	/*
 	 * An open computer of a driver that is not root: loading the table
 	 * takes a container run, so a computer that was never given a mode
@@ -337,8 +465,10 @@ dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
 	 * computer left in a set stays closed, never open).
 	 */
 	if (l.mode == MSC_NET_OPEN && !owned && d->net_via_engine &&
-	    p->def_mode == MSC_NET_OPEN)
+	    p->def_mode == MSC_NET_OPEN) {
+		json_decref(ctr);
 		return 0;
+	}
 	if (l.mode == MSC_NET_ALLOWLIST && !has_dir) {
 		/* Made without the proxy's variables: closed, not open. */
 		msc_log_warn("network: computer %s was made without the "
@@ -346,20 +476,29 @@ dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
 		    "again in allowlist mode)", id);
 		l.mode = MSC_NET_NONE;
 	}
+	if (l.mode == MSC_NET_ALLOWLIST)
+		rv = serve_computer(d, id, port, dock_mine(d, labels) &&
+		    json_object_get(labels, "kilntainers.driver") != NULL, err,
+		    errlen);
+	json_decref(ctr);
+	if (rv != 0)
+		goto out;
 	if ((r = malloc(sizeof(*r))) == NULL) {
 		rv = -ENOMEM;
 		goto out;
 	}
 	pthread_mutex_lock(&p->mu);
-	if (l.mode == MSC_NET_ALLOWLIST && strstr(dir, p->dir) == dir &&
-	    p->dir[0] != '\0')
-		rv = dock_proxy_ensure(d, err, errlen); /* ours: is it up? */
-	if (rv == 0 && l.mode == MSC_NET_ALLOWLIST &&
+	if (l.mode == MSC_NET_ALLOWLIST &&
 	    (rv = write_policy_file(dir, id, ip, &l)) != 0)
 		snprintf(err, errlen, "cannot write the network policy of "
 		    "computer %s: %s", id, strerror(-rv));
 	if (rv == 0 && l.mode != MSC_NET_ALLOWLIST && has_dir) {
 		snprintf(path, sizeof(path), "%s/%s", dir, ip);
+		(void)unlink(path);
+	}
+	if (rv == 0 && l.mode != MSC_NET_ALLOWLIST && p->dir[0] != '\0') {
+		/* One a removed computer of that address left to our proxy. */
+		snprintf(path, sizeof(path), "%s/policy/%s", p->dir, ip);
 		(void)unlink(path);
 	}
 	if (rv == 0 && p->br[0] == '\0')

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "msc_log.h"
 #include "msc_slug.h"
 
 int
@@ -94,6 +95,10 @@ dock_pol_state_load(const char *id, struct dock_pol_lists *l)
 			continue;
 		if (strcmp(word, "mode") == 0)
 			moded = msc_net_mode_parse(val, &l->mode) == 0;
+		else if (strcmp(word, "container") == 0)
+			snprintf(l->cid, sizeof(l->cid), "%.64s", val);
+		else if (strcmp(word, "proxied") == 0)
+			l->proxied = strcmp(val, "yes") == 0;
 		else if (msc_net_entry_check(val, err, sizeof(err)) != 0)
 			continue;       /* a damaged line: not an entry */
 		else if (strcmp(word, "allow") == 0)
@@ -138,6 +143,9 @@ dock_pol_state_save(const char *id, const struct dock_pol_lists *l)
 		return rv;
 	}
 	fprintf(f, "mode %s\n", msc_net_mode_name(l->mode));
+	if (l->cid[0] != '\0')
+		fprintf(f, "container %s\nproxied %s\n", l->cid,
+		    l->proxied ? "yes" : "no");
 	for (size_t i = 0; i < l->nallow; i++)
 		fprintf(f, "allow %s\n", l->allow[i]);
 	for (size_t i = 0; i < l->ndeny; i++)
@@ -162,12 +170,20 @@ dock_pol_state_remove(const char *id)
 }
 
 void
-dock_pol_current(struct dock_driver *d, const char *id, json_t *labels,
-    struct dock_pol_lists *l, bool *owned)
+dock_pol_current(struct dock_driver *d, const char *id, const char *cid,
+    json_t *labels, struct dock_pol_lists *l, bool *owned)
 {
 	if (dock_pol_state_load(id, l) == 0) {
-		*owned = true;
-		return;
+		if (l->cid[0] == '\0' || cid == NULL ||
+		    strcmp(l->cid, cid) == 0) {
+			*owned = true;
+			return;
+		}
+		msc_log_info("network: forgot the policy of computer %s's "
+		    "container %.12s, removed behind the driver's back", id,
+		    l->cid);
+		dock_pol_lists_free(l);
+		dock_pol_state_remove(id);
 	}
 	*owned = false;
 	memset(l, 0, sizeof(*l));
@@ -208,8 +224,9 @@ int
 dock_driver_network(struct dock_driver *d, const char *id, const char *mode,
     char *msg, size_t msglen)
 {
-	struct dock_pol_lists l;
+	struct dock_pol_lists l, seen;
 	json_t *ctr = NULL;
+	const char *ctr_id = "";
 	char *text;
 	bool owned = false;
 	int rv;
@@ -242,6 +259,9 @@ dock_driver_network(struct dock_driver *d, const char *id, const char *mode,
 			l.deny = d->pol.deny;
 			l.ndeny = d->pol.ndeny;
 		}
+		json_unpack(ctr, "{s?s}", "Id", &ctr_id);
+		snprintf(l.cid, sizeof(l.cid), "%s", ctr_id);
+		l.proxied = dock_pol_proxy_port(ctr) > 0;
 		if (rv == 0 && (rv = dock_pol_state_save(id, &l)) != 0)
 			snprintf(msg, msglen, "cannot save the policy: %s",
 			    strerror(-rv));
@@ -253,8 +273,15 @@ dock_driver_network(struct dock_driver *d, const char *id, const char *mode,
 			return rv;
 		}
 	}
-	dock_pol_current(d, id, json_object_get(json_object_get(ctr, "Config"),
-	    "Labels"), &l, &owned);
+	dock_pol_current(d, id, json_string_value(json_object_get(ctr, "Id")),
+	    json_object_get(json_object_get(ctr, "Config"), "Labels"), &l,
+	    &owned);
+	/* The server's defaults are its flags, not this process's: ask its proxy. */
+	if (!owned && l.mode == MSC_NET_ALLOWLIST &&
+	    dock_pol_proxy_view(ctr, &seen) == 0) {
+		l = seen;
+		owned = true;
+	}
 	json_decref(ctr);
 	text = dock_pol_describe(&l);
 	if (owned)
@@ -375,7 +402,23 @@ dock_pol_mode_for(struct dock_driver *d, const char *id)
 
 	if (dock_pol_state_load(id, &l) != 0)
 		return d->pol.def_mode;
-	m = l.mode;
+	/* Bound: a container of that id was removed behind our back. */
+	m = l.cid[0] == '\0' ? l.mode : d->pol.def_mode;
 	dock_pol_lists_free(&l);
 	return m;
+}
+
+const char *const *
+dock_pol_exec_env(struct dock_driver *d, const char *id)
+{
+	static const char *const blank[] = { "http_proxy=", "https_proxy=",
+	    "HTTP_PROXY=", "HTTPS_PROXY=", NULL };
+	struct dock_pol_lists l;
+	bool keep;
+
+	if (!d->net_sandbox || dock_pol_state_load(id, &l) != 0)
+		return NULL;
+	keep = l.mode == MSC_NET_ALLOWLIST || !l.proxied;
+	dock_pol_lists_free(&l);
+	return keep ? NULL : blank;
 }

@@ -192,13 +192,19 @@ static int
 write_errors(const char *dir)
 {
 	static const struct { const char *name, *text; } pages[] = {
-		{ "ERR_MSC_POLICY", "Refused by the network policy: %o\n" },
+		/*
+		 * The helper's message, as written: %o would quote it for
+		 * HTML in this plain-text page (wt1&#39;s). The helper
+		 * writes host-name bytes only.
+		 */
+		{ "ERR_MSC_POLICY", "Refused by the network policy: "
+		    "@Squid{%'{message}note}\n" },
 		{ "ERR_MSC_PORT", "Refused by the network policy: allowlist "
 		    "mode allows HTTP on port 80 and CONNECT (HTTPS) on port "
 		    "443 only\n" },
 		{ "ERR_MSC_ADDRESS", "Refused by the network policy: %H "
-		    "resolves to a private, loopback, link-local or metadata "
-		    "address\n" },
+		    "resolves to an address of the host, or a private, "
+		    "loopback, link-local or metadata address\n" },
 		{ NULL, NULL } };
 	char path[1200];
 	glob_t g;
@@ -228,12 +234,16 @@ write_errors(const char *dir)
 static char *
 squid_conf(const struct dock_pol *p, const char *helper, bool root)
 {
-	char *s = NULL, dns[80] = "";
+	char *s = NULL, dns[80] = "", *blocked;
 	size_t len = 0;
-	FILE *f = open_memstream(&s, &len);
+	FILE *f;
 
-	if (f == NULL)
+	if ((blocked = dock_proxy_blocked(p->br)) == NULL)
 		return NULL;
+	if ((f = open_memstream(&s, &len)) == NULL) {
+		free(blocked);
+		return NULL;
+	}
 	if (p->dns != NULL)
 		snprintf(dns, sizeof(dns), "dns_nameservers %s\n", p->dns);
 	fprintf(f,
@@ -262,10 +272,7 @@ squid_conf(const struct dock_pol *p, const char *helper, bool root)
 	    "acl msc_port443 port 443\n"
 	    "acl msc_port80 port 80\n"
 	    "acl msc_http proto HTTP\n"
-	    "acl msc_blocked dst 0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 "
-	    "127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.0.0.0/24 "
-	    "192.168.0.0/16 198.18.0.0/15 224.0.0.0/3 ::/127 ::ffff:0:0/96 "
-	    "64:ff9b:1::/48 fc00::/7 fe80::/10 fec0::/10 ff00::/8\n"
+	    "acl msc_blocked dst %s\n"
 	    "deny_info ERR_MSC_POLICY msc_policy\n"
 	    "deny_info ERR_MSC_PORT msc_port443\n"
 	    "deny_info ERR_MSC_PORT msc_port80\n"
@@ -280,7 +287,7 @@ squid_conf(const struct dock_pol *p, const char *helper, bool root)
 	    "%s",
 	    p->gw, p->proxy_port, p->dir, p->dir, p->dir,
 	    root ? "cache_effective_user " SQUID_USER "\n" : "", p->dir, dns,
-	    helper, p->dir,
+	    helper, p->dir, blocked,
 	    root ? "tcp_outgoing_mark " DOCK_POL_MARK_OUT " all\n" : "");
 	for (size_t i = 0; i < p->ncreds; i++) {
 		const struct dock_pol_cred *c = &p->creds[i];
@@ -293,6 +300,7 @@ squid_conf(const struct dock_pol *p, const char *helper, bool root)
 			fputs(*v == '%' ? "%%" : (char[2]){ *v, 0 }, f);
 		fprintf(f, "\" msc_cred%zu msc_http !msc_connect\n", i);
 	}
+	free(blocked);
 	if (fclose(f) != 0) {
 		free(s);
 		return NULL;
@@ -361,7 +369,7 @@ spawn_squid(struct dock_pol *p, char *conf_path, char *err, size_t errlen)
 }
 
 static int
-proxy_start(struct dock_driver *d, char *err, size_t errlen)
+proxy_start(struct dock_driver *d, int want, char *err, size_t errlen)
 {
 	struct dock_pol *p = &d->pol;
 	const char *helper = helper_path();
@@ -387,7 +395,9 @@ proxy_start(struct dock_driver *d, char *err, size_t errlen)
 		    SQUID_USER);
 		return -ENOENT;
 	}
-	if ((port = pick_port(p->gw, d->cfg->driver_id)) < 0) {
+	if (want > 0 && port_free(p->gw, want))
+		port = want;
+	else if ((port = pick_port(p->gw, d->cfg->driver_id)) < 0) {
 		snprintf(err, errlen, "no free port for the allowlist proxy in "
 		    "%d-%d", DOCK_PROXY_PORT_MIN,
 		    DOCK_PROXY_PORT_MIN + DOCK_PROXY_PORT_SPAN - 1);
@@ -435,7 +445,7 @@ fail:
 }
 
 int
-dock_proxy_ensure(struct dock_driver *d, char *err, size_t errlen)
+dock_proxy_ensure(struct dock_driver *d, int want, char *err, size_t errlen)
 {
 	struct dock_pol *p = &d->pol;
 	int st;
@@ -447,7 +457,38 @@ dock_proxy_ensure(struct dock_driver *d, char *err, size_t errlen)
 		    "starting it again", (int)p->proxy_pid);
 		p->proxy_pid = 0;
 	}
-	return proxy_start(d, err, errlen);
+	return proxy_start(d, want > 0 ? want : p->proxy_port, err, errlen);
+}
+
+bool
+dock_proxy_answers(struct dock_driver *d, int port)
+{
+	return d->pol.gw[0] != '\0' && port_answers(d->pol.gw, port);
+}
+
+int
+dock_proxy_serve(struct dock_driver *d, int port, bool mine, char *err,
+    size_t errlen)
+{
+	struct dock_pol *p = &d->pol;
+	int rv;
+
+	if (p->proxy_port == port && p->dir[0] != '\0')
+		return dock_proxy_ensure(d, port, err, errlen);
+	/* Ours of the driver's earlier run may be ending (PDEATHSIG). */
+	for (int i = 0; i < 40 && mine && p->proxy_pid == 0 &&
+	    port_answers(p->gw, port); i++)
+		nanosleep(&(struct timespec){ 0, 50 * 1000000 }, NULL);
+	if (port_answers(p->gw, port))
+		return 1;               /* another proxy serves it */
+	if (p->proxy_pid == 0 && (rv = dock_proxy_ensure(d, port, err,
+	    errlen)) != 0)
+		return rv;
+	if (p->proxy_port == port)
+		return 0;
+	snprintf(err, errlen, "no proxy serves its port %d and this "
+	    "driver's listens on %d", port, p->proxy_port);
+	return -EADDRINUSE;
 }
 
 void

@@ -3,7 +3,9 @@
 // namespace this file makes, with an HTTP upstream (port 80), a TLS stand-in (port 443, echoes),
 // a link-local listener (169.254.77.77: a refusal proves a block, not an absence) and a DNS server
 // the proxy resolves through (--proxy-dns-server), whose answers this file controls (TTL 0; one
-// name rebinds between a public and a link-local address). Runs as root, as CI does.
+// name rebinds between a public and a link-local address). The host's end of the veth (LINK) is
+// one of the host's own addresses, not a private one: a web server listens there, as a service
+// on a host's public interface would. Runs as root, as CI does.
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +14,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
-import { startServer, cid, cleanupContainers, run, waitFor, MSC_BIN } from './lib.mjs';
+import { startServer, cid, cleanupContainers, run, waitFor, docker, containerName, MSC_BIN } from './lib.mjs';
 
 const NS = `msc-np-${randomBytes(3).toString('hex')}`;
 const VETH = `vp${randomBytes(3).toString('hex')}`;
@@ -20,6 +22,7 @@ const UP = '198.51.100.31';   // TEST-NET-2: the upstream web server
 const DNS = '198.51.100.53';  // the test's resolver
 const LINKLOCAL = '169.254.77.77';
 const LINK = '192.0.2.129'; // the host's end of the veth
+const LATE = '203.0.113.77'; // TEST-NET-3: an address the host gains after the proxy started
 
 const NAMES = {
   'allowed.test': UP,
@@ -30,6 +33,8 @@ const NAMES = {
   'bad.wild.test': UP,
   'meta.wild.test': LINKLOCAL,
   'loop.wild.test': '127.0.0.1',
+  'host.wild.test': LINK,
+  'late.wild.test': LATE,
 };
 let rebinds = 0; // rebind.wild.test: public, then link-local, alternately
 const seen = []; // every name the resolver was asked
@@ -49,6 +54,7 @@ s.on('message', (m, r) => {
   process.stdout.write(name + '\\n');
   let ip = names[name];
   if (name === 'rebind.wild.test') ip = (n++ % 2 === 0) ? '${UP}' : '${LINKLOCAL}';
+  if (name === 'hostrebind.wild.test') ip = (n++ % 2 === 0) ? '${UP}' : '${LINK}';
   const qtype = m.readUInt16BE(o + 1);
   const head = Buffer.from(m.slice(0, qend)); head[2] = 0x81; head[3] = ip ? 0x80 : 0x83;
   head.writeUInt16BE(0, 8); head.writeUInt16BE(0, 10);
@@ -70,7 +76,23 @@ setTimeout(() => process.exit(0), 300000);
 
 let s;
 let nsProc;
+let lateAdded = false;
+const hostServers = []; // the host's own web servers (LINK, LATE): never reached from a computer
 const a = cid('np-a');
+const FLAGS = ['--timeout', '30', '--network-allow', 'allowed.test,*.wild.test',
+  '--network-deny', 'bad.wild.test', '--proxy-dns-server', DNS,
+  '--proxy-credential', 'allowed.test=X-Api-Key:MSC_TEST_API_KEY'];
+const OPTS = { env: { ENABLE_LIFECYCLE_TOOLS: 'true', MSC_TEST_API_KEY: SECRET } };
+const DEFAULTS = 'allowlist: allowed.test, *.wild.test; deny: bad.wild.test';
+
+/** A web server of the host itself on addr (80 and 443), answering 'hi-host'. */
+async function hostServer(addr) {
+  for (const port of [80, 443]) {
+    const srv = net.createServer((c) => c.end('hi-host\n'));
+    await new Promise((resolve, reject) => srv.once('error', reject).listen(port, addr, resolve));
+    hostServers.push(srv);
+  }
+}
 
 async function ip(args) {
   const r = await run('ip', args);
@@ -131,16 +153,17 @@ before(async () => {
   // The upstreams answer the host itself: a refusal inside is the policy's doing.
   assert.ok(await waitFor(async () => (await readFrom(LINKLOCAL, 80)) === 'hi-linklocal\n', { timeoutMs: 10000 }));
   assert.match(await readFrom(UP, 80, 'GET / HTTP/1.0\r\nHost: x\r\n\r\n'), /200 OK/);
-  s = await startServer(['--timeout', '30', '--network-allow', 'allowed.test,*.wild.test',
-    '--network-deny', 'bad.wild.test', '--proxy-dns-server', DNS,
-    '--proxy-credential', 'allowed.test=X-Api-Key:MSC_TEST_API_KEY'],
-  { env: { ENABLE_LIFECYCLE_TOOLS: 'true', MSC_TEST_API_KEY: SECRET } });
+  await hostServer(LINK);
+  assert.equal(await readFrom(LINK, 80), 'hi-host\n');
+  s = await startServer(FLAGS, OPTS);
 });
 
 after(async () => {
   await s?.close();
   await cleanupContainers();
   nsProc?.kill('SIGKILL');
+  for (const srv of hostServers) srv.close();
+  if (lateAdded) await run('ip', ['addr', 'del', `${LATE}/32`, 'dev', VETH]);
   for (const addr of [UP, DNS, LINKLOCAL]) await run('ip', ['route', 'del', `${addr}/32`, 'dev', VETH]);
   await run('ip', ['link', 'del', VETH]);
   await run('ip', ['netns', 'del', NS]);
@@ -162,7 +185,10 @@ describe('allowlist mode', () => {
     assert.match(await sh(get('sub.wild.test')), /hello sub\.wild\.test/);
     assert.match(await sh(get('deep.sub.wild.test')), /hello deep\.sub\.wild\.test/);
     const top = await sh(get('wild.test'));
-    assert.match(top, /403[\s\S]*Refused by the network policy: wild\.test is not on computer \S+ network policy allowlist/);
+    // Plain text, as written: not quoted for HTML (wt1&#39;s).
+    assert.match(top, /403[\s\S]*\r\n\r\nRefused by the network policy: wild\.test is not on computer (\S+)'s network policy allowlist\n/);
+    assert.equal(/computer (\S+)'s network/.exec(top)[1], a);
+    assert.doesNotMatch(top, /&#/);
     assert.match(await sh(get('bad.wild.test')), /403[\s\S]*deny list \(bad\.wild\.test\)/);
   });
 
@@ -199,6 +225,34 @@ describe('allowlist mode', () => {
     assert.match(out, /hello rebind\.wild\.test/);
   });
 
+  it('names that resolve to the host\'s own addresses reach nothing on it: at check and at connect', async () => {
+    const h = await sh(get('host.wild.test'));
+    assert.match(h, /^HTTP\/1\.1 403[\s\S]*host\.wild\.test resolves to an address of the host/);
+    assert.doesNotMatch(h, /hi-host/);
+    assert.doesNotMatch(await sh(connect('host.wild.test', 443)), /hi-host/);
+    // An address the host gains after the proxy started: not in squid's list, refused by the
+    // kernel at the proxy's connect, as every address of the host is.
+    await ip(['addr', 'add', `${LATE}/32`, 'dev', VETH]);
+    lateAdded = true;
+    await hostServer(LATE);
+    assert.equal(await readFrom(LATE, 80), 'hi-host\n');
+    const late = await sh(get('late.wild.test'));
+    assert.match(late, /^HTTP\/1\.1 (403|503)/);
+    assert.doesNotMatch(late, /hi-host/);
+    assert.doesNotMatch(await sh(connect('late.wild.test', 443)), /hi-host/);
+    // TTL 0, answers alternate between a public address and the host's.
+    const out = await sh(Array.from({ length: 6 }, () => get('hostrebind.wild.test')).join('; echo; '));
+    assert.doesNotMatch(out, /hi-host/);
+    assert.match(out, /hello hostrebind\.wild\.test/);
+  });
+
+  it('the proxy starts without squid warnings about its address list', async () => {
+    const m = /decision log (\S+)\/decisions\.log\)/.exec(s.stderr());
+    assert.ok(m, s.stderr().slice(-3000));
+    const logs = s.stderr() + readFileSync(`${m[1]}/cache.log`, 'utf8');
+    assert.doesNotMatch(logs, /is ignored to keep splay tree|is a subnetwork of/);
+  });
+
   it('nothing leaves the computer but through the proxy: no direct connection, no DNS', async () => {
     const direct = await sh(`timeout 4 bash -c 'exec 3<>/dev/tcp/${UP}/80 && echo open' 2>/dev/null || echo blocked`);
     assert.equal(direct, 'blocked\n');
@@ -229,6 +283,12 @@ describe('allowlist mode', () => {
     assert.equal(row?.network, 'allowlist: allowed.test, *.wild.test; deny: bad.wild.test');
   });
 
+  it('network ID shows the lists in effect, the server\'s defaults included', async () => {
+    const r = await run(MSC_BIN, ['network', a]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${a}: ${DEFAULTS}\n`);
+  });
+
   it('a changed policy takes effect on the next connection, without restarting the computer', async () => {
     const boot = await sh('cut -d" " -f22 /proc/1/stat');
     let r = await run(MSC_BIN, ['network', a, 'allowlist', '--network-allow', 'other.test']);
@@ -249,6 +309,21 @@ describe('allowlist mode', () => {
     r = await run(MSC_BIN, ['network', a, 'sideways']);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /the mode is none, allowlist or open, got: sideways/);
+  });
+
+  it('a computer switched to open or none has no proxy variables naming a proxy it cannot reach', async () => {
+    let r = await run(MSC_BIN, ['network', a, 'open']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await sh('echo "[$http_proxy|$https_proxy|$HTTP_PROXY|$HTTPS_PROXY]"'), '[|||]\n');
+    const direct = `timeout 4 bash -c 'exec 3<>/dev/tcp/${UP}/80 && printf "GET / HTTP/1.0\\r\\nHost: up\\r\\n\\r\\n" >&3 && timeout 3 cat <&3' 2>/dev/null | head -1`;
+    assert.match(await sh(direct), /200 OK/);
+    r = await run(MSC_BIN, ['network', a, 'none']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await sh('echo "[$http_proxy]"'), '[]\n');
+    r = await run(MSC_BIN, ['network', a, 'allowlist', '--network-allow', 'allowed.test,*.wild.test']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(await sh('echo $http_proxy'), /^http:\/\/[0-9.]+:\d+\n$/);
+    assert.match(await sh(get('allowed.test')), /hello allowed\.test/);
   });
 
   it('the operator reads the decision log with network-log', async () => {
@@ -343,4 +418,43 @@ describe('bad policy flags are refused at start, never run open', () => {
       assert.match(r.stderr, re);
     });
   }
+});
+
+describe('a computer\'s policy lives as long as its container', () => {
+  const g = cid('np-g');
+  const on = async (id, command) => (await s.exec({ computer_id: id, temporary: false, command, timeout: 20 })).stdout;
+
+  it('a container removed behind the server\'s back leaves no policy to the next one of that id', async () => {
+    assert.match(await on(g, get('allowed.test')), /hello allowed\.test/);
+    let r = await run(MSC_BIN, ['network', g, 'none']);
+    assert.equal(r.code, 0, r.stderr);
+    r = await docker(['rm', '-f', containerName(g)]);
+    assert.equal(r.code, 0, r.stderr);
+    // The same id made again has the server's default policy, not the removed container's.
+    let out = null;
+    for (let i = 0; i < 3 && out === null; i++) {
+      const res = await s.call({ computer_id: g, temporary: false, command: get('allowed.test'), timeout: 20 });
+      if (!res.isError) out = res.structuredContent.stdout;
+    }
+    assert.match(out ?? '', /hello allowed\.test/);
+    r = await run(MSC_BIN, ['network', g]);
+    assert.equal(r.stdout, `${g}: ${DEFAULTS}\n`);
+  });
+});
+
+describe('a server restarted', () => {
+  const p = cid('np-p');
+
+  it('gives its permanent allowlist computers their proxy back at start, before any command', async () => {
+    const first = await s.exec({ computer_id: p, temporary: false, command: get('allowed.test'), timeout: 20 });
+    assert.match(first.stdout, /hello allowed\.test/);
+    await s.close();
+    s = await startServer(FLAGS, OPTS);
+    // Nothing asked of the server: the computer's own programs find their proxy again.
+    assert.ok(await waitFor(() => /the allowlist proxy listens on/.test(s.stderr()), { timeoutMs: 30000 }),
+      s.stderr().slice(-3000));
+    const r = await docker(['exec', containerName(p), 'bash', '-c', get('allowed.test')]);
+    assert.match(r.stdout, /hello allowed\.test/, r.stdout + r.stderr);
+    assert.match(s.stderr(), new RegExp(`network: computer ${p} \\(\\S+\\) is in allowlist mode`));
+  });
 });

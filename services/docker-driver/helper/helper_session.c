@@ -198,6 +198,18 @@ start_error(struct sess *s, const char *stage, const char *what, int err)
 	(void)queue_frame(s, FX_STDOUT, msg, strlen(msg));
 }
 
+/* Whether the request sets variable `kv`'s name itself (as Docker's exec Env). */
+static bool
+overridden(const struct fx_req *r, const char *kv)
+{
+	size_t n = strcspn(kv, "=");
+
+	for (size_t i = 0; r->env != NULL && r->env[i] != NULL; i++)
+		if (strncmp(r->env[i], kv, n + 1) == 0)
+			return true;
+	return false;
+}
+
 /* In the child: never returns. Reports a failure on `rep` (CLOEXEC). */
 static void
 child(const struct fx_req *r, const char *marker, int in, int out, int err,
@@ -227,7 +239,7 @@ child(const struct fx_req *r, const char *marker, int in, int out, int err,
 	env[k++] = mvar;
 	for (i = 0; environ != NULL && environ[i] != NULL; i++)
 		if (strncmp(environ[i], FX_MARKER_VAR "=",
-		    sizeof(FX_MARKER_VAR)) != 0)
+		    sizeof(FX_MARKER_VAR)) != 0 && !overridden(r, environ[i]))
 			env[k++] = environ[i];
 	for (i = 0; r->env != NULL && r->env[i] != NULL; i++)
 		env[k++] = (char *)r->env[i];

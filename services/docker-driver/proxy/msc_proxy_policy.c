@@ -18,6 +18,7 @@
  * name (an IP literal, a trailing dot, an IDN) are refused.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,15 +76,20 @@ policy_load(const char *dir, const char *src, struct policy *p)
 	return p->id[0] != '\0' ? 0 : (policy_free(p), -1);
 }
 
-/* A DST for the log: host-name bytes only, at most 100 of them. */
+/*
+ * A DST for the message and the log: host-name bytes (and those of an
+ * address: ':', '[', ']') only, others as '?', at most 100. The refusal
+ * page shows the message as it is (docker_proxy.c), so nothing in it may
+ * read as markup or end the quoted value.
+ */
 static void
 log_safe(const char *s, char *out, size_t len)
 {
 	size_t j = 0;
 
 	for (; *s != '\0' && j + 1 < len && j < 100; s++)
-		out[j++] = (*s >= '!' && *s <= '~' && *s != '"' &&
-		    *s != '\\') ? *s : '?';
+		out[j++] = (isalnum((unsigned char)*s) || strchr(".-_*:[]",
+		    *s) != NULL) ? *s : '?';
 	out[j] = '\0';
 }
 
