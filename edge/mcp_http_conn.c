@@ -162,7 +162,7 @@ conn_close(struct http_conns *cs, struct http_conn *k)
 		    strerror(errno));
 }
 
-/* Open connections in `owner`'s share (lock held). */
+/* Open connections in `owner`'s share (lock held; a scan of 4096 at most). */
 static unsigned
 owner_count(const struct http_conns *cs, const char *owner)
 {
