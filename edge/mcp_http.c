@@ -29,7 +29,8 @@
 #include "session.pb-c.h"
 
 #define CONN_LIMIT 4096         /* connections at once, at most */
-#define PER_IP_LIMIT 256        /* from one client address */
+#define FD_ROOM 256             /* descriptors kept for the rest */
+#define CLOSING_ROOM 64         /* closed to make room, not yet gone */
 #define IDLE_TIMEOUT_S 30       /* MHD's inactivity timeout */
 #define CONN_MEMORY (32u * 1024) /* per connection: headers must fit */
 
@@ -43,6 +44,7 @@ server_free(struct edge_http *h)
 	free(h->hosts);
 	free(h->origins);
 	free(h->env_copy);
+	free(h->proxies);
 	free(h);
 }
 
@@ -146,7 +148,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	c->conn = NULL;
 	pthread_mutex_unlock(&h->mu);
 	/* The next request on this connection (or an idle close). */
-	http_conns_deadline(h->conns, conn, HTTP_HEADER_MS);
+	http_conns_idle(h->conns, conn);
 	http_call_unref(c);
 }
 
@@ -296,20 +298,18 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		if ((c = call_new(h, conn)) == NULL)
 			return MHD_NO;
 		*req_cls = c;
-		if (!http_strict_refused(c, version))
-			route(h, c, url, method);
-		else
+		http_conns_request(h->conns, conn, has_body(c));
+		if (http_strict_refused(c, version))
 			c->closing = true;
-		if (!c->answered) {
-			http_conns_deadline(h->conns, conn,
-			    has_body(c) ? HTTP_BODY_MS : 0);
+		else if (http_client_charge(c))
+			route(h, c, url, method);
+		if (!c->answered)
 			return MHD_YES;
-		}
 		if (!has_body(c) && !c->closing)
 			return MHD_YES; /* answered in the last call */
 		/* Refused before the body (or refused and closing): answer
 		 * now, then close. */
-		http_conns_deadline(h->conns, conn, 0);
+		http_conns_serving(h->conns, conn);
 		http_conns_drain(h->conns, conn);
 		return queue_answer(c);
 	}
@@ -321,7 +321,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	if (!c->dispatched) {
 		c->dispatched = true;
-		http_conns_deadline(h->conns, conn, 0);
+		http_conns_serving(h->conns, conn);
 		if (c->post && !c->answered)
 			http_post_run(c);
 		else if (!c->answered)
@@ -346,31 +346,40 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 }
 
 /*
- * Raises the descriptor soft limit to the hard one and returns how many
- * connections fit, keeping room for the rest of the program.
+ * Raises the descriptor soft limit to the hard one, says so, and returns
+ * how many connections fit, keeping room for the rest of the program and
+ * for the connections closed to make room that MHD has not closed yet.
  */
 static unsigned
 conn_limit(void)
 {
 	struct rlimit rl;
-	rlim_t room;
+	rlim_t room, was;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
 		msc_log_warn("http: getrlimit: %s", strerror(errno));
 		return 512;
 	}
+	was = rl.rlim_cur;
 	if (rl.rlim_cur < rl.rlim_max) {
-		rlim_t want = rl.rlim_cur;
-
-		rl.rlim_cur = rl.rlim_max;
+		/* No process may have an unlimited number. */
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 65536 : rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
 			msc_log_warn("http: cannot raise the descriptor limit "
-			    "to %llu: %s", (unsigned long long)rl.rlim_max,
-			    strerror(errno));
-			rl.rlim_cur = want;
+			    "from %llu to %llu: %s", (unsigned long long)was,
+			    (unsigned long long)rl.rlim_cur, strerror(errno));
+			rl.rlim_cur = was;
+		} else {
+			msc_log_info("http: descriptor limit raised from %llu "
+			    "to %llu", (unsigned long long)was,
+			    (unsigned long long)rl.rlim_cur);
 		}
+	} else {
+		msc_log_info("http: descriptor limit %llu, its hard limit "
+		    "too: it cannot be raised", (unsigned long long)was);
 	}
-	room = rl.rlim_cur > 512 ? rl.rlim_cur - 256 : rl.rlim_cur / 2;
+	room = rl.rlim_cur > 2 * (FD_ROOM + CLOSING_ROOM)
+	    ? rl.rlim_cur - FD_ROOM - CLOSING_ROOM : rl.rlim_cur / 2;
 	return room > CONN_LIMIT ? CONN_LIMIT : (unsigned)room;
 }
 
@@ -383,6 +392,7 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 	struct addrinfo *ai = NULL;
 	struct edge_http *h;
 	unsigned limit = conn_limit();
+	unsigned per_address = (unsigned)cfg->max_address_connections;
 	char url[300], port[16];
 	int rv;
 
@@ -397,10 +407,13 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 							  : "http://%s:%ld",
 	    cfg->host, cfg->port);
 	snprintf(port, sizeof(port), "%ld", cfg->port);
-	if ((rv = http_allowlists_init(h)) != 0 ||
+	if ((rv = http_proxies_init(h)) != 0 ||
+	    (rv = http_allowlists_init(h)) != 0 ||
 	    (rv = http_principals_init(h)) != 0 ||
-	    (rv = http_conns_start(&h->conns)) != 0) {
-		msc_log_err("cannot serve HTTP on %s: %s", url, strerror(-rv));
+	    (rv = http_conns_start(h, limit, per_address, &h->conns)) != 0) {
+		if (rv != -EINVAL)      /* else a bad entry was named */
+			msc_log_err("cannot serve HTTP on %s: %s", url,
+			    strerror(-rv));
 		edge_http_stop(h);
 		return rv;
 	}
@@ -415,13 +428,11 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 		(ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 	    (uint16_t)cfg->port, NULL, NULL, on_request, h,
 	    MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-	    MHD_OPTION_CONNECTION_LIMIT, limit,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    limit < PER_IP_LIMIT ? limit : PER_IP_LIMIT,
+	    MHD_OPTION_CONNECTION_LIMIT, limit + CLOSING_ROOM,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-	    MHD_OPTION_NOTIFY_CONNECTION, http_conns_notify, h->conns,
+	    MHD_OPTION_NOTIFY_CONNECTION, http_conns_notify, h,
 	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 	    MHD_OPTION_END);
 	rv = errno;
@@ -431,8 +442,10 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 		edge_http_stop(h);
 		return -EIO;
 	}
-	msc_log_info("serving MCP over HTTP on %s/mcp (up to %u connections)",
-	    url, limit);
+	msc_log_info("serving MCP over HTTP on %s/mcp (up to %u connections, "
+	    "%u per client address; past those the oldest without a request "
+	    "in flight are closed to make room)", url, limit,
+	    per_address < limit ? per_address : limit);
 	*hp = h;
 	return 0;
 }

@@ -7,6 +7,17 @@
  * second and shuts an overdue socket down; MHD then sees the end of the
  * stream and closes the connection itself.
  *
+ * It also shares the connections out. Each counts in its client's share
+ * (mcp_http_client.c says whose); past the share, or past the limit on
+ * all of them, a new connection makes room: the oldest connection of that
+ * client (or of anyone) that is waiting for a request's headers (new, or
+ * idle between requests) is shut down, else the oldest whose body is
+ * still arriving; only when every one has a request in flight is the new
+ * one refused. A request in flight (a command running, a stream) is never
+ * closed to make room. So a flood of half-open or idle connections, from
+ * one address or many, cannot keep a new client out: it pushes out its
+ * own oldest.
+ *
  * The same thread drains: an answer sent before the request's body was
  * read makes MHD close the connection, and closing a socket with unread
  * data sends a reset that can destroy the answer on its way. So the
@@ -22,9 +33,11 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -36,12 +49,24 @@
 #define DRAIN_BYTES (64u * 1024 * 1024)
 #define DRAIN_IDLE_MS 1000
 #define DRAIN_TOTAL_MS 10000
+#define REPORT_MS 10000         /* closes to make room: one log line */
+
+enum conn_state {
+	CONN_WAITING,           /* for a request's headers: new, or idle */
+	CONN_RECEIVING,         /* a request's body is arriving */
+	CONN_SERVING,           /* a request in flight: never made room of */
+};
 
 struct http_conn {
 	int fd;                       /* MHD's; valid while listed */
 	int64_t deadline;             /* 0: none */
-	struct http_conn *prev, *next;
+	enum conn_state state;
+	bool closing;                 /* shut down here; MHD closes it */
+	char owner[HTTP_OWNER_MAX];   /* its share; "": a proxy's, none */
+	TAILQ_ENTRY(http_conn) link;
 };
+
+TAILQ_HEAD(conn_list, http_conn);
 
 enum { EV_DRAIN, EV_WATCH };
 
@@ -68,8 +93,15 @@ struct http_watch {
 };
 
 struct http_conns {
-	pthread_mutex_t mu;           /* guards conns, drains, stop */
-	struct http_conn *conns;
+	pthread_mutex_t mu;           /* guards all below */
+	struct edge_http *h;
+	/* Ordered by when each began to wait: the oldest first. */
+	struct conn_list conns;
+	unsigned nopen;               /* listed and not closing */
+	unsigned limit;               /* open connections, all together */
+	unsigned per_owner;           /* open connections in one share */
+	unsigned evicted, refused;    /* since the last report */
+	int64_t reported;
 	struct drain *drains;
 	int ndrains;
 	struct http_watch *dead;      /* unwatched, freed by the loop */
@@ -117,24 +149,100 @@ drain_read(struct drain *d)
 	}
 }
 
+/* Shuts k's socket down (lock held): MHD reads the end and closes it. */
+static void
+conn_close(struct http_conns *cs, struct http_conn *k)
+{
+	if (!k->closing) {
+		k->closing = true;
+		cs->nopen--;
+	}
+	if (shutdown(k->fd, SHUT_RDWR) != 0 && errno != ENOTCONN)
+		msc_log_debug("http: shutdown of a connection: %s",
+		    strerror(errno));
+}
+
+/* Open connections in `owner`'s share (lock held; a scan of 4096 at most). */
+static unsigned
+owner_count(const struct http_conns *cs, const char *owner)
+{
+	const struct http_conn *k;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(k, &cs->conns, link)
+		if (!k->closing && strcmp(k->owner, owner) == 0)
+			n++;
+	return n;
+}
+
+/*
+ * Makes room (lock held): closes the oldest open connection of `owner`
+ * (NULL: of anyone) other than `keep` that waits for a request's
+ * headers, else the oldest whose body is still arriving. False when
+ * every one has a request in flight.
+ */
+static bool
+evict_oldest(struct http_conns *cs, const char *owner,
+    const struct http_conn *keep)
+{
+	struct http_conn *k, *victim = NULL;
+
+	TAILQ_FOREACH(k, &cs->conns, link) {
+		if (k == keep || k->closing || k->state == CONN_SERVING ||
+		    (owner != NULL && strcmp(k->owner, owner) != 0))
+			continue;
+		if (k->state == CONN_WAITING) {
+			victim = k;
+			break;
+		}
+		if (victim == NULL)
+			victim = k;
+	}
+	if (victim == NULL)
+		return false;
+	conn_close(cs, victim);
+	cs->evicted++;
+	return true;
+}
+
+/*
+ * Whether k (just counted) fits: within its owner's share and the limit
+ * on all, after making room if needed (lock held).
+ */
+static bool
+fits(struct http_conns *cs, struct http_conn *k)
+{
+	if (k->owner[0] != '\0' && owner_count(cs, k->owner) > cs->per_owner &&
+	    !evict_oldest(cs, k->owner, k))
+		return false;
+	return cs->nopen <= cs->limit || evict_oldest(cs, NULL, k);
+}
+
 static void
 tick(struct http_conns *cs)
 {
 	int64_t now = (int64_t)msc_now_ms();
+	struct http_conn *k;
 
-	for (struct http_conn *k = cs->conns; k != NULL; k = k->next) {
+	TAILQ_FOREACH(k, &cs->conns, link) {
 		if (k->deadline == 0 || now < k->deadline)
 			continue;
 		k->deadline = 0;
-		/* MHD reads the end of the stream and closes. */
-		if (shutdown(k->fd, SHUT_RDWR) != 0 && errno != ENOTCONN)
-			msc_log_debug("http: shutdown of an overdue connection: "
-			    "%s", strerror(errno));
+		conn_close(cs, k);
 	}
 	for (struct drain *d = cs->drains, *nx; d != NULL; d = nx) {
 		nx = d->next;
 		if (now >= d->until || now >= d->idle_until)
 			drain_end(cs, d);
+	}
+	if ((cs->evicted > 0 || cs->refused > 0) &&
+	    now - cs->reported >= REPORT_MS) {
+		msc_log_warn("http: connections full (%u in all, %u per "
+		    "client): %u without a request in flight closed to make "
+		    "room, %u refused, in the last %d s", cs->limit,
+		    cs->per_owner, cs->evicted, cs->refused, REPORT_MS / 1000);
+		cs->evicted = cs->refused = 0;
+		cs->reported = now;
 	}
 }
 
@@ -190,13 +298,18 @@ conns_loop(void *arg)
 }
 
 int
-http_conns_start(struct http_conns **connsp)
+http_conns_start(struct edge_http *h, unsigned limit, unsigned per_owner,
+    struct http_conns **connsp)
 {
 	struct http_conns *cs = calloc(1, sizeof(*cs));
 	int rv;
 
 	if (cs == NULL)
 		return -ENOMEM;
+	cs->h = h;
+	cs->limit = limit;
+	cs->per_owner = per_owner;
+	TAILQ_INIT(&cs->conns);
 	if ((cs->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 		rv = -errno;
 		free(cs);
@@ -225,10 +338,10 @@ http_conns_stop(struct http_conns *cs)
 	free_dead_watches(cs);
 	while (cs->drains != NULL)
 		drain_end(cs, cs->drains);
-	while (cs->conns != NULL) {     /* none once MHD has stopped */
-		struct http_conn *k = cs->conns;
+	while (!TAILQ_EMPTY(&cs->conns)) {  /* none once MHD has stopped */
+		struct http_conn *k = TAILQ_FIRST(&cs->conns);
 
-		cs->conns = k->next;
+		TAILQ_REMOVE(&cs->conns, k, link);
 		free(k);
 	}
 	close(cs->ep);
@@ -240,9 +353,11 @@ void
 http_conns_notify(void *cls, struct MHD_Connection *conn,
     void **socket_context, enum MHD_ConnectionNotificationCode toe)
 {
-	struct http_conns *cs = cls;
+	struct edge_http *h = cls;
+	struct http_conns *cs = h->conns;
 	struct http_conn *k = *socket_context;
-	const union MHD_ConnectionInfo *ci;
+	const union MHD_ConnectionInfo *ci, *ca;
+	struct http_addr a;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		ci = MHD_get_connection_info(conn,
@@ -256,11 +371,20 @@ http_conns_notify(void *cls, struct MHD_Connection *conn,
 		}
 		k->fd = ci->connect_fd;
 		k->deadline = (int64_t)msc_now_ms() + HTTP_HEADER_MS;
+		k->state = CONN_WAITING;
+		/* A trusted proxy's counts per request, in its client's. */
+		ca = MHD_get_connection_info(conn,
+		    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ca != NULL && http_addr_from_sockaddr(ca->client_addr, &a) &&
+		    !http_proxy_trusted(h, &a))
+			http_addr_owner(&a, k->owner, sizeof(k->owner));
 		pthread_mutex_lock(&cs->mu);
-		k->next = cs->conns;
-		if (cs->conns != NULL)
-			cs->conns->prev = k;
-		cs->conns = k;
+		TAILQ_INSERT_TAIL(&cs->conns, k, link);
+		cs->nopen++;
+		if (!fits(cs, k)) {
+			conn_close(cs, k);
+			cs->refused++;
+		}
 		pthread_mutex_unlock(&cs->mu);
 		*socket_context = k;
 		return;
@@ -269,30 +393,86 @@ http_conns_notify(void *cls, struct MHD_Connection *conn,
 		return;
 	/* Closed: MHD closes the socket after this returns. */
 	pthread_mutex_lock(&cs->mu);
-	if (k->prev != NULL)
-		k->prev->next = k->next;
-	else
-		cs->conns = k->next;
-	if (k->next != NULL)
-		k->next->prev = k->prev;
+	TAILQ_REMOVE(&cs->conns, k, link);
+	if (!k->closing)
+		cs->nopen--;
 	pthread_mutex_unlock(&cs->mu);
 	*socket_context = NULL;
 	free(k);
 }
 
-void
-http_conns_deadline(struct http_conns *cs, struct MHD_Connection *conn,
-    int ms)
+/* conn's record, or NULL (not tracked). */
+static struct http_conn *
+conn_of(struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
 	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct http_conn *k = ci != NULL ? ci->socket_context : NULL;
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+void
+http_conns_request(struct http_conns *cs, struct MHD_Connection *conn,
+    bool body)
+{
+	struct http_conn *k = conn_of(conn);
 
 	if (k == NULL)
 		return;
 	pthread_mutex_lock(&cs->mu);
-	k->deadline = ms > 0 ? (int64_t)msc_now_ms() + ms : 0;
+	k->state = body ? CONN_RECEIVING : CONN_SERVING;
+	k->deadline = body ? (int64_t)msc_now_ms() + HTTP_BODY_MS : 0;
 	pthread_mutex_unlock(&cs->mu);
+}
+
+void
+http_conns_serving(struct http_conns *cs, struct MHD_Connection *conn)
+{
+	struct http_conn *k = conn_of(conn);
+
+	if (k == NULL)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	k->state = CONN_SERVING;
+	k->deadline = 0;
+	pthread_mutex_unlock(&cs->mu);
+}
+
+void
+http_conns_idle(struct http_conns *cs, struct MHD_Connection *conn)
+{
+	struct http_conn *k = conn_of(conn);
+
+	if (k == NULL)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	k->state = CONN_WAITING;
+	k->deadline = (int64_t)msc_now_ms() + HTTP_HEADER_MS;
+	TAILQ_REMOVE(&cs->conns, k, link);      /* the newest to wait */
+	TAILQ_INSERT_TAIL(&cs->conns, k, link);
+	pthread_mutex_unlock(&cs->mu);
+}
+
+int
+http_conns_charge(struct http_conns *cs, struct MHD_Connection *conn,
+    const char *owner)
+{
+	struct http_conn *k = conn_of(conn);
+	int rv = 0;
+
+	if (k == NULL)
+		return 0;
+	pthread_mutex_lock(&cs->mu);
+	if (strcmp(k->owner, owner) != 0) {
+		snprintf(k->owner, sizeof(k->owner), "%s", owner);
+		if (!k->closing && owner_count(cs, owner) > cs->per_owner &&
+		    !evict_oldest(cs, owner, k)) {
+			cs->refused++;
+			rv = -EBUSY;
+		}
+	}
+	pthread_mutex_unlock(&cs->mu);
+	return rv;
 }
 
 void

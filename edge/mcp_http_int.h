@@ -20,8 +20,19 @@
 
 struct http_conns;
 struct http_principals;
+struct http_proxy;
 struct http_sse;
 struct http_watch;
+struct sockaddr;
+
+/* A client's address: AF_INET (b[0..3]) or AF_INET6; v4-mapped is v4. */
+struct http_addr {
+	int family;
+	unsigned char b[16];
+};
+
+/* Whose share a connection counts in: a client address, as text. */
+#define HTTP_OWNER_MAX 64
 
 struct edge_http {
 	const struct msc_cfg *cfg;
@@ -34,6 +45,8 @@ struct edge_http {
 	char *env_copy;               /* the strings of the env lists */
 	pthread_mutex_t principals_mu;  /* guards principals (SIGHUP) */
 	struct http_principals *principals;     /* --tokens-file; or NULL */
+	struct http_proxy *proxies;   /* --trusted-proxy entries */
+	size_t nproxies;
 	atomic_size_t body_bytes;     /* request bodies held in memory */
 	pthread_mutex_t mu;           /* guards the calls and their state */
 	struct http_call *calls;      /* every call alive */
@@ -167,6 +180,27 @@ bool http_authorized(struct http_call *c);
  * Host in an HTTP/1.1 request (`version`, as MHD gives it).
  */
 bool http_strict_refused(struct http_call *c, const char *version);
+/* mcp_http_client.c: whose share a connection counts in. */
+/*
+ * Fills h->proxies from --trusted-proxy and KILNTAINERS_TRUSTED_PROXIES
+ * (ADDR or ADDR/PREFIX, comma or space separated). 0, -ENOMEM, or
+ * -EINVAL after saying which entry is bad.
+ */
+int http_proxies_init(struct edge_http *h);
+/* Whether a is one of the trusted proxies. */
+bool http_proxy_trusted(const struct edge_http *h, const struct http_addr *a);
+/* sa as an http_addr; false when it is not an IP address. */
+bool http_addr_from_sockaddr(const struct sockaddr *sa, struct http_addr *a);
+/* The share a counts in, as text: the address, an IPv6 one's /64. */
+void http_addr_owner(const struct http_addr *a, char *buf, size_t len);
+/*
+ * c's headers are in. From a trusted proxy, c's connection counts in the
+ * share of the client it was forwarded from (X-Forwarded-For, else
+ * Forwarded, read from the end past trusted proxies; the proxy's own
+ * when they name none). False when that share is full of requests in
+ * flight: then c was answered 429. From anyone else: true, unchanged.
+ */
+bool http_client_charge(struct http_call *c);
 
 /* mcp_http_post.c: POST /mcp. */
 /* The checks on the headers: 0, or the status c was answered with. */
@@ -185,22 +219,51 @@ bool http_modern_selected(struct http_call *c);
 /* Checks the envelope and the Mcp-* headers, then serves c (stateless). */
 void http_modern_run(struct http_call *c);
 
-/* mcp_http_conn.c: connection deadlines and drains. */
+/* mcp_http_conn.c: connection deadlines, shares and drains. */
 #define HTTP_HEADER_MS 10000    /* headers (and idle keep-alive) */
 #define HTTP_BODY_MS 60000      /* a whole body, once the headers are in */
 
-/* Starts the thread that enforces deadlines and drains refused bodies. */
-int http_conns_start(struct http_conns **connsp);
+/*
+ * Starts the thread that enforces deadlines and drains refused bodies.
+ * At most `limit` connections are open, `per_owner` in one share;
+ * past either, room is made (mcp_http_conn.c) or the new one is closed.
+ */
+int http_conns_start(struct edge_http *h, unsigned limit, unsigned per_owner,
+    struct http_conns **connsp);
 void http_conns_stop(struct http_conns *conns);
-/* MHD_OPTION_NOTIFY_CONNECTION: tracks each connection (cls: conns). */
+/*
+ * MHD_OPTION_NOTIFY_CONNECTION (cls: the edge_http): tracks each
+ * connection, counted in its peer address's share (none for a trusted
+ * proxy's), and makes room for it or closes it.
+ */
 void http_conns_notify(void *cls, struct MHD_Connection *conn,
     void **socket_context, enum MHD_ConnectionNotificationCode toe);
 /*
- * The connection must finish what it is at within ms (0: no deadline):
- * past that its socket is shut down and MHD closes it.
+ * conn's request's headers are in: its body must follow within
+ * HTTP_BODY_MS (`body`), or it is in flight. Either way the connection
+ * is no longer idle; only one whose body is still arriving may be
+ * closed to make room, and only when no idle one is left.
  */
-void http_conns_deadline(struct http_conns *conns,
-    struct MHD_Connection *conn, int ms);
+void http_conns_request(struct http_conns *conns, struct MHD_Connection *conn,
+    bool body);
+/* The request is in flight (its body read, or refused and draining). */
+void http_conns_serving(struct http_conns *conns,
+    struct MHD_Connection *conn);
+/*
+ * The request is done: conn waits for the next one's headers, closed
+ * past HTTP_HEADER_MS, and may be closed to make room from now on.
+ */
+void http_conns_idle(struct http_conns *conns, struct MHD_Connection *conn);
+/*
+ * Counts conn in `owner`'s share from now on (HTTP_OWNER_MAX at most):
+ * a client address (http_addr_owner) that a trusted proxy forwarded, or
+ * the share of whoever the request authenticates as (a principal, named
+ * so that it cannot read as an address). When that share is full, its
+ * oldest connection without a request in flight is closed; -EBUSY when
+ * it has none (the request should be refused), else 0.
+ */
+int http_conns_charge(struct http_conns *conns, struct MHD_Connection *conn,
+    const char *owner);
 /*
  * The answer to conn's request goes out before its body was read: MHD
  * closes the connection after it, and the rest of the body is read and

@@ -173,6 +173,10 @@ set_defaults(struct msc_cfg *cfg)
 		cfg->auth_token = env;
 	if ((env = getenv("KILNTAINERS_TOKENS_FILE")) != NULL && *env != '\0')
 		cfg->tokens_file = env;
+	/* A bad number is refused by the bounds check, naming both. */
+	if ((env = getenv("KILNTAINERS_MAX_ADDRESS_CONNECTIONS")) != NULL &&
+	    *env != '\0' && !parse_long(env, &cfg->max_address_connections))
+		cfg->max_address_connections = -1;
 	if ((env = getenv("FLY_APP_NAME")) != NULL && *env != '\0')
 		cfg->fly_app = env;
 	if ((env = getenv("FLY_REGION")) != NULL && *env != '\0')
@@ -461,12 +465,14 @@ msc_cfg_fini(struct msc_cfg *cfg)
 	free(cfg->e2b_env);
 	free(cfg->allowed_hosts);
 	free(cfg->allowed_origins);
+	free(cfg->trusted_proxies);
 	free(cfg->net_allow);
 	free(cfg->net_deny);
 	free(cfg->proxy_creds);
 	cfg->run_flags = NULL;
 	cfg->e2b_metadata = cfg->e2b_env = NULL;
 	cfg->allowed_hosts = cfg->allowed_origins = NULL;
+	cfg->trusted_proxies = NULL;
 }
 
 int

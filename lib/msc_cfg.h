@@ -58,6 +58,9 @@ struct msc_cfg {
 	size_t n_allowed_hosts;
 	const char **allowed_origins;   /* --allowed-origin */
 	size_t n_allowed_origins;
+	long max_address_connections;  /* HTTP connections per client */
+	const char **trusted_proxies;   /* --trusted-proxy ADDR[/PREFIX] */
+	size_t n_trusted_proxies;
 	const char *shell;
 	bool network;
 	const char **net_allow;         /* --network-allow */

@@ -132,6 +132,20 @@ const struct opt msc_cfg_opts[] = {
 	    NULL, "ORIGIN", NULL, CORE,
 	    "Origin to accept on /mcp besides loopback ones, e.g. https://app.example (default: KILNTAINERS_ALLOWED_ORIGINS). Repeatable.",
 	    EDGE },
+	{ "max-address-connections", OPT_LONG, F(max_address_connections), 0,
+	    "256", "N", NULL, CORE,
+	    "HTTP connections one client address (an IPv6 one by its /64) may "
+	    "hold at once; past it its oldest idle one is closed, else the new "
+	    "one is refused (default: 256, or "
+	    "KILNTAINERS_MAX_ADDRESS_CONNECTIONS)",
+	    EDGE },
+	{ "trusted-proxy", OPT_LIST, F(trusted_proxies), F(n_trusted_proxies),
+	    NULL, "ADDR[,ADDR...]", NULL, CORE,
+	    "Reverse proxy (an address or ADDR/PREFIX) whose X-Forwarded-For "
+	    "or Forwarded header names the client; from anyone else those "
+	    "headers are ignored (default: KILNTAINERS_TRUSTED_PROXIES). "
+	    "Repeatable.",
+	    EDGE },
 	{ "shell", OPT_STR, F(shell), 0, "/bin/bash", "SHELL", NULL, CORE,
 	    "Shell binary for command mode (e.g., /bin/bash, ash). Default: /bin/bash.",
 	    DRV },

@@ -205,6 +205,13 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 			      "(0: no share).");
 		return -EINVAL;
 	}
+	if (cfg->max_address_connections < 1 ||
+	    cfg->max_address_connections > 4096) {
+		msc_cfg_error("--max-address-connections (or "
+			      "KILNTAINERS_MAX_ADDRESS_CONNECTIONS) must be "
+			      "between 1 and 4096.");
+		return -EINVAL;
+	}
 	if (strcmp(cfg->engine, "docker") != 0 &&
 	    strcmp(cfg->engine, "podman") != 0) {
 		msc_cfg_error("--engine must be docker or podman, got: %s",
