@@ -114,9 +114,10 @@ describe('lifecycle tools on Docker', () => {
     const row = list.computers.find((c) => c.computer_id === id);
     assert.ok(row, 'listed');
     assert.equal(list.count, list.computers.length);
-    // The reference's keys, plus the computer's network policy (issue 20).
-    assert.deepEqual(Object.keys(row).sort(), ['backend', 'computer_id', 'created_at', 'image', 'network', 'sandbox_id', 'state', 'temporary']);
+    // The reference's keys, plus the computer's network policy (issue 20) and disk bound (issue 27).
+    assert.deepEqual(Object.keys(row).sort(), ['backend', 'computer_id', 'created_at', 'disk', 'image', 'network', 'sandbox_id', 'state', 'temporary']);
     assert.equal(row.network, 'open');
+    assert.match(row.disk, /^(1 GiB|not bounded: .+)$/);
     assert.equal(row.backend, 'docker');
     assert.equal(row.state, 'running');
     assert.equal(row.temporary, false);
