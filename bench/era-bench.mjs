@@ -9,7 +9,8 @@
 //
 // Prints a markdown table on stdout. Every container made carries the label msc.era-bench=<run>
 // and is removed at the end. Exits 1 when a call fails (an HTTP or JSON-RPC error, isError, no
-// answer within 120 s) or the server is not up within 20 s or exits before it is stopped.
+// answer within 120 s) or the server is not up within 20 s, exits before it is stopped or does
+// not exit 0 on SIGTERM.
 import path from 'node:path';
 import net from 'node:net';
 import { spawn, execFileSync } from 'node:child_process';
@@ -127,7 +128,11 @@ try {
     failed = true;
   } else {
     srv.kill('SIGTERM');
-    await exited;
+    const status = await exited;   // 0 on SIGTERM: anything else is a crash or, under ASan, a leak
+    if (status !== 0) {
+      process.stderr.write(`era-bench: the server exited ${status} after SIGTERM\n`);
+      failed = true;
+    }
   }
   const ids = execFileSync('docker', ['ps', '-aq', '--filter', `label=msc.era-bench=${RUN}`]).toString().trim();
   if (ids) execFileSync('docker', ['rm', '-f', ...ids.split(/\s+/)]);

@@ -17,8 +17,9 @@
 // against, under the same load as the cold path). Prints markdown tables.
 // Containers are removed at the end (every one carries this run's label).
 // FC_LOG=FILE appends the servers' stderr to FILE (the pool's growth, errors).
-// Exits 1 when a first command or a bare `docker run` failed, or a server exited before it was
-// stopped (the failed column says how many; a small run is a test: tests/bench/meson.build).
+// Exits 1 when a first command or a bare `docker run` failed, a server exited before it was
+// stopped or with a status other than 0 after SIGTERM, or a container was left once the servers stopped (the failed column and the last line
+// say how many; a small run is a test: tests/bench/meson.build).
 
 import path from 'node:path';
 import http from 'node:http';
@@ -132,6 +133,11 @@ async function startServer(pool, driverId) {
         proc.kill('SIGTERM');
         const r = await Promise.race([exited, sleep(30000, null, { ref: false })]);
         if (!r) { proc.kill('SIGKILL'); await exited; }
+        // It exits 0 on SIGTERM: anything else is a crash or, under ASan, a leak.
+        if (r && r.code !== 0) {
+          serversGone++;
+          log(`the server exited ${r.code ?? r.signal} after SIGTERM; its stderr ends with:\n${stderr}`);
+        }
       }
     },
   };
@@ -260,7 +266,8 @@ process.stdout.write(`${lines.join('\n')}\n\ncontainers left behind: ${results.l
 if (opts.json) writeFileSync(opts.json, JSON.stringify(results, null, 2));
 const failed = [results.pool.sequential, results.pool.burst, results.pool.burst2, results.cold.sequential,
   results.cold.burst, results.dockerRun].reduce((a, r) => a + (r?.failed ?? 0), 0);
-if (failed || serversGone) {
-  log(`${failed} first command(s) or docker run(s) failed; ${serversGone} server(s) exited before they were stopped`);
+if (failed || serversGone || results.leftBehind) {
+  log(`${failed} first command(s) or docker run(s) failed; ${serversGone} server(s) exited before they were stopped; `
+    + `${results.leftBehind} container(s) left behind by the stopped servers`);
   process.exit(1);
 }

@@ -19,7 +19,7 @@
 // tables on stdout (JSON with --json). Containers are removed at the end. Exits 1 when any call
 // failed (an error, isError, a non-zero exit code, a 120 s timeout), the warm-up's and the
 // docker exec baseline's included, when a session could not be opened or the server exited
-// before it was stopped.
+// before it was stopped or did not exit 0 on SIGTERM.
 
 import path from 'node:path';
 import http from 'node:http';
@@ -169,6 +169,7 @@ async function startServer() {
   }
   return {
     port, proc, url: new URL(`http://127.0.0.1:${port}/mcp`),
+    gone: () => proc.exitCode !== null || proc.signalCode !== null,
     stop: async () => {
       if (proc.exitCode !== null || proc.signalCode !== null) {
         failures++;
@@ -177,6 +178,11 @@ async function startServer() {
         proc.kill('SIGTERM');
         const r = await Promise.race([exited, sleep(20000, null, { ref: false })]);
         if (!r) { proc.kill('SIGKILL'); await exited; }
+        // It exits 0 on SIGTERM: anything else is a crash or, under ASan, a leak.
+        if (r && r.code !== 0) {
+          failures++;
+          log(`the server exited ${r.code ?? r.signal} after SIGTERM; its stderr ends with:\n${stderr}`);
+        }
       }
     },
   };
@@ -214,14 +220,17 @@ async function cleanup() {
   if (ids.length) await runOnce(opts.docker, ['rm', '-f', ...ids]);
 }
 
-/** Spread `total` calls over workers (one per session), each taking the next call while any remain. */
-async function drive(workers, total, fn) {
+/**
+ * Spread `total` calls over workers (one per session), each taking the next call while any remain
+ * and the server `srv` is up.
+ */
+async function drive(srv, workers, total, fn) {
   const lat = [];
   let errors = 0;
   let next = 0;
   const t0 = performance.now();
   await Promise.all(workers.map(async (w) => {
-    while (next < total) {
+    while (next < total && !srv.gone()) {
       next++;
       const r = await fn(w);
       lat.push(r.ms);
@@ -245,7 +254,7 @@ async function loadScenarios() {
       await Promise.all(active.map(async (s) => { for (let i = 0; i < opts.warmup; i++) await callOnce(s); }));
       const total = Math.max(opts.minCalls, c * opts.callsPerSession);
       log(`${c} session(s): ${total} calls over HTTP`);
-      const ours = await drive(active, total, callOnce);
+      const ours = await drive(srv, active, total, callOnce);
       ours.rssKb = rssKb(srv.proc.pid);
       log(`${c} session(s): ${total} × docker exec over the same ${c} container(s)`);
       const dockerArgs = (s) => ['exec', `kilntainer-${s.computerId}`, ...opts.command.split(' ')];
@@ -253,7 +262,7 @@ async function loadScenarios() {
         const r = await runOnce(opts.docker, dockerArgs(s));
         if (r.code !== 0) { failures++; log(`docker exec failed: ${r.err.trim()}`); }
       }
-      const base = await drive(active, total, async (s) => {
+      const base = await drive(srv, active, total, async (s) => {
         const t = performance.now();
         const r = await runOnce(opts.docker, dockerArgs(s));
         if (r.code !== 0) log(`docker exec failed: ${r.err.trim()}`);

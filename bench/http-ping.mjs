@@ -8,8 +8,8 @@
 //
 // Prints a markdown table on stdout: median and p99 latency per request, requests/s, and each
 // build's figure as a ratio to the first build's. Exits 1 when a request fails (not 200, a ping
-// answered without a result, no answer within 30 s) or a server does not start or exits before
-// it is stopped.
+// answered without a result, no answer within 30 s) or a server does not start, exits before
+// it is stopped or does not exit 0 on SIGTERM.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
@@ -97,7 +97,8 @@ async function startServer(bin) {
     stop: async () => {
       if (gone()) throw new Error(`${bin}: exited before it was stopped (${await exited})`);
       proc.kill('SIGTERM');
-      await exited;
+      const status = await exited;   // 0 on SIGTERM: anything else is a crash or, under ASan, a leak
+      if (status !== 0) throw new Error(`${bin}: exited ${status} after SIGTERM`);
     },
   };
 }
