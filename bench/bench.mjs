@@ -12,7 +12,9 @@
 //   docker exec serial: N × `docker exec <container of the serial computer> <command>`
 //               concurrent: M × `docker exec` over the S containers, S at a time
 // Session setup, computer creation and warm-up are outside the timed windows. Prints a markdown
-// table on stdout (and JSON with --json). Containers are removed at the end.
+// table on stdout (and JSON with --json). Containers are removed at the end. Exits 1 when any
+// call failed (an error, isError, a non-zero exit code, the server gone, a 60 s timeout), the
+// warm-up's included, or a session could not be opened.
 
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -105,14 +107,22 @@ async function openSession(i) {
   return { client, transport, computerId };
 }
 
+// Every failed call, the warm-up's included: any makes the exit status 1.
+let failedCalls = 0;
+
 async function callOnce(s) {
   const t = performance.now();
-  const r = await s.client.callTool({ name: 'terminal_execute', arguments: { command: opts.command, computer_id: s.computerId } },
-    undefined, { timeout: 60000 });
-  const ms = performance.now() - t;
-  const ok = !r.isError && r.structuredContent?.exit_code === 0;
-  if (!ok) log(`call failed: ${JSON.stringify(r).slice(0, 300)}`);
-  return { ms, ok };
+  let ok = false;
+  try {
+    const r = await s.client.callTool({ name: 'terminal_execute', arguments: { command: opts.command, computer_id: s.computerId } },
+      undefined, { timeout: 60000 });
+    ok = !r.isError && r.structuredContent?.exit_code === 0;
+    if (!ok) log(`call failed: ${JSON.stringify(r).slice(0, 300)}`);
+  } catch (e) {
+    log(`call failed: ${e.message}`);
+  }
+  if (!ok) failedCalls++;
+  return { ms: performance.now() - t, ok };
 }
 
 async function closeSession(s) {
@@ -157,7 +167,10 @@ async function main() {
     // ---- serial bare docker exec on the same container
     const ctr0 = `kilntainer-${s0.computerId}`;
     log(`docker exec serial: ${opts.serial} × docker exec ${ctr0} ${opts.command}`);
-    for (let i = 0; i < Math.min(opts.warmup, 10); i++) await runOnce(opts.docker, dockerExecArgs(ctr0));
+    for (let i = 0; i < Math.min(opts.warmup, 10); i++) {
+      const r = await runOnce(opts.docker, dockerExecArgs(ctr0));
+      if (r.code !== 0) { failedCalls++; log(`docker exec failed: ${r.err.trim()}`); }
+    }
     lat = [];
     errors = 0;
     t0 = performance.now();
@@ -232,4 +245,5 @@ for (const [what, mode, r, base] of rows) {
 process.stdout.write(md);
 if (opts.json) writeFileSync(opts.json, JSON.stringify({ label: opts.label, command: opts.command, results }, null, 2) + '\n');
 const failed = Object.values(results).reduce((a, r) => a + r.errors, 0);
-process.exit(failed ? 1 : 0);
+if (failed || failedCalls) log(`${failedCalls} call(s) through the server failed, ${failed} in the timed windows`);
+process.exit(failed || failedCalls ? 1 : 0);

@@ -8,7 +8,9 @@
 //   node bench/era-bench.mjs [--bin PATH] [--concurrency 1,8,64] [--calls 400] [--command true]
 //
 // Prints a markdown table on stdout. Every container made carries the label msc.era-bench=<run>
-// and is removed at the end.
+// and is removed at the end. Exits 1 when a call fails (an HTTP or JSON-RPC error, isError, no
+// answer within 120 s) or the server is not up within 20 s, exits before it is stopped or does
+// not exit 0 on SIGTERM.
 import path from 'node:path';
 import net from 'node:net';
 import { spawn, execFileSync } from 'node:child_process';
@@ -35,16 +37,16 @@ const env = { ...process.env };
 delete env.KILNTAINERS_AUTH_TOKEN;
 const srv = spawn(BIN, ['--transport', 'http', '--port', String(port), '--max-sandboxes', '1000',
   '--max-session-commands', '1024', `--docker-run-flag=--label=msc.era-bench=${RUN}`], { stdio: ['ignore', 'ignore', 'inherit'], env });
-for (let i = 0; i < 200; i++) {
-  try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not yet */ }
-  await sleep(100);
-}
+const exited = new Promise((res) => srv.once('exit', (code, signal) => res(code ?? signal)));
+const gone = () => srv.exitCode !== null || srv.signalCode !== null;
+const CALL_MS = 120000;
 
 let rid = 0;
 async function post(body, headers) {
-  const r = await fetch(URL_, { method: 'POST', body: JSON.stringify(body), headers: {
+  const r = await fetch(URL_, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(CALL_MS), headers: {
     'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } });
   const text = await r.text();
+  if (r.status !== 200) throw new Error(`${body.method}: HTTP ${r.status} ${text.slice(0, 200)}`);
   return { r, json: JSON.parse(text) };
 }
 const call = (a) => ({ jsonrpc: '2.0', id: ++rid, method: 'tools/call', params: { name: 'terminal_execute', arguments: a } });
@@ -55,7 +57,8 @@ async function modernClient() {
   const first = call({ command: COMMAND });
   first.params._meta = META;
   const { json } = await post(first, h);
-  const handle = json.result.structuredContent.sandbox_handle;
+  const handle = json.result?.isError === false ? json.result.structuredContent?.sandbox_handle : undefined;
+  if (!handle) throw new Error(`no sandbox_handle: ${JSON.stringify(json).slice(0, 300)}`);
   return async () => {
     const b = call({ command: COMMAND, sandbox_handle: handle });
     b.params._meta = META;
@@ -68,9 +71,12 @@ async function modernClient() {
 async function legacyClient() {
   const { r } = await post({ jsonrpc: '2.0', id: ++rid, method: 'initialize', params: {
     protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }, {});
-  const h = { 'Mcp-Session-Id': r.headers.get('mcp-session-id'), 'MCP-Protocol-Version': '2025-11-25' };
-  await fetch(URL_, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...h } });
+  const sid = r.headers.get('mcp-session-id');
+  if (!sid) throw new Error('initialize: no Mcp-Session-Id');
+  const h = { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' };
+  const n = await fetch(URL_, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    signal: AbortSignal.timeout(CALL_MS), headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...h } });
+  if (n.status !== 202) throw new Error(`notifications/initialized: HTTP ${n.status}`);
   const once = async () => {
     const { json: j } = await post(call({ command: COMMAND }), h);
     if (j.result?.isError !== false) throw new Error(JSON.stringify(j));
@@ -100,15 +106,34 @@ async function measure(make, c) {
 }
 
 const rows = [];
+let failed = false;
 try {
+  for (let i = 0; ; i++) {
+    if (gone()) throw new Error('the server exited at startup');
+    try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not yet */ }
+    if (i >= 200) throw new Error('the server is not up after 20 s');
+    await sleep(100);
+  }
   for (const c of LEVELS) {
     const legacy = await measure(legacyClient, c);
     const modern = await measure(modernClient, c);
     rows.push({ c, legacy, modern });
   }
+} catch (e) {
+  process.stderr.write(`era-bench: ${e.message}\n`);
+  failed = true;
 } finally {
-  srv.kill('SIGTERM');
-  await new Promise((res) => srv.once('exit', res));
+  if (gone()) {
+    process.stderr.write(`era-bench: the server exited before it was stopped (${await exited})\n`);
+    failed = true;
+  } else {
+    srv.kill('SIGTERM');
+    const status = await exited;   // 0 on SIGTERM: anything else is a crash or, under ASan, a leak
+    if (status !== 0) {
+      process.stderr.write(`era-bench: the server exited ${status} after SIGTERM\n`);
+      failed = true;
+    }
+  }
   const ids = execFileSync('docker', ['ps', '-aq', '--filter', `label=msc.era-bench=${RUN}`]).toString().trim();
   if (ids) execFileSync('docker', ['rm', '-f', ...ids.split(/\s+/)]);
 }
@@ -118,3 +143,4 @@ console.log('|---|---|---|---|---|---|---|---|');
 for (const { c, legacy: l, modern: m } of rows) {
   console.log(`| ${c} | ${f(l.rate)} | ${f(l.p50)} | ${f(l.p99)} | ${f(m.rate)} | ${f(m.p50)} | ${f(m.p99)} | ${(m.rate / l.rate).toFixed(2)}x |`);
 }
+if (failed) process.exit(1);

@@ -17,6 +17,9 @@
 // against, under the same load as the cold path). Prints markdown tables.
 // Containers are removed at the end (every one carries this run's label).
 // FC_LOG=FILE appends the servers' stderr to FILE (the pool's growth, errors).
+// Exits 1 when a first command or a bare `docker run` failed, a server exited before it was
+// stopped or with a status other than 0 after SIGTERM, or a container was left once the servers stopped (the failed column and the last line
+// say how many; a small run is a test: tests/bench/meson.build).
 
 import path from 'node:path';
 import http from 'node:http';
@@ -39,7 +42,7 @@ const { Client } = await import(pathToFileURL(path.join(SDK, 'client', 'index.js
 const { StreamableHTTPClientTransport } = await import(pathToFileURL(path.join(SDK, 'client', 'streamableHttp.js')).href);
 
 const opts = {
-  bin: path.join(REPO, 'build', 'mcp-sandbox-computer'), sessions: 50, burst: 20, pool: 2, poolMax: 32,
+  bin: process.env.MSC_BIN || path.join(REPO, 'build', 'mcp-sandbox-computer'), sessions: 50, burst: 20, pool: 2, poolMax: 32,
   engine: 'docker', dockerHost: null, docker: 'docker', image: 'debian:bookworm-slim', json: null,
 };
 for (let i = 2; i < process.argv.length; i++) {
@@ -88,6 +91,8 @@ function freePort() {
   });
 }
 
+let serversGone = 0;
+
 async function startServer(pool, driverId) {
   const port = await freePort();
   const env = { ...process.env };
@@ -121,10 +126,18 @@ async function startServer(pool, driverId) {
     fulls: 0,
     stderr: () => stderr,
     stop: async () => {
-      if (proc.exitCode === null && proc.signalCode === null) {
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        serversGone++;
+        log(`the server exited before it was stopped (${proc.exitCode ?? proc.signalCode}); its stderr ends with:\n${stderr}`);
+      } else {
         proc.kill('SIGTERM');
         const r = await Promise.race([exited, sleep(30000, null, { ref: false })]);
         if (!r) { proc.kill('SIGKILL'); await exited; }
+        // It exits 0 on SIGTERM: anything else is a crash or, under ASan, a leak.
+        if (r && r.code !== 0) {
+          serversGone++;
+          log(`the server exited ${r.code ?? r.signal} after SIGTERM; its stderr ends with:\n${stderr}`);
+        }
       }
     },
   };
@@ -251,3 +264,10 @@ const lines = [
 ];
 process.stdout.write(`${lines.join('\n')}\n\ncontainers left behind: ${results.leftBehind}\n`);
 if (opts.json) writeFileSync(opts.json, JSON.stringify(results, null, 2));
+const failed = [results.pool.sequential, results.pool.burst, results.pool.burst2, results.cold.sequential,
+  results.cold.burst, results.dockerRun].reduce((a, r) => a + (r?.failed ?? 0), 0);
+if (failed || serversGone || results.leftBehind) {
+  log(`${failed} first command(s) or docker run(s) failed; ${serversGone} server(s) exited before they were stopped; `
+    + `${results.leftBehind} container(s) left behind by the stopped servers`);
+  process.exit(1);
+}

@@ -16,7 +16,10 @@
 //   idle        a fresh server: VmRSS (/proc/<pid>/status) after start and one session, then with
 //               N more sessions opened (initialize + notifications/initialized) and never closed
 // Session setup, computer creation and warm-up are outside the timed windows. Prints markdown
-// tables on stdout (JSON with --json). Containers are removed at the end.
+// tables on stdout (JSON with --json). Containers are removed at the end. Exits 1 when any call
+// failed (an error, isError, a non-zero exit code, a 120 s timeout), the warm-up's and the
+// docker exec baseline's included, when a session could not be opened or the server exited
+// before it was stopped or did not exit 0 on SIGTERM.
 
 import path from 'node:path';
 import http from 'node:http';
@@ -166,11 +169,20 @@ async function startServer() {
   }
   return {
     port, proc, url: new URL(`http://127.0.0.1:${port}/mcp`),
+    gone: () => proc.exitCode !== null || proc.signalCode !== null,
     stop: async () => {
-      if (proc.exitCode === null && proc.signalCode === null) {
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        failures++;
+        log(`the server exited before it was stopped (${proc.exitCode ?? proc.signalCode}); its stderr ends with:\n${stderr}`);
+      } else {
         proc.kill('SIGTERM');
         const r = await Promise.race([exited, sleep(20000, null, { ref: false })]);
         if (!r) { proc.kill('SIGKILL'); await exited; }
+        // It exits 0 on SIGTERM: anything else is a crash or, under ASan, a leak.
+        if (r && r.code !== 0) {
+          failures++;
+          log(`the server exited ${r.code ?? r.signal} after SIGTERM; its stderr ends with:\n${stderr}`);
+        }
       }
     },
   };
@@ -183,6 +195,10 @@ async function openSession(srv, i) {
   return { client, transport, computerId: `${RUN}-s${i}` };
 }
 
+// Every failed call and baseline, the warm-up's included, and a server that exited before it was
+// stopped: any makes the exit status 1.
+let failures = 0;
+
 async function callOnce(s) {
   const t = performance.now();
   let ok = false;
@@ -194,6 +210,7 @@ async function callOnce(s) {
   } catch (e) {
     log(`call failed: ${e.message}`);
   }
+  if (!ok) failures++;
   return { ms: performance.now() - t, ok };
 }
 
@@ -203,14 +220,17 @@ async function cleanup() {
   if (ids.length) await runOnce(opts.docker, ['rm', '-f', ...ids]);
 }
 
-/** Spread `total` calls over workers (one per session), each taking the next call while any remain. */
-async function drive(workers, total, fn) {
+/**
+ * Spread `total` calls over workers (one per session), each taking the next call while any remain
+ * and the server `srv` is up.
+ */
+async function drive(srv, workers, total, fn) {
   const lat = [];
   let errors = 0;
   let next = 0;
   const t0 = performance.now();
   await Promise.all(workers.map(async (w) => {
-    while (next < total) {
+    while (next < total && !srv.gone()) {
       next++;
       const r = await fn(w);
       lat.push(r.ms);
@@ -234,12 +254,15 @@ async function loadScenarios() {
       await Promise.all(active.map(async (s) => { for (let i = 0; i < opts.warmup; i++) await callOnce(s); }));
       const total = Math.max(opts.minCalls, c * opts.callsPerSession);
       log(`${c} session(s): ${total} calls over HTTP`);
-      const ours = await drive(active, total, callOnce);
+      const ours = await drive(srv, active, total, callOnce);
       ours.rssKb = rssKb(srv.proc.pid);
       log(`${c} session(s): ${total} × docker exec over the same ${c} container(s)`);
       const dockerArgs = (s) => ['exec', `kilntainer-${s.computerId}`, ...opts.command.split(' ')];
-      for (const s of active.slice(0, Math.min(c, 4))) await runOnce(opts.docker, dockerArgs(s));
-      const base = await drive(active, total, async (s) => {
+      for (const s of active.slice(0, Math.min(c, 4))) {
+        const r = await runOnce(opts.docker, dockerArgs(s));
+        if (r.code !== 0) { failures++; log(`docker exec failed: ${r.err.trim()}`); }
+      }
+      const base = await drive(srv, active, total, async (s) => {
         const t = performance.now();
         const r = await runOnce(opts.docker, dockerArgs(s));
         if (r.code !== 0) log(`docker exec failed: ${r.err.trim()}`);
@@ -321,4 +344,5 @@ for (const { sessions, ours } of load) md += `| after the ${sessions}-session ru
 process.stdout.write(md);
 if (opts.json) writeFileSync(opts.json, JSON.stringify({ command: opts.command, load, idle }, null, 2) + '\n');
 const failed = load.reduce((a, r) => a + r.ours.errors + r.docker.errors, 0);
-process.exit(failed ? 1 : 0);
+if (failures || failed) log(`${failures} failure(s) through the server, ${failed} in the timed windows (docker exec's included)`);
+process.exit(failures || failed ? 1 : 0);

@@ -6,7 +6,9 @@
 #
 #   bench/http-run.sh [extra http-bench.mjs args, e.g. --concurrency 1,8 --idle-sessions 2000]
 #
-# Env: MSC_BIN (default build/mcp-sandbox-computer), BENCH_COMMAND (default "true").
+# Env: MSC_BIN (default build/mcp-sandbox-computer), BENCH_COMMAND (default "true"),
+#      BENCH_NO_APPEND=1 (print the tables only).
+# Exits 1 when any call failed or the server exited (a small run is a test: tests/bench/meson.build).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -26,6 +28,8 @@ echo "http-bench: all-in-one over HTTP ($bin)" >&2
 status=0
 MSC_BIN="$bin" node "$here/http-bench.mjs" --bin "$bin" --command "$cmd" "$@" >"$tmp/http.md" || status=1
 cat "$tmp/http.md"
+[ "$status" = 0 ] || echo "http-bench: some calls failed (see the errors column)" >&2
+[ "${BENCH_NO_APPEND:-}" = 1 ] && exit "$status"
 
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo uncommitted)
 if [ -n "$(git -C "$repo" status --porcelain 2>/dev/null | head -n 1)" ]; then rev="$rev+dirty"; fi
@@ -38,5 +42,4 @@ dver=$(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?')
 	[ -s "$tmp/http.md" ] && cat "$tmp/http.md"
 } >>"$here/RESULTS.md"
 echo "http-bench: appended to $here/RESULTS.md" >&2
-[ "$status" = 0 ] || echo "http-bench: some calls failed (see the errors column)" >&2
 exit "$status"

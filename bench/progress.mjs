@@ -6,10 +6,12 @@
 //           driver reads is counted and its tail kept)
 //   paced   the same 10 MB in 10 steps 0.3 s apart (about 3 notifications per call)
 //
-//   node bench/progress.mjs [--bin PATH] [--runs 15] [--json out.json]
+//   node bench/progress.mjs [--bin PATH] [--runs 15] [--mb 10] [--json out.json]
 //
 // Prints a markdown table: p50/mean wall time per call with and without progress, and the
-// ratio with/without (1.00 = no overhead). Containers are removed at the end.
+// ratio with/without (1.00 = no overhead). Containers are removed at the end. --mb makes the
+// output smaller (the CI smoke run, tests/bench/meson.build). Exits 1 when a call fails (an
+// error, isError, less output than printed, the server gone, a 120 s timeout).
 
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -28,19 +30,23 @@ if (!existsSync(SDK)) {
 const { Client } = await import(pathToFileURL(path.join(SDK, 'client', 'index.js')).href);
 const { StdioClientTransport } = await import(pathToFileURL(path.join(SDK, 'client', 'stdio.js')).href);
 
-const o = { bin: process.env.MSC_BIN || path.join(REPO, 'build', 'mcp-sandbox-computer'), runs: 15, json: null };
+const o = { bin: process.env.MSC_BIN || path.join(REPO, 'build', 'mcp-sandbox-computer'), runs: 15, mb: 10, json: null };
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i];
   if (a === '--bin') o.bin = process.argv[++i];
   else if (a === '--runs') o.runs = Number(process.argv[++i]);
+  else if (a === '--mb') o.mb = Number(process.argv[++i]);
   else if (a === '--json') o.json = process.argv[++i];
   else { process.stderr.write(`progress.mjs: unknown argument ${a}\n`); process.exit(2); }
 }
 
-const LINES = "head -c 9900000 /dev/zero | tr '\\0' x | fold -w 99";
+// --mb MB of 100-byte lines (99 x's and a newline each), at once or in 10 steps.
+const STEP = Math.floor(o.mb * 99000);
+const BYTES = 10 * STEP;
+const LINES = `head -c ${BYTES} /dev/zero | tr '\\0' x | fold -w 99`;
 const COMMANDS = {
   burst: LINES,
-  paced: "for i in 1 2 3 4 5 6 7 8 9 10; do head -c 990000 /dev/zero | tr '\\0' x | fold -w 99; sleep 0.3; done",
+  paced: `for i in 1 2 3 4 5 6 7 8 9 10; do head -c ${STEP} /dev/zero | tr '\\0' x | fold -w 99; sleep 0.3; done`,
 };
 const id = `bench-progress-${randomBytes(3).toString('hex')}`;
 const transport = new StdioClientTransport({ command: o.bin,
@@ -54,7 +60,7 @@ async function call(command, progress) {
   const r = await client.callTool({ name: 'terminal_execute', arguments: { computer_id: id, command } }, undefined,
     progress ? { timeout: 120000, onprogress: () => { notes++; } } : { timeout: 120000 });
   const ms = performance.now() - t0;
-  if (r.isError || (command !== 'true' && !(r.structuredContent?.stdout_bytes > 9900000))) {
+  if (r.isError || r.structuredContent?.exit_code !== 0 || (command !== 'true' && !(r.structuredContent?.stdout_bytes > BYTES))) {
     throw new Error(`unexpected reply: ${JSON.stringify({ ...r.structuredContent, stdout: r.structuredContent?.stdout?.length }).slice(0, 600)}`);
   }
   return { ms, notes };
@@ -89,7 +95,7 @@ try {
 }
 
 const f = (x) => x.toFixed(1);
-console.log('| command (10 MB of output) | runs | p50 ms without | p50 ms with progress | mean ms without | mean ms with | notifications per call | p50 ratio with/without | mean ratio with/without |');
+console.log(`| command (${o.mb} MB of output) | runs | p50 ms without | p50 ms with progress | mean ms without | mean ms with | notifications per call | p50 ratio with/without | mean ratio with/without |`);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const r of rows) {
   console.log(`| ${r.name} | ${r.runs} | ${f(r.p50Off)} | ${f(r.p50On)} | ${f(r.meanOff)} | ${f(r.meanOn)} | ${r.notes.toFixed(1)} | ${(r.p50On / r.p50Off).toFixed(2)} | ${(r.meanOn / r.meanOff).toFixed(2)} |`);

@@ -5,7 +5,8 @@
 #   bench/run.sh [--no-split] [extra bench.mjs args, e.g. --serial 200 --concurrent 400]
 #
 # Env: MSC_BIN (default build/mcp-sandbox-computer), MSC_RUN_SPLIT (default scripts/run-split),
-#      BENCH_COMMAND (default "true").
+#      BENCH_COMMAND (default "true"), BENCH_NO_APPEND=1 (print the tables only).
+# Exits 1 when any call failed (a small run is a test: tests/bench/meson.build).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -34,6 +35,9 @@ if [ "$do_split" = 1 ] && [ -x "$split" ]; then
 	cat "$tmp/split.md"
 fi
 
+[ "$status" = 0 ] || echo "bench: some calls failed (see the errors column)" >&2
+[ "${BENCH_NO_APPEND:-}" = 1 ] && exit "$status"
+
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo uncommitted)
 dver=$(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?')
 {
@@ -47,5 +51,4 @@ dver=$(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?')
 	fi
 } >>"$here/RESULTS.md"
 echo "bench: appended to $here/RESULTS.md" >&2
-[ "$status" = 0 ] || echo "bench: some calls failed (see the errors column)" >&2
 exit "$status"

@@ -11,6 +11,8 @@
 //   node bench/tasks.mjs [--bin PATH] [--runs 200] [--task-runs 5]
 //
 // Prints a markdown table: p50/mean wall time per call each way and the ratio task/plain.
+// Exits 1 when a call fails (a JSON-RPC error, isError, a non-zero exit code, no answer within
+// 120 s, the server gone).
 
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -36,6 +38,20 @@ const meta = (tasks) => ({ 'io.modelcontextprotocol/protocolVersion': '2026-07-2
 const computer = `bench-tasks-${randomBytes(3).toString('hex')}`;
 const proc = spawn(o.bin, ['--no-network', '--timeout', '60'], { stdio: ['pipe', 'pipe', 'inherit'] });
 const waiting = new Map();
+const CALL_MS = 120000;
+let gone = null;
+const exited = new Promise((res) => proc.on('exit', (code, signal) => {
+  gone = `the server exited (${code ?? signal})`;
+  for (const w of waiting.values()) w(null);
+  waiting.clear();
+  res();
+}));
+proc.on('error', (e) => {   // not started (no such file, say)
+  gone = `the server did not start (${e.message})`;
+  for (const w of waiting.values()) w(null);
+  waiting.clear();
+});
+proc.stdin.on('error', () => {});   // EPIPE once the server is gone: its calls fail above
 let buf = '';
 proc.stdout.on('data', (c) => {
   buf += c;
@@ -47,11 +63,20 @@ proc.stdout.on('data', (c) => {
   }
 });
 let next = 1;
-const rpc = (method, params, tasks) => new Promise((resolve) => {
+// Resolves the JSON-RPC reply; rejects when the server is gone or does not answer in time.
+const rpc = (method, params, tasks) => new Promise((resolve, reject) => {
+  if (gone) { reject(new Error(`${method}: ${gone}`)); return; }
   const id = next++;
-  waiting.set(id, resolve);
+  const timer = setTimeout(() => { waiting.delete(id); reject(new Error(`${method}: no answer in ${CALL_MS / 1000} s`)); }, CALL_MS);
+  waiting.set(id, (m) => {
+    clearTimeout(timer);
+    if (m === null) reject(new Error(`${method}: ${gone}`));
+    else resolve(m);
+  });
   proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta(tasks) } }) + '\n');
 });
+const ok = (r) => (r.result?.structuredContent ?? r.result?.result?.structuredContent)?.exit_code === 0 &&
+  !(r.result?.isError ?? r.result?.result?.isError);
 const call = (command, tasks) => rpc('tools/call', { name: 'terminal_execute', arguments: { command, computer_id: computer } }, tasks);
 
 async function throughTask(command) {
@@ -68,29 +93,47 @@ async function timed(fn) { const t0 = performance.now(); const r = await fn(); r
 const p50 = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
 
-await call('true', false);      // the computer, made once
-for (let i = 0; i < 10; i++) await call('true', i % 2 === 0); // warm-up
 const rows = [];
-for (const [label, command, runs, viaTask] of [
-  ['`true` (immediate result)', 'true', o.runs, (c) => call(c, true)],
-  ['`sleep 2.5` (a task, tasks/get every 100 ms)', 'sleep 2.5', o.taskRuns, throughTask]]) {
-  const plain = [];
-  const task = [];
-  let errors = 0;
-  for (let i = 0; i < runs; i++) {
-    const [a, ra] = await timed(() => viaTask(command));
-    const [b, rb] = await timed(() => call(command, false));
-    const okA = (ra.result?.structuredContent ?? ra.result?.result?.structuredContent)?.exit_code === 0;
-    if (!okA || rb.result?.structuredContent?.exit_code !== 0) errors++;
-    task.push(a);
-    plain.push(b);
+let errors = 0;
+try {
+  if (!ok(await call('true', false))) throw new Error('the first call failed'); // the computer, made once
+  for (let i = 0; i < 10; i++) if (!ok(await call('true', i % 2 === 0))) errors++; // warm-up
+  for (const [label, command, runs, viaTask] of [
+    ['`true` (immediate result)', 'true', o.runs, (c) => call(c, true)],
+    ['`sleep 2.5` (a task, tasks/get every 100 ms)', 'sleep 2.5', o.taskRuns, throughTask]]) {
+    const plain = [];
+    const task = [];
+    let failed = 0;
+    for (let i = 0; i < runs; i++) {
+      const [a, ra] = await timed(() => viaTask(command));
+      const [b, rb] = await timed(() => call(command, false));
+      if (!ok(ra) || !ok(rb)) {
+        failed++;
+        process.stderr.write(`tasks.mjs: call failed: ${JSON.stringify(ok(ra) ? rb : ra).slice(0, 300)}\n`);
+      }
+      task.push(a);
+      plain.push(b);
+    }
+    errors += failed;
+    rows.push(`| ${label} | ${runs} | ${failed} | ${p50(plain).toFixed(1)} | ${p50(task).toFixed(1)} | ${mean(plain).toFixed(1)} | ${mean(task).toFixed(1)} | ${(p50(task) / p50(plain)).toFixed(2)} | ${(mean(task) / mean(plain)).toFixed(2)} |`);
   }
-  rows.push(`| ${label} | ${runs} | ${errors} | ${p50(plain).toFixed(1)} | ${p50(task).toFixed(1)} | ${mean(plain).toFixed(1)} | ${mean(task).toFixed(1)} | ${(p50(task) / p50(plain)).toFixed(2)} | ${(mean(task) / mean(plain)).toFixed(2)} |`);
+} catch (e) {
+  process.stderr.write(`tasks.mjs: ${e.message}\n`);
+  errors++;
+} finally {
+  proc.stdin.end();
+  if (!gone) {
+    const t = setTimeout(() => proc.kill('SIGKILL'), 30000);
+    await exited;
+    clearTimeout(t);
+  }
+  await new Promise((res) => spawn('docker', ['rm', '-f', `kilntainer-${computer}`], { stdio: 'ignore' }).on('close', res));
 }
-proc.stdin.end();
-await new Promise((res) => proc.on('exit', res));
-spawn('docker', ['rm', '-f', `kilntainer-${computer}`], { stdio: 'ignore' });
 console.log(`load average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
 console.log('| command | runs | errors | p50 ms plain | p50 ms with tasks | mean ms plain | mean ms with tasks | p50 ratio tasks/plain | mean ratio tasks/plain |');
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const r of rows) console.log(r);
+if (errors) {
+  process.stderr.write(`tasks.mjs: ${errors} call(s) failed\n`);
+  process.exit(1);
+}
