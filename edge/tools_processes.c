@@ -84,14 +84,18 @@ prop(const char *title, const char *type, const char *description)
 	    "description", description, "default");
 }
 
-/* computer_id and sandbox_handle, as terminal_execute takes them. */
+/* computer_id, temporary and sandbox_handle, as terminal_execute takes
+ * them. */
 static json_t *
 where_props(void)
 {
-	return json_pack("{s:o, s:o}",
+	return json_pack("{s:o, s:o, s:o}",
 	    "computer_id", prop("Computer Id", "string",
 		"The computer the process runs on, as terminal_execute's "
 		"computer_id (omit for this session's default computer)."),
+	    "temporary", prop("Temporary", "boolean",
+		"As terminal_execute's: false to address a permanent "
+		"computer by its computer_id."),
 	    "sandbox_handle", prop("Sandbox Handle", "string",
 		"The sandbox_handle of an earlier result, as terminal_execute "
 		"takes it."));

@@ -15,7 +15,8 @@ import { MSC_BIN, docker, waitFor, waitExit, sleep, run } from './lib.mjs';
 
 const RUN = `proc${randomBytes(3).toString('hex')}`;
 const LABEL = `--docker-run-flag=--label=msc.proc-test=${RUN}`;
-const TOOLS = ['--tools', 'processes,lifecycle'];
+// --no-network: the computers need only their loopback (and no shared sandbox network).
+const TOOLS = ['--tools', 'processes,lifecycle', '--no-network'];
 
 const procs = new Set();
 const clients = new Set();
@@ -205,16 +206,16 @@ test('a permanent computer: a new server reads the same process and stops it', a
     command: 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done' });
   await a.close();
   const b = await stdioV1();
-  const out = await ok(b, 'process_output', { computer_id: id, process_id: s.process_id, pattern: 'tick 5', wait_ms: 15000 });
+  const out = await ok(b, 'process_output', { computer_id: id, temporary: false, process_id: s.process_id, pattern: 'tick 5', wait_ms: 15000 });
   assert.equal(out.matched, true);
   assert.equal(out.state, 'running');
   assert.equal(out.computer_id, id);
-  const k = await ok(b, 'process_kill', { computer_id: id, process_id: s.process_id });
+  const k = await ok(b, 'process_kill', { computer_id: id, temporary: false, process_id: s.process_id });
   assert.equal(k.state, 'killed');
   // a restart ends every background process, and the list says so
-  const again = await ok(b, 'terminal_execute', { computer_id: id, command: 'sleep 300', background: true });
+  const again = await ok(b, 'terminal_execute', { computer_id: id, temporary: false, command: 'sleep 300', background: true });
   await ok(b, 'computer_restart', { computer_id: id });
-  const l = await ok(b, 'process_list', { computer_id: id });
+  const l = await ok(b, 'process_list', { computer_id: id, temporary: false });
   const p = l.processes.find((x) => x.process_id === again.process_id);
   assert.equal(p.state, 'killed', JSON.stringify(l));
   await ok(b, 'computer_delete', { computer_id: id });

@@ -192,6 +192,12 @@ out_raw(struct out *o, const char *s, size_t n)
 }
 
 static void
+out_cstr(struct out *o, const char *s)
+{
+	out_raw(o, s, strlen(s));
+}
+
+static void
 out_fmt(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
@@ -225,11 +231,11 @@ out_esc_byte(struct out *o, unsigned char c)
 	char b[8];
 
 	switch (c) {
-	case '"': out_raw(o, "\\\"", 2); return;
-	case '\\': out_raw(o, "\\\\", 2); return;
-	case '\n': out_raw(o, "\\n", 2); return;
-	case '\t': out_raw(o, "\\t", 2); return;
-	case '\r': out_raw(o, "\\r", 2); return;
+	case '"': out_cstr(o, "\\\""); return;
+	case '\\': out_cstr(o, "\\\\"); return;
+	case '\n': out_cstr(o, "\\n"); return;
+	case '\t': out_cstr(o, "\\t"); return;
+	case '\r': out_cstr(o, "\\r"); return;
 	}
 	if (c < 0x20) {
 		snprintf(b, sizeof(b), "\\u%04x", c);
@@ -241,10 +247,10 @@ out_esc_byte(struct out *o, unsigned char c)
 static void
 out_str(struct out *o, const char *s, size_t n)
 {
-	out_raw(o, "\"", 1);
+	out_cstr(o, "\"");
 	for (size_t i = 0; i < n; i++)
 		out_esc_byte(o, (unsigned char)s[i]);
-	out_raw(o, "\"", 1);
+	out_cstr(o, "\"");
 }
 
 static int
@@ -252,7 +258,7 @@ out_print(struct out *o)
 {
 	size_t off = 0;
 
-	out_raw(o, "\n", 1);
+	out_cstr(o, "\n");
 	while (off < o->len) {
 		ssize_t w = write(1, o->p + off, o->len - off);
 
@@ -356,17 +362,17 @@ out_state(struct out *o, const char *id, const struct pstate *ps)
 	if (!ps->running && !ps->signaled && !ps->ended_unknown)
 		out_fmt(o, "%d", ps->code);
 	else
-		out_raw(o, "null", 4);
-	out_raw(o, ", \"signal\": ", 12);
+		out_cstr(o, "null");
+	out_cstr(o, ", \"signal\": ");
 	if (ps->signaled)
 		out_fmt(o, "%d", ps->code);
 	else
-		out_raw(o, "null", 4);
+		out_cstr(o, "null");
 	out_fmt(o, ", \"output_bytes\": %lld, \"log\": \"%s/log\"", ps->total,
 	    ps->dir);
 	if (ps->ended_unknown)
-		out_raw(o, ", \"note\": \"ended with its computer (restart or "
-		    "reset)\"", 53);
+		out_cstr(o, ", \"note\": \"ended with its computer (restart or "
+		    "reset)\"");
 }
 
 /* ---- the supervisor ---------------------------------------------------- */
@@ -767,7 +773,7 @@ start(int argc, char **argv)
 		usleep(10000);
 	}
 	close(root_fd);
-	out_raw(&o, "{", 1);
+	out_cstr(&o, "{");
 	out_fmt(&o, "\"process_id\": \"%s\", \"command\": ", id);
 	out_str(&o, label, strlen(label));
 	out_fmt(&o, ", \"log\": \"%s/log\", \"log_limit\": %lld}", dir, limit);
@@ -796,7 +802,7 @@ list(void)
 	size_t n = 0;
 	struct out o = { 0 };
 
-	out_raw(&o, "{\"processes\": [", 15);
+	out_cstr(&o, "{\"processes\": [");
 	while (d != NULL && (e = readdir(d)) != NULL &&
 	    n < sizeof(ids) / sizeof(ids[0]))
 		if (valid_id(e->d_name) && (ids[n] = strdup(e->d_name)) != NULL)
@@ -808,14 +814,13 @@ list(void)
 		struct pstate ps;
 
 		if (load(ids[i], &ps) == 0) {
-			out_raw(&o, o.p[o.len - 1] == '[' ? "{" : ", {", i ? 3 :
-			    1);
+			out_cstr(&o, o.p[o.len - 1] == '[' ? "{" : ", {");
 			out_state(&o, ids[i], &ps);
-			out_raw(&o, "}", 1);
+			out_cstr(&o, "}");
 		}
 		free(ids[i]);
 	}
-	out_raw(&o, "]}", 2);
+	out_cstr(&o, "]}");
 	return out_print(&o);
 }
 
@@ -962,24 +967,24 @@ output(int argc, char **argv)
 		if (back > 0 && ((unsigned char)buf[take] & 0xC0) == 0x80)
 			take = back;
 	}
-	out_raw(&o, "{", 1);
+	out_cstr(&o, "{");
 	out_state(&o, argv[0], &ps);
-	out_raw(&o, ", \"output\": ", 12);
+	out_cstr(&o, ", \"output\": ");
 	out_str(&o, buf != NULL ? buf : "", take);
 	out_fmt(&o, ", \"offset\": %lld, \"more\": %s", start_at +
 	    (long long)take, start_at + (long long)take < ps.total ? "true" :
 	    "false");
 	if (truncated)
-		out_raw(&o, ", \"dropped\": true", 17);
+		out_cstr(&o, ", \"dropped\": true");
 	if (has_re) {
 		out_fmt(&o, ", \"matched\": %s", matched ? "true" : "false");
 		if (matched) {
-			out_raw(&o, ", \"match\": ", 11);
+			out_cstr(&o, ", \"match\": ");
 			out_str(&o, match, strlen(match));
 		}
 		regfree(&re);
 	}
-	out_raw(&o, "}", 1);
+	out_cstr(&o, "}");
 	free(buf);
 	return out_print(&o);
 }
@@ -1052,7 +1057,7 @@ kill_process(int argc, char **argv)
 		}
 	}
 	(void)load(argv[0], &ps);
-	out_raw(&o, "{", 1);
+	out_cstr(&o, "{");
 	out_state(&o, argv[0], &ps);
 	out_fmt(&o, ", \"signal_sent\": %d, \"escalated_to_kill\": %s}", sig,
 	    escalated ? "true" : "false");
