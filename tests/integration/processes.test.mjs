@@ -142,6 +142,21 @@ test('stdio (2025): a background perl server answers a second call; a pattern wa
   assert.equal(k.escalated_to_kill, true);
   assert.equal((await ok(c, 'terminal_execute', { command: COUNT_SLEEPS })).stdout.trim(), '0', 'the whole group ended');
 
+  // a foreground command's children that hold its output are stopped, and the reply says so
+  const fg = await ok(c, 'terminal_execute', { command: 'sleep 301 & sleep 302 & echo started' });
+  assert.equal(fg.stdout, 'started\n');
+  assert.match(fg.stderr, /\[kilntainers: 2 background processes were stopped: they held the command's output when it ended; terminal_execute's background: true keeps a process running\]/);
+  const quiet = await ok(c, 'terminal_execute', { command: 'echo plain' });
+  assert.equal(quiet.stderr, '');
+
+  // a hundred children and the command exits: it reads exited, and kill still ends the group
+  const many = await ok(c, 'terminal_execute', { command: 'for i in $(seq 100); do sleep 300 & done; echo forked', background: true });
+  await waitFor(async () => (await ok(c, 'process_output', { process_id: many.process_id })).state === 'exited', { timeoutMs: 10000 });
+  assert.equal((await ok(c, 'process_output', { process_id: many.process_id })).exit_code, 0);
+  assert.equal((await ok(c, 'terminal_execute', { command: COUNT_SLEEPS })).stdout.trim(), '100');
+  await ok(c, 'process_kill', { process_id: many.process_id });
+  assert.equal((await ok(c, 'terminal_execute', { command: COUNT_SLEEPS })).stdout.trim(), '0', 'the hundred ended');
+
   // the quota (3 here): the server, and two more
   await ok(c, 'terminal_execute', { command: 'sleep 300', background: true });
   await ok(c, 'terminal_execute', { command: 'sleep 300', background: true });
