@@ -365,9 +365,13 @@ tools_process_request(int tool, const struct msc_cfg *cfg, json_t *args,
 			rv |= push(req, cap, keep, num[i]);
 		rv |= push(req, cap, keep, pattern);
 	}
-	/* Room for the wait (or the kill's grace) and the call itself. */
+	/*
+	 * Room for the wait (or the kill's grace) and the call itself; an
+	 * exec helper older than background processes takes `--process` for
+	 * its socket and serves on: the timeout ends it (see the result).
+	 */
 	req->has_timeout = true;
-	req->timeout = 30 + (wait_ms + PROC_KILL_GRACE_MS) / 1000;
+	req->timeout = 15 + (wait_ms + PROC_KILL_GRACE_MS) / 1000;
 	return rv != 0 ? strdup("out of memory") : NULL;
 }
 
@@ -391,6 +395,11 @@ tools_process_result(int tool, const Msc__V1__TerminalExecReply *rep,
 			    "supervisor (" PROC_HELPER "): background processes "
 			    "run on the docker backend (Docker and Podman) only, "
 			    "in computers it started.");
+		else if (rep->exit_code == 124)
+			snprintf(err, sizeof(err), "The process supervisor did not "
+			    "answer in time: this computer's exec helper may "
+			    "predate background processes (computer_restart "
+			    "updates it).");
 		else if (rep->exit_code == 2 && n > 0)
 			snprintf(err, sizeof(err), "%.*s", (int)(n > 600 ? 600 :
 			    n), e);
