@@ -170,11 +170,14 @@ get_int(json_t *args, const char *key, long long lo, long long hi,
 
 	if (v == NULL || json_is_null(v))
 		return NULL;
+	double d = json_is_real(v) ? json_real_value(v) : 0;
+
 	if (json_is_integer(v))
 		*out = json_integer_value(v);
-	else if (json_is_real(v) && json_real_value(v) ==
-	    (double)(long long)json_real_value(v))
-		*out = (long long)json_real_value(v);
+	else if (json_is_real(v) && !(d >= -0x1p62 && d <= 0x1p62))
+		return "out of range";  /* no cast of it: undefined */
+	else if (json_is_real(v) && d == (double)(long long)d)
+		*out = (long long)d;
 	else
 		return "a valid integer";
 	if (*out < lo || *out > hi)
