@@ -81,7 +81,8 @@ async function v2Http(url) {
   return c;
 }
 
-const call = (c, name, args) => c.callTool({ name, arguments: args });
+// 120 s per call: a computer's start or restart on a loaded CI host can pass the SDK's 60 s.
+const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
 async function ok(c, name, args) {
   const res = await call(c, name, args);
   assert.equal(res.isError, false, `${name}: ${JSON.stringify(res)}`);
