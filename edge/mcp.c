@@ -133,7 +133,11 @@ mcp_tools_list(struct mcp_conn *c, json_t *id)
 		    "not known yet", text, sizeof(text)));
 		return NULL;
 	}
-	return tools_list(d, c->cfg->lifecycle_tools, c->cfg->network);
+	json_t *list = tools_list(d, c->cfg->lifecycle_tools, c->cfg->network);
+
+	if (list != NULL && (c->cfg->tool_groups & MSC_TOOLS_PROCESSES))
+		tools_processes_extend(list);
+	return list;
 }
 
 static bool

@@ -267,8 +267,8 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		c_send_task(pc, ((Msc__V1__TerminalExecReply *)resp)->task);
 		goto out;
 	}
-	if (resp != NULL && pc->tool == TOOL_EXEC &&
-	    (pc->modern || pc->by_handle))
+	if (resp != NULL && (pc->tool == TOOL_EXEC ||
+	    tools_is_process(pc->tool)) && (pc->modern || pc->by_handle))
 		handle = ((Msc__V1__TerminalExecReply *)resp)->sandbox_handle;
 	if (handle != NULL && handle[0] == '\0')
 		handle = NULL;
@@ -276,7 +276,12 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		if (resp != NULL)
 			forget_released(pc);
 		result = tools_release_result(st, resp);
-	} else if (pc->tool == TOOL_EXEC)
+	} else if (tools_is_process(pc->tool))
+		result = resp != NULL ? tools_process_result(pc->tool,
+		    (Msc__V1__TerminalExecReply *)resp, handle)
+				      : tools_error_result(mcp_failed_text(st,
+					  failed, sizeof(failed)));
+	else if (pc->tool == TOOL_EXEC)
 		result = resp != NULL ? tools_exec_result(
 		    (Msc__V1__TerminalExecReply *)resp, handle)
 				      : tools_error_result(mcp_failed_text(st,
@@ -453,6 +458,9 @@ exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	char *msg;
 
 	msg = tools_exec_request(args, &req, keep);
+	if (msg == NULL && tools_is_process(how->tool))
+		msg = tools_process_request(how->tool, c->cfg, args, &req,
+		    keep);
 	if (msg != NULL) {
 		mcp_conn_send_result(c, how->id, tools_error_result(msg),
 		    how->modern);
@@ -582,6 +590,8 @@ mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params, bool modern)
 	}
 	if (c->cfg->lifecycle_tools)
 		tool = tools_lifecycle_find(name);
+	if (tool < 0 && (c->cfg->tool_groups & MSC_TOOLS_PROCESSES))
+		tool = tools_processes_find(name);
 	if (strcmp(name, "terminal_execute") != 0 && tool < 0) {
 		char text[300];
 
@@ -592,6 +602,21 @@ mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params, bool modern)
 			mcp_conn_send_result(c, id, tools_error_result(text),
 			    false);
 		return false;
+	}
+	if (tool < 0 && json_is_true(json_object_get(args, "background")))
+		tool = TOOLS_PROC_START;
+	if (tools_is_process(tool)) {
+		if (!(c->cfg->tool_groups & MSC_TOOLS_PROCESSES)) {
+			mcp_conn_send_result(c, id, tools_error_result(
+			    "background: true needs the processes tool group "
+			    "(--tools processes)"), modern);
+			return false;
+		}
+		/* Short helper commands: no task, no progress. */
+		how.tool = tool;
+		how.tasks = false;
+		how.token = NULL;
+		return exec_call(c, &how, args);
 	}
 	if (tool >= 0) {
 		how.tool = tool;

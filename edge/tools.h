@@ -124,4 +124,37 @@ json_t *tools_resources_list(bool lifecycle);
 /* resources/read of `uri`, or NULL when there is no such resource. */
 json_t *tools_resource_read(const char *uri);
 
+/* --- tools_processes.c (--tools processes) -------------------------------- */
+
+/* The process tools' numbers (apart from the lifecycle tools' indexes). */
+enum {
+	TOOLS_PROC_BASE = 100,
+	TOOLS_PROC_LIST = TOOLS_PROC_BASE,
+	TOOLS_PROC_OUTPUT,
+	TOOLS_PROC_KILL,
+	TOOLS_PROC_START,       /* terminal_execute with background: true */
+};
+
+/* The number of process tool `name`, or -1. */
+int tools_processes_find(const char *name);
+
+/* Whether `tool` is one of TOOLS_PROC_*. */
+bool tools_is_process(int tool);
+
+/* Adds terminal_execute's `background` and the process tools to a
+ * tools/list result. */
+void tools_processes_extend(json_t *list);
+
+/*
+ * Turns req, filled by tools_exec_request from `args`, into the helper
+ * command that serves process tool `tool` (its strings kept in `keep`).
+ * Returns NULL or the error text shown to the agent (malloc'd).
+ */
+char *tools_process_request(int tool, const struct msc_cfg *cfg,
+    json_t *args, Msc__V1__TerminalExecRequest *req, json_t *keep);
+
+/* The MCP result of process tool `tool` from its command's reply. */
+json_t *tools_process_result(int tool, const Msc__V1__TerminalExecReply *rep,
+    const char *handle);
+
 #endif /* EDGE_TOOLS_H */

@@ -192,6 +192,8 @@ set_defaults(struct msc_cfg *cfg)
 	if ((env = getenv("KILNTAINERS_DISK_QUOTA")) != NULL && *env != '\0')
 		cfg->disk_quota = env;
 	cfg->lifecycle_tools = msc_cfg_truthy(getenv("ENABLE_LIFECYCLE_TOOLS"));
+	if ((env = getenv("KILNTAINERS_TOOLS")) != NULL && *env != '\0')
+		cfg->tools = env;
 }
 
 /* Whether `next`, after --<o> without '=', is its value. */
@@ -384,6 +386,8 @@ msc_cfg_parse(struct msc_cfg *cfg, unsigned prog, int argc, char **argv)
 			return rv;
 	}
 	if ((rv = parse_args(cfg, argc, argv, true)) != 0)
+		return rv;
+	if ((rv = msc_cfg_tools_parse(cfg)) != 0)
 		return rv;
 	if (cfg->n_driver_urls > 0)
 		(void)msc_cfg_driver(cfg, 0, (char[64]){ 0 }, 64,

@@ -124,9 +124,29 @@ struct msc_cfg {
 	bool allow_plain_tcp;
 	char **owned;                   /* strings read from --cluster */
 	size_t n_owned;
-	/* environment */
+	const char *tools;              /* --tools / KILNTAINERS_TOOLS */
+	long max_background_processes;  /* per computer */
+	long process_log_limit;         /* bytes a background log keeps */
+	/* environment, and --tools */
 	bool lifecycle_tools;
+	unsigned tool_groups;           /* MSC_TOOLS_* bits */
 };
+
+/*
+ * Tool groups (--tools, msc_cfg_tools.c): terminal_execute and
+ * computer_release are always on; the others are the operator's choice.
+ */
+enum {
+	MSC_TOOLS_TERMINAL = 1u << 0,
+	MSC_TOOLS_LIFECYCLE = 1u << 1,
+	MSC_TOOLS_PROCESSES = 1u << 2,
+};
+
+/*
+ * Sets cfg->tool_groups (and lifecycle_tools) from cfg->tools and
+ * ENABLE_LIFECYCLE_TOOLS; an unknown group is an error (printed).
+ */
+int msc_cfg_tools_parse(struct msc_cfg *cfg);
 
 /* Result of msc_cfg_parse beyond success. */
 enum {

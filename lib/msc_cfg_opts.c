@@ -183,6 +183,22 @@ const struct opt msc_cfg_opts[] = {
 	    "gone ends by itself this long after the last renewal of its "
 	    "lease (default: 30)",
 	    DRV },
+	{ "tools", OPT_STR, F(tools), 0, NULL, "GROUPS", NULL, DESC,
+	    "Tool groups to offer, comma-separated: terminal (always on), "
+	    "lifecycle (as ENABLE_LIFECYCLE_TOOLS=true), processes "
+	    "(background processes) (default: KILNTAINERS_TOOLS, else "
+	    "terminal)",
+	    EDGE },
+	{ "max-background-processes", OPT_LONG, F(max_background_processes),
+	    0, "16", "N", NULL, DESC,
+	    "Background processes (--tools processes) one computer runs at "
+	    "once; more are refused (default: 16)",
+	    EDGE },
+	{ "process-log-limit", OPT_LONG, F(process_log_limit), 0, "1048576",
+	    "BYTES", NULL, DESC,
+	    "Output a background process keeps in its computer, the newest "
+	    "bytes (default: 1048576)",
+	    EDGE },
 	{ "tool-instruction-override", OPT_STR, F(tool_instruction_override),
 	    0, NULL, "TOOL_INSTRUCTION_OVERRIDE", NULL, DESC,
 	    "Replace the entire terminal_execute tool description",

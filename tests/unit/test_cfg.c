@@ -200,6 +200,47 @@ parse_capture(struct msc_cfg *cfg, const char *const *args, char *err,
 	return rv;
 }
 
+/* --tools: groups from the flag or KILNTAINERS_TOOLS; lifecycle is also
+ * ENABLE_LIFECYCLE_TOOLS; an unknown group fails the start, naming it. */
+static void
+tool_groups(void **state)
+{
+	struct msc_cfg cfg;
+	const char *none[] = { NULL };
+	const char *both[] = { "--tools", "lifecycle, processes", NULL };
+	const char *bad[] = { "--tools", "processes,files", NULL };
+	const char *quota[] = { "--tools", "processes",
+		"--max-background-processes", "0", NULL };
+	char err[4096];
+
+	(void)state;
+	unsetenv("ENABLE_LIFECYCLE_TOOLS");
+	unsetenv("KILNTAINERS_TOOLS");
+	assert_int_equal(parse(&cfg, none), 0);
+	assert_int_equal(cfg.tool_groups, MSC_TOOLS_TERMINAL);
+	assert_false(cfg.lifecycle_tools);
+	msc_cfg_fini(&cfg);
+	assert_int_equal(parse(&cfg, both), 0);
+	assert_int_equal(cfg.tool_groups, MSC_TOOLS_TERMINAL |
+	    MSC_TOOLS_LIFECYCLE | MSC_TOOLS_PROCESSES);
+	assert_true(cfg.lifecycle_tools);
+	msc_cfg_fini(&cfg);
+	setenv("KILNTAINERS_TOOLS", "processes", 1);
+	setenv("ENABLE_LIFECYCLE_TOOLS", "true", 1);
+	assert_int_equal(parse(&cfg, none), 0);
+	assert_int_equal(cfg.tool_groups, MSC_TOOLS_TERMINAL |
+	    MSC_TOOLS_LIFECYCLE | MSC_TOOLS_PROCESSES);
+	msc_cfg_fini(&cfg);
+	unsetenv("KILNTAINERS_TOOLS");
+	unsetenv("ENABLE_LIFECYCLE_TOOLS");
+	assert_int_not_equal(parse_capture(&cfg, bad, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "unknown tool group 'files'"));
+	msc_cfg_fini(&cfg);
+	assert_int_not_equal(parse_capture(&cfg, quota, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "--max-background-processes"));
+	msc_cfg_fini(&cfg);
+}
+
 static void
 write_file(const char *path, const char *text, mode_t mode)
 {
@@ -415,6 +456,7 @@ main(void)
 		cmocka_unit_test(parse_errors),
 		cmocka_unit_test(validation),
 		cmocka_unit_test(environment),
+		cmocka_unit_test(tool_groups),
 		cmocka_unit_test(secret_flags),
 		cmocka_unit_test(secret_files),
 		cmocka_unit_test(secret_environment),

@@ -314,6 +314,85 @@ unsent_messages(void **state)
 	    "too many sessions");
 }
 
+/*
+ * The process tools (--tools processes): their bounds are refused before
+ * any call; a request runs the computer's exec helper as argv (no shell
+ * around the agent's text); another backend is named.
+ */
+static void
+process_requests(void **state)
+{
+	struct msc_cfg cfg = { .backend = "docker", .shell = "/bin/bash",
+		.reply_output_limit = 8192, .max_background_processes = 16,
+		.process_log_limit = 1048576 };
+	static const struct {
+		int tool;
+		const char *args, *want;
+	} bad[] = {
+		{ TOOLS_PROC_OUTPUT, "{}", "process_id: Field required" },
+		{ TOOLS_PROC_OUTPUT, "{\"process_id\": 5}", "valid string" },
+		{ TOOLS_PROC_OUTPUT, "{\"process_id\": \"p1\", \"wait_ms\": -1}",
+		    "wait_ms: must be 0 to 30000" },
+		{ TOOLS_PROC_OUTPUT, "{\"process_id\": \"p1\", \"wait_ms\": "
+		    "1e300}", "wait_ms" },
+		{ TOOLS_PROC_OUTPUT, "{\"process_id\": \"p1\", \"max_bytes\": 0}",
+		    "max_bytes: out of range" },
+		{ TOOLS_PROC_KILL, "{\"process_id\": \"p1\", \"signal\": []}",
+		    "signal: Input should be a valid string" },
+		{ TOOLS_PROC_LIST, "{\"command\": \"id\"}", "not an argument" },
+	};
+	Msc__V1__TerminalExecRequest req;
+	json_t *keep, *args;
+	char *msg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		req = (Msc__V1__TerminalExecRequest)
+		    MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+		keep = json_array();
+		args = json_loads(bad[i].args, 0, NULL);
+		assert_non_null(args);
+		msg = tools_exec_request(args, &req, keep);
+		if (msg == NULL)
+			msg = tools_process_request(bad[i].tool, &cfg, args, &req,
+			    keep);
+		assert_non_null(msg);
+		assert_non_null(strstr(msg, bad[i].want));
+		free(msg);
+		tools_exec_request_fini(&req);
+		json_decref(args);
+		json_decref(keep);
+	}
+	/* background: the agent's command is one argument of the helper. */
+	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	keep = json_array();
+	args = json_pack("{s:s, s:b}", "command", "echo $HOME; rm -rf x",
+	    "background", 1);
+	assert_null(tools_exec_request(args, &req, keep));
+	assert_null(tools_process_request(TOOLS_PROC_START, &cfg, args, &req,
+	    keep));
+	assert_string_equal(req.command, "");
+	assert_string_equal(req.args[0], "/.msc-helper");
+	assert_string_equal(req.args[1], "--process");
+	assert_string_equal(req.args[2], "start");
+	assert_string_equal(req.args[req.n_args - 1], "echo $HOME; rm -rf x");
+	assert_string_equal(req.args[req.n_args - 2], "/bin/bash");
+	tools_exec_request_fini(&req);
+	json_decref(args);
+	json_decref(keep);
+	/* another backend */
+	cfg.backend = "e2b";
+	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	keep = json_array();
+	args = json_pack("{}");
+	msg = tools_process_request(TOOLS_PROC_LIST, &cfg, args, &req, keep);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "the e2b backend has no process supervisor"));
+	free(msg);
+	json_decref(args);
+	json_decref(keep);
+}
+
 int
 main(void)
 {
@@ -325,6 +404,7 @@ main(void)
 		cmocka_unit_test(coercions),
 		cmocka_unit_test(result_shape),
 		cmocka_unit_test(description),
+		cmocka_unit_test(process_requests),
 		cmocka_unit_test(unsent_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

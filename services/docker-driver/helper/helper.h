@@ -29,6 +29,15 @@ int hx_session(int conn, const char *marker);
  */
 void hx_kill_exec(const char *marker, pid_t pgid);
 
+/*
+ * `msc-exec-helper --process ...`: background processes, run as a plain
+ * command in the computer (helper_process.c); the exit status.
+ */
+int hx_process_main(int argc, char **argv);
+
+/* The processes in process group `pgid` now (from /proc). */
+int hx_count_group(pid_t pgid);
+
 /* One line on stderr, prefixed "msc-exec-helper: ". */
 void hx_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

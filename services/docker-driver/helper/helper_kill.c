@@ -131,6 +131,25 @@ pgid_of(const char *pid)
 	return (pid_t)g;
 }
 
+int
+hx_count_group(pid_t pgid)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (dir == NULL || pgid <= 1)
+		goto out;
+	while ((de = readdir(dir)) != NULL)
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
+		    pgid_of(de->d_name) == pgid)
+			n++;
+out:
+	if (dir != NULL)
+		closedir(dir);
+	return n;
+}
+
 static void
 kill_group(pid_t g)
 {

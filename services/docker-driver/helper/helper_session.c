@@ -395,6 +395,26 @@ on_child(struct sess *s)
 }
 
 /* The event loop; returns the outcome, or -1 when the driver left. */
+/*
+ * The command ended but its background children hold its output: they
+ * are stopped (the call returns), and stderr says so (issue 28).
+ */
+static void
+stop_holders(struct sess *s)
+{
+	int n = hx_count_group(s->pid);
+	char note[256];
+
+	hx_kill_exec(NULL, s->pid);
+	if (n <= 0)
+		return;
+	snprintf(note, sizeof(note), "\n[kilntainers: %d background "
+	    "process%s stopped: %s the command's output when it ended; "
+	    "terminal_execute's background: true keeps a process running]\n",
+	    n, n == 1 ? " was" : "es were", n == 1 ? "it held" : "they held");
+	(void)queue_frame(s, FX_STDERR, note, strlen(note));
+}
+
 static int
 run(struct sess *s)
 {
@@ -409,7 +429,7 @@ run(struct sess *s)
 		if (s->deadline > 0 && now >= s->deadline)
 			return FX_TIMEOUT;
 		if (s->exited && now >= s->idle_until) {
-			hx_kill_exec(NULL, s->pid);
+			stop_holders(s);
 			return FX_EXITED;
 		}
 		if (s->in_fd >= 0 && s->in_eof && s->inq.off == s->inq.len)
