@@ -394,8 +394,11 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 							  : "http://%s:%ld",
 	    cfg->host, cfg->port);
 	snprintf(port, sizeof(port), "%ld", cfg->port);
+	if ((rv = http_principals_init(h)) != 0) {
+		edge_http_stop(h);      /* why was logged */
+		return rv;
+	}
 	if ((rv = http_allowlists_init(h)) != 0 ||
-	    (rv = http_principals_init(h)) != 0 ||
 	    (rv = http_conns_start(&h->conns)) != 0) {
 		msc_log_err("cannot serve HTTP on %s: %s", url, strerror(-rv));
 		edge_http_stop(h);
