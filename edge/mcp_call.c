@@ -154,8 +154,8 @@ exec_in_handle(struct pending_call *pc)
 		if (pc->c->stateless || mcp_live_call_key(pc->id, key)) {
 			req.call_key = key;
 			pc->progress = mcp_progress_start(pc->c->session,
-			    pc->c->principal, pc->token, pc->handle, key, pc->c->send,
-			    pc->c->send_ctx);
+			    pc->c->principal, pc->token, pc->handle, key,
+			    pc->c->send, pc->c->send_ctx);
 		}
 		rv = msc_client_call(pc->c->session,
 		    &msc__v1__session__descriptor, "TerminalExec", &req.base,

@@ -68,7 +68,8 @@ name_ok(const char *s, size_t n)
 	if (n == 0 || n > EDGE_PRINCIPAL_MAX)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && strchr("._-@", s[i]) == NULL)
+		if (!isalnum((unsigned char)s[i]) &&
+		    strchr("._-@", s[i]) == NULL)
 			return false;
 	return true;
 }

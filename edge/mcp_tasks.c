@@ -3,10 +3,13 @@
  * extension's capability checks, the CreateTaskResult, and tasks/get,
  * tasks/cancel, tasks/update as Session/GetTask and Session/CancelTask.
  *
- * Who may see a task: over stdio the connection's session (the task was
- * started with it as TerminalExecRequest.task_owner); over stateless
- * HTTP the task id alone, 128 random bits, a bearer credential like the
- * sandbox_handle. Another session's task is answered as an unknown one.
+ * Who may see a task: its principal (mcp_conn.principal), and of it over
+ * stdio the connection's session (the task was started with it as
+ * TerminalExecRequest.task_owner); over stateless HTTP whoever of the
+ * principal holds the task id, 128 random bits. Another principal's or
+ * session's task is answered as an unknown one, and a task's state names
+ * its sandbox_handle only to a caller that holds it or for whom the call
+ * minted it (session_task.c).
  */
 #include "mcp_tasks.h"
 

@@ -66,7 +66,7 @@ msc_main_block_signals(void)
 
 	signal_set(&set);
 	sigaddset(&set, SIGPIPE);
-	sigaddset(&set, SIGHUP);        /* taken by the HTTP edge, else ignored */
+	sigaddset(&set, SIGHUP);        /* the HTTP edge's; else ignored */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 

@@ -125,7 +125,8 @@ sess_evict_locked(struct sess_service *s, struct sess_principal *pr)
 	}
 	if (ss == NULL)
 		return false;
-	msc_log_info("session %s ended to make room (unused, least recently "
-	    "active)", ss->tag);
+	msc_log_info("session %s of %s ended to make room (unused, least "
+	    "recently active)", ss->tag, ss->pr->name[0] != '\0'
+		? ss->pr->name : "the one principal");
 	return sess_end_locked(s, ss, NULL) == 0;
 }

@@ -1,0 +1,212 @@
+// Principals (issue 27): --tokens-file names each token's principal, and two principals never
+// see each other's sessions (2025-11-25), handles, computers or tasks (2026-07-28); each holds
+// at most its share of handles and sessions, and another's echo answers within 2 s while one is
+// at its share; a full share first ends an unused session; the 503 of a refused initialize
+// carries the request's id; a task id alone reveals nothing; SIGHUP re-reads the file. The
+// go_busybox backend: no engine is needed here.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startHttpServer, request, rpc, initializeBody, waitFor } from './lib.mjs';
+
+const MODERN = '2026-07-28';
+const EXT = 'io.modelcontextprotocol/tasks';
+const META = { 'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } } };
+const META_PLAIN = { 'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': {} };
+const TOK = {
+  alice: 'alice-0123456789abcdef', bob: 'bob-0123456789abcdef01', erin: 'erin-0123456789abcdef',
+  dave: 'dave-0123456789abcdef', carol: 'carol-0123456789abcdef',
+};
+const SHARE_SANDBOXES = 3;
+const SHARE_SESSIONS = 3;
+
+let dir;
+let tokens;
+let srv;
+
+const writeTokens = (t) => {
+  fs.writeFileSync(tokens, `# name token\n${Object.entries(t).map(([n, v]) => `${n} ${v}`).join('\n')}\n`,
+    { mode: 0o600 });
+};
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'msc-principals-'));
+  tokens = path.join(dir, 'tokens');
+  writeTokens(TOK);
+});
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** A 2026-07-28 request of `who`: {status, reply}. */
+async function modern(who, method, params, meta = META_PLAIN, id = 1) {
+  const name = params.name ?? params.taskId;
+  const r = await request(srv, {
+    token: TOK[who] ?? who,
+    headers: { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...(name ? { 'Mcp-Name': name } : {}) },
+    body: { jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } },
+  });
+  return { status: r.status, reply: r.json };
+}
+const exec = (who, args, meta) => modern(who, 'tools/call', { name: 'terminal_execute', arguments: args }, meta);
+const handleOf = (r) => r.reply?.result?.structuredContent?.sandbox_handle;
+
+/** A 2025 initialize of `who`: {status, session, json}. */
+async function initialize(who, id) {
+  const r = await request(srv, { body: initializeBody(undefined, id), token: TOK[who] });
+  return { status: r.status, session: r.headers['mcp-session-id'], json: r.json };
+}
+const call2025 = (who, session, args) => request(srv, { token: TOK[who], session,
+  body: rpc('tools/call', { name: 'terminal_execute', arguments: args }) });
+
+describe('principals', () => {
+  before(async () => {
+    srv = await startHttpServer(['--backend', 'go_busybox', '--tokens-file', tokens,
+      '--max-principal-sandboxes', String(SHARE_SANDBOXES), '--max-principal-sessions', String(SHARE_SESSIONS),
+      '--max-principal-tasks', '4'], { env: { KILNTAINERS_WASM_DIR: dir, HOME: dir }, label: false });
+  });
+  after(async () => {
+    await srv?.stop();
+    assert.doesNotMatch(srv?.stderr() ?? '', /0123456789abcdef/, 'no token in the log');
+  });
+
+  it('a token not in the file → 401; each token is its principal', async () => {
+    assert.equal((await initialize('nobody')).status, 401);
+    assert.equal((await request(srv, { body: initializeBody(), token: `${TOK.alice}x` })).status, 401);
+    assert.equal((await initialize('alice')).status, 200);
+    assert.equal((await initialize('bob')).status, 200);
+  });
+
+  it('2025: another principal\'s session id is unknown (404), ping, call and DELETE alike', async () => {
+    const { session } = await initialize('alice');
+    assert.equal((await call2025('alice', session, { command: 'echo mine' })).json.result.structuredContent.stdout,
+      'mine\n');
+    for (const body of [rpc('ping'), rpc('tools/call', { name: 'terminal_execute', arguments: { command: 'id' } })]) {
+      const r = await request(srv, { token: TOK.bob, session, body });
+      assert.equal(r.status, 404, r.text);
+    }
+    assert.equal((await request(srv, { method: 'DELETE', token: TOK.bob, session, json: false })).status, 404);
+    assert.equal((await request(srv, { token: TOK.alice, session, body: rpc('ping') })).status, 200, 'still alice\'s');
+  });
+
+  it('2026: another principal\'s handle addresses nothing: no command, no release, no computer', async () => {
+    const first = await exec('alice', { command: 'echo secret > /tmp/s; echo ok' });
+    const h = handleOf(first);
+    assert.ok(h, JSON.stringify(first.reply));
+    const bob = await exec('bob', { command: 'cat /tmp/s', sandbox_handle: h });
+    assert.equal(bob.reply.result.isError, true, JSON.stringify(bob.reply));
+    assert.match(JSON.stringify(bob.reply), /Unknown or expired sandbox_handle/);
+    assert.doesNotMatch(JSON.stringify(bob.reply), /secret/);
+    const rel = await modern('bob', 'tools/call', { name: 'computer_release', arguments: { sandbox_handle: h } });
+    assert.match(JSON.stringify(rel.reply), /Unknown or expired sandbox_handle/);
+    const again = await exec('alice', { command: 'cat /tmp/s', sandbox_handle: h });
+    assert.equal(again.reply.result.structuredContent.stdout, 'secret\n', 'alice\'s computer kept');
+  });
+
+  it('a task id alone reveals nothing: another principal gets "not found", its own no handle it did not hold', async () => {
+    const h = handleOf(await exec('carol', { command: 'true' }));
+    const created = await exec('carol', { command: 'sleep 3; echo t', sandbox_handle: h }, META);
+    const { taskId } = created.reply.result;
+    assert.match(taskId ?? '', /^[0-9a-f]{32}$/, JSON.stringify(created.reply));
+    for (const m of ['tasks/get', 'tasks/cancel']) {
+      const r = await modern('bob', m, { taskId }, META);
+      assert.equal(r.reply.error?.code, -32602, `${m}: ${JSON.stringify(r.reply)}`);
+      assert.doesNotMatch(JSON.stringify(r.reply), new RegExp(h));
+    }
+    let last;
+    assert.ok(await waitFor(async () => {
+      last = await modern('carol', 'tasks/get', { taskId }, META);
+      return last.reply.result?.status === 'completed';
+    }, { timeoutMs: 20000, intervalMs: 300 }), JSON.stringify(last?.reply));
+    assert.equal(last.reply.result.result.structuredContent.stdout, 't\n');
+    assert.doesNotMatch(JSON.stringify(last.reply), new RegExp(h), 'the id alone: no handle');
+    // A handle the call minted is the caller's to learn.
+    const minted = await exec('carol', { command: 'sleep 3; echo m' }, META);
+    const mid = minted.reply.result?.taskId;
+    assert.ok(mid, JSON.stringify(minted.reply));
+    assert.ok(await waitFor(async () => {
+      last = await modern('carol', 'tasks/get', { taskId: mid }, META);
+      return last.reply.result?.status === 'completed';
+    }, { timeoutMs: 20000, intervalMs: 300 }), JSON.stringify(last?.reply));
+    assert.match(handleOf({ reply: { result: last.reply.result.result } }) ?? '', /^[0-9a-f]{40}$/);
+  });
+
+  it('at its share of handles a principal is refused naming the flag; another\'s echo answers within 2 s', async () => {
+    for (let i = 0; i < SHARE_SANDBOXES; i++) assert.ok(handleOf(await exec('erin', { command: 'true' })));
+    const refused = await exec('erin', { command: 'true' });
+    assert.match(JSON.stringify(refused.reply), /Sandbox limit reached.*--max-principal-sandboxes/);
+    const t0 = Date.now();
+    const bob = await exec('bob', { command: 'echo fine' });
+    assert.equal(bob.reply.result.structuredContent.stdout, 'fine\n', JSON.stringify(bob.reply));
+    assert.ok(Date.now() - t0 < 2000, `bob waited ${Date.now() - t0} ms`);
+  });
+
+  it('a full share of sessions ends an unused one first; past it the 503 carries the request id', async () => {
+    const s1 = (await initialize('dave')).session;
+    const s2 = (await initialize('dave')).session;
+    for (const s of [s1, s2]) assert.equal((await call2025('dave', s, { command: 'true' })).status, 200);
+    const unused = (await initialize('dave')).session;
+    const s4 = await initialize('dave');
+    assert.equal(s4.status, 200, 'room made');
+    assert.equal((await request(srv, { token: TOK.dave, session: unused, body: rpc('ping') })).status, 404,
+      'the unused session made room');
+    for (const s of [s1, s2]) {
+      assert.equal((await request(srv, { token: TOK.dave, session: s, body: rpc('ping') })).status, 200,
+        'sessions with a computer stay');
+    }
+    assert.equal((await call2025('dave', s4.session, { command: 'true' })).status, 200);
+    const full = await initialize('dave', 4242);
+    assert.equal(full.status, 503, JSON.stringify(full.json));
+    assert.equal(full.json.id, 4242, 'the request\'s id, not null');
+    assert.match(full.json.error.message, /--max-principal-sessions/);
+    const t0 = Date.now();
+    const bob = await initialize('bob');
+    assert.equal(bob.status, 200);
+    assert.ok(Date.now() - t0 < 2000);
+  });
+
+  it('SIGHUP re-reads the file: a removed token is refused, a new one served; a broken file changes nothing', async () => {
+    const list = async (token) => (await modern(token, 'tools/list', {})).status;
+    writeTokens({ alice: TOK.alice, bob: 'bob-new-0123456789abcdef' });
+    process.kill(srv.pid, 'SIGHUP');
+    assert.ok(await waitFor(async () => (await list(TOK.bob)) === 401, { timeoutMs: 5000, intervalMs: 100 }));
+    assert.equal(await list('bob-new-0123456789abcdef'), 200);
+    assert.equal(await list(TOK.alice), 200);
+    assert.equal(await list(TOK.erin), 401);
+    fs.writeFileSync(tokens, 'alice\n', { mode: 0o600 });
+    process.kill(srv.pid, 'SIGHUP');
+    assert.ok(await waitFor(() => /tokens-file not read again/.test(srv.stderr()), { timeoutMs: 5000, intervalMs: 100 }));
+    assert.equal(await list(TOK.alice), 200, 'the table in use stays');
+    assert.ok(srv.alive);
+  });
+});
+
+describe('one principal (no tokens): a task id alone', () => {
+  let one;
+  before(async () => {
+    one = await startHttpServer(['--backend', 'go_busybox'], { env: { KILNTAINERS_WASM_DIR: dir, HOME: dir }, label: false });
+  });
+  after(async () => { await one?.stop(); });
+
+  it('names no sandbox_handle the caller did not already hold', async () => {
+    const post = async (method, params, meta) => (await request(one, {
+      headers: { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, 'Mcp-Name': params.name ?? params.taskId },
+      body: { jsonrpc: '2.0', id: 9, method, params: { ...params, _meta: meta } },
+    })).json;
+    const first = await post('tools/call', { name: 'terminal_execute', arguments: { command: 'true' } }, META_PLAIN);
+    const h = first.result.structuredContent.sandbox_handle;
+    const created = await post('tools/call', { name: 'terminal_execute',
+      arguments: { command: 'sleep 3; echo x', sandbox_handle: h } }, META);
+    const { taskId } = created.result;
+    assert.ok(taskId, JSON.stringify(created));
+    let last;
+    assert.ok(await waitFor(async () => {
+      last = await post('tasks/get', { taskId }, META);
+      assert.doesNotMatch(JSON.stringify(last), new RegExp(h), 'the task id alone gave the handle away');
+      return last.result?.status === 'completed';
+    }, { timeoutMs: 20000, intervalMs: 300 }), JSON.stringify(last));
+    assert.equal(last.result.result.structuredContent.stdout, 'x\n');
+  });
+});
