@@ -338,6 +338,10 @@ msc_driver_stop(struct msc_driver *d)
 	msc_queue_take_all(&waiting, &d->gate);
 	d->gate_queued = 0;
 	pthread_mutex_unlock(&d->mu);
+	/* Running commands are killed, and queued ones will not start: the
+	 * pool ends with what it holds, not after their full runs. */
+	if (d->live != NULL)
+		msc_live_cancel_all(d->live);
 	if (d->owners != NULL)
 		msc_share_drain(d->owners, abort_waiting);
 	while ((n = msc_queue_pop(&waiting)) != NULL)

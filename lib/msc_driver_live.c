@@ -220,6 +220,30 @@ msc_live_cancel(struct msc_live_table *t, const char *computer_id,
 	return rv;
 }
 
+static void
+cancel_one(void *arg, const char *name, void *value)
+{
+	struct msc_live *l = value;
+	uint64_t one = 1;
+
+	(void)arg;
+	(void)name;
+	pthread_mutex_lock(&l->mu);
+	l->cancelled = true;
+	/* Nonblocking; fails only when signalled many times already. */
+	if (l->efd >= 0)
+		(void)!write(l->efd, &one, sizeof(one));
+	pthread_mutex_unlock(&l->mu);
+}
+
+void
+msc_live_cancel_all(struct msc_live_table *t)
+{
+	pthread_mutex_lock(&t->mu);
+	msc_map_each(t->live, cancel_one, NULL);
+	pthread_mutex_unlock(&t->mu);
+}
+
 int
 msc_live_peek(struct msc_live_table *t, const char *computer_id,
     const char *key, uint64_t *bytes, bool *running, char *tail,

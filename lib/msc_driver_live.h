@@ -65,6 +65,12 @@ int msc_live_run(struct msc_live *l, int (*exec)(void *be,
     size_t errlen), void *be, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
 
+/*
+ * At stop: cancels every registered command, so that the running ones
+ * are killed and the waiting ones never start.
+ */
+void msc_live_cancel_all(struct msc_live_table *t);
+
 /* Driver/Cancel: 0, or -ENOENT when no such command is registered. */
 int msc_live_cancel(struct msc_live_table *t, const char *computer_id,
     const char *key);

@@ -8,6 +8,7 @@
 struct msc_fleet {
 	size_t n;
 	char ids[MSC_FLEET_MAX][64];
+	char urls[MSC_FLEET_MAX][256];  /* for msc_fleet_reopen */
 	struct msc_client *clients[MSC_FLEET_MAX];
 };
 
@@ -19,6 +20,28 @@ open_driver(const char *url, const char *id, struct msc_client **cp)
 
 	snprintf(role, sizeof(role), "driver:%s", id);
 	return msc_client_open(url, role, cp);
+}
+
+int
+msc_fleet_reopen(const struct msc_fleet *of, struct msc_fleet **fp)
+{
+	struct msc_fleet *f = calloc(1, sizeof(*f));
+	int rv;
+
+	if (f == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < of->n; i++) {
+		memcpy(f->ids[i], of->ids[i], sizeof(f->ids[i]));
+		memcpy(f->urls[i], of->urls[i], sizeof(f->urls[i]));
+		if ((rv = open_driver(f->urls[i], f->ids[i],
+			 &f->clients[i])) != 0) {
+			msc_fleet_close(f);
+			return rv;
+		}
+		f->n = i + 1;
+	}
+	*fp = f;
+	return 0;
 }
 
 int
@@ -38,6 +61,8 @@ msc_fleet_open(const struct msc_cfg *cfg, const char *default_url,
 	}
 	if (n == 0) {
 		snprintf(f->ids[0], sizeof(f->ids[0]), "%s", cfg->driver_id);
+		snprintf(f->urls[0], sizeof(f->urls[0]), "%s",
+		    default_url != NULL ? default_url : "");
 		if ((rv = open_driver(default_url, f->ids[0],
 			 &f->clients[0])) != 0) {
 			free(f);
@@ -51,6 +76,7 @@ msc_fleet_open(const struct msc_cfg *cfg, const char *default_url,
 		const char *url;
 
 		(void)msc_cfg_driver(cfg, i, f->ids[i], sizeof(f->ids[i]), &url);
+		snprintf(f->urls[i], sizeof(f->urls[i]), "%s", url);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(f->ids[i], f->ids[j]) == 0) {
 				msc_cfg_error("two drivers are named '%s'",
@@ -77,6 +103,13 @@ msc_fleet_close(struct msc_fleet *f)
 	for (size_t i = 0; i < f->n; i++)
 		msc_client_close(f->clients[i]);
 	free(f);
+}
+
+void
+msc_fleet_shutdown(struct msc_fleet *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		msc_client_shutdown(f->clients[i]);
 }
 
 size_t

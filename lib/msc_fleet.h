@@ -20,7 +20,16 @@ struct msc_fleet;
  */
 int msc_fleet_open(const struct msc_cfg *cfg, const char *default_url,
     struct msc_fleet **fp);
+/*
+ * Opens new clients to f's drivers: a service that must end its own
+ * calls when it stops (msc_client_shutdown) calls through clients it
+ * owns, not ones it shares. Returns 0 or a negative errno.
+ */
+int msc_fleet_reopen(const struct msc_fleet *f, struct msc_fleet **fp);
+/* Closes the clients (their open calls end first: msc_client_close). */
 void msc_fleet_close(struct msc_fleet *f);
+/* msc_client_shutdown on every client of f. */
+void msc_fleet_shutdown(struct msc_fleet *f);
 
 size_t msc_fleet_size(const struct msc_fleet *f);
 const char *msc_fleet_id(const struct msc_fleet *f, size_t i);

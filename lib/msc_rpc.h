@@ -135,8 +135,16 @@ bool msc_client_up(struct msc_client *c);
 uint64_t msc_client_connections(struct msc_client *c);
 
 /*
- * Ends the open calls (UNAVAILABLE) and waits up to 5 s for their
- * callbacks, then closes the socket. Accepts NULL.
+ * Ends the open calls (UNAVAILABLE, their callbacks run on NNG threads)
+ * and refuses every later call (-ESHUTDOWN), without waiting: a service
+ * that stops ends its own calls this way while its state is still there
+ * for their callbacks. c stays valid until msc_client_close.
+ */
+void msc_client_shutdown(struct msc_client *c);
+
+/*
+ * msc_client_shutdown, then waits up to 5 s for the callbacks, then
+ * closes the socket. Accepts NULL.
  */
 void msc_client_close(struct msc_client *c);
 
@@ -147,8 +155,8 @@ void msc_client_close(struct msc_client *c);
  * (UNAVAILABLE). `timeout_ms` 0 sets no deadline of the caller's: the
  * service applies its own bound (msc_call_bound_ms). Returns 0, -ENOENT for an unknown method, -EAGAIN when
  * too many calls are open, -ENOTCONN when the peer has been unreachable
- * for a few seconds (no waiting for the deadline), or -ENOMEM; then cb
- * never runs.
+ * for a few seconds (no waiting for the deadline), -ESHUTDOWN after
+ * msc_client_shutdown, or -ENOMEM; then cb never runs.
  */
 int msc_client_call(struct msc_client *c,
     const ProtobufCServiceDescriptor *svc, const char *method,

@@ -28,8 +28,9 @@ struct msc_client {
 	atomic_uint_fast64_t since;     /* open time, or when the last pipe went */
 	char url[256];
 	char peer_role[MSC_TLS_ROLE_MAX];
-	pthread_mutex_t mu;             /* guards calls and live */
+	pthread_mutex_t mu;             /* guards calls, live and shut */
 	struct client_call *calls;      /* open calls */
+	bool shut;                      /* msc_client_shutdown: no new calls */
 	uint32_t live[CLIENT_MAX_PIPES];        /* pipes counted in `pipes` */
 	pthread_mutex_t dial_mu;        /* guards dialer and redialed */
 	nng_dialer dialer;
@@ -384,6 +385,16 @@ msc_client_connections(struct msc_client *c)
 }
 
 void
+msc_client_shutdown(struct msc_client *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->shut = true;
+	for (struct client_call *cc = c->calls; cc != NULL; cc = cc->next)
+		nng_aio_cancel(cc->aio);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void
 msc_client_close(struct msc_client *c)
 {
 	if (c == NULL)
@@ -391,12 +402,10 @@ msc_client_close(struct msc_client *c)
 	/*
 	 * End the open calls and wait for their callbacks, each of which
 	 * closes its context, before closing the socket: NNG 1.5 can panic
-	 * on a context closed while its socket closes.
+	 * on a context closed while its socket closes. A callback's own new
+	 * call is refused, so the wait ends with the callbacks.
 	 */
-	pthread_mutex_lock(&c->mu);
-	for (struct client_call *cc = c->calls; cc != NULL; cc = cc->next)
-		nng_aio_cancel(cc->aio);
-	pthread_mutex_unlock(&c->mu);
+	msc_client_shutdown(c);
 	for (int i = 0; i < 500 && atomic_load(&c->open) > 0; i++)
 		nng_msleep(10);
 	nng_close(c->sock);
@@ -474,6 +483,16 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	nng_aio_set_timeout(cc->aio, send_ms);
 	nng_aio_set_msg(cc->aio, msg);
 	pthread_mutex_lock(&c->mu);
+	if (c->shut) {
+		/* Checked here, where a shutdown's cancel cannot miss it. */
+		pthread_mutex_unlock(&c->mu);
+		nng_msg_free(msg);
+		nng_ctx_close(cc->ctx);
+		nng_aio_free(cc->aio);
+		nng_aio_free(cc->end_aio);
+		rv = -ESHUTDOWN;
+		goto fail;
+	}
 	cc->next = c->calls;
 	if (c->calls != NULL)
 		c->calls->prev = cc;
@@ -529,7 +548,8 @@ msc_client_call_sync(struct msc_client *c,
 			snprintf(msgbuf, msglen, "cannot call %s: %s", method,
 			    strerror(-rv));
 		w.code = rv == -EAGAIN ? MSC__V1__CODE__RESOURCE_EXHAUSTED
-		    : rv == -ENOTCONN  ? MSC__V1__CODE__UNAVAILABLE
+		    : rv == -ENOTCONN || rv == -ESHUTDOWN
+		    ? MSC__V1__CODE__UNAVAILABLE
 				       : MSC__V1__CODE__INTERNAL;
 	} else {
 		pthread_mutex_lock(&w.mu);

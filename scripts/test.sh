@@ -8,7 +8,9 @@
 # Tests in the suite 'once' (the slow cloud fakes and cluster files) run only
 # in the sanitizer build, which checks their behaviour and memory at once.
 # The sanitizer and fuzzer builds compile, at the lowest priority, while the
-# release tests run: those mostly wait on the engine.
+# release tests run: those mostly wait on the engine. A ThreadSanitizer
+# build of the in-process unit tests (the suite 'threads', only their
+# executables) runs last: a few minutes.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -20,6 +22,14 @@ trap 'rm -rf "$logs"' EXIT
 		-Db_lundef=false; fi
 	nice -n 19 ninja -C build-asan
 	nice -n 19 ./scripts/fuzz.sh build
+	if [ -d build-tsan ]; then meson setup --reconfigure build-tsan
+	else meson setup build-tsan -Db_sanitize=thread -Db_lundef=false; fi
+	# shellcheck disable=SC2046
+	nice -n 19 ninja -C build-tsan $(meson introspect --tests build-tsan |
+		python3 -c 'import json, os, sys
+print(" ".join(sorted({os.path.relpath(t["cmd"][0], "build-tsan")
+    for t in json.load(sys.stdin)
+    if any(x.endswith(":threads") for x in t["suite"])})))')
 ) >"$logs/builds" 2>&1 &
 builds=$!
 echo "== tests (release build)" >&2
@@ -35,5 +45,12 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	meson test -C build-asan --print-errorlogs
 ./scripts/no-skips.py build-asan
+echo "== unit tests under ThreadSanitizer" >&2
+# report_mutex_bugs=0: NNG 1.5 (not instrumented) now and then locks one
+# of its own mutexes after destroying it while a socket closes (seen once
+# in about 20 runs of unit/session_tasks, in msc_server_stop); data races
+# are all reported.
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:report_mutex_bugs=0 \
+	meson test -C build-tsan --print-errorlogs --no-rebuild --suite threads
 echo "== libFuzzer, 30 s" >&2
 ./scripts/fuzz.sh 30

@@ -495,8 +495,8 @@ inv_start(const char *url, struct msc_fleet *fleet, struct inv_service **sp)
 		return -ENOMEM;
 	pthread_mutex_init(&s->mu, NULL);
 	inv_counts_init(s);
-	s->fleet = fleet;
-	if ((rv = msc_map_new(&s->records)) != 0 ||
+	if ((rv = msc_fleet_reopen(fleet, &s->fleet)) != 0 ||
+	    (rv = msc_map_new(&s->records)) != 0 ||
 	    (rv = msc_server_start(url, &msc__v1__inventory__descriptor,
 		 inventory_methods, s, 4096, &s->srv)) != 0) {
 		inv_stop(s);
@@ -514,13 +514,21 @@ free_record(void *arg, const char *key, void *value)
 	inv_record_free(value);
 }
 
+/*
+ * The driver calls end first (cut short: we are going), their callbacks
+ * answering our open calls with the state still there; then no handler
+ * runs once the server stops, and the clients close.
+ */
 void
 inv_stop(struct inv_service *s)
 {
 	if (s == NULL)
 		return;
+	if (s->fleet != NULL)
+		msc_fleet_shutdown(s->fleet);
 	msc_server_stop(s->srv);
 	inv_counts_stop(s);
+	msc_fleet_close(s->fleet);
 	if (s->records != NULL) {
 		msc_map_each(s->records, free_record, NULL);
 		msc_map_free(s->records);

@@ -50,7 +50,7 @@ struct record {
 struct inv_service {
 	pthread_mutex_t mu;
 	struct msc_map *records;  /* id -> struct record */
-	struct msc_fleet *fleet;  /* the drivers (borrowed) */
+	struct msc_fleet *fleet;  /* the drivers: clients of our own */
 	int creating[MSC_FLEET_MAX];   /* creations under way per driver */
 	struct msc_server *srv;
 	/* inventory_counts.c: computers per driver, for placement. */

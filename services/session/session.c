@@ -16,7 +16,10 @@
 #include "msc_log.h"
 
 #define SWEEP_MS 1000
-#define STOP_WAIT_MS 20000
+/* At stop: how long the commands' kills and the releases may take, then
+ * how long the callbacks of the calls cut short may take. */
+#define STOP_WAIT_MS 2000
+#define STOP_CUT_MS 1000
 
 void
 sess_ref_locked(struct sess *ss)
@@ -414,7 +417,6 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 	if (s == NULL)
 		return -ENOMEM;
 	s->cfg = cfg;
-	s->fleet = fleet;
 	{
 		unsigned char e[SESS_EPOCH_LEN / 2];
 
@@ -428,6 +430,7 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 	if ((rv = msc_map_new(&s->sessions)) != 0 ||
 	    (rv = msc_map_new(&s->tasks)) != 0 ||
 	    (rv = msc_map_new(&s->principals)) != 0 ||
+	    (rv = msc_fleet_reopen(fleet, &s->fleet)) != 0 ||
 	    (rv = msc_client_open(inventory_url, "inventory", &s->inventory)) != 0 ||
 	    (rv = nng_aio_alloc(&s->sweep, sweep_cb, s) != 0 ? -ENOMEM : 0) ||
 	    (rv = msc_server_start(url, &msc__v1__session__descriptor,
@@ -451,31 +454,65 @@ free_principal(void *arg, const char *key, void *value)
 	free(value);
 }
 
-void
-sess_stop(struct sess_service *s)
+/* Waits (lock held) until no call, release or task runs, or `ms` pass. */
+static void
+wait_quiet_locked(struct sess_service *s, int ms)
 {
 	struct timespec until;
 
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (s->calls > 0 || s->releasing > 0 || s->detached > 0)
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) != 0)
+			break;
+}
+
+/*
+ * The service's calls (to the drivers and the inventory, through clients
+ * it owns) all end before its state goes: their callbacks use it. So:
+ * every command is killed on its driver and every session ends (its
+ * temporary computers must not outlive us); what has not ended after
+ * STOP_WAIT_MS is cut short on our side, no new call starts, and the
+ * clients close only once no handler can run.
+ */
+void
+sess_stop(struct sess_service *s)
+{
 	if (s == NULL)
 		return;
 	if (s->sweep != NULL)
 		nng_aio_stop(s->sweep);
-	/* Every session ends: temporary computers must not outlive us. */
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += STOP_WAIT_MS / 1000;
 	pthread_mutex_lock(&s->mu);
 	s->stopping = true;
-	if (s->sessions != NULL)
+	pthread_mutex_unlock(&s->mu);
+	if (s->sessions != NULL && s->fleet != NULL && s->inventory != NULL) {
+		sess_live_cancel_all(s);
+		pthread_mutex_lock(&s->mu);
 		sweep_locked(s, true);
-	while (s->releasing > 0 || s->detached > 0)
-		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) != 0)
-			break;
+		wait_quiet_locked(s, STOP_WAIT_MS);
+		pthread_mutex_unlock(&s->mu);
+		msc_fleet_shutdown(s->fleet);
+		msc_client_shutdown(s->inventory);
+		pthread_mutex_lock(&s->mu);
+		wait_quiet_locked(s, STOP_CUT_MS);
+		if (s->calls > 0 || s->detached > 0)
+			msc_log_warn("session: stopped with %ld call(s) still "
+			    "open", s->calls);
+		pthread_mutex_unlock(&s->mu);
+	}
+	msc_server_stop(s->srv);
+	msc_fleet_close(s->fleet);
+	msc_client_close(s->inventory);
+	pthread_mutex_lock(&s->mu);
 	if (s->tasks != NULL)
 		sess_task_sweep_locked(s, true);
 	sess_owners_stop(s);
 	pthread_mutex_unlock(&s->mu);
-	msc_server_stop(s->srv);
-	msc_client_close(s->inventory);
 	if (s->sweep != NULL)
 		nng_aio_free(s->sweep);
 	msc_map_free(s->sessions);

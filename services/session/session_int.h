@@ -122,7 +122,7 @@ struct sess_service {
 	long calls;                     /* every session's calls in flight:
 	                                 * --max-pending-calls */
 	struct msc_client *inventory;
-	struct msc_fleet *fleet;        /* the drivers (borrowed) */
+	struct msc_fleet *fleet;        /* the drivers: clients of our own */
 	struct msc_server *srv;
 };
 
@@ -261,6 +261,11 @@ bool sess_live_to_driver(struct sess_service *s, struct sess_live *l,
     const char *id, size_t driver);
 /* Whether the call was cancelled. Takes the lock. */
 bool sess_live_cancelled(struct sess_service *s, const struct sess_live *l);
+/*
+ * At stop: cancels every open call of every session, killing those on a
+ * driver (Driver/Cancel, not waited for). Takes the lock.
+ */
+void sess_live_cancel_all(struct sess_service *s);
 
 /* session_task.c: MCP tasks. */
 void sess_h_get_task(void *state, struct msc_call *call,

@@ -51,7 +51,8 @@ sess_live_to_driver(struct sess_service *s, struct sess_live *l,
 	bool go;
 
 	pthread_mutex_lock(&s->mu);
-	go = !l->cancelled;
+	/* A stopping service starts nothing that could outlive it. */
+	go = !l->cancelled && !s->stopping;
 	if (go) {
 		msc_random_hex(l->driver_key, 16);
 		snprintf(l->computer_id, sizeof(l->computer_id), "%s", id);
@@ -71,6 +72,77 @@ sess_live_cancelled(struct sess_service *s, const struct sess_live *l)
 	c = l->cancelled;
 	pthread_mutex_unlock(&s->mu);
 	return c;
+}
+
+/* A Driver/Cancel sent at stop, for a command on a driver. */
+struct stop_kill {
+	char computer_id[MSC_SLUG_MAX + 1];
+	char key[sizeof(((struct sess_live *)0)->driver_key)];
+	size_t driver;
+};
+
+struct stop_kills {
+	struct stop_kill *k;
+	size_t n, cap;
+};
+
+static void
+cancel_session(void *arg, const char *id, void *value)
+{
+	struct stop_kills *ks = arg;
+	struct sess *ss = value;
+
+	(void)id;
+	for (struct sess_live *l = ss->live; l != NULL; l = l->next) {
+		if (l->cancelled)
+			continue;
+		l->cancelled = true;
+		if (!l->on_driver)
+			continue;       /* it will not be sent */
+		if (ks->n == ks->cap) {
+			size_t cap = ks->cap ? 2 * ks->cap : 64;
+			struct stop_kill *k = realloc(ks->k, cap * sizeof(*k));
+
+			if (k == NULL)
+				continue;       /* cut short later instead */
+			ks->k = k;
+			ks->cap = cap;
+		}
+		memcpy(ks->k[ks->n].computer_id, l->computer_id,
+		    sizeof(l->computer_id));
+		memcpy(ks->k[ks->n].key, l->driver_key, sizeof(l->driver_key));
+		ks->k[ks->n].driver = l->driver;
+		ks->n++;
+	}
+}
+
+static void
+stop_killed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	(void)arg;
+	(void)st;
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+void
+sess_live_cancel_all(struct sess_service *s)
+{
+	struct stop_kills ks = { NULL, 0, 0 };
+	Msc__V1__ExecRef dr = MSC__V1__EXEC_REF__INIT;
+
+	pthread_mutex_lock(&s->mu);
+	msc_map_each(s->sessions, cancel_session, &ks);
+	pthread_mutex_unlock(&s->mu);
+	for (size_t i = 0; i < ks.n; i++) {
+		dr.computer_id = ks.k[i].computer_id;
+		dr.cancel_key = ks.k[i].key;
+		/* Its Exec then fails CANCELLED; refused: it is cut short. */
+		(void)msc_client_call(msc_fleet_client(s->fleet, ks.k[i].driver),
+		    &msc__v1__driver__descriptor, "Cancel", &dr.base,
+		    LIVE_DRIVER_MS, stop_killed, NULL);
+	}
+	free(ks.k);
 }
 
 struct any_call {

@@ -178,6 +178,17 @@ count_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		protobuf_c_message_free_unpacked(resp, NULL);
 }
 
+static int
+locked_read(pthread_mutex_t *mu, const int *v)
+{
+	int n;
+
+	pthread_mutex_lock(mu);
+	n = *v;
+	pthread_mutex_unlock(mu);
+	return n;
+}
+
 static void
 many_open_calls(void **state)
 {
@@ -185,7 +196,9 @@ many_open_calls(void **state)
 	Msc__V1__TerminalExecRequest req = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
 
+	pthread_mutex_lock(&done_mu);
 	done_ok = 0;
+	pthread_mutex_unlock(&done_mu);
 	for (int i = 0; i < NCALLS; i++)
 		assert_int_equal(msc_client_call(f->cli,
 				     &msc__v1__session__descriptor,
@@ -201,12 +214,13 @@ many_open_calls(void **state)
 			break;
 		usleep(10000);
 	}
-	assert_int_equal(nheld, NCALLS);
+	assert_int_equal(locked_read(&held_mu, &nheld), NCALLS);
 	for (int i = NCALLS - 1; i >= 0; i--)
 		msc_call_reply(held[i], &rep.base);
-	for (int i = 0; i < 500 && done_ok < NCALLS; i++)
+	for (int i = 0; i < 500 && locked_read(&done_mu, &done_ok) < NCALLS;
+	     i++)
 		usleep(10000);
-	assert_int_equal(done_ok, NCALLS);
+	assert_int_equal(locked_read(&done_mu, &done_ok), NCALLS);
 }
 
 int

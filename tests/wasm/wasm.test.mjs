@@ -9,8 +9,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
 import {
   startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER, run, MSC_BIN,
+  TOOL, waitFor,
 } from '../integration/lib.mjs';
 
 const PROBE = process.env.PROBE_WASM;
@@ -302,6 +305,75 @@ describe('go_busybox leases', () => {
       assert.equal(r.stdout, 'l\n', 'a live server\'s temporary is untouched');
     } finally { await a.close(); await b.close(); }
     fs.rmSync(folder('go_busybox', permId), { recursive: true, force: true });
+  });
+});
+
+// Issue 27: SIGTERM while thousands of MCP tasks ran took 22-29 s, left computer folders and
+// runners orphaned under init, and crashed (the session service, freed after a 20 s wait, was
+// called back as the fleet closed). With 4 driver workers, 40 tasks (one handle and temporary
+// computer each, stateless HTTP at 2026-07-28) keep the driver's queue full as thousands do.
+describe('go_busybox: SIGTERM with tasks running', () => {
+  const MODERN = '2026-07-28';
+  const META = { 'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+  const N = 40;
+  const freePort = () => new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+  });
+  // The live processes whose command line names `dir` (the runners get --root <dir>/...).
+  const processesOf = (dir) => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      return !/\) Z /.test(stat) && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(dir);
+    } catch { return false; }
+  });
+
+  it('exits within 5 s, cleanly, leaving no computer folder and no process', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'msc-wasm-term-'));
+    const port = await freePort();
+    const proc = spawn(MSC_BIN, ['--transport', 'http', '--host', '127.0.0.1', '--port', String(port),
+      '--backend', 'go_busybox', '--driver-workers', '4', '--timeout', '300'],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, KILNTAINERS_WASM_DIR: dir, HOME: dir } });
+    let err = '';
+    proc.stderr.on('data', (c) => { err = (err + c).slice(-200000); });
+    const exited = new Promise((r) => proc.once('exit', (code, signal) => r({ code, signal })));
+    try {
+      assert.ok(await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok,
+        { timeoutMs: 20000, intervalMs: 100 }), `server not ready: ${err}`);
+      const call = async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+            'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': TOOL },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call',
+            params: { name: TOOL, arguments: { command: 'sleep 300' }, _meta: META } }) });
+        const text = await res.text();
+        return res.headers.get('content-type')?.startsWith('text/event-stream')
+          ? JSON.parse(text.split('\n').filter((l) => l.startsWith('data: ')).pop().slice(6)) : JSON.parse(text);
+      };
+      const replies = await Promise.all(Array.from({ length: N }, call));
+      for (const r of replies) assert.equal(r.result?.resultType, 'task', JSON.stringify(r));
+      const folders = () => fs.readdirSync(path.join(dir, 'go_busybox')).filter((n) => !n.startsWith('.'));
+      assert.ok(folders().length > 0, 'temporary computers (the others wait for a worker)');
+      assert.ok(processesOf(dir).length > 0, 'runners run the tasks');
+      const t0 = Date.now();
+      proc.kill('SIGTERM');
+      const end = await Promise.race([exited, new Promise((r) => setTimeout(() => r(null), 30000))]);
+      const took = Date.now() - t0;
+      assert.ok(end, 'the server exits');
+      assert.deepEqual(end, { code: 0, signal: null }, `a clean exit: ${err.slice(-3000)}`);
+      assert.doesNotMatch(err, /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /);
+      process.stderr.write(`SIGTERM with ${N} tasks: exited in ${took} ms\n`);
+      assert.ok(took < 5000, `exited in ${took} ms`);
+      assert.deepEqual(folders(), [], 'no temporary computer folder left');
+      assert.deepEqual(processesOf(dir), [], 'no runner left');
+    } finally {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await exited;
+      for (const p of processesOf(dir)) { try { process.kill(Number(p), 'SIGKILL'); } catch { /* gone */ } }
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
