@@ -252,6 +252,8 @@ route(struct edge_http *h, struct http_call *c, const char *url,
 		    "Bearer");
 		return;
 	}
+	if (!http_principal_charge(c))
+		return;
 	if (url[4] != '\0')     /* only /mcp itself below /mcp */
 		http_answer(c, 404, NULL, NULL, 0, NULL, NULL);
 	else if (strcmp(method, "POST") == 0)

@@ -31,8 +31,11 @@ struct http_addr {
 	unsigned char b[16];
 };
 
-/* Whose share a connection counts in: a client address, as text. */
-#define HTTP_OWNER_MAX 64
+/*
+ * Whose share a connection counts in: a client address, as text, or
+ * "principal:" and a principal's name.
+ */
+#define HTTP_OWNER_MAX (sizeof("principal:") + EDGE_PRINCIPAL_MAX)
 
 struct edge_http {
 	const struct msc_cfg *cfg;
@@ -171,6 +174,13 @@ void http_principals_fini(struct edge_http *h);
  * c->principal: the name --tokens-file gives the token, else "".
  */
 bool http_authorized(struct http_call *c);
+/*
+ * A named principal's connections count in its own share from here on,
+ * whatever address they come from (clients behind one proxy or load
+ * balancer are told apart by their token): false when that share is full
+ * of requests in flight, and c was answered 429.
+ */
+bool http_principal_charge(struct http_call *c);
 
 /* mcp_http_strict.c: the request head read one way only. */
 /*

@@ -311,3 +311,19 @@ http_authorized(struct http_call *c)
 	pthread_mutex_unlock(&h->principals_mu);
 	return match != SIZE_MAX;
 }
+
+bool
+http_principal_charge(struct http_call *c)
+{
+	char owner[HTTP_OWNER_MAX];
+
+	if (c->principal[0] == '\0')
+		return true;
+	snprintf(owner, sizeof(owner), "principal:%s", c->principal);
+	if (http_conns_charge(c->h->conns, c->conn, owner) == 0)
+		return true;
+	http_answer_rpc_error(c, 429, -32000, "Too many connections of this "
+	    "principal (--max-address-connections); retry when one of its "
+	    "requests has ended");
+	return false;
+}

@@ -210,3 +210,39 @@ describe('one principal (no tokens): a task id alone', () => {
     assert.equal(last.result.result.structuredContent.stdout, 'x\n');
   });
 });
+
+describe('connections count per principal once authenticated', () => {
+  // Behind one proxy or load balancer every client has one address: a principal's requests in
+  // flight fill its own share of --max-address-connections, not the address's.
+  let two;
+  before(async () => {
+    writeTokens(TOK);   // the SIGHUP case above left a broken file
+    two = await startHttpServer(['--backend', 'go_busybox', '--tokens-file', tokens,
+      '--max-address-connections', '4'], { env: { KILNTAINERS_WASM_DIR: dir, HOME: dir }, label: false });
+  });
+  after(async () => { await two?.stop(); });
+
+  it('alice holds 4 commands in flight from one address: bob\'s echo answers within 2 s, alice\'s fifth gets 429', async () => {
+    const call = (who, command, id) => request(two, {
+      token: TOK[who], timeoutMs: 60000,
+      headers: { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'terminal_execute' },
+      body: { jsonrpc: '2.0', id, method: 'tools/call',
+        params: { name: 'terminal_execute', arguments: { command }, _meta: META_PLAIN } },
+    });
+    const sleeps = [1, 2, 3, 4].map((i) => call('alice', 'sleep 4; echo done', i));
+    await new Promise((r) => setTimeout(r, 1500));
+    const t0 = Date.now();
+    const bob = await call('bob', 'echo bob', 5);
+    const ms = Date.now() - t0;
+    const fifth = await call('alice', 'echo five', 6);
+    assert.equal(bob.status, 200, bob.text);
+    assert.equal(bob.json.result.structuredContent.stdout, 'bob\n');
+    assert.ok(ms < 2000, `bob waited ${ms} ms`);
+    assert.equal(fifth.status, 429, fifth.text);
+    assert.match(fifth.text, /--max-address-connections/);
+    for (const r of await Promise.all(sleeps)) {
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.result.structuredContent.stdout, 'done\n');
+    }
+  });
+});
