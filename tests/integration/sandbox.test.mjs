@@ -290,32 +290,6 @@ describe('the sandbox network is the internet, not the host\'s neighbourhood', (
       await s3.close();
     }
   });
-
-  it('a network of that name made by someone else is refused, saying what is wrong and what to do', async (t) => {
-    // This run's computers leave, and the network with them (another run's computers may hold it).
-    await cleanupContainers();
-    if ((await docker(['network', 'inspect', 'kilntainers-sandbox'])).code === 0) {
-      t.skip('another run\'s computers use the sandbox network');
-      return;
-    }
-    const made = await docker(['network', 'create', 'kilntainers-sandbox']);
-    assert.equal(made.code, 0, made.stderr);
-    const id = cid('sbx-foreign');
-    try {
-      const res = await s.call({ computer_id: id, temporary: true, command: 'echo ok' });
-      assert.equal(res.isError, true, textOf(res));
-      assert.match(textOf(res), new RegExp('network kilntainers-sandbox exists but was not made by this server: '
-        + `it has no label kilntainers=true\\. Remove it \\(${ENGINE} network rm kilntainers-sandbox, once no `
-        + 'container uses it\\) and the next computer makes it anew'));
-      // The advice works: once it is gone, the server makes its own and the command runs.
-      assert.equal((await docker(['network', 'rm', 'kilntainers-sandbox'])).code, 0);
-      const ok = await s.exec({ computer_id: id, temporary: true, command: 'echo ok' });
-      assert.equal(ok.stdout, 'ok\n');
-    } finally {
-      await cleanupContainers();
-      await docker(['network', 'rm', 'kilntainers-sandbox']);
-    }
-  });
 });
 
 describe('container escapes are refused', () => {
@@ -348,5 +322,34 @@ describe('container escapes are refused', () => {
     // The helper is unharmed and still PID 1.
     const who = await sh(a, 'tr "\\0" " " < /proc/1/cmdline');
     assert.match(who.stdout, /^\/\.msc-helper /);
+  });
+});
+
+// Last: it removes this file's computers (the network goes only when no computer uses it).
+describe('the sandbox network is the server\'s own, not one of the same name', () => {
+  it('a network of that name made by someone else is refused, saying what is wrong and what to do', async (t) => {
+    // This run's computers leave, and the network with them (another run's computers may hold it).
+    await cleanupContainers();
+    if ((await docker(['network', 'inspect', 'kilntainers-sandbox'])).code === 0) {
+      t.skip('another run\'s computers use the sandbox network');
+      return;
+    }
+    const made = await docker(['network', 'create', 'kilntainers-sandbox']);
+    assert.equal(made.code, 0, made.stderr);
+    const id = cid('sbx-foreign');
+    try {
+      const res = await s.call({ computer_id: id, temporary: true, command: 'echo ok' });
+      assert.equal(res.isError, true, textOf(res));
+      assert.match(textOf(res), new RegExp('network kilntainers-sandbox exists but was not made by this server: '
+        + `it has no label kilntainers=true\\. Remove it \\(${ENGINE} network rm kilntainers-sandbox, once no `
+        + 'container uses it\\) and the next computer makes it anew'));
+      // The advice works: once it is gone, the server makes its own and the command runs.
+      assert.equal((await docker(['network', 'rm', 'kilntainers-sandbox'])).code, 0);
+      const ok = await s.exec({ computer_id: id, temporary: true, command: 'echo ok' });
+      assert.equal(ok.stdout, 'ok\n');
+    } finally {
+      await cleanupContainers();
+      await docker(['network', 'rm', 'kilntainers-sandbox']);
+    }
   });
 });
