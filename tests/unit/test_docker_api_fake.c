@@ -380,7 +380,7 @@ test_info_socket(void **state)
 	assert_int_equal(dock_image_empty(e, "kilntainers-netrules", "empty",
 	    5000, err, sizeof(err)), 0);
 	assert_non_null(strstr(f.last, "POST /v1.47/images/create?fromSrc=-&"
-	    "repo=kilntainers-netrules&tag=empty "));
+	    "repo=kilntainers-netrules%3Aempty "));
 	assert_int_equal(f.last_body_len, 1024);
 	assert_int_equal(dock_image_empty(e, "a:b", "c", 5000, err,
 	    sizeof(err)), -EINVAL);
