@@ -374,6 +374,15 @@ describe('computer_create sets a computer\'s policy', () => {
     assert.equal(net[c], 'none');
   });
 
+  it('a create of an existing computer\'s id leaves that computer\'s policy as it was', async () => {
+    const r = await create({ computer_id: b, network: { mode: 'open' } });
+    assert.ok(r.isError, JSON.stringify(r));
+    assert.match(JSON.stringify(r.content), /already exists/);
+    const again = await run(MSC_BIN, ['network', b]);
+    assert.equal(again.stdout, `${b}: allowlist: other.test\n`);
+    assert.match(await on(b, get('allowed.test')), /403[\s\S]*allowed\.test is not on/);
+  });
+
   it('a bad policy is refused with the reason, and nothing is made', async () => {
     const cases = [
       [{ mode: 'sideways' }, /network\.mode must be none, allowlist or open/],
@@ -451,10 +460,15 @@ describe('a server restarted', () => {
     await s.close();
     s = await startServer(FLAGS, OPTS);
     // Nothing asked of the server: the computer's own programs find their proxy again.
-    assert.ok(await waitFor(() => /the allowlist proxy listens on/.test(s.stderr()), { timeoutMs: 30000 }),
-      s.stderr().slice(-3000));
-    const r = await docker(['exec', containerName(p), 'bash', '-c', get('allowed.test')]);
-    assert.match(r.stdout, /hello allowed\.test/, r.stdout + r.stderr);
-    assert.match(s.stderr(), new RegExp(`network: computer ${p} \\(\\S+\\) is in allowlist mode`));
+    const applied = new RegExp(`network: computer ${p} \\(\\S+\\) is in allowlist mode`);
+    assert.ok(await waitFor(() => applied.test(s.stderr()), { timeoutMs: 30000 }), s.stderr().slice(-3000));
+    assert.match(s.stderr(), /the allowlist proxy listens on/);
+    let out = '';
+    await waitFor(async () => {
+      const r = await docker(['exec', containerName(p), 'bash', '-c', get('allowed.test')]);
+      out = r.stdout + r.stderr;
+      return /hello allowed\.test/.test(out);
+    }, { timeoutMs: 20000, intervalMs: 1000 });
+    assert.match(out, /hello allowed\.test/);
   });
 });
