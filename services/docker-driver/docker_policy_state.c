@@ -344,30 +344,6 @@ check_list(char *const *v, size_t n, const char *what, char *err,
 	return 0;
 }
 
-/*
- * Whether computer `id` has a container and a policy file bound to it:
- * a create of that id fails ("already exists"), and must not change the
- * running computer's policy before it does.
- */
-static bool
-computer_exists(struct dock_driver *d, const char *id)
-{
-	struct dock_pol_lists l;
-	char err[DOCK_ERRLEN];
-	json_t *ctr = NULL;
-	bool bound, found;
-
-	if (dock_pol_state_load(id, &l) != 0)
-		return false;
-	bound = l.cid[0] != '\0';
-	dock_pol_lists_free(&l);
-	if (!bound)
-		return false;
-	found = dock_find(d, id, &ctr, err, sizeof(err)) == 0;
-	json_decref(ctr);
-	return found;
-}
-
 int
 dock_pol_set_create(void *be, const char *id,
     const Msc__V1__NetworkPolicy *np, char *err, size_t errlen)
@@ -412,8 +388,6 @@ dock_pol_set_create(void *be, const char *id,
 	}
 	if (!d->net_sandbox)
 		return 0;       /* none, and none it is already */
-	if (computer_exists(d, id))
-		return 0;       /* the create fails; its policy stays */
 	if ((rv = dock_pol_state_save(id, &l)) != 0)
 		snprintf(err, errlen, "cannot record the network policy of "
 		    "computer %s: %s", id, strerror(-rv));

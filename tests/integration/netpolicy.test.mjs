@@ -374,14 +374,6 @@ describe('computer_create sets a computer\'s policy', () => {
     assert.equal(net[c], 'none');
   });
 
-  it('a create of an existing computer\'s id leaves that computer\'s policy as it was', async () => {
-    // The server answers with the computer that exists; its policy is not the request's.
-    await create({ computer_id: b, network: { mode: 'open' } });
-    const again = await run(MSC_BIN, ['network', b]);
-    assert.equal(again.stdout, `${b}: allowlist: other.test\n`);
-    assert.match(await on(b, get('allowed.test')), /403[\s\S]*allowed\.test is not on/);
-  });
-
   it('a bad policy is refused with the reason, and nothing is made', async () => {
     const cases = [
       [{ mode: 'sideways' }, /network\.mode must be none, allowlist or open/],
