@@ -17,7 +17,9 @@ struct dock_driver;
  * Starts the service on `url` with the docker options of `cfg` (borrowed;
  * must outlive the driver). Checks the --docker-run-flag list; a bad flag
  * prints "kilntainers: error: ..." and returns -EINVAL. Does not contact
- * the engine (a dead engine is reported on the first call).
+ * the engine (a dead engine is reported on the first call), but for a
+ * thread that restores allowlist computers' proxy in the background
+ * (docker_policy_restore.c; a dead engine: a warning).
  */
 int dock_driver_start(const struct msc_cfg *cfg, const char *url,
     struct dock_driver **dp);

@@ -60,7 +60,9 @@ struct dock_pol {
 	bool proxy_mark;                /* the kernel checks its addresses */
 	char dir[256];                  /* its folder: config, logs, files */
 	pthread_t restorer;             /* dock_pol_restore_start's */
+	pthread_cond_t restore_cv;      /* restore_stop set */
 	bool restoring;                 /* restorer is to be joined */
+	bool restore_stop;              /* the driver ends: restorer returns */
 };
 
 /* A computer's policy: its mode and, in allowlist mode, its lists. */

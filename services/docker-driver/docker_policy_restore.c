@@ -9,7 +9,8 @@
  * has its network back before anyone runs a command on it. Then the
  * proxy's files of addresses that none of them has (computers removed
  * while no driver ran) are removed: the next container given such an
- * address starts from nothing.
+ * address starts from nothing. The thread then waits for the driver's
+ * end: a proxy it started ends with the thread that started it.
  */
 #include "docker_driver_int.h"
 
@@ -146,6 +147,11 @@ restore_main(void *arg)
 	json_decref(arr);
 	sweep(d, kept, n);
 	free(kept);
+	/* A proxy it started dies with it (PDEATHSIG): it lives as long. */
+	pthread_mutex_lock(&d->pol.mu);
+	while (!d->pol.restore_stop)
+		pthread_cond_wait(&d->pol.restore_cv, &d->pol.mu);
+	pthread_mutex_unlock(&d->pol.mu);
 	return NULL;
 }
 
@@ -156,8 +162,11 @@ dock_pol_restore_start(struct dock_driver *d)
 
 	if (!d->net_sandbox)
 		return 0;
-	if ((rv = pthread_create(&d->pol.restorer, NULL, restore_main, d)) != 0)
+	pthread_cond_init(&d->pol.restore_cv, NULL);
+	if ((rv = pthread_create(&d->pol.restorer, NULL, restore_main, d)) != 0) {
+		pthread_cond_destroy(&d->pol.restore_cv);
 		return -rv;
+	}
 	d->pol.restoring = true;
 	return 0;
 }
@@ -167,6 +176,11 @@ dock_pol_restore_wait(struct dock_driver *d)
 {
 	if (!d->pol.restoring)
 		return;
+	pthread_mutex_lock(&d->pol.mu);
+	d->pol.restore_stop = true;
+	pthread_cond_signal(&d->pol.restore_cv);
+	pthread_mutex_unlock(&d->pol.mu);
 	pthread_join(d->pol.restorer, NULL);
+	pthread_cond_destroy(&d->pol.restore_cv);
 	d->pol.restoring = false;
 }

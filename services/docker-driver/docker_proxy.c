@@ -479,8 +479,11 @@ dock_proxy_serve(struct dock_driver *d, int port, bool mine, char *err,
 	for (int i = 0; i < 40 && mine && p->proxy_pid == 0 &&
 	    port_answers(p->gw, port); i++)
 		nanosleep(&(struct timespec){ 0, 50 * 1000000 }, NULL);
-	if (port_answers(p->gw, port))
+	if (port_answers(p->gw, port)) {
+		msc_log_info("network: a proxy this driver did not start "
+		    "answers on %s:%d", p->gw, port);
 		return 1;               /* another proxy serves it */
+	}
 	if (p->proxy_pid == 0 && (rv = dock_proxy_ensure(d, port, err,
 	    errlen)) != 0)
 		return rv;

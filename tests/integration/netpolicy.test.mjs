@@ -451,10 +451,15 @@ describe('a server restarted', () => {
     await s.close();
     s = await startServer(FLAGS, OPTS);
     // Nothing asked of the server: the computer's own programs find their proxy again.
-    assert.ok(await waitFor(() => /the allowlist proxy listens on/.test(s.stderr()), { timeoutMs: 30000 }),
-      s.stderr().slice(-3000));
-    const r = await docker(['exec', containerName(p), 'bash', '-c', get('allowed.test')]);
-    assert.match(r.stdout, /hello allowed\.test/, r.stdout + r.stderr);
-    assert.match(s.stderr(), new RegExp(`network: computer ${p} \\(\\S+\\) is in allowlist mode`));
+    const applied = new RegExp(`network: computer ${p} \\(\\S+\\) is in allowlist mode`);
+    assert.ok(await waitFor(() => applied.test(s.stderr()), { timeoutMs: 30000 }), s.stderr().slice(-3000));
+    assert.match(s.stderr(), /the allowlist proxy listens on/);
+    let out = '';
+    await waitFor(async () => {
+      const r = await docker(['exec', containerName(p), 'bash', '-c', get('allowed.test')]);
+      out = r.stdout + r.stderr;
+      return /hello allowed\.test/.test(out);
+    }, { timeoutMs: 20000, intervalMs: 1000 });
+    assert.match(out, /hello allowed\.test/);
   });
 });
