@@ -137,13 +137,18 @@ sess_open_locked(struct sess_service *s, const char *principal,
 	unsigned char raw[SESS_RANDOM_BYTES];
 	struct sess_principal *pr;
 	struct sess *ss;
+	bool ok;
 
 	snprintf(msg, msglen, "too many sessions");
 	if (s->stopping)
 		return -ESHUTDOWN;
 	if ((pr = sess_principal_get_locked(s, principal)) == NULL)
 		return -ENOMEM;
-	if (!may_open_locked(s, pr, sandbox, msg, msglen)) {
+	/* Making room may end pr's last session: pr must outlive that. */
+	pr->pins++;
+	ok = may_open_locked(s, pr, sandbox, msg, msglen);
+	pr->pins--;
+	if (!ok) {
 		sess_principal_release_locked(s, pr);
 		return -ENOSPC;
 	}

@@ -516,7 +516,13 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		return;
 	}
+	/*
+	 * Pinned until ss counts the call in it: opening a handle may end
+	 * pr's last session to make room, and a failed open releases pr.
+	 */
+	pr->pins++;
 	if (sess_calls_full_locked(s, pr, NULL, buf, sizeof(buf))) {
+		pr->pins--;
 		sess_principal_release_locked(s, pr);
 		/* The whole server's bound: before a handle is minted. */
 		pthread_mutex_unlock(&s->mu);
@@ -530,6 +536,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		    (uint32_t)s->cfg->session_timeout, true, &ss, msg,
 		    sizeof(msg));
 		if (rv != 0) {
+			pr->pins--;
 			sess_principal_release_locked(s, pr);
 			pthread_mutex_unlock(&s->mu);
 			pending_free(p);
@@ -542,6 +549,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		ss = sess_find_locked(s, req->session_id, req->principal);
 	if (ss != NULL && sess_calls_full_locked(s, NULL, ss, buf,
 		sizeof(buf))) {
+		pr->pins--;
 		sess_touch_locked(s, ss);
 		pthread_mutex_unlock(&s->mu);
 		pending_free(p);
@@ -562,6 +570,8 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		sess_touch_locked(s, ss);
 		if (p->fresh)
 			(void)sess_end_locked(s, ss, NULL);
+		pr->pins--;
+		sess_principal_release_locked(s, pr);
 		pthread_mutex_unlock(&s->mu);
 		pending_free(p);
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
@@ -575,8 +585,9 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		s->calls++;
 		ss->pr->calls++;
 		sess_touch_locked(s, ss);
-	} else
-		sess_principal_release_locked(s, pr);
+	}
+	pr->pins--;
+	sess_principal_release_locked(s, pr);
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL) {
 		pending_free(p);

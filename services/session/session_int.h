@@ -58,6 +58,7 @@ struct sess_principal {
 	int sandboxes;                  /* live sandbox handles */
 	int tasks;                      /* MCP tasks, working or kept */
 	long calls;                     /* calls in flight */
+	int pins;                       /* holders across an eviction */
 	TAILQ_HEAD(, sess) lru;         /* its sessions, least recent first */
 };
 

@@ -52,7 +52,8 @@ void
 sess_principal_release_locked(struct sess_service *s,
     struct sess_principal *pr)
 {
-	if (pr == NULL || pr->sessions > 0 || pr->tasks > 0 || pr->calls > 0)
+	if (pr == NULL || pr->sessions > 0 || pr->tasks > 0 ||
+	    pr->calls > 0 || pr->pins > 0)
 		return;
 	(void)msc_map_del(s->principals, pr->name);
 	free(pr);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -401,6 +402,70 @@ full_table_makes_room(void **state)
 	assert_int_equal(ref_as("Touch", BOB, x), MSC__V1__CODE__OK);
 }
 
+static int
+setup_share_of_one(void **state)
+{
+	static const char *const flags[] = { "--max-principal-sessions", "1",
+		"--max-sandboxes", "1", NULL };
+
+	(void)state;
+	return sh_start(1, flags);
+}
+
+/* TerminalExec "echo hi" of `principal` minting its handle: its code. */
+static Msc__V1__Code
+exec_minting_as(const char *principal)
+{
+	Msc__V1__TerminalExecRequest r = MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	ProtobufCMessage *resp = NULL;
+	Msc__V1__Code code;
+	char msg[512];
+
+	r.session_id = "";
+	r.principal = (char *)principal;
+	r.new_sandbox = true;
+	r.command = "echo hi";
+	code = msc_client_call_sync(sh.cli, &msc__v1__session__descriptor,
+	    "TerminalExec", &r.base, SH_CALL_MS, &resp, msg, sizeof(msg));
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	return code;
+}
+
+/*
+ * A principal whose only session is ended to make room for its next one
+ * (a share of one): its record outlives that end (it was freed there and
+ * written after, then freed twice: ASan). And a principal with nothing
+ * yet whose handle cannot be minted (the server's one handle is bob's)
+ * is released once, not twice.
+ */
+static void
+own_last_session_makes_room(void **state)
+{
+	char a1[SH_ID_SIZE], a2[SH_ID_SIZE], b[SH_ID_SIZE];
+
+	(void)state;
+	must_open(ALICE, false, a1);
+	must_open(ALICE, false, a2);
+	assert_int_equal(ref_as("Touch", ALICE, a1), MSC__V1__CODE__NOT_FOUND);
+	assert_int_equal(ref_as("Touch", ALICE, a2), MSC__V1__CODE__OK);
+	assert_int_equal(exec_as(ALICE, a2, NULL, 0), MSC__V1__CODE__OK);
+	assert_int_equal(ref_as("Close", ALICE, a2), MSC__V1__CODE__OK);
+	must_open(ALICE, false, a1);
+	assert_int_equal(ref_as("Close", ALICE, a1), MSC__V1__CODE__OK);
+
+	must_open(BOB, true, b);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(exec_minting_as("carol"),
+		    MSC__V1__CODE__RESOURCE_EXHAUSTED);
+	assert_int_equal(ref_as("Close", BOB, b), MSC__V1__CODE__OK);
+	/* Bob's handle ends, its release may take a moment: then carol's. */
+	for (int i = 0; exec_minting_as("carol") != MSC__V1__CODE__OK; i++) {
+		assert_true(i < 50);
+		usleep(100 * 1000);
+	}
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, sh_stop)
 
 int
@@ -411,6 +476,8 @@ main(void)
 		T(shares_hold_one_principal_not_another),
 		T(tasks_are_the_principals),
 		T(full_table_makes_room),
+		cmocka_unit_test_setup_teardown(own_last_session_makes_room,
+		    setup_share_of_one, sh_stop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
