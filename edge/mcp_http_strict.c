@@ -19,8 +19,7 @@
 #include <strings.h>
 
 struct head_count {
-	unsigned content_length, host;
-	const char *first_length;
+	unsigned content_length, host, transfer_encoding;
 	const char *bad;        /* the first reason to refuse */
 };
 
@@ -39,6 +38,12 @@ count_header(void *cls, enum MHD_ValueKind kind, const char *key,
 		else if (value == NULL || *value == '\0' ||
 		    value[strspn(value, "0123456789")] != '\0')
 			h->bad = "invalid Content-Length header";
+	} else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+		/* The one coding a request may have, once (RFC 9112 6.1). */
+		if (h->transfer_encoding++ > 0)
+			h->bad = "repeated Transfer-Encoding header";
+		else if (value == NULL || strcasecmp(value, "chunked") != 0)
+			h->bad = "a Transfer-Encoding other than chunked";
 	} else if (strcasecmp(key, "Host") == 0 && h->host++ > 0)
 		h->bad = "repeated Host header";
 	return h->bad == NULL ? MHD_YES : MHD_NO;
@@ -53,6 +58,8 @@ http_strict_refused(struct http_call *c, const char *version)
 
 	(void)MHD_get_connection_values(c->conn, MHD_HEADER_KIND,
 	    count_header, &h);
+	if (h.bad == NULL && h.transfer_encoding > 0 && h.content_length > 0)
+		h.bad = "both Transfer-Encoding and Content-Length";
 	if (h.bad == NULL && h.host == 0 && version != NULL &&
 	    strcasecmp(version, MHD_HTTP_VERSION_1_1) == 0)
 		h.bad = "an HTTP/1.1 request needs a Host header";

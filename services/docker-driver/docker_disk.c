@@ -124,9 +124,14 @@ dock_disk_refused(struct dock_driver *d, json_t *body, const char *err)
 {
 	json_t *hc = json_object_get(body, "HostConfig");
 
+	/*
+	 * The engine's own words only ("--storage-opt is supported only for
+	 * overlay over xfs with 'pquota' mount option"): an error that names
+	 * a computer (a slug has no space) or any other failure must not turn
+	 * the quota off for every computer after it.
+	 */
 	if (json_object_get(hc, "StorageOpt") == NULL || err == NULL ||
-	    (strcasestr(err, "storage") == NULL &&
-	     strcasestr(err, "quota") == NULL))
+	    strstr(err, "--storage-opt is supported only") == NULL)
 		return false;
 	pthread_mutex_lock(&d->mu);
 	if (d->disk_size_opt) {

@@ -76,6 +76,17 @@ describe('a request head that can be read two ways → 400 and close', () => {
     assertRefused(await exchange(`${outer}0\r\n\r\n${inner}`), 'Transfer-Encoding with a space');
   });
 
+  it('Transfer-Encoding with Content-Length, twice, or not chunked', async () => {
+    const inner = innerInitialize();
+    const chunk = `${Buffer.byteLength(inner).toString(16)}\r\n${inner}\r\n0\r\n\r\n`;
+    const both = head('POST', '/mcp', [hostPair(), ...Object.entries(MCP), ['Transfer-Encoding', 'chunked'], ['Content-Length', '0']]);
+    assertRefused(await exchange(both + chunk), 'Transfer-Encoding and Content-Length');
+    const twice = head('POST', '/mcp', [hostPair(), ...Object.entries(MCP), ['Transfer-Encoding', 'chunked'], ['Transfer-Encoding', 'chunked']]);
+    assertRefused(await exchange(twice + chunk), 'repeated Transfer-Encoding');
+    const other = head('POST', '/mcp', [hostPair(), ...Object.entries(MCP), ['Transfer-Encoding', 'gzip, chunked']]);
+    assertRefused(await exchange(other + chunk), 'Transfer-Encoding gzip, chunked');
+  });
+
   it('"Content-Length : N" (space before the colon)', async () => {
     const inner = innerInitialize();
     const outer = head('POST', '/mcp', [hostPair(), ...Object.entries(MCP), ['Content-Length ', Buffer.byteLength(inner)]]);
