@@ -201,12 +201,16 @@ http_proxies_init(struct edge_http *h)
 	return rv;
 }
 
-/* The values of one header, every line of it, in order (borrowed). */
+/*
+ * The values of one header, its last MAX_HEADER_LINES lines in order
+ * (borrowed): the proxies' own are the last, whatever a client wrote
+ * before them.
+ */
 struct header_lines {
 	const char *name;
 	const char *v[MAX_HEADER_LINES];
 	int n;
-	bool cut;                     /* more lines than v holds */
+	bool cut;                     /* earlier lines were dropped */
 };
 
 static enum MHD_Result
@@ -219,8 +223,10 @@ collect_line(void *cls, enum MHD_ValueKind kind, const char *key,
 	if (strcasecmp(key, hl->name) != 0 || value == NULL)
 		return MHD_YES;
 	if (hl->n == MAX_HEADER_LINES) {
+		memmove(&hl->v[0], &hl->v[1], (MAX_HEADER_LINES - 1) *
+		    sizeof(hl->v[0]));
+		hl->n--;
 		hl->cut = true;
-		return MHD_NO;
 	}
 	hl->v[hl->n++] = value;
 	return MHD_YES;
@@ -317,7 +323,8 @@ forwarded_client(const struct edge_http *h, const struct header_lines *hl,
 				return true;
 		}
 	}
-	return any;
+	/* Only trusted proxies: the leftmost is the client, if it was read. */
+	return any && !hl->cut;
 }
 
 /*
@@ -337,8 +344,7 @@ client_forwarded(struct http_call *c, struct http_addr *client)
 		MHD_get_connection_values(c->conn, MHD_HEADER_KIND,
 		    collect_line, &hl);
 	}
-	/* Past what is read, the last lines (the proxy's) are unknown. */
-	if (hl.n == 0 || hl.cut)
+	if (hl.n == 0)
 		return false;
 	return forwarded_client(c->h, &hl, forwarded, client);
 }

@@ -340,6 +340,8 @@ tools_process_request(int tool, const struct msc_cfg *cfg, json_t *args,
 			return arg_error(tool, "signal",
 			    "Input should be a valid string");
 	}
+	free(req->args);        /* a caller's own `args`, borrowed strings */
+	req->n_args = 0;
 	if ((req->args = calloc(cap, sizeof(char *))) == NULL)
 		return strdup("out of memory");
 	rv |= push(req, cap, keep, PROC_HELPER);
@@ -358,6 +360,8 @@ tools_process_request(int tool, const struct msc_cfg *cfg, json_t *args,
 		    cfg->reply_output_limit - 1024;
 		if (budget < 64)
 			budget = 64;
+		if (budget > 64 * 1024 * 1024)  /* the helper's bound */
+			budget = 64 * 1024 * 1024;
 		rv |= push(req, cap, keep, "output");
 		rv |= push(req, cap, keep, id);
 		snprintf(num[0], sizeof(num[0]), "%lld", offset);

@@ -149,6 +149,8 @@ describe('--trusted-proxy', () => {
     const viaProxy = await list('127.0.0.2', { 'X-Forwarded-For': '10.0.0.1' });
     const spoofed = await list('127.0.0.2', { 'X-Forwarded-For': '10.0.0.9, 10.0.0.1' });
     const forwarded = await list('127.0.0.2', { Forwarded: 'for=10.0.0.1;proto=http' });
+    // 16 lines of the client's own before the proxy's: the proxy's line is still the one read.
+    const manyLines = await list('127.0.0.2', { 'X-Forwarded-For': [...Array(16).fill('10.0.0.7'), '10.0.0.1'] });
     const other = await list('127.0.0.2', { 'X-Forwarded-For': '10.0.0.2' });
     const otherV6 = await list('127.0.0.2', { Forwarded: 'for="[2001:db8::1]:4711"' });
     const untrusted = await list('127.0.0.3', { 'X-Forwarded-For': '10.0.0.5' });
@@ -160,6 +162,7 @@ describe('--trusted-proxy', () => {
     assert.match(viaProxy.text, /--max-address-connections/);
     assert.equal(spoofed.status, 429, 'what the client wrote left of the proxy\'s entry is not believed');
     assert.equal(forwarded.status, 429, 'Forwarded names the client as well');
+    assert.equal(manyLines.status, 429, 'lines a client wrote first do not push the proxy\'s own out of reading');
     assert.equal(other.status, 200, 'another client through the same proxy is served (5 connections from it, share 2)');
     assert.equal(otherV6.status, 200);
     assert.equal(untrusted.status, null, 'an untrusted peer\'s X-Forwarded-For is ignored: its own share is full');

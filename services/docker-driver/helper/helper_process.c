@@ -98,8 +98,8 @@ hxp_valid_id(const char *id)
 {
 	size_t n = strlen(id);
 
-	if (n < 2 || n > 12 || id[0] != 'p')
-		return false;
+	if (n < 2 || n > 12 || id[0] != 'p' || id[1] == '0')
+		return false;   /* p1, p2, ...: one spelling per process */
 	for (size_t i = 1; i < n; i++)
 		if (id[i] < '0' || id[i] > '9')
 			return false;

@@ -214,14 +214,17 @@ count_and_prune(void)
 	if (d == NULL)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
-		char dir[PATH_MAX], buf[16];
+		char dir[PATH_MAX];
 		long long n;
 
 		if (!hxp_valid_id(e->d_name))
 			continue;
 		snprintf(dir, sizeof(dir), HX_PROC_ROOT "/%s", e->d_name);
-		if (hxp_read_small(dir, "status", buf, sizeof(buf)) < 0 &&
-		    hxp_alive(dir)) {
+		/*
+		 * Running while its supervisor lives (its group may outlive
+		 * the command's own exit): counted, and never removed.
+		 */
+		if (hxp_alive(dir)) {
 			running++;
 			continue;
 		}

@@ -108,8 +108,12 @@ scan(struct wasi_ctx *c)
 		total += entry_bytes(&st);
 		if (!S_ISDIR(st.st_mode))
 			continue;
-		if (depth + 1 >= QUOTA_MAX_DEPTH ||
-		    (stack[depth + 1] = open_sub(dirfd(stack[depth]),
+		if (depth + 1 >= QUOTA_MAX_DEPTH) {
+			/* Uncounted would be unbounded: full, as a failure. */
+			failed = true;
+			continue;
+		}
+		if ((stack[depth + 1] = open_sub(dirfd(stack[depth]),
 		    e->d_name)) == NULL) {
 			failed |= errno != ENOENT;
 			continue;
