@@ -159,9 +159,11 @@ test('stdio (2025): a background perl server answers a second call; a pattern wa
   await ok(c, 'process_kill', { process_id: many.process_id });
   assert.equal((await ok(c, 'terminal_execute', { command: COUNT_SLEEPS })).stdout.trim(), '0', 'the hundred ended');
 
-  // the quota (3 here): the server, and two more
+  // the quota (3 here): the server, and two more; one of them exits at once while its child
+  // runs on, holding its output: it still counts
   await ok(c, 'terminal_execute', { command: 'sleep 300', background: true });
-  await ok(c, 'terminal_execute', { command: 'sleep 300', background: true });
+  const early = await ok(c, 'terminal_execute', { command: 'sleep 300 & exit 0', background: true });
+  await waitFor(async () => (await ok(c, 'process_output', { process_id: early.process_id })).state === 'exited', { timeoutMs: 10000 });
   const over = await call(c, 'terminal_execute', { command: 'sleep 300', background: true });
   assert.equal(over.isError, true);
   assert.match(over.content[0].text, /At most 3 background processes run in one computer/);
