@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_log.h"
+
 #define ACL_EXTRA_MAX 64        /* host addresses and subnets listed */
 
 struct prefix {
@@ -130,6 +132,10 @@ dock_proxy_blocked_of(const struct ifaddrs *list, const char *br)
 			inet_ntop(x.family, x.a, text, sizeof(text));
 			fprintf(f, " %s/%u", text, x.bits);
 		}
+	if (n == ACL_EXTRA_MAX)
+		msc_log_warn("proxy: squid's list holds the first %d of the "
+		    "host's addresses and subnets; the rest are refused by the "
+		    "policy table at each connect only", ACL_EXTRA_MAX);
 	if (fclose(f) != 0) {
 		free(s);
 		return NULL;
