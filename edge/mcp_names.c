@@ -7,8 +7,9 @@
  * tools/call, a handle or a working directory cut at its NUL. Such a
  * message is refused whole instead (-32602), before anything acts on it.
  * A control character (below 0x20, or DEL) is refused in the same fields:
- * none of them can mean one. A command and its args may hold tabs and
- * newlines but no NUL, which would cut them; stdin may hold anything.
+ * none of them can mean one. A command and its args (and a computer_id,
+ * whose surrounding whitespace is trimmed) may hold tabs and newlines but
+ * no NUL, which would cut them; stdin may hold anything.
  */
 #include "mcp.h"
 
@@ -18,8 +19,13 @@
 /* The request's own fields, and params' fields, that are names or ids. */
 static const char *const param_names[] = { "name", "uri", "taskId",
 	"requestId", "cursor", NULL };
-/* Tool arguments that are names, ids or paths. */
-static const char *const arg_names[] = { "sandbox_handle", "computer_id",
+/*
+ * Tool arguments that are names, ids or paths. Not computer_id: the
+ * reference trims its surrounding whitespace (a tab among it) and its
+ * slug check refuses any other control character with its own message,
+ * so only a NUL, which would cut it, is refused here.
+ */
+static const char *const arg_names[] = { "sandbox_handle",
 	"working_directory", NULL };
 
 /* Whether s (a JSON string) is free of control characters; `nul_only`: of
@@ -79,6 +85,8 @@ mcp_msg_clean(json_t *msg, json_t **idp, char *why, size_t len)
 		if (!text_clean(json_object_get(args, arg_names[i]), false))
 			return refuse(why, len, "arguments.", arg_names[i],
 			    false);
+	if (!text_clean(json_object_get(args, "computer_id"), true))
+		return refuse(why, len, "arguments.", "computer_id", true);
 	if (!text_clean(json_object_get(args, "command"), true))
 		return refuse(why, len, "arguments.", "command", true);
 	if (!text_clean(json_object_get(args, "args"), true))

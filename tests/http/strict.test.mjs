@@ -161,6 +161,7 @@ describe('a NUL or control character in a name, id or path → -32602, nothing s
       ['an id with NUL (answered with id null)', '{"jsonrpc":"2.0","id":"a\\u0000b","method":"tools/list","params":{}}', null],
       ['working_directory with NUL', '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"terminal_execute","arguments":{"command":"pwd","working_directory":"/tmp\\u0000/etc"}}}', 5],
       ['sandbox_handle with a control character', '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"terminal_execute","arguments":{"command":"true","sandbox_handle":"h\\u0001"}}}', 6],
+      ['a computer_id with NUL (it would be cut there)', '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"terminal_execute","arguments":{"command":"true","computer_id":"mine\\u0000x"}}}', 8],
       ['a command with NUL (it would be cut there)', '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"terminal_execute","arguments":{"command":"true\\u0000; rm -rf /"}}}', 7],
     ];
     for (const [what, text, id] of cases) {
