@@ -44,6 +44,9 @@ void hxp_out_raw(struct out *o, const char *s, size_t n);
 void hxp_out_cstr(struct out *o, const char *s);
 void hxp_out_fmt(struct out *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The escaped size of byte c in a JSON string (bytes >= 0x80 as they are:
+ * the session service repairs invalid UTF-8). */
+size_t hxp_esc_len(unsigned char c);
 /* s[0..n) as a JSON string (bytes >= 0x80 as they are). */
 void hxp_out_str(struct out *o, const char *s, size_t n);
 /* Prints the answer and a newline on stdout; 0 or HX_EXIT_ERR. */
