@@ -15,9 +15,9 @@ import { MSC_BIN, docker, waitFor, waitExit, sleep, run } from './lib.mjs';
 
 const RUN = `proc${randomBytes(3).toString('hex')}`;
 const LABEL = `--docker-run-flag=--label=msc.proc-test=${RUN}`;
-// --no-network: the computers need only their loopback (and no shared sandbox network).
+// The network as users have it (on, the default).
 // Its own --driver-id: no waiting container of another server (whose helper may be older) is taken.
-const TOOLS = ['--tools', 'processes,lifecycle', '--no-network', '--driver-id', RUN];
+const TOOLS = ['--tools', 'processes,lifecycle', '--driver-id', RUN];
 
 const procs = new Set();
 const clients = new Set();
