@@ -9,6 +9,7 @@
  * line, and each token is given to msc_redact.
  */
 #include "mcp_http_int.h"
+#include "msc_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -79,9 +80,9 @@ static char *
 read_file(const char *path)
 {
 	struct stat st;
-	char *buf;
-	size_t got = 0;
-	int fd;
+	char *buf = NULL;
+	size_t len;
+	int fd, rv;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
 		msc_log_err("--tokens-file: cannot read '%s': %s", path,
@@ -104,25 +105,15 @@ read_file(const char *path)
 		msc_log_warn("--tokens-file: '%s' is readable by group or "
 		    "others (mode %04o); chmod 600 it", path,
 		    (unsigned)(st.st_mode & 07777));
-	if (st.st_size > TOKENS_FILE_MAX ||
-	    (buf = malloc((size_t)st.st_size + 1)) == NULL) {
+	rv = msc_file_read_whole(fd, TOKENS_FILE_MAX, &buf, &len);
+	close(fd);
+	if (rv == -EFBIG || rv == -ENOMEM)
 		msc_log_err("--tokens-file: '%s' is larger than %d bytes", path,
 		    TOKENS_FILE_MAX);
-		close(fd);
-		return NULL;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return buf;
+	else if (rv != 0)
+		msc_log_err("--tokens-file: cannot read '%s': %s", path,
+		    strerror(-rv));
+	return rv == 0 ? buf : NULL;
 }
 
 /* One line's NAME and TOKEN into e; false when it is not one. */

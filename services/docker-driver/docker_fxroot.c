@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "msc_file.h"
+
 #define FX_HELPER_NAME	"msc-exec-helper"
 #define FX_COPY_MAX	(16 << 20)
 #define FX_RM_STEPS	(1 << 22)   /* bounds a tree that keeps changing */
@@ -69,32 +71,14 @@ dock_fx_root_open(const char *root, char *err, size_t errlen)
 static int
 slurp(int dfd, const char *path, char **bufp, size_t *lenp)
 {
-	struct stat st;
-	char *b;
-	size_t got = 0;
 	int fd = openat(dfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int rv;
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > FX_COPY_MAX ||
-	    (b = malloc((size_t)st.st_size + 1)) == NULL) {
-		close(fd);
-		return -EIO;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	rv = msc_file_read_whole(fd, FX_COPY_MAX, bufp, lenp);
 	close(fd);
-	*bufp = b;
-	*lenp = got;
-	return 0;
+	return rv == 0 ? 0 : -EIO;
 }
 
 /* Copies the helper into the root (fd rfd) unless it is already there. */
