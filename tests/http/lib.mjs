@@ -561,3 +561,24 @@ export function isSanitized(pid) {
     return false;
   }
 }
+
+/** Status lines of every HTTP response in `raw`. */
+export const statuses = (raw) => [...raw.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1]));
+
+/**
+ * Writes `payload` in one piece on a new connection to `server` and collects what comes back
+ * until the server closes or `quietMs` pass without data. Resolves {raw, closed}.
+ */
+export function exchange(server, payload, { quietMs = 1500 } = {}) {
+  return new Promise((resolve) => {
+    const sock = net.connect(server.port, '127.0.0.1');
+    let raw = '';
+    let timer;
+    const done = (closed) => { clearTimeout(timer); sock.destroy(); resolve({ raw, closed }); };
+    const arm = () => { clearTimeout(timer); timer = setTimeout(() => done(false), quietMs); };
+    sock.on('connect', () => { sock.write(payload); arm(); });
+    sock.on('data', (d) => { raw += d.toString('latin1'); arm(); });
+    sock.on('error', () => {});
+    sock.on('close', () => done(true));
+  });
+}

@@ -11,7 +11,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startHttpServer, initializeBody } from './lib.mjs';
+import { startHttpServer, initializeBody, exchange, statuses } from './lib.mjs';
 
 const TOKEN = 'smuggling-test-token-0123456789abcdef';
 let srv;
@@ -35,27 +35,6 @@ function head(method, path, headers) {
 function innerInitialize(server, extra = {}) {
   const body = JSON.stringify(initializeBody());
   return head('POST', '/mcp', { Host: `127.0.0.1:${server.port}`, ...MCP_HEADERS, 'Content-Length': Buffer.byteLength(body), ...extra }) + body;
-}
-
-/** Status lines of every HTTP response in `raw`. */
-const statuses = (raw) => [...raw.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1]));
-
-/**
- * Writes `payload` in one piece on a new connection and collects what comes back until the
- * server closes or `quietMs` pass without data. Resolves {raw, closed}.
- */
-function exchange(server, payload, { quietMs = 1500 } = {}) {
-  return new Promise((resolve) => {
-    const sock = net.connect(server.port, '127.0.0.1');
-    let raw = '';
-    let timer;
-    const done = (closed) => { clearTimeout(timer); sock.destroy(); resolve({ raw, closed }); };
-    const arm = () => { clearTimeout(timer); timer = setTimeout(() => done(false), quietMs); };
-    sock.on('connect', () => { sock.write(payload); arm(); });
-    sock.on('data', (d) => { raw += d.toString('latin1'); arm(); });
-    sock.on('error', () => {});
-    sock.on('close', () => done(true));
-  });
 }
 
 describe('a refused request whose body is another request', () => {

@@ -12,8 +12,7 @@
 
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import { startHttpServer, initializeBody, PROTOCOL_VERSION } from './lib.mjs';
+import { startHttpServer, initializeBody, PROTOCOL_VERSION, exchange as exchangeWith, statuses } from './lib.mjs';
 
 let srv;
 before(async () => { srv = await startHttpServer([]); });
@@ -31,22 +30,7 @@ const innerInitialize = () => {
   const body = JSON.stringify(initializeBody());
   return head('POST', '/mcp', [hostPair(), ...Object.entries(MCP), ['Content-Length', Buffer.byteLength(body)]]) + body;
 };
-const statuses = (raw) => [...raw.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1]));
-
-/** Writes payload in one piece; collects what comes back until close or quietMs without data. */
-function exchange(payload, { quietMs = 1500 } = {}) {
-  return new Promise((resolve) => {
-    const sock = net.connect(srv.port, '127.0.0.1');
-    let raw = '';
-    let timer;
-    const done = (closed) => { clearTimeout(timer); sock.destroy(); resolve({ raw, closed }); };
-    const arm = () => { clearTimeout(timer); timer = setTimeout(() => done(false), quietMs); };
-    sock.on('connect', () => { sock.write(payload); arm(); });
-    sock.on('data', (d) => { raw += d.toString('latin1'); arm(); });
-    sock.on('error', () => {});
-    sock.on('close', () => done(true));
-  });
-}
+const exchange = (payload, opts) => exchangeWith(srv, payload, opts);
 
 function assertRefused({ raw, closed }, why) {
   assert.deepEqual(statuses(raw), [400], `${why}: responses on the connection:\n${raw.slice(0, 1500)}`);
