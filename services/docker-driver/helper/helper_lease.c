@@ -183,6 +183,11 @@ serve_one(struct hx_lease *l, int c)
 	r.left_ms = left < 0 ? 0 : (uint32_t)(left > UINT32_MAX ? UINT32_MAX :
 	    left);
 	lw_reply_encode(out, &r);
+	/*
+	 * The clock was read before the reply goes out: a freeze from the
+	 * moment the driver can see it is measured from here.
+	 */
+	l->poll_until = now;
 	(void)send(c, out, sizeof(out), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
@@ -202,7 +207,14 @@ hx_lease_check(struct hx_lease *l, bool readable)
 		serve_one(l, c);
 		close(c);
 	}
+	/*
+	 * A freeze after a renewal's reply went out (the driver has it and
+	 * pauses the container before this line runs) is noticed here, on
+	 * the same clock reading that judges the deadline.
+	 */
+	now = hx_now_ms();
+	notice_freeze(l, now);
 	/* Until the next poll, the helper is due to run on at once. */
-	l->poll_until = hx_now_ms();
-	return l->poll_until >= l->deadline;
+	l->poll_until = now;
+	return now >= l->deadline;
 }
