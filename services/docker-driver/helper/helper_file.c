@@ -371,6 +371,8 @@ read_text(int fd, struct hxf_target *t, const char *path, long long offset,
 		if (n > 0)
 			last = buf[n - 1];
 		at += (long long)n;
+		if (hashing && at > HXF_SCAN_MAX)
+			hashing = false;        /* it grew past the bound */
 		if (w.full && !hashing)
 			break;
 		if (!hashing && at >= HXF_SCAN_MAX) {
@@ -442,10 +444,11 @@ read_binary(int fd, struct hxf_target *t, const char *path, long long budget,
 	uint8_t *all = NULL;
 	size_t len = nfirst;
 	char sha[65];
-	bool whole;
+	bool whole, hashed = true;
 
 	room = (budget - HXF_META - 6 * (long long)strlen(t->shown)) / 4 * 3;
-	whole = size <= room;
+	/* Whole when it fits, and the size is true (it did not grow). */
+	whole = size <= room && (long long)nfirst <= size;
 	if (whole && (all = malloc((size_t)size + 1)) == NULL)
 		return hxp_fail("out of memory");
 	hx_sha256_init(&sh);
@@ -453,7 +456,7 @@ read_binary(int fd, struct hxf_target *t, const char *path, long long budget,
 	if (all != NULL)
 		memcpy(all, first, nfirst);
 	/* Hashed up to HXF_SCAN_MAX; kept only when it fits. */
-	while (size <= HXF_SCAN_MAX) {
+	while (size <= HXF_SCAN_MAX && hashed) {
 		uint8_t chunk[HXF_CHUNK];
 		ssize_t got = read_some(fd, chunk, sizeof(chunk));
 
@@ -474,12 +477,16 @@ read_binary(int fd, struct hxf_target *t, const char *path, long long budget,
 		if (all != NULL)
 			memcpy(all + len, chunk, (size_t)got);
 		len += (size_t)got;
+		if (len > HXF_SCAN_MAX)
+			hashed = false; /* it grew past the bound */
 	}
-	if (size <= HXF_SCAN_MAX) {
+	if (size > HXF_SCAN_MAX)
+		hashed = false;
+	if (hashed) {
 		size = (long long)len;
 		hx_sha256_hex(&sh, sha);
 	}
-	out_head(&o, t, size, size <= HXF_SCAN_MAX ? sha : NULL);
+	out_head(&o, t, size, hashed ? sha : NULL);
 	hxp_out_fmt(&o, ", \"binary\": true, \"mime_type\": \"%s\"",
 	    hxf_mime(first, nfirst));
 	if (whole && all != NULL) {
@@ -490,7 +497,7 @@ read_binary(int fd, struct hxf_target *t, const char *path, long long budget,
 		    "more than the %lld one answer carries (the server's "
 		    "--reply-output-limit); copy or convert it with "
 		    "terminal_execute\"", size, room < 0 ? 0 : room);
-	if (size > HXF_SCAN_MAX)
+	if (!hashed)
 		hxp_out_fmt(&o, ", \"sha256_skipped\": \"the file is over "
 		    "%lld MiB\"", HXF_SCAN_MAX >> 20);
 	hxp_out_cstr(&o, "}");
