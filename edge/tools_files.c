@@ -103,7 +103,8 @@ def(int tool)
 	if (tool == TOOLS_FILE_READ) {
 		json_object_set_new(props, "offset", tools_prop("Offset",
 		    "integer", "The first line to read (1, the default: the "
-		    "first line; next_offset of an answer: where it stopped)."));
+		    "first line; next_offset of an answer: where it "
+		    "stopped)."));
 		json_object_set_new(props, "limit", tools_prop("Limit",
 		    "integer", "The most lines to read (default 2000)."));
 		json_object_set_new(props, "line_numbers", tools_prop(
@@ -121,7 +122,8 @@ def(int tool)
 		    "string", "Permission bits in octal, as \"0755\" (default: "
 		    "an existing file's, else 0644)."));
 		json_object_set_new(props, "make_dirs", tools_prop("Make Dirs",
-		    "boolean", "true: make the missing parent folders (0755)."));
+		    "boolean", "true: make the missing parent folders "
+		    "(0755)."));
 		json_array_append_new(req, json_string("content"));
 	}
 	if (tool == TOOLS_FILE_EDIT) {
@@ -134,9 +136,9 @@ def(int tool)
 		    "Replace All", "boolean", "true: replace every occurrence "
 		    "(default false: exactly one)."));
 		json_object_set_new(props, "expected_sha256", tools_prop(
-		    "Expected Sha256", "string", "The file's sha256 as file_read "
-		    "answered it: the edit is refused if the file changed "
-		    "since."));
+		    "Expected Sha256", "string", "The file's sha256 as "
+		    "file_read answered it: the edit is refused if the file "
+		    "changed since."));
 		json_array_append_new(req, json_string("old_string"));
 		json_array_append_new(req, json_string("new_string"));
 	}
@@ -348,7 +350,8 @@ edit_args(int tool, json_t *args, Msc__V1__TerminalExecRequest *req,
 		return arg_error(tool, "old_string", "old_string and "
 		    "new_string together are more than 2 MiB");
 	if (sha != NULL && sha_len > 0) {
-		if (sha_len != 64 || strspn(sha, "0123456789abcdefABCDEF") != 64)
+		if (sha_len != 64 ||
+		    strspn(sha, "0123456789abcdefABCDEF") != 64)
 			return arg_error(tool, "expected_sha256", "64 "
 			    "hexadecimal digits, as file_read answers it");
 		for (int i = 0; i < 64; i++)

@@ -109,12 +109,14 @@ def(int tool)
 	char title[64];
 
 	if (tool != TOOLS_PROC_LIST) {
-		json_object_set_new(props, "process_id", tools_prop("Process Id",
+		json_object_set_new(props, "process_id", tools_prop(
+		    "Process Id",
 		    "string", "The process_id terminal_execute returned."));
 		json_array_append_new(req, json_string("process_id"));
 	}
 	if (tool == TOOLS_PROC_OUTPUT) {
-		json_object_set_new(props, "offset", tools_prop("Offset", "integer",
+		json_object_set_new(props, "offset", tools_prop("Offset",
+		    "integer",
 		    "Where to read from in the process's output (default 0)."));
 		json_object_set_new(props, "max_bytes", tools_prop("Max Bytes",
 		    "integer", "Most output bytes to return (default 65536; a "
@@ -124,12 +126,14 @@ def(int tool)
 		    "integer", "Wait up to this long (0 to 30000 ms) for new "
 		    "output, the end of the process or the pattern (default "
 		    "0)."));
-		json_object_set_new(props, "pattern", tools_prop("Pattern", "string",
+		json_object_set_new(props, "pattern", tools_prop("Pattern",
+		    "string",
 		    "A POSIX extended regular expression to wait for in the "
 		    "output since offset."));
 	}
 	if (tool == TOOLS_PROC_KILL)
-		json_object_set_new(props, "signal", tools_prop("Signal", "string",
+		json_object_set_new(props, "signal", tools_prop("Signal",
+		    "string",
 		    "TERM (default; KILL after 3 s), KILL, INT, HUP, QUIT, "
 		    "USR1, USR2, STOP, CONT or a number."));
 	snprintf(title, sizeof(title), "%sArguments", name);
@@ -261,9 +265,11 @@ background_request(const struct msc_cfg *cfg, json_t *args,
 		/* The server's shell when the image has it, else sh. */
 		rv |= tools_push_arg(req, cap, keep, "/bin/sh");
 		rv |= tools_push_arg(req, cap, keep, "-c");
-		rv |= tools_push_arg(req, cap, keep, "[ -x \"$0\" ] && exec \"$0\" -c "
+		rv |= tools_push_arg(req, cap, keep,
+		    "[ -x \"$0\" ] && exec \"$0\" -c "
 		    "\"$1\"; exec /bin/sh -c \"$1\"");
-		rv |= tools_push_arg(req, cap, keep, cfg->shell != NULL ? cfg->shell :
+		rv |= tools_push_arg(req, cap, keep, cfg->shell != NULL ?
+		    cfg->shell :
 		    "/bin/bash");
 		rv |= tools_push_arg(req, cap, keep, req->command);
 	} else
@@ -312,9 +318,11 @@ tools_process_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	if (tool == TOOLS_PROC_OUTPUT) {
 		json_t *p = json_object_get(args, "pattern");
 
-		if ((bad = tools_get_int(args, "offset", 0, (1LL << 60), &offset)))
+		if ((bad = tools_get_int(args, "offset", 0, (1LL << 60),
+		    &offset)))
 			return arg_error(tool, "offset", bad);
-		if ((bad = tools_get_int(args, "max_bytes", 1, PROC_MAX_BYTES_MAX,
+		if ((bad = tools_get_int(args, "max_bytes", 1,
+		    PROC_MAX_BYTES_MAX,
 		    &max_bytes)))
 			return arg_error(tool, "max_bytes", bad);
 		if ((bad = tools_get_int(args, "wait_ms", 0, PROC_WAIT_MAX_MS,

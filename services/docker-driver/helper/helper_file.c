@@ -398,7 +398,7 @@ read_text(int fd, struct hxf_target *t, const char *path, long long offset,
 	}
 	free(buf);
 	if (eof)
-		size = at;      /* what was read, should the file have changed */
+		size = at;      /* what was read, had the file changed */
 	total = newlines + (last != '\n' ? 1 : 0);
 	if (eof && !w.started && offset > 1) {
 		free(w.raw);

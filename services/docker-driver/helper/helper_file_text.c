@@ -185,8 +185,8 @@ hxf_emit_text(struct out *o, const uint8_t *raw, size_t n,
 void
 hxf_out_base64(struct out *o, const uint8_t *p, size_t n)
 {
-	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789+/";
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
 	char q[4];
 
 	hxp_out_cstr(o, "\"");

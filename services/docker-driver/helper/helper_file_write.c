@@ -355,7 +355,8 @@ hxf_edit(int argc, char **argv)
 	    (size_t)old_len);
 	if (new_len > (size_t)HXF_EDIT_MAX + HXF_STDIN_MAX ||
 	    (neu = malloc(new_len + 1)) == NULL) {
-		(void)hxp_fail("%s: the edited file would be too large", t.shown);
+		(void)hxp_fail("%s: the edited file would be too large",
+		    t.shown);
 		goto out;
 	}
 	for (const uint8_t *p = file, *end = file + file_len; p < end;) {

@@ -36,7 +36,8 @@ block(struct hx_sha256 *s, const uint8_t *p)
 		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
 	for (int i = 16; i < 64; i++)
 		w[i] = w[i - 16] + w[i - 7] +
-		    (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) +
+		    (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^
+			(w[i - 15] >> 3)) +
 		    (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10));
 	memcpy(v, s->h, sizeof(v));
 	for (int i = 0; i < 64; i++) {
