@@ -268,7 +268,8 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		goto out;
 	}
 	if (resp != NULL && (pc->tool == TOOL_EXEC ||
-	    tools_is_process(pc->tool)) && (pc->modern || pc->by_handle))
+	    tools_is_process(pc->tool) || tools_is_file(pc->tool)) &&
+	    (pc->modern || pc->by_handle))
 		handle = ((Msc__V1__TerminalExecReply *)resp)->sandbox_handle;
 	if (handle != NULL && handle[0] == '\0')
 		handle = NULL;
@@ -278,6 +279,11 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		result = tools_release_result(st, resp);
 	} else if (tools_is_process(pc->tool))
 		result = resp != NULL ? tools_process_result(pc->tool,
+		    (Msc__V1__TerminalExecReply *)resp, handle)
+				      : tools_error_result(mcp_failed_text(st,
+					  failed, sizeof(failed)));
+	else if (tools_is_file(pc->tool))
+		result = resp != NULL ? tools_file_result(pc->tool,
 		    (Msc__V1__TerminalExecReply *)resp, handle)
 				      : tools_error_result(mcp_failed_text(st,
 					  failed, sizeof(failed)));
@@ -461,6 +467,8 @@ exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	if (msg == NULL && tools_is_process(how->tool))
 		msg = tools_process_request(how->tool, c->cfg, args, &req,
 		    keep);
+	else if (msg == NULL && tools_is_file(how->tool))
+		msg = tools_file_request(how->tool, c->cfg, args, &req, keep);
 	if (msg != NULL) {
 		mcp_conn_send_result(c, how->id, tools_error_result(msg),
 		    how->modern);
@@ -592,6 +600,8 @@ mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params, bool modern)
 		tool = tools_lifecycle_find(name);
 	if (tool < 0 && (c->cfg->tool_groups & MSC_TOOLS_PROCESSES))
 		tool = tools_processes_find(name);
+	if (tool < 0 && (c->cfg->tool_groups & MSC_TOOLS_FILES))
+		tool = tools_files_find(name);
 	if (strcmp(name, "terminal_execute") != 0 && tool < 0) {
 		char text[300];
 
@@ -605,6 +615,13 @@ mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params, bool modern)
 	}
 	if (tool < 0 && json_is_true(json_object_get(args, "background")))
 		tool = TOOLS_PROC_START;
+	if (tools_is_file(tool)) {
+		/* Short helper commands: no task, no progress. */
+		how.tool = tool;
+		how.tasks = false;
+		how.token = NULL;
+		return exec_call(c, &how, args);
+	}
 	if (tools_is_process(tool)) {
 		if (!(c->cfg->tool_groups & MSC_TOOLS_PROCESSES)) {
 			mcp_conn_send_result(c, id, tools_error_result(

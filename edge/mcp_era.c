@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_base64.h"
+
 static const char *const legacy_versions[] = { "2025-11-25", "2025-06-18",
 	"2025-03-26", "2024-11-05", NULL };
 
@@ -134,58 +136,20 @@ mcp_era_name_key(const char *method)
 	return NULL;
 }
 
-static int
-b64_value(char ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
-}
-
-/* Strict base64 (padded, canonical alphabet) of a text without NUL. */
+/* Strict base64 of a text without NUL (never equal to a JSON name). */
 static char *
-b64_decode(const char *in, size_t len)
+b64_text(const char *in, size_t len)
 {
-	char *out;
-	size_t o = 0;
+	uint8_t *out;
+	size_t n;
 
-	if (len % 4 != 0 || (out = malloc(len / 4 * 3 + 1)) == NULL)
+	if (msc_base64_decode(in, len, &out, &n) != 0)
 		return NULL;
-	for (size_t i = 0; i < len; i += 4) {
-		int v[4], pad = 0;
-
-		for (int k = 0; k < 4; k++) {
-			v[k] = b64_value(in[i + k]);
-			if (in[i + k] == '=' && i + 4 == len && k >= 2) {
-				v[k] = 0;
-				pad++;
-			} else if (v[k] < 0 || pad > 0)
-				goto bad;
-		}
-		uint32_t n = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 |
-		    (uint32_t)v[2] << 6 | (uint32_t)v[3];
-
-		out[o++] = (char)(n >> 16);
-		if (pad < 2)
-			out[o++] = (char)(n >> 8 & 0xff);
-		if (pad < 1)
-			out[o++] = (char)(n & 0xff);
+	if (strlen((char *)out) != n) {
+		free(out);
+		return NULL;
 	}
-	out[o] = '\0';
-	if (strlen(out) != o)
-		goto bad;       /* a NUL inside: never equal to a JSON name */
-	return out;
-bad:
-	free(out);
-	return NULL;
+	return (char *)out;
 }
 
 char *
@@ -202,7 +166,7 @@ mcp_era_header_value(const char *raw)
 	if (len >= sizeof(pre) - 1 + sizeof(post) - 1 &&
 	    strncmp(raw, pre, sizeof(pre) - 1) == 0 &&
 	    strncmp(raw + len - 2, post, 2) == 0)
-		return b64_decode(raw + sizeof(pre) - 1,
+		return b64_text(raw + sizeof(pre) - 1,
 		    len - (sizeof(pre) - 1) - (sizeof(post) - 1));
 	return strndup(raw, len);
 }

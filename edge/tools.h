@@ -157,4 +157,52 @@ char *tools_process_request(int tool, const struct msc_cfg *cfg,
 json_t *tools_process_result(int tool, const Msc__V1__TerminalExecReply *rep,
     const char *handle);
 
+/* Shared by the helper-backed tool groups (processes, files): */
+/* A schema property {title, type, description, default: null}. */
+json_t *tools_prop(const char *title, const char *type,
+    const char *description);
+/* computer_id, temporary and sandbox_handle, as terminal_execute takes
+ * them. */
+json_t *tools_where_props(void);
+/* Argument `key` as a whole number in [lo, hi] into *out (untouched when
+ * absent): NULL, or the error text (static). */
+const char *tools_get_int(json_t *args, const char *key, long long lo,
+    long long hi, long long *out);
+/* Appends a copy of s (kept in `keep`) to req's args (room for `cap`):
+ * 0 or -ENOMEM. */
+int tools_push_arg(Msc__V1__TerminalExecRequest *req, size_t cap,
+    json_t *keep, const char *s);
+
+/* --- tools_files.c (--tools files) ---------------------------------------- */
+
+/* The file tools' numbers (apart from the others'). */
+enum {
+	TOOLS_FILE_BASE = 200,
+	TOOLS_FILE_READ = TOOLS_FILE_BASE,
+	TOOLS_FILE_WRITE,
+	TOOLS_FILE_EDIT,
+	TOOLS_FILE_END,
+};
+
+/* The number of file tool `name`, or -1. */
+int tools_files_find(const char *name);
+
+/* Whether `tool` is one of TOOLS_FILE_*. */
+bool tools_is_file(int tool);
+
+/* Adds the file tools to a tools/list result. */
+void tools_files_extend(json_t *list);
+
+/*
+ * Turns req, filled by tools_exec_request from `args`, into the helper
+ * command that serves file tool `tool` (its strings and stdin kept in
+ * `keep`). Returns NULL or the error text shown to the agent (malloc'd).
+ */
+char *tools_file_request(int tool, const struct msc_cfg *cfg, json_t *args,
+    Msc__V1__TerminalExecRequest *req, json_t *keep);
+
+/* The MCP result of file tool `tool` from its command's reply. */
+json_t *tools_file_result(int tool, const Msc__V1__TerminalExecReply *rep,
+    const char *handle);
+
 #endif /* EDGE_TOOLS_H */

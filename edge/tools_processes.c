@@ -77,8 +77,8 @@ tools_is_process(int tool)
 	return tool >= TOOLS_PROC_BASE && tool <= TOOLS_PROC_START;
 }
 
-static json_t *
-prop(const char *title, const char *type, const char *description)
+json_t *
+tools_prop(const char *title, const char *type, const char *description)
 {
 	return json_pack("{s:s, s:s, s:s, s:n}", "title", title, "type", type,
 	    "description", description, "default");
@@ -86,17 +86,17 @@ prop(const char *title, const char *type, const char *description)
 
 /* computer_id, temporary and sandbox_handle, as terminal_execute takes
  * them. */
-static json_t *
-where_props(void)
+json_t *
+tools_where_props(void)
 {
 	return json_pack("{s:o, s:o, s:o}",
-	    "computer_id", prop("Computer Id", "string",
-		"The computer the process runs on, as terminal_execute's "
-		"computer_id (omit for this session's default computer)."),
-	    "temporary", prop("Temporary", "boolean",
+	    "computer_id", tools_prop("Computer Id", "string",
+		"The computer to act on, as terminal_execute's computer_id "
+		"(omit for this session's default computer)."),
+	    "temporary", tools_prop("Temporary", "boolean",
 		"As terminal_execute's: false to address a permanent "
 		"computer by its computer_id."),
-	    "sandbox_handle", prop("Sandbox Handle", "string",
+	    "sandbox_handle", tools_prop("Sandbox Handle", "string",
 		"The sandbox_handle of an earlier result, as terminal_execute "
 		"takes it."));
 }
@@ -105,31 +105,35 @@ static json_t *
 def(int tool)
 {
 	const char *name = procs[tool - TOOLS_PROC_BASE].name;
-	json_t *props = where_props(), *req = json_array();
+	json_t *props = tools_where_props(), *req = json_array();
 	char title[64];
 
 	if (tool != TOOLS_PROC_LIST) {
-		json_object_set_new(props, "process_id", prop("Process Id",
+		json_object_set_new(props, "process_id", tools_prop(
+		    "Process Id",
 		    "string", "The process_id terminal_execute returned."));
 		json_array_append_new(req, json_string("process_id"));
 	}
 	if (tool == TOOLS_PROC_OUTPUT) {
-		json_object_set_new(props, "offset", prop("Offset", "integer",
+		json_object_set_new(props, "offset", tools_prop("Offset",
+		    "integer",
 		    "Where to read from in the process's output (default 0)."));
-		json_object_set_new(props, "max_bytes", prop("Max Bytes",
+		json_object_set_new(props, "max_bytes", tools_prop("Max Bytes",
 		    "integer", "Most output bytes to return (default 65536; a "
 		    "long answer is cut to the server's reply limit, with "
 		    "more: true)."));
-		json_object_set_new(props, "wait_ms", prop("Wait Ms",
+		json_object_set_new(props, "wait_ms", tools_prop("Wait Ms",
 		    "integer", "Wait up to this long (0 to 30000 ms) for new "
 		    "output, the end of the process or the pattern (default "
 		    "0)."));
-		json_object_set_new(props, "pattern", prop("Pattern", "string",
+		json_object_set_new(props, "pattern", tools_prop("Pattern",
+		    "string",
 		    "A POSIX extended regular expression to wait for in the "
 		    "output since offset."));
 	}
 	if (tool == TOOLS_PROC_KILL)
-		json_object_set_new(props, "signal", prop("Signal", "string",
+		json_object_set_new(props, "signal", tools_prop("Signal",
+		    "string",
 		    "TERM (default; KILL after 3 s), KILL, INT, HUP, QUIT, "
 		    "USR1, USR2, STOP, CONT or a number."));
 	snprintf(title, sizeof(title), "%sArguments", name);
@@ -162,8 +166,8 @@ tools_processes_extend(json_t *list)
 }
 
 /* An argument as a whole number: NULL, or the error text (static). */
-static const char *
-get_int(json_t *args, const char *key, long long lo, long long hi,
+const char *
+tools_get_int(json_t *args, const char *key, long long lo, long long hi,
     long long *out)
 {
 	json_t *v = json_object_get(args, key);
@@ -199,8 +203,8 @@ arg_error(int tool, const char *field, const char *what)
 }
 
 /* Appends a copy of s to req's args; the copy lives in `keep`. */
-static int
-push(Msc__V1__TerminalExecRequest *req, size_t cap, json_t *keep,
+int
+tools_push_arg(Msc__V1__TerminalExecRequest *req, size_t cap, json_t *keep,
     const char *s)
 {
 	json_t *j = json_string(s);
@@ -243,32 +247,34 @@ background_request(const struct msc_cfg *cfg, json_t *args,
 			}
 		label = joined != NULL ? joined : user[0];
 	}
-	rv |= push(req, cap, keep, PROC_HELPER);
-	rv |= push(req, cap, keep, "--process");
-	rv |= push(req, cap, keep, "start");
+	rv |= tools_push_arg(req, cap, keep, PROC_HELPER);
+	rv |= tools_push_arg(req, cap, keep, "--process");
+	rv |= tools_push_arg(req, cap, keep, "start");
 	snprintf(num, sizeof(num), "%ld", cfg->process_log_limit);
-	rv |= push(req, cap, keep, "--log-limit");
-	rv |= push(req, cap, keep, num);
+	rv |= tools_push_arg(req, cap, keep, "--log-limit");
+	rv |= tools_push_arg(req, cap, keep, num);
 	snprintf(num, sizeof(num), "%ld", cfg->max_background_processes);
-	rv |= push(req, cap, keep, "--max");
-	rv |= push(req, cap, keep, num);
-	rv |= push(req, cap, keep, "--label");
-	rv |= push(req, cap, keep, label);
+	rv |= tools_push_arg(req, cap, keep, "--max");
+	rv |= tools_push_arg(req, cap, keep, num);
+	rv |= tools_push_arg(req, cap, keep, "--label");
+	rv |= tools_push_arg(req, cap, keep, label);
 	if (req->has_stdin)
-		rv |= push(req, cap, keep, "--stdin");
-	rv |= push(req, cap, keep, "--");
+		rv |= tools_push_arg(req, cap, keep, "--stdin");
+	rv |= tools_push_arg(req, cap, keep, "--");
 	if (n_user == 0) {
 		/* The server's shell when the image has it, else sh. */
-		rv |= push(req, cap, keep, "/bin/sh");
-		rv |= push(req, cap, keep, "-c");
-		rv |= push(req, cap, keep, "[ -x \"$0\" ] && exec \"$0\" -c "
+		rv |= tools_push_arg(req, cap, keep, "/bin/sh");
+		rv |= tools_push_arg(req, cap, keep, "-c");
+		rv |= tools_push_arg(req, cap, keep,
+		    "[ -x \"$0\" ] && exec \"$0\" -c "
 		    "\"$1\"; exec /bin/sh -c \"$1\"");
-		rv |= push(req, cap, keep, cfg->shell != NULL ? cfg->shell :
+		rv |= tools_push_arg(req, cap, keep, cfg->shell != NULL ?
+		    cfg->shell :
 		    "/bin/bash");
-		rv |= push(req, cap, keep, req->command);
+		rv |= tools_push_arg(req, cap, keep, req->command);
 	} else
 		for (size_t i = 0; i < n_user; i++)
-			rv |= push(req, cap, keep, user[i]);
+			rv |= tools_push_arg(req, cap, keep, user[i]);
 	free(joined);
 	free(user);
 	req->command = (char *)"";
@@ -312,12 +318,14 @@ tools_process_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	if (tool == TOOLS_PROC_OUTPUT) {
 		json_t *p = json_object_get(args, "pattern");
 
-		if ((bad = get_int(args, "offset", 0, (1LL << 60), &offset)))
+		if ((bad = tools_get_int(args, "offset", 0, (1LL << 60),
+		    &offset)))
 			return arg_error(tool, "offset", bad);
-		if ((bad = get_int(args, "max_bytes", 1, PROC_MAX_BYTES_MAX,
+		if ((bad = tools_get_int(args, "max_bytes", 1,
+		    PROC_MAX_BYTES_MAX,
 		    &max_bytes)))
 			return arg_error(tool, "max_bytes", bad);
-		if ((bad = get_int(args, "wait_ms", 0, PROC_WAIT_MAX_MS,
+		if ((bad = tools_get_int(args, "wait_ms", 0, PROC_WAIT_MAX_MS,
 		    &wait_ms)))
 			return arg_error(tool, "wait_ms", bad[0] == 'o' ?
 			    "must be 0 to 30000" : bad);
@@ -344,16 +352,16 @@ tools_process_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	req->n_args = 0;
 	if ((req->args = calloc(cap, sizeof(char *))) == NULL)
 		return strdup("out of memory");
-	rv |= push(req, cap, keep, PROC_HELPER);
-	rv |= push(req, cap, keep, "--process");
+	rv |= tools_push_arg(req, cap, keep, PROC_HELPER);
+	rv |= tools_push_arg(req, cap, keep, "--process");
 	if (tool == TOOLS_PROC_LIST)
-		rv |= push(req, cap, keep, "list");
+		rv |= tools_push_arg(req, cap, keep, "list");
 	else if (tool == TOOLS_PROC_KILL) {
-		rv |= push(req, cap, keep, "kill");
-		rv |= push(req, cap, keep, id);
-		rv |= push(req, cap, keep, sig);
+		rv |= tools_push_arg(req, cap, keep, "kill");
+		rv |= tools_push_arg(req, cap, keep, id);
+		rv |= tools_push_arg(req, cap, keep, sig);
 		snprintf(num[0], sizeof(num[0]), "%d", PROC_KILL_GRACE_MS);
-		rv |= push(req, cap, keep, num[0]);
+		rv |= tools_push_arg(req, cap, keep, num[0]);
 	} else {
 		/* What the session's reply carries whole (JSON escapes in). */
 		budget = cfg->reply_output_limit == 0 ? 6 * max_bytes :
@@ -362,15 +370,15 @@ tools_process_request(int tool, const struct msc_cfg *cfg, json_t *args,
 			budget = 64;
 		if (budget > 64 * 1024 * 1024)  /* the helper's bound */
 			budget = 64 * 1024 * 1024;
-		rv |= push(req, cap, keep, "output");
-		rv |= push(req, cap, keep, id);
+		rv |= tools_push_arg(req, cap, keep, "output");
+		rv |= tools_push_arg(req, cap, keep, id);
 		snprintf(num[0], sizeof(num[0]), "%lld", offset);
 		snprintf(num[1], sizeof(num[1]), "%lld", max_bytes);
 		snprintf(num[2], sizeof(num[2]), "%lld", budget);
 		snprintf(num[3], sizeof(num[3]), "%lld", wait_ms);
 		for (int i = 0; i < 4; i++)
-			rv |= push(req, cap, keep, num[i]);
-		rv |= push(req, cap, keep, pattern);
+			rv |= tools_push_arg(req, cap, keep, num[i]);
+		rv |= tools_push_arg(req, cap, keep, pattern);
 	}
 	/*
 	 * Room for the wait (or the kill's grace) and the call itself; an

@@ -140,6 +140,7 @@ enum {
 	MSC_TOOLS_TERMINAL = 1u << 0,
 	MSC_TOOLS_LIFECYCLE = 1u << 1,
 	MSC_TOOLS_PROCESSES = 1u << 2,
+	MSC_TOOLS_FILES = 1u << 3,
 };
 
 /*

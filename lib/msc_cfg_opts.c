@@ -186,7 +186,8 @@ const struct opt msc_cfg_opts[] = {
 	{ "tools", OPT_STR, F(tools), 0, NULL, "GROUPS", NULL, DESC,
 	    "Tool groups to offer, comma-separated: terminal (always on), "
 	    "lifecycle (as ENABLE_LIFECYCLE_TOOLS=true), processes "
-	    "(background processes) (default: KILNTAINERS_TOOLS, else "
+	    "(background processes), files (file_read, file_write, "
+	    "file_edit) (default: KILNTAINERS_TOOLS, else "
 	    "terminal)",
 	    EDGE },
 	{ "max-background-processes", OPT_LONG, F(max_background_processes),

@@ -15,6 +15,7 @@ static const struct {
 	{ "terminal", MSC_TOOLS_TERMINAL },     /* always on */
 	{ "lifecycle", MSC_TOOLS_LIFECYCLE },   /* ENABLE_LIFECYCLE_TOOLS */
 	{ "processes", MSC_TOOLS_PROCESSES },   /* issue 28 */
+	{ "files", MSC_TOOLS_FILES },           /* issue 29 */
 };
 
 static int

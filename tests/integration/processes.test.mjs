@@ -293,9 +293,9 @@ test('the switch: without processes the tools are absent and background is refus
   assert.match(b.content[0].text, /background: true needs the processes tool group/);
   await c.close();
   // an unknown group stops the start
-  const bad = await run(MSC_BIN, ['--tools', 'processes,files']);
+  const bad = await run(MSC_BIN, ['--tools', 'processes,nope']);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /--tools: unknown tool group 'files'/);
+  assert.match(bad.stderr, /--tools: unknown tool group 'nope'/);
   // the lifecycle group is ENABLE_LIFECYCLE_TOOLS
   const l = await stdioV1();
   assert.ok((await l.listTools()).tools.some((x) => x.name === 'computer_create'));

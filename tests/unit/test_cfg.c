@@ -208,7 +208,8 @@ tool_groups(void **state)
 	struct msc_cfg cfg;
 	const char *none[] = { NULL };
 	const char *both[] = { "--tools", "lifecycle, processes", NULL };
-	const char *bad[] = { "--tools", "processes,files", NULL };
+	const char *all[] = { "--tools", "files,processes", NULL };
+	const char *bad[] = { "--tools", "processes,nope", NULL };
 	const char *quota[] = { "--tools", "processes",
 		"--max-background-processes", "0", NULL };
 	char err[4096];
@@ -234,7 +235,12 @@ tool_groups(void **state)
 	unsetenv("KILNTAINERS_TOOLS");
 	unsetenv("ENABLE_LIFECYCLE_TOOLS");
 	assert_int_not_equal(parse_capture(&cfg, bad, err, sizeof(err)), 0);
-	assert_non_null(strstr(err, "unknown tool group 'files'"));
+	assert_non_null(strstr(err, "unknown tool group 'nope' (the groups: "
+	    "terminal, lifecycle, processes, files)"));
+	msc_cfg_fini(&cfg);
+	assert_int_equal(parse(&cfg, all), 0);
+	assert_int_equal(cfg.tool_groups, MSC_TOOLS_TERMINAL |
+	    MSC_TOOLS_PROCESSES | MSC_TOOLS_FILES);
 	msc_cfg_fini(&cfg);
 	assert_int_not_equal(parse_capture(&cfg, quota, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "--max-background-processes"));

@@ -393,6 +393,176 @@ process_requests(void **state)
 	json_decref(keep);
 }
 
+/*
+ * The file tools (--tools files): bad arguments are refused before any
+ * call; a request runs the helper by argv with the content as stdin
+ * (binary, with NULs, from base64); the answer's bound follows the reply
+ * limit; a binary answer becomes an embedded resource.
+ */
+static void
+file_requests(void **state)
+{
+	struct msc_cfg cfg = { .backend = "docker", .reply_output_limit = 8192,
+		.output_limit = 2097152 };
+	static const struct {
+		int tool;
+		const char *args, *want;
+	} bad[] = {
+		{ TOOLS_FILE_READ, "{}", "path: Field required" },
+		{ TOOLS_FILE_READ, "{\"path\": 5}", "path: Input should be a "
+		    "valid string" },
+		{ TOOLS_FILE_READ, "{\"path\": \"a\\u0000b\"}", "NUL" },
+		{ TOOLS_FILE_READ, "{\"path\": \"/a\", \"limit\": 0}",
+		    "limit: must be 1 to 1000000" },
+		{ TOOLS_FILE_READ, "{\"path\": \"/a\", \"offset\": 1.5}",
+		    "offset: a valid integer" },
+		{ TOOLS_FILE_READ, "{\"path\": \"/a\", \"stdin\": \"x\"}",
+		    "stdin: not an argument" },
+		{ TOOLS_FILE_WRITE, "{\"path\": \"/a\"}",
+		    "content: Field required" },
+		{ TOOLS_FILE_WRITE, "{\"path\": \"/a\", \"content\": \"@@@@\", "
+		    "\"encoding\": \"base64\"}", "content: not valid base64" },
+		{ TOOLS_FILE_WRITE, "{\"path\": \"/a\", \"content\": \"x\", "
+		    "\"mode\": \"0888\"}", "mode: octal" },
+		{ TOOLS_FILE_WRITE, "{\"path\": \"/a\", \"content\": \"x\", "
+		    "\"mode\": 8}", "mode: octal" },
+		{ TOOLS_FILE_WRITE, "{\"path\": \"/a\", \"content\": \"x\", "
+		    "\"make_dirs\": \"yes\"}", "make_dirs: Input should be a "
+		    "valid boolean" },
+		{ TOOLS_FILE_EDIT, "{\"path\": \"/a\", \"old_string\": \"\", "
+		    "\"new_string\": \"x\"}", "old_string: must not be empty" },
+		{ TOOLS_FILE_EDIT, "{\"path\": \"/a\", \"old_string\": \"x\"}",
+		    "new_string: Field required" },
+		{ TOOLS_FILE_EDIT, "{\"path\": \"/a\", \"old_string\": \"x\", "
+		    "\"new_string\": \"y\", \"expected_sha256\": \"abc\"}",
+		    "expected_sha256: 64 hexadecimal digits" },
+	};
+	Msc__V1__TerminalExecRequest req;
+	json_t *keep, *args, *res;
+	char *msg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		req = (Msc__V1__TerminalExecRequest)
+		    MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+		keep = json_array();
+		args = json_loads(bad[i].args, JSON_ALLOW_NUL, NULL);
+		assert_non_null(args);
+		msg = tools_exec_request(args, &req, keep);
+		if (msg == NULL)
+			msg = tools_file_request(bad[i].tool, &cfg, args, &req,
+			    keep);
+		assert_non_null(msg);
+		if (strstr(msg, bad[i].want) == NULL)
+			fail_msg("%s: %s", bad[i].args, msg);
+		free(msg);
+		tools_exec_request_fini(&req);
+		json_decref(args);
+		json_decref(keep);
+	}
+	/* write: base64 bytes with a NUL as stdin; the path one argument */
+	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	keep = json_array();
+	args = json_pack("{s:s, s:s, s:s, s:s, s:b}", "path", "/tmp/a b;$(x)",
+	    "content", "AP9h", "encoding", "base64", "mode", "0o755",
+	    "make_dirs", 1);
+	assert_null(tools_exec_request(args, &req, keep));
+	assert_null(tools_file_request(TOOLS_FILE_WRITE, &cfg, args, &req,
+	    keep));
+	assert_int_equal(req.n_args, 6);
+	assert_string_equal(req.args[0], "/.msc-helper");
+	assert_string_equal(req.args[1], "--file");
+	assert_string_equal(req.args[2], "write");
+	assert_string_equal(req.args[3], "/tmp/a b;$(x)");
+	assert_string_equal(req.args[4], "755");
+	assert_string_equal(req.args[5], "1");
+	assert_true(req.has_stdin);
+	assert_int_equal(req.stdin.len, 3);
+	assert_memory_equal(req.stdin.data, "\0\xff" "a", 3);
+	tools_exec_request_fini(&req);
+	json_decref(args);
+	json_decref(keep);
+	/* edit: old then new on stdin, old's length and the sha lowercased */
+	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	keep = json_array();
+	args = json_pack("{s:s, s:s, s:s, s:s}", "path", "f", "old_string",
+	    "ab", "new_string", "xyz", "expected_sha256",
+	    "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
+	assert_null(tools_exec_request(args, &req, keep));
+	assert_null(tools_file_request(TOOLS_FILE_EDIT, &cfg, args, &req,
+	    keep));
+	assert_int_equal(req.n_args, 7);
+	assert_string_equal(req.args[4], "2");
+	assert_string_equal(req.args[5], "0");
+	assert_string_equal(req.args[6],
+	    "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
+	assert_memory_equal(req.stdin.data, "abxyz", 5);
+	tools_exec_request_fini(&req);
+	json_decref(args);
+	json_decref(keep);
+	/* read: the answer's bound is the reply limit's */
+	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	keep = json_array();
+	args = json_pack("{s:s}", "path", "/etc/hostname");
+	assert_null(tools_exec_request(args, &req, keep));
+	assert_null(tools_file_request(TOOLS_FILE_READ, &cfg, args, &req,
+	    keep));
+	assert_string_equal(req.args[4], "1");
+	assert_string_equal(req.args[5], "2000");
+	assert_string_equal(req.args[6], "8128");
+	assert_false(req.has_stdin);
+	tools_exec_request_fini(&req);
+	json_decref(args);
+	json_decref(keep);
+	/* a binary answer: the blob in an embedded resource, once */
+	{
+		Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
+		const char *out = "{\"path\": \"/t/a b.bin\", \"size\": 2, "
+		    "\"sha256\": null, \"binary\": true, \"mime_type\": "
+		    "\"image/png\", \"blob\": \"AP8=\"}\n";
+		json_t *r;
+
+		rep.computer_id = "c1";
+		rep.stdout.data = (uint8_t *)out;
+		rep.stdout.len = strlen(out);
+		res = tools_file_result(TOOLS_FILE_READ, &rep, NULL);
+		assert_false(json_is_true(json_object_get(res, "isError")));
+		assert_null(json_object_get(json_object_get(res,
+		    "structuredContent"), "blob"));
+		r = json_object_get(json_array_get(json_object_get(res,
+		    "content"), 1), "resource");
+		assert_string_equal(json_string_value(json_object_get(r, "uri")),
+		    "file:///t/a%20b.bin");
+		assert_string_equal(json_string_value(json_object_get(r,
+		    "blob")), "AP8=");
+		assert_string_equal(json_string_value(json_object_get(r,
+		    "mimeType")), "image/png");
+		json_decref(res);
+		/* the helper's failure line is the error shown */
+		rep.exit_code = 2;
+		rep.stdout.len = 0;
+		rep.stderr.data = (uint8_t *)"/x: refused: it is a fifo\n";
+		rep.stderr.len = strlen((char *)rep.stderr.data);
+		res = tools_file_result(TOOLS_FILE_READ, &rep, NULL);
+		assert_true(json_is_true(json_object_get(res, "isError")));
+		assert_string_equal(json_string_value(json_object_get(
+		    json_array_get(json_object_get(res, "content"), 0), "text")),
+		    "/x: refused: it is a fifo");
+		json_decref(res);
+	}
+	/* another backend */
+	cfg.backend = "modal";
+	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	keep = json_array();
+	args = json_pack("{s:s}", "path", "/a");
+	msg = tools_file_request(TOOLS_FILE_READ, &cfg, args, &req, keep);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "the modal backend has no file helper"));
+	free(msg);
+	json_decref(args);
+	json_decref(keep);
+}
+
 int
 main(void)
 {
@@ -405,6 +575,7 @@ main(void)
 		cmocka_unit_test(result_shape),
 		cmocka_unit_test(description),
 		cmocka_unit_test(process_requests),
+		cmocka_unit_test(file_requests),
 		cmocka_unit_test(unsent_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,12 @@ void hx_kill_exec(const char *marker, pid_t pgid);
  */
 int hx_process_main(int argc, char **argv);
 
+/*
+ * `msc-exec-helper --file read|write|edit ...`: the file tools, run as a
+ * plain command in the computer (helper_file.c); the exit status.
+ */
+int hx_file_main(int argc, char **argv);
+
 /* The processes in process group `pgid` now (from /proc). */
 int hx_count_group(pid_t pgid);
 

@@ -6,6 +6,7 @@
  *
  *   msc-exec-helper [SOCKET [--lease-ms N]]      (default /.msc/sock)
  *   msc-exec-helper --process ...                (helper_process.c)
+ *   msc-exec-helper --file ...                   (helper_file.c)
  *
  * With a lease (a temporary computer, helper_lease.c) it ends the
  * container as on SIGTERM once no driver renewed the lease for N ms.
@@ -159,6 +160,8 @@ main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "--process") == 0 && getpid() != 1)
 		return hx_process_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "--file") == 0 && getpid() != 1)
+		return hx_file_main(argc - 1, argv + 1);
 	if (getpid() != 1)
 		(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/*
