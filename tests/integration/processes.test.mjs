@@ -59,7 +59,8 @@ async function startHttp(flags = []) {
 }
 
 async function stdioV1(flags = []) {
-  const t = new StdioV1({ command: MSC_BIN, args: [LABEL, ...TOOLS, ...flags], stderr: 'pipe' });
+  // the whole environment (the SDK passes a few variables only): DOCKER_HOST, MSC_FAST_EXEC_DIR
+  const t = new StdioV1({ command: MSC_BIN, args: [LABEL, ...TOOLS, ...flags], stderr: 'pipe', env: { ...process.env } });
   watch(t.stderr);
   const c = new ClientV1({ name: 'proc-test', version: '1' }, { capabilities: {} });
   clients.add(c);
@@ -215,6 +216,59 @@ test('stdio (2025): a background perl server answers a second call; a pattern wa
   }
   const badSig = await call(c, 'process_kill', { process_id: id, signal: 'NOPE' });
   assert.match(badSig.content[0].text, /signal: unknown signal NOPE/);
+  await c.close();
+});
+
+// The sandboxed code runs as root in its computer and can change everything under
+// /tmp/kiln-processes; what it must not do is make the helper's commands (which the server calls)
+// crash or hang, or make them write where another user of the computer points.
+test('attack: tampered process folders: no call crashes or hangs, and another user\'s folder is not used', async () => {
+  const c = await stdioV1();
+  const a = await ok(c, 'terminal_execute', { command: 'echo one; sleep 300', background: true });
+  const dir = a.log.replace(/\/log$/, '');
+  await waitFor(async () => (await ok(c, 'process_list', {})).processes[0].pid !== null, { timeoutMs: 10000 });
+  // a newline alone in a small file (the number parser got NULL: the list and the next start
+  // crashed)
+  await ok(c, 'terminal_execute', { command: `printf '\\n' > ${dir}/started; printf '\\n' > /tmp/kiln-processes/next` });
+  const l = await ok(c, 'process_list', {});
+  assert.equal(l.processes[0].state, 'running', JSON.stringify(l));
+  // fifos for its status and offsets: reads do not wait for a writer (they hung until the
+  // call's timeout)
+  await ok(c, 'terminal_execute', { command: `cd ${dir} && rm -f status offsets && mkfifo status offsets` });
+  let t0 = Date.now();
+  assert.equal((await ok(c, 'process_list', {})).processes[0].state, 'running');
+  const o = await ok(c, 'process_output', { process_id: a.process_id });
+  assert.equal(o.output, 'one\n');
+  assert.ok(Date.now() - t0 < 5000, `answered in ${Date.now() - t0} ms`);
+
+  // the folder's lock held by the sandboxed code: a start waits a bounded time and says why
+  // (it waited for the call's timeout)
+  const holder = await ok(c, 'terminal_execute', { command: 'exec flock /tmp/kiln-processes sh -c "echo held; sleep 300"', background: true });
+  await ok(c, 'process_output', { process_id: holder.process_id, pattern: 'held', wait_ms: 10000 });
+  t0 = Date.now();
+  const locked = await call(c, 'terminal_execute', { command: 'true', background: true });
+  assert.equal(locked.isError, true);
+  assert.match(locked.content[0].text, /cannot lock \/tmp\/kiln-processes: another process has held it for too long/);
+  assert.ok(Date.now() - t0 < 10000, `answered in ${Date.now() - t0} ms`);
+  await ok(c, 'process_kill', { process_id: holder.process_id, signal: 'KILL' });
+
+  // /tmp/kiln-processes made by another user (nobody), or a link: not used, nothing written
+  // there (before: the supervisor wrote its files where they pointed)
+  await ok(c, 'terminal_execute', { command: 'mv /tmp/kiln-processes /tmp/kp-saved && mkdir -m 755 /tmp/kiln-processes && chown nobody /tmp/kiln-processes && mkdir /tmp/elsewhere' });
+  const NOT_PRIVATE = /\/tmp\/kiln-processes is not a private folder of this user/;
+  for (const plant of ['true', 'rm -r /tmp/kiln-processes && ln -s /tmp/elsewhere /tmp/kiln-processes']) {
+    await ok(c, 'terminal_execute', { command: plant });
+    const r = await call(c, 'terminal_execute', { command: 'echo planted', background: true });
+    assert.equal(r.isError, true, plant);
+    assert.match(r.content[0].text, NOT_PRIVATE, plant);
+    const pl = await call(c, 'process_list', {});
+    assert.match(pl.content[0].text, NOT_PRIVATE, plant);
+    const ls = await ok(c, 'terminal_execute', { command: 'ls -A /tmp/kiln-processes/ /tmp/elsewhere/' });
+    assert.doesNotMatch(ls.stdout, /p[0-9]|next/, plant);
+  }
+  await ok(c, 'terminal_execute', { command: 'rm /tmp/kiln-processes && mv /tmp/kp-saved /tmp/kiln-processes' });
+  const k = await ok(c, 'process_kill', { process_id: a.process_id });
+  assert.equal(k.state, 'killed');
   await c.close();
 });
 
