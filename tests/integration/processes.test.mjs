@@ -285,13 +285,27 @@ test('a permanent computer: a new server reads the same process and stops it', a
   assert.equal(out.computer_id, id);
   const k = await ok(b, 'process_kill', { computer_id: id, temporary: false, process_id: s.process_id });
   assert.equal(k.state, 'killed');
-  // a restart ends every background process, and the list says so
+  // a restart ends every background process: its reply says how many, and the list says so
   const again = await ok(b, 'terminal_execute', { computer_id: id, temporary: false, command: 'sleep 300', background: true });
-  await ok(b, 'computer_restart', { computer_id: id });
+  const r = await ok(b, 'computer_restart', { computer_id: id });
+  assert.equal(r.background_processes_ended, 1, JSON.stringify(r));
   const l = await ok(b, 'process_list', { computer_id: id, temporary: false });
   const p = l.processes.find((x) => x.process_id === again.process_id);
   assert.equal(p.state, 'killed', JSON.stringify(l));
-  await ok(b, 'computer_delete', { computer_id: id });
+  // none running: the reference's replies, unchanged
+  assert.deepEqual(Object.keys(await ok(b, 'computer_restart', { computer_id: id })).sort(), ['computer_id', 'ok', 'sandbox_id', 'temporary']);
+  // a factory reset and a delete say how many ended
+  for (let i = 0; i < 2; i++) await ok(b, 'terminal_execute', { computer_id: id, temporary: false, command: 'sleep 300', background: true });
+  await ok(b, 'terminal_execute', { computer_id: id, temporary: false, command: 'true', background: true });   // ends at once
+  await waitFor(async () => (await ok(b, 'process_list', { computer_id: id, temporary: false })).processes.filter((x) => x.state === 'running').length === 2, { timeoutMs: 10000 });
+  const fr = await ok(b, 'computer_factory_reset', { computer_id: id });
+  assert.equal(fr.background_processes_ended, 2, JSON.stringify(fr));
+  assert.deepEqual((await ok(b, 'process_list', { computer_id: id, temporary: false })).processes, [], 'a reset computer has none');
+  await ok(b, 'terminal_execute', { computer_id: id, temporary: false, command: 'sleep 300', background: true });
+  assert.deepEqual(await ok(b, 'computer_delete', { computer_id: id }), { ok: true, computer_id: id, deleted: true, background_processes_ended: 1 });
+  // deleted with none running: the reference's reply
+  await ok(b, 'computer_create', { computer_id: id, temporary: false });
+  assert.deepEqual(await ok(b, 'computer_delete', { computer_id: id }), { ok: true, computer_id: id, deleted: true });
 });
 
 test('attack: another agent cannot list, read or kill the processes (2025 sessions and 2026 handles)', async () => {
