@@ -11,13 +11,14 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@mo
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { MSC_BIN, docker, waitFor, waitExit, sleep, run } from './lib.mjs';
+import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, run } from './lib.mjs';
 
 const RUN = `proc${randomBytes(3).toString('hex')}`;
 const LABEL = `--docker-run-flag=--label=msc.proc-test=${RUN}`;
 // The network as users have it (on, the default).
 // Its own --driver-id: no waiting container of another server (whose helper may be older) is taken.
-const TOOLS = ['--tools', 'processes,lifecycle', '--driver-id', RUN];
+// MSC_TEST_ENGINE=podman (meson's podman/processes): --engine podman.
+const TOOLS = ['--tools', 'processes,lifecycle', '--driver-id', RUN, ...(ENGINE === 'podman' ? ['--engine', 'podman'] : [])];
 
 const procs = new Set();
 const clients = new Set();
