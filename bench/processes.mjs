@@ -6,8 +6,8 @@
 //
 //   node bench/processes.mjs [--bin PATH] [--n 100] [--flags "--no-network ..."]
 //
-// Prints a markdown table (median and p90 in ms, and the ratios). The computer is removed at the
-// end (the server's session ends with it); every started process is killed first.
+// Prints a markdown table (median and p90 in ms, and the ratios). Each pair is timed in turns
+// (see timePair). The computer is removed at the end (the server's session ends with it).
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -32,7 +32,8 @@ for (let i = 2; i < process.argv.length; i++) {
   else { process.stderr.write(`usage: processes.mjs [--bin PATH] [--n N] [--flags "..."]\n`); process.exit(2); }
 }
 
-const t = new StdioClientTransport({ command: o.bin, args: ['--tools', 'processes', '--max-background-processes', String(o.n + 4), ...o.flags], stderr: 'ignore' });
+// The whole environment (the SDK passes a few variables only): DOCKER_HOST, MSC_EXEC_HELPER.
+const t = new StdioClientTransport({ command: o.bin, args: ['--tools', 'processes', '--max-background-processes', String(o.n + 4), ...o.flags], stderr: 'ignore', env: { ...process.env } });
 const c = new Client({ name: 'bench-processes', version: '1' }, { capabilities: {} });
 await c.connect(t);
 async function call(name, args) {
@@ -40,11 +41,17 @@ async function call(name, args) {
   if (r.isError) throw new Error(`${name}: ${r.content[0].text}`);
   return r.structuredContent;
 }
-async function time(fn) {
-  const ms = [];
-  for (let i = 0; i < o.n; i++) { const t0 = performance.now(); await fn(i); ms.push(performance.now() - t0); }
-  ms.sort((a, b) => a - b);
-  return { p50: ms[Math.floor(ms.length / 2)], p90: ms[Math.floor(ms.length * 0.9)] };
+// Two calls timed in turns (a, b, then b, a, ...), so that both see the same load on a
+// shared machine; the medians and 90th percentiles of each.
+async function timePair(fa, fb) {
+  const ta = [], tb = [];
+  const one = async (fn, into, i) => { const t0 = performance.now(); await fn(i); into.push(performance.now() - t0); };
+  for (let i = 0; i < o.n; i++) {
+    if (i % 2 === 0) { await one(fa, ta, i); await one(fb, tb, i); }
+    else { await one(fb, tb, i); await one(fa, ta, i); }
+  }
+  const stats = (ms) => { ms.sort((x, y) => x - y); return { p50: ms[Math.floor(ms.length / 2)], p90: ms[Math.floor(ms.length * 0.9)] }; };
+  return [stats(ta), stats(tb)];
 }
 const f = (x) => x.toFixed(1);
 
@@ -54,11 +61,10 @@ for (let i = 0; i < 5; i++) {
   await call('process_output', { process_id: srv.process_id });
   await call('terminal_execute', { command: `cat ${srv.log}` });
 }
-const out = await time(() => call('process_output', { process_id: srv.process_id }));
-const cat = await time(() => call('terminal_execute', { command: `cat ${srv.log}` }));
-const fg = await time(() => call('terminal_execute', { command: 'true' }));
-const ids = [];
-const bg = await time(async () => ids.push((await call('terminal_execute', { command: 'true', background: true })).process_id));
+const [out, cat] = await timePair(() => call('process_output', { process_id: srv.process_id }),
+  () => call('terminal_execute', { command: `cat ${srv.log}` }));
+const [bg, fg] = await timePair(() => call('terminal_execute', { command: 'true', background: true }),
+  () => call('terminal_execute', { command: 'true' }));
 await call('process_kill', { process_id: srv.process_id, signal: 'KILL' });
 await c.close();
 

@@ -540,6 +540,8 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	}
 	req.session_id = sid;
 	req.principal = c->principal;
+	/* Restart, reset and delete say how many background processes ended. */
+	req.count_processes = (c->cfg->tool_groups & MSC_TOOLS_PROCESSES) != 0;
 	pending = call_session(c, how, tools_lifecycle_method(how->tool),
 	    &req.base, EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL);
 out:

@@ -323,6 +323,7 @@ tools_lifecycle_result(int tool, const char *computer_id,
     const struct msc_status *st, ProtobufCMessage *resp, const char *handle)
 {
 	const Msc__V1__Computer *c = (const Msc__V1__Computer *)resp;
+	json_t *out;
 
 	if (resp == NULL)
 		return payload_result(json_pack("{s:s}", "error", st->message),
@@ -342,14 +343,22 @@ tools_lifecycle_result(int tool, const char *computer_id,
 		return payload_result(list_payload(
 		    (const Msc__V1__ComputerList *)resp), false);
 	case T_DELETE:
-		return payload_result(json_pack("{s:b, s:s, s:b}", "ok", 1,
-		    "computer_id", computer_id, "deleted", 1), false);
+		out = json_pack("{s:b, s:s, s:b}", "ok", 1, "computer_id",
+		    computer_id, "deleted", 1);
+		break;
 	default:
-		return payload_result(json_pack("{s:b, s:s, s:s, s:b, s:s*}", "ok",
-		    1, "computer_id", c->computer_id, "sandbox_id",
-		    c->sandbox_id, "temporary", c->temporary, "sandbox_handle",
-		    tool == T_CREATE ? handle : NULL), false);
+		out = json_pack("{s:b, s:s, s:s, s:b, s:s*}", "ok", 1,
+		    "computer_id", c->computer_id, "sandbox_id", c->sandbox_id,
+		    "temporary", c->temporary, "sandbox_handle",
+		    tool == T_CREATE ? handle : NULL);
+		break;
 	}
+	/* The reference's reply, and the background processes (issue 28)
+	 * that ended with it when there were any. */
+	if (out != NULL && tool != T_CREATE && c->processes_ended > 0)
+		json_object_set_new(out, "background_processes_ended",
+		    json_integer(c->processes_ended));
+	return payload_result(out, false);
 }
 
 json_t *

@@ -25,12 +25,30 @@ fail(struct job *j, int rv, const char *err)
 typedef int (*computer_op)(void *be, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen);
 
+/* The background processes a Restart, Reset or Delete ends: 0 unless
+ * asked for and known. */
+static uint32_t
+processes_before(struct job *j)
+{
+	const Msc__V1__ComputerRef *ref = (const void *)j->req;
+	int n;
+
+	if ((j->kind != JOB_RESTART && j->kind != JOB_RESET &&
+	    j->kind != JOB_DELETE) || !ref->count_processes ||
+	    j->d->ops->processes == NULL)
+		return 0;
+	n = j->d->ops->processes(j->d->be, ref->computer_id);
+	return n > 0 ? (uint32_t)n : 0;
+}
+
 static void
 run_computer_op(struct job *j, computer_op op, const char *id, char *err)
 {
 	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
+	uint32_t ended = processes_before(j);
 	int rv = op(j->d->be, id, &c, err, MSC_DRIVER_ERRLEN);
 
+	c.processes_ended = ended;
 	if (rv == 0)
 		msc_call_reply(j->call, &c.base);
 	else
@@ -80,11 +98,17 @@ msc_job_run_call(struct job *j, char *err)
 	case JOB_STOP:
 	case JOB_DELETE: {
 		Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+		Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
 
+		if (j->kind == JOB_DELETE) {
+			c.processes_ended = processes_before(j);
+			c.computer_id = (char *)REF(j->req);
+		}
 		rv = ops->stop(j->d->be, REF(j->req), j->kind == JOB_DELETE, err,
 		    MSC_DRIVER_ERRLEN);
 		if (rv == 0)
-			msc_call_reply(j->call, &e.base);
+			msc_call_reply(j->call, j->kind == JOB_DELETE ? &c.base :
+			    &e.base);
 		else
 			fail(j, rv, err);
 		break;

@@ -56,6 +56,13 @@ struct msc_driver_ops {
 	 */
 	int (*set_network)(void *be, const char *id,
 	    const Msc__V1__NetworkPolicy *np, char *err, size_t errlen);
+	/*
+	 * Optional: the background processes (issue 28) running in computer
+	 * `id` now, or a negative errno (none kept, or not known). Called
+	 * before a Restart, Reset or Delete asked with count_processes; its
+	 * reply carries the count (Computer.processes_ended). Blocking.
+	 */
+	int (*processes)(void *be, const char *id);
 };
 
 /*

@@ -15,7 +15,8 @@
 MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
     msc_describe_docker);
 
-/* docker_ops_base and the network policy of a computer to create. */
+/* docker_ops_base, the network policy of a computer to create, and the
+ * count of its background processes. */
 static struct msc_driver_ops docker_ops;
 
 static void
@@ -57,6 +58,7 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 	if (docker_ops.create == NULL) {        /* once, before any service */
 		docker_ops = docker_ops_base;
 		docker_ops.set_network = dock_pol_set_create;
+		docker_ops.processes = dock_processes;
 	}
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)

@@ -9,10 +9,15 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "docker_fastexec.h"
 #include "msc_log.h"
 #include "msc_time.h"
+
+/* How long a count of background processes may take (a restart waits). */
+#define DOCK_PROC_COUNT_MS	3000
 
 /*
  * Whether the container of `id` still runs after a command failed (an
@@ -125,4 +130,61 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 	    : res.outcome == DOCK_EXEC_LIMIT ? MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT
 					     : MSC__V1__EXEC_OUTCOME__EXITED;
 	return 0;
+}
+
+/*
+ * The background processes running in computer `id` (issue 28): its
+ * helper's `--process list`, whose "running" rows are counted. Only in a
+ * running container that mounts the helper; -errno otherwise, or when the
+ * list failed (say a helper older than background processes).
+ */
+int
+dock_processes(void *be, const char *id)
+{
+	static const char *const argv[] = { DOCK_FX_MOUNT_HELPER, "--process",
+		"list", NULL };
+	struct dock_driver *d = be;
+	struct dock_exec_req req = { 0 };
+	struct dock_exec_res res = { 0 };
+	char name[128], err[DOCK_ERRLEN];
+	json_t *ctr = NULL, *root, *list, *row;
+	bool fast, running;
+	size_t i;
+	int rv, n = 0;
+
+	if (dock_find(d, id, &ctr, err, sizeof(err)) != 0)
+		return -ENOENT;
+	running = json_is_true(json_object_get(json_object_get(ctr, "State"),
+	    "Running"));
+	if (!running || !dock_fx_mounts_helper(ctr)) {
+		json_decref(ctr);
+		return -ENOENT;
+	}
+	json_decref(ctr);
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
+	req.container = name;
+	req.argv = argv;
+	req.timeout_ms = DOCK_PROC_COUNT_MS;
+	req.output_limit = 4 << 20;
+	rv = dock_run(d, name, &req, &res, &fast, err, sizeof(err));
+	if (rv != 0 || res.outcome != DOCK_EXEC_EXITED || res.exit_code != 0) {
+		dock_exec_res_fini(&res);
+		return rv != 0 ? rv : -EIO;
+	}
+	root = json_loadb(res.out, res.out_len, 0, NULL);
+	dock_exec_res_fini(&res);
+	list = json_object_get(root, "processes");
+	if (!json_is_array(list)) {
+		json_decref(root);
+		return -EPROTO;
+	}
+	json_array_foreach(list, i, row) {
+		const char *state = json_string_value(json_object_get(row,
+		    "state"));
+
+		if (state != NULL && strcmp(state, "running") == 0)
+			n++;
+	}
+	json_decref(root);
+	return n;
 }

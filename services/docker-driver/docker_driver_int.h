@@ -101,6 +101,11 @@ int dock_readiness(struct dock_driver *d, const char *name, bool helper,
 /* The Exec op (docker_driver_exec.c). */
 int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
+/*
+ * The background processes running in computer `id` now (its helper's
+ * list), or -errno: msc_driver_ops.processes. Blocking (3 s at most).
+ */
+int dock_processes(void *be, const char *id);
 
 /*
  * The fast exec path (docker_fxsetup.c, docker_fxroot.c). dock_fx_init

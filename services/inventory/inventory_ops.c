@@ -19,6 +19,7 @@ struct op {
 	char owner[64];          /* the session asking (List, operations) */
 	const char *method;
 	bool had_record;
+	bool count_processes;   /* passed on to the driver */
 };
 
 static struct op *
@@ -58,6 +59,7 @@ replace_computer(struct op *op, ProtobufCMessage **respp)
 			protobuf_c_message_free_unpacked(&r->computer->base,
 			    NULL);
 		r->computer = (Msc__V1__Computer *)*respp;
+		r->computer->processes_ended = 0;       /* this reply's only */
 		*respp = NULL;
 	}
 	pthread_mutex_unlock(&op->s->mu);
@@ -66,14 +68,16 @@ replace_computer(struct op *op, ProtobufCMessage **respp)
 static void
 answer(struct op *op, const struct msc_status *st, ProtobufCMessage *resp)
 {
-	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
+	Msc__V1__Computer e = MSC__V1__COMPUTER__INIT;
 
 	if (resp != NULL) {
 		msc_call_reply(op->call, resp);
 		replace_computer(op, &resp);
-	} else if (st->code == MSC__V1__CODE__NOT_FOUND && op->had_record)
+	} else if (st->code == MSC__V1__CODE__NOT_FOUND && op->had_record) {
 		/* A record whose container is already gone: deleted anyway. */
+		e.computer_id = op->id;
 		msc_call_reply(op->call, &e.base);
+	}
 	else
 		msc_call_fail_reason(op->call, st->code, st->reason, "%s",
 		    st->message);
@@ -130,6 +134,7 @@ route(struct op *op)
 	int rv;
 
 	ref.computer_id = op->id;
+	ref.count_processes = op->count_processes;
 	pthread_mutex_lock(&op->s->mu);
 	r = msc_map_get(op->s->records, op->id);
 	if (r != NULL && op->owner[0] != '\0' &&
@@ -171,6 +176,7 @@ route(struct op *op)
 		if (op != NULL) {                                             \
 			snprintf(op->owner, sizeof(op->owner), "%s",          \
 			    ref->owner);                                      \
+			op->count_processes = ref->count_processes;           \
 			route(op);                                            \
 		}                                                             \
 	}

@@ -273,6 +273,8 @@ by_ref(void *state, struct msc_call *call, const ProtobufCMessage *req,
 		return;
 	ref.computer_id = op->id;
 	ref.owner = ((const Msc__V1__ComputerRequest *)req)->session_id;
+	ref.count_processes = ((const Msc__V1__ComputerRequest *)req)->
+	    count_processes;
 	call_inventory(op, method, &ref.base, relay);
 }
 

@@ -11,13 +11,14 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@mo
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { MSC_BIN, docker, waitFor, waitExit, sleep, run } from './lib.mjs';
+import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, run } from './lib.mjs';
 
 const RUN = `proc${randomBytes(3).toString('hex')}`;
 const LABEL = `--docker-run-flag=--label=msc.proc-test=${RUN}`;
 // The network as users have it (on, the default).
 // Its own --driver-id: no waiting container of another server (whose helper may be older) is taken.
-const TOOLS = ['--tools', 'processes,lifecycle', '--driver-id', RUN];
+// MSC_TEST_ENGINE=podman (meson's podman/processes): --engine podman.
+const TOOLS = ['--tools', 'processes,lifecycle', '--driver-id', RUN, ...(ENGINE === 'podman' ? ['--engine', 'podman'] : [])];
 
 const procs = new Set();
 const clients = new Set();
@@ -59,7 +60,8 @@ async function startHttp(flags = []) {
 }
 
 async function stdioV1(flags = []) {
-  const t = new StdioV1({ command: MSC_BIN, args: [LABEL, ...TOOLS, ...flags], stderr: 'pipe' });
+  // the whole environment (the SDK passes a few variables only): DOCKER_HOST, MSC_FAST_EXEC_DIR
+  const t = new StdioV1({ command: MSC_BIN, args: [LABEL, ...TOOLS, ...flags], stderr: 'pipe', env: { ...process.env } });
   watch(t.stderr);
   const c = new ClientV1({ name: 'proc-test', version: '1' }, { capabilities: {} });
   clients.add(c);
@@ -218,6 +220,59 @@ test('stdio (2025): a background perl server answers a second call; a pattern wa
   await c.close();
 });
 
+// The sandboxed code runs as root in its computer and can change everything under
+// /tmp/kiln-processes; what it must not do is make the helper's commands (which the server calls)
+// crash or hang, or make them write where another user of the computer points.
+test('attack: tampered process folders: no call crashes or hangs, and another user\'s folder is not used', async () => {
+  const c = await stdioV1();
+  const a = await ok(c, 'terminal_execute', { command: 'echo one; sleep 300', background: true });
+  const dir = a.log.replace(/\/log$/, '');
+  await waitFor(async () => (await ok(c, 'process_list', {})).processes[0].pid !== null, { timeoutMs: 10000 });
+  // a newline alone in a small file (the number parser got NULL: the list and the next start
+  // crashed)
+  await ok(c, 'terminal_execute', { command: `printf '\\n' > ${dir}/started; printf '\\n' > /tmp/kiln-processes/next` });
+  const l = await ok(c, 'process_list', {});
+  assert.equal(l.processes[0].state, 'running', JSON.stringify(l));
+  // fifos for its status and offsets: reads do not wait for a writer (they hung until the
+  // call's timeout)
+  await ok(c, 'terminal_execute', { command: `cd ${dir} && rm -f status offsets && mkfifo status offsets` });
+  let t0 = Date.now();
+  assert.equal((await ok(c, 'process_list', {})).processes[0].state, 'running');
+  const o = await ok(c, 'process_output', { process_id: a.process_id });
+  assert.equal(o.output, 'one\n');
+  assert.ok(Date.now() - t0 < 5000, `answered in ${Date.now() - t0} ms`);
+
+  // the folder's lock held by the sandboxed code: a start waits a bounded time and says why
+  // (it waited for the call's timeout)
+  const holder = await ok(c, 'terminal_execute', { command: 'exec flock /tmp/kiln-processes sh -c "echo held; sleep 300"', background: true });
+  await ok(c, 'process_output', { process_id: holder.process_id, pattern: 'held', wait_ms: 10000 });
+  t0 = Date.now();
+  const locked = await call(c, 'terminal_execute', { command: 'true', background: true });
+  assert.equal(locked.isError, true);
+  assert.match(locked.content[0].text, /cannot lock \/tmp\/kiln-processes: another process has held it for too long/);
+  assert.ok(Date.now() - t0 < 10000, `answered in ${Date.now() - t0} ms`);
+  await ok(c, 'process_kill', { process_id: holder.process_id, signal: 'KILL' });
+
+  // /tmp/kiln-processes made by another user (nobody), or a link: not used, nothing written
+  // there (before: the supervisor wrote its files where they pointed)
+  await ok(c, 'terminal_execute', { command: 'mv /tmp/kiln-processes /tmp/kp-saved && mkdir -m 755 /tmp/kiln-processes && chown nobody /tmp/kiln-processes && mkdir /tmp/elsewhere' });
+  const NOT_PRIVATE = /\/tmp\/kiln-processes is not a private folder of this user/;
+  for (const plant of ['true', 'rm -r /tmp/kiln-processes && ln -s /tmp/elsewhere /tmp/kiln-processes']) {
+    await ok(c, 'terminal_execute', { command: plant });
+    const r = await call(c, 'terminal_execute', { command: 'echo planted', background: true });
+    assert.equal(r.isError, true, plant);
+    assert.match(r.content[0].text, NOT_PRIVATE, plant);
+    const pl = await call(c, 'process_list', {});
+    assert.match(pl.content[0].text, NOT_PRIVATE, plant);
+    const ls = await ok(c, 'terminal_execute', { command: 'ls -A /tmp/kiln-processes/ /tmp/elsewhere/' });
+    assert.doesNotMatch(ls.stdout, /p[0-9]|next/, plant);
+  }
+  await ok(c, 'terminal_execute', { command: 'rm /tmp/kiln-processes && mv /tmp/kp-saved /tmp/kiln-processes' });
+  const k = await ok(c, 'process_kill', { process_id: a.process_id });
+  assert.equal(k.state, 'killed');
+  await c.close();
+});
+
 test('a permanent computer: a new server reads the same process and stops it', async () => {
   const id = `${RUN}-perm`;
   const a = await stdioV1();
@@ -231,13 +286,27 @@ test('a permanent computer: a new server reads the same process and stops it', a
   assert.equal(out.computer_id, id);
   const k = await ok(b, 'process_kill', { computer_id: id, temporary: false, process_id: s.process_id });
   assert.equal(k.state, 'killed');
-  // a restart ends every background process, and the list says so
+  // a restart ends every background process: its reply says how many, and the list says so
   const again = await ok(b, 'terminal_execute', { computer_id: id, temporary: false, command: 'sleep 300', background: true });
-  await ok(b, 'computer_restart', { computer_id: id });
+  const r = await ok(b, 'computer_restart', { computer_id: id });
+  assert.equal(r.background_processes_ended, 1, JSON.stringify(r));
   const l = await ok(b, 'process_list', { computer_id: id, temporary: false });
   const p = l.processes.find((x) => x.process_id === again.process_id);
   assert.equal(p.state, 'killed', JSON.stringify(l));
-  await ok(b, 'computer_delete', { computer_id: id });
+  // none running: the reference's replies, unchanged
+  assert.deepEqual(Object.keys(await ok(b, 'computer_restart', { computer_id: id })).sort(), ['computer_id', 'ok', 'sandbox_id', 'temporary']);
+  // a factory reset and a delete say how many ended
+  for (let i = 0; i < 2; i++) await ok(b, 'terminal_execute', { computer_id: id, temporary: false, command: 'sleep 300', background: true });
+  await ok(b, 'terminal_execute', { computer_id: id, temporary: false, command: 'true', background: true });   // ends at once
+  await waitFor(async () => (await ok(b, 'process_list', { computer_id: id, temporary: false })).processes.filter((x) => x.state === 'running').length === 2, { timeoutMs: 10000 });
+  const fr = await ok(b, 'computer_factory_reset', { computer_id: id });
+  assert.equal(fr.background_processes_ended, 2, JSON.stringify(fr));
+  assert.deepEqual((await ok(b, 'process_list', { computer_id: id, temporary: false })).processes, [], 'a reset computer has none');
+  await ok(b, 'terminal_execute', { computer_id: id, temporary: false, command: 'sleep 300', background: true });
+  assert.deepEqual(await ok(b, 'computer_delete', { computer_id: id }), { ok: true, computer_id: id, deleted: true, background_processes_ended: 1 });
+  // deleted with none running: the reference's reply
+  await ok(b, 'computer_create', { computer_id: id, temporary: false });
+  assert.deepEqual(await ok(b, 'computer_delete', { computer_id: id }), { ok: true, computer_id: id, deleted: true });
 });
 
 test('attack: another agent cannot list, read or kill the processes (2025 sessions and 2026 handles)', async () => {

@@ -41,6 +41,16 @@ int hx_process_main(int argc, char **argv);
  */
 int hx_file_main(int argc, char **argv);
 
+/* A process as /proc/<pid>/stat shows it. */
+struct hx_stat {
+	char state;                     /* R, S, D, Z (a zombie), ... */
+	pid_t pgrp;
+	unsigned long long start;       /* clock ticks after boot */
+};
+
+/* Reads /proc/<pid>/stat into st; 0 or -errno. */
+int hx_proc_stat(pid_t pid, struct hx_stat *st);
+
 /* The processes in process group `pgid` now (from /proc). */
 int hx_count_group(pid_t pgid);
 

@@ -109,26 +109,46 @@ has_entry(const char *pid, const char *want, char *buf)
 	return false;
 }
 
-/* The process group of pid (field 5 of /proc/<pid>/stat), or 0. */
-static pid_t
-pgid_of(const char *pid)
+int
+hx_proc_stat(pid_t pid, struct hx_stat *st)
 {
-	char path[300], buf[512], *p;
+	char path[64], buf[1024], *p, *save = NULL;
 	ssize_t n;
-	int fd, g = 0;
+	int fd, field;
 
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return n < 0 ? -errno : -EIO;
 	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %*c %*d %d", &g) != 1)
-		return 0;
-	return (pid_t)g;
+	/* The name, in parentheses, may hold spaces and parentheses. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -EIO;
+	memset(st, 0, sizeof(*st));
+	/* Field 3 is the state, 5 the process group, 22 the start time. */
+	for (field = 3, p = strtok_r(p + 1, " ", &save); p != NULL && field <= 22;
+	    field++, p = strtok_r(NULL, " ", &save)) {
+		if (field == 3)
+			st->state = p[0];
+		else if (field == 5)
+			st->pgrp = (pid_t)strtol(p, NULL, 10);
+		else if (field == 22)
+			st->start = strtoull(p, NULL, 10);
+	}
+	return field > 22 ? 0 : -EIO;
+}
+
+/* The process group of pid, or 0. */
+static pid_t
+pgid_of(const char *pid)
+{
+	struct hx_stat st;
+	long n = strtol(pid, NULL, 10);
+
+	return n > 0 && hx_proc_stat((pid_t)n, &st) == 0 ? st.pgrp : 0;
 }
 
 int

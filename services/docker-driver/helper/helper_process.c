@@ -14,9 +14,12 @@
  *
  *   label     the command as the agent gave it
  *   started   Unix seconds
- *   pid       the command's pid, which is also its process group
+ *   pid       the command's pid, which is also its process group, and
+ *             its start time (clock ticks after boot, /proc/PID/stat)
  *   status    "exited N" or "killed SIG", once the command ended
  *   alive     locked (flock) by the supervisor while it lives
+ *   reap.lock locked shared by a kill while it signals, exclusive by the
+ *             supervisor while it reaps the command
  *   log, log.0, offsets   the bounded output (below)
  *
  * `start` forks a supervisor that leaves the exec (setsid, and a re-exec
@@ -33,6 +36,19 @@
  * A process is running while its supervisor holds `alive`; a folder whose
  * `alive` is free and which has no `status` ended with its computer (a
  * restart): it reads as killed, without a signal.
+ *
+ * The supervisor reads the command's exit without reaping it (WNOWAIT)
+ * and reaps it only when it ends itself, under `reap.lock`: until then
+ * the zombie keeps the pid, and so the process group's number, from being
+ * reused, and a kill signals only the group whose leader has the start
+ * time in `pid`.
+ *
+ * The sandboxed code can change all of this (it runs as the same user);
+ * what it must not do is make these commands, which the server calls,
+ * hang, crash or act for another user: HX_PROC_ROOT and each folder are
+ * used only if private to this user (hxp_private_dir), files only if they
+ * are regular files (hxp_open_file), locks are waited for a bounded time
+ * (hxp_lock).
  */
 #include "helper.h"
 #include "helper_process.h"
@@ -63,21 +79,19 @@ struct pstate {
 	char dir[PATH_MAX];
 	char label[4096];
 	long long started, pid;
+	unsigned long long start;       /* the leader's; 0: not kept */
 	bool running, ended_unknown, signaled;
 	int code;                       /* exit code or signal */
 	long long first, total;         /* offsets kept: [first, total) */
 };
 
-/* Whether the supervisor of `dir` still holds its `alive` lock. */
 bool
 hxp_alive(const char *dir)
 {
-	char path[PATH_MAX];
 	bool held;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/alive", dir);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = hxp_open_file(dir, "alive", O_RDONLY)) < 0)
 		return false;
 	held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 	close(fd);
@@ -94,28 +108,30 @@ log_sizes(const char *dir, long long *first, long long *total)
 	if (hxp_read_small(dir, "offsets", buf, sizeof(buf)) > 0)
 		(void)sscanf(buf, "%lld %lld", &old_at, &cur_at);
 	snprintf(path, sizeof(path), "%s/log", dir);
-	*total = cur_at + (stat(path, &st) == 0 ? st.st_size : 0);
+	*total = cur_at + (lstat(path, &st) == 0 && S_ISREG(st.st_mode) ?
+	    st.st_size : 0);
 	snprintf(path, sizeof(path), "%s/log.0", dir);
-	*first = stat(path, &st) == 0 ? old_at : cur_at;
+	*first = lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? old_at : cur_at;
 }
 
 static int
 load(const char *id, struct pstate *ps)
 {
 	char buf[64], what[16];
-	struct stat st;
 	int code;
 
 	memset(ps, 0, sizeof(*ps));
 	snprintf(ps->dir, sizeof(ps->dir), HX_PROC_ROOT "/%s", id);
-	if (!hxp_valid_id(id) || stat(ps->dir, &st) != 0 || !S_ISDIR(st.st_mode))
+	if (!hxp_valid_id(id) || !hxp_private_dir(ps->dir))
 		return -ENOENT;
 	if (hxp_read_small(ps->dir, "label", ps->label, sizeof(ps->label)) < 0)
 		ps->label[0] = '\0';
-	if (hxp_read_small(ps->dir, "started", buf, sizeof(buf)) > 0)
-		(void)hxp_parse_num(strtok(buf, "\n"), 0, LLONG_MAX, &ps->started);
-	if (hxp_read_small(ps->dir, "pid", buf, sizeof(buf)) > 0)
-		(void)hxp_parse_num(strtok(buf, "\n"), 0, INT_MAX, &ps->pid);
+	(void)hxp_read_num(ps->dir, "started", 0, LLONG_MAX, &ps->started);
+	if (hxp_read_small(ps->dir, "pid", buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%lld %llu", &ps->pid, &ps->start) < 1)
+		ps->pid = 0;
+	if (ps->pid < 0 || ps->pid > INT_MAX)
+		ps->pid = 0;
 	ps->code = -1;
 	if (hxp_read_small(ps->dir, "status", buf, sizeof(buf)) > 0 &&
 	    sscanf(buf, "%15s %d", what, &code) == 2) {
@@ -142,8 +158,13 @@ out_state(struct out *o, const char *id, const struct pstate *ps)
 {
 	hxp_out_fmt(o, "\"process_id\": \"%s\", \"command\": ", id);
 	hxp_out_str(o, ps->label, strlen(ps->label));
-	hxp_out_fmt(o, ", \"pid\": %lld, \"started_at\": %lld, \"state\": \"%s\", "
-	    "\"exit_code\": ", ps->pid, ps->started, state_name(ps));
+	/* No pid yet: its supervisor is starting it. */
+	if (ps->pid > 0)
+		hxp_out_fmt(o, ", \"pid\": %lld", ps->pid);
+	else
+		hxp_out_cstr(o, ", \"pid\": null");
+	hxp_out_fmt(o, ", \"started_at\": %lld, \"state\": \"%s\", "
+	    "\"exit_code\": ", ps->started, state_name(ps));
 	if (!ps->running && !ps->signaled && !ps->ended_unknown)
 		hxp_out_fmt(o, "%d", ps->code);
 	else
@@ -174,12 +195,15 @@ cmp_ids(const void *a, const void *b)
 static int
 list(void)
 {
-	DIR *d = opendir(HX_PROC_ROOT);
+	DIR *d;
 	struct dirent *e;
 	char *ids[HX_PROC_KEEP_ENDED + 1024];
 	size_t n = 0;
 	struct out o = { 0 };
 
+	if (hxp_root_refused())
+		return HX_EXIT_ERR;
+	d = opendir(HX_PROC_ROOT);
 	hxp_out_cstr(&o, "{\"processes\": [");
 	while (d != NULL && (e = readdir(d)) != NULL &&
 	    n < sizeof(ids) / sizeof(ids[0]))
@@ -206,26 +230,25 @@ list(void)
 static size_t
 read_log(const char *dir, long long from, long long to, char *buf)
 {
-	char path[PATH_MAX], obuf[64];
+	char obuf[64];
 	long long old_at = 0, cur_at = 0;
 	size_t got = 0;
 	int lock_fd;
 
-	snprintf(path, sizeof(path), "%s/offsets.lock", dir);
-	lock_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (lock_fd >= 0)
-		(void)flock(lock_fd, LOCK_SH);
+	/* A lock held too long is read through: the reader is the one
+	 * who holds it. */
+	if ((lock_fd = hxp_open_file(dir, "offsets.lock", O_RDONLY)) >= 0)
+		(void)hxp_lock(lock_fd, LOCK_SH, HX_PROC_LOCK_MS);
 	if (hxp_read_small(dir, "offsets", obuf, sizeof(obuf)) > 0)
 		(void)sscanf(obuf, "%lld %lld", &old_at, &cur_at);
 	for (int part = 0; part < 2 && from < to; part++) {
 		long long at = part == 0 ? old_at : cur_at;
 		int fd;
 
-		snprintf(path, sizeof(path), "%s/%s", dir, part == 0 ?
-		    "log.0" : "log");
 		if (part == 0 && from >= cur_at)
 			continue;
-		if (from < at || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		if (from < at || (fd = hxp_open_file(dir, part == 0 ? "log.0" :
+		    "log", O_RDONLY)) < 0)
 			continue;
 		while (from < to) {
 			long long end = part == 0 && to > cur_at ? cur_at : to;
@@ -267,6 +290,8 @@ output(int argc, char **argv)
 	    !hxp_parse_num(argv[3], 64, 64 * 1024 * 1024, &budget) ||
 	    !hxp_parse_num(argv[4], 0, HX_PROC_WAIT_MAX_MS, &wait_ms))
 		return hxp_fail("output: bad arguments");
+	if (hxp_root_refused())
+		return HX_EXIT_ERR;
 	if (load(argv[0], &ps) != 0)
 		return hxp_fail("Unknown process_id %s in this computer; "
 		    "process_list shows its processes.", argv[0]);
@@ -293,14 +318,16 @@ output(int argc, char **argv)
 		bool grew = ps.total > offset;
 
 		if (has_re && grew && ps.total != seen) {
-			size_t want = (size_t)(ps.total - offset);
-			char *nb = realloc(buf, want + 1);
+			/* The newest HX_PROC_SCAN_MAX bytes at most. */
+			long long from = ps.total - offset > HX_PROC_SCAN_MAX ?
+			    ps.total - HX_PROC_SCAN_MAX : offset;
+			char *nb = realloc(buf, (size_t)(ps.total - from) + 1);
 			regmatch_t m;
 
 			if (nb == NULL)
 				return hxp_fail("out of memory");
 			buf = nb;
-			got = read_log(ps.dir, offset, ps.total, buf);
+			got = read_log(ps.dir, from, ps.total, buf);
 			for (size_t i = 0; i < got; i++)
 				if (buf[i] == '\0')
 					buf[i] = '\n';
@@ -387,10 +414,58 @@ signal_number(const char *s)
 	return -1;
 }
 
+/* Whether a process of group pgid still runs (its zombies do not). */
 static bool
-group_gone(pid_t pgid)
+group_runs(pid_t pgid)
 {
-	return kill(-pgid, 0) != 0 && errno == ESRCH;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool runs = false;
+
+	if (d == NULL)
+		return kill(-pgid, 0) == 0;
+	while (!runs && (e = readdir(d)) != NULL) {
+		struct hx_stat st;
+		long long pid;
+
+		runs = hxp_parse_num(e->d_name, 1, INT_MAX, &pid) &&
+		    hx_proc_stat((pid_t)pid, &st) == 0 && st.pgrp == pgid &&
+		    st.state != 'Z' && st.state != 'X';
+	}
+	closedir(d);
+	return runs;
+}
+
+/*
+ * Sends sig to the process's group if it is still the one its supervisor
+ * started: the supervisor lives, and the group's leader (a zombie once it
+ * exited, which the supervisor does not reap while `reap.lock` is held
+ * here) has the start time kept in `pid`. Whether it was sent.
+ */
+static bool
+signal_group(const struct pstate *ps, int sig)
+{
+	pid_t pgid = (pid_t)ps->pid;
+	struct hx_stat st;
+	bool ours, sent = false;
+	int lock_fd;
+
+	if (pgid <= 1)
+		return false;
+	/* A folder of an older helper has no reap.lock and no start time. */
+	lock_fd = hxp_open_file(ps->dir, "reap.lock", O_RDONLY);
+	if (lock_fd >= 0 && hxp_lock(lock_fd, LOCK_SH, HX_PROC_LOCK_MS) != 0) {
+		close(lock_fd);
+		return false;
+	}
+	ours = hxp_alive(ps->dir) && (ps->start == 0 ||
+	    (hx_proc_stat(pgid, &st) == 0 && st.start == ps->start &&
+		st.pgrp == pgid));
+	if (ours && group_runs(pgid))
+		sent = kill(-pgid, sig) == 0;
+	if (lock_fd >= 0)
+		close(lock_fd);
+	return sent;
 }
 
 static int
@@ -407,22 +482,25 @@ kill_process(int argc, char **argv)
 	if ((sig = signal_number(argv[1])) < 0)
 		return hxp_fail("signal: unknown signal %s (TERM, KILL, INT, HUP, "
 		    "QUIT, USR1, USR2, STOP, CONT or a number)", argv[1]);
+	if (hxp_root_refused())
+		return HX_EXIT_ERR;
 	if (load(argv[0], &ps) != 0)
 		return hxp_fail("Unknown process_id %s in this computer; "
 		    "process_list shows its processes.", argv[0]);
+	/* Just started: its supervisor writes `pid` once the command runs. */
+	for (int64_t until = hx_now_ms() + HX_PROC_PID_WAIT_MS; ps.running &&
+	    ps.pid == 0 && hx_now_ms() < until;) {
+		usleep(10000);
+		(void)load(argv[0], &ps);
+	}
 	/* The group outlives the command while its children do. */
-	if (hxp_alive(ps.dir) && ps.pid > 1 && !group_gone((pid_t)ps.pid)) {
-		(void)kill(-(pid_t)ps.pid, sig);
+	if (signal_group(&ps, sig)) {
 		if (sig == SIGTERM) {
 			int64_t until = hx_now_ms() + grace;
 
-			while (!group_gone((pid_t)ps.pid) &&
-			    hx_now_ms() < until)
+			while (group_runs((pid_t)ps.pid) && hx_now_ms() < until)
 				usleep(HX_PROC_POLL_MS * 1000);
-			if (!group_gone((pid_t)ps.pid)) {
-				(void)kill(-(pid_t)ps.pid, SIGKILL);
-				escalated = true;
-			}
+			escalated = signal_group(&ps, SIGKILL);
 		}
 		/* Until the supervisor wrote the status (bounded). */
 		for (int t = 0; t < 40 && (sig == SIGTERM || sig == SIGKILL);

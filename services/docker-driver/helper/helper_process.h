@@ -16,6 +16,9 @@
 #define HX_PROC_POLL_MS		50
 #define HX_PROC_WAIT_MAX_MS	30000
 #define HX_PROC_LOG_MIN		1024
+#define HX_PROC_LOCK_MS		3000    /* the longest wait for a lock */
+#define HX_PROC_PID_WAIT_MS	2000    /* kill's wait for a new one's pid */
+#define HX_PROC_SCAN_MAX	(64 * 1024 * 1024) /* a pattern's window */
 #define HX_EXIT_ERR		2
 
 /* A JSON answer being built (exits on out of memory). */
@@ -31,12 +34,33 @@ bool hxp_parse_num(const char *s, long long lo, long long hi,
     long long *out);
 /* A process id as start makes them: "p" and a decimal number. */
 bool hxp_valid_id(const char *id);
+/*
+ * Whether path is a folder only this user can change: a directory, not a
+ * link, owned by the effective user, not writable by group or others. The
+ * sandboxed code may run as several users; one of them must not make
+ * another's supervisor write where it points, or read what it planted.
+ */
+bool hxp_private_dir(const char *path);
+/* 0 if HX_PROC_ROOT is private or absent; else prints why it is not
+ * used and returns HX_EXIT_ERR. */
+int hxp_root_refused(void);
+/*
+ * Opens dir/name (O_RDONLY, O_WRONLY or O_RDWR, with O_CLOEXEC) if it is a
+ * regular file: a link, fifo or device put in its place neither redirects
+ * nor blocks the call. The descriptor or -errno (-EINVAL: not a file).
+ */
+int hxp_open_file(const char *dir, const char *name, int flags);
 /* Writes dir/name whole (a temporary file renamed); 0 or -errno. */
 int hxp_write_file(const char *dir, const char *name, const void *p,
     size_t len);
 /* At most cap-1 bytes of dir/name, NUL-terminated; the length or -errno. */
 ssize_t hxp_read_small(const char *dir, const char *name, char *buf,
     size_t cap);
+/* The number dir/name begins with, within [lo, hi]; false if none. */
+bool hxp_read_num(const char *dir, const char *name, long long lo,
+    long long hi, long long *out);
+/* flock(fd, op), waiting at most ms; 0 or -errno (-EWOULDBLOCK: held). */
+int hxp_lock(int fd, int op, int ms);
 /* Whether the supervisor of `dir` still holds its `alive` lock. */
 bool hxp_alive(const char *dir);
 

@@ -10,11 +10,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 /* ---- small pieces ------------------------------------------------------ */
@@ -66,6 +70,48 @@ hxp_valid_id(const char *id)
 	return true;
 }
 
+bool
+hxp_private_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+int
+hxp_root_refused(void)
+{
+	struct stat st;
+
+	if (lstat(HX_PROC_ROOT, &st) != 0 && errno == ENOENT)
+		return 0;
+	if (hxp_private_dir(HX_PROC_ROOT))
+		return 0;
+	return hxp_fail("%s is not a private folder of this user (it is a "
+	    "link, another user's, or writable by others): background "
+	    "processes do not use it. Remove it to start them again.",
+	    HX_PROC_ROOT);
+}
+
+int
+hxp_open_file(const char *dir, const char *name, int flags)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* O_NONBLOCK: a fifo's open does not wait for a writer. */
+	if ((fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 int
 hxp_write_file(const char *dir, const char *name, const void *p, size_t len)
 {
@@ -74,8 +120,10 @@ hxp_write_file(const char *dir, const char *name, const void *p, size_t len)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) < 0)
+	/* A new file: whatever was left or put at tmp is not written. */
+	(void)unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) < 0)
 		return -errno;
 	while (len > 0) {
 		ssize_t w = write(fd, p, len);
@@ -96,23 +144,70 @@ hxp_write_file(const char *dir, const char *name, const void *p, size_t len)
 	return 0;
 }
 
-/* Reads at most cap-1 bytes of dir/name, NUL-terminated; -errno. */
 ssize_t
 hxp_read_small(const char *dir, const char *name, char *buf, size_t cap)
 {
-	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
+	if ((fd = hxp_open_file(dir, name, O_RDONLY)) < 0)
+		return fd;
 	n = read(fd, buf, cap - 1);
 	close(fd);
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
 	return n;
+}
+
+bool
+hxp_read_num(const char *dir, const char *name, long long lo, long long hi,
+    long long *out)
+{
+	char buf[64];
+
+	if (hxp_read_small(dir, name, buf, sizeof(buf)) <= 0)
+		return false;
+	buf[strcspn(buf, " \n")] = '\0';
+	return hxp_parse_num(buf, lo, hi, out);
+}
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;              /* only to interrupt flock */
+}
+
+int
+hxp_lock(int fd, int op, int ms)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	/* Again every 50 ms: one that fires before flock sleeps is not lost. */
+	struct itimerval tick = { { 0, 50000 }, { 0, 50000 } }, off = { 0 };
+	int64_t deadline = hx_now_ms() + ms;
+	int rv = 0;
+
+	if (flock(fd, op | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK)
+		return -errno;
+	sigemptyset(&sa.sa_mask);       /* no SA_RESTART: flock returns */
+	if (sigaction(SIGALRM, &sa, &old) != 0)
+		return -errno;
+	(void)setitimer(ITIMER_REAL, &tick, NULL);
+	while (flock(fd, op) != 0) {
+		if (errno != EINTR) {
+			rv = -errno;
+			break;
+		}
+		if (hx_now_ms() >= deadline) {
+			rv = -EWOULDBLOCK;
+			break;
+		}
+	}
+	(void)setitimer(ITIMER_REAL, &off, NULL);
+	(void)sigaction(SIGALRM, &old, NULL);
+	return rv;
 }
 
 /* ---- JSON output ------------------------------------------------------- */

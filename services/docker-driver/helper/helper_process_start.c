@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +49,8 @@ open_log(struct sup *s)
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/log", s->dir);
-	s->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0644);
+	s->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC, 0644);
 	return s->log_fd < 0 ? -errno : 0;
 }
 
@@ -59,7 +60,8 @@ rotate(struct sup *s)
 {
 	char from[PATH_MAX], to[PATH_MAX];
 
-	(void)flock(s->rot_fd, LOCK_EX);
+	/* Held too long (by the sandboxed code): rotated all the same. */
+	(void)hxp_lock(s->rot_fd, LOCK_EX, HX_PROC_LOCK_MS);
 	snprintf(from, sizeof(from), "%s/log", s->dir);
 	snprintf(to, sizeof(to), "%s/log.0", s->dir);
 	close(s->log_fd);
@@ -100,53 +102,85 @@ append(struct sup *s, const char *p, size_t n)
 }
 
 static void
-write_status(const char *dir, int st)
+write_status(const char *dir, const siginfo_t *si)
 {
 	char buf[32];
 	int n;
 
-	if (WIFSIGNALED(st))
-		n = snprintf(buf, sizeof(buf), "killed %d\n", WTERMSIG(st));
+	if (si->si_code == CLD_EXITED)
+		n = snprintf(buf, sizeof(buf), "exited %d\n", si->si_status);
 	else
-		n = snprintf(buf, sizeof(buf), "exited %d\n", WEXITSTATUS(st));
+		n = snprintf(buf, sizeof(buf), "killed %d\n", si->si_status);
 	(void)hxp_write_file(dir, "status", buf, (size_t)n);
 }
 
+/* Whether the command ended; it is left a zombie (see helper_process.c). */
+static bool
+command_ended(pid_t pid, siginfo_t *si, int flags)
+{
+	memset(si, 0, sizeof(*si));
+	return waitid(P_PID, (id_t)pid, si, WEXITED | WNOWAIT | flags) == 0 &&
+	    si->si_pid == pid;
+}
+
+/* A new lock file in dir, locked with op if not 0 (never waited for). */
+static int
+open_lock(const char *dir, const char *name, int op)
+{
+	char path[PATH_MAX + 32];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) < 0)
+		return -errno;
+	if (op != 0 && flock(fd, op | LOCK_NB) != 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 /*
- * --process supervise DIR LIMIT STDIN(0|1) -- ARGV: runs in a clean
- * environment, detached; never returns to an exec.
+ * --process supervise DIR LIMIT STDIN(0|1) ALIVE_FD -- ARGV: runs in a
+ * clean environment, detached; never returns to an exec. ALIVE_FD is
+ * DIR/alive, which start locked before it forked us: the process counts
+ * as running from its start, and start does not wait for us.
  */
 int
 hxp_supervise(int argc, char **argv)
 {
 	struct sup s = { .log_fd = -1 };
 	char path[PATH_MAX], buf[65536];
-	long long use_stdin;
-	int alive_fd, pfd[2], in_fd, status = 0;
+	long long use_stdin, alive_fd;
+	int reap_fd, pfd[2], in_fd, n;
 	bool exited = false;
+	struct hx_stat st;
+	siginfo_t si;
 	pid_t pid;
 
-	if (argc < 5 || strcmp(argv[3], "--") != 0 ||
+	if (argc < 6 || strcmp(argv[4], "--") != 0 ||
 	    !hxp_parse_num(argv[1], HX_PROC_LOG_MIN, LLONG_MAX / 4, &s.limit) ||
-	    !hxp_parse_num(argv[2], 0, 1, &use_stdin))
+	    !hxp_parse_num(argv[2], 0, 1, &use_stdin) ||
+	    !hxp_parse_num(argv[3], 3, INT_MAX, &alive_fd))
 		return hxp_fail("supervise: bad arguments");
 	s.dir = argv[0];
-	snprintf(path, sizeof(path), "%s/alive", s.dir);
-	if ((alive_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0 ||
-	    flock(alive_fd, LOCK_EX) != 0)
-		return hxp_fail("supervise: %s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/offsets.lock", s.dir);
-	if ((s.rot_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0 ||
+	/* The lock is ours while we live, not the command's. */
+	if (fcntl((int)alive_fd, F_SETFD, FD_CLOEXEC) != 0 ||
+	    (reap_fd = open_lock(s.dir, "reap.lock", 0)) < 0 ||
+	    (s.rot_fd = open_lock(s.dir, "offsets.lock", 0)) < 0 ||
 	    save_offsets(&s) != 0 || open_log(&s) != 0 ||
 	    pipe2(pfd, O_CLOEXEC) != 0) {
 		(void)hxp_write_file(s.dir, "status", "exited 127\n", 11);
-		return hxp_fail("supervise: %s", strerror(errno));
+		return hxp_fail("supervise: %s: %s", s.dir, strerror(errno));
 	}
 	if (use_stdin)
 		snprintf(path, sizeof(path), "%s/stdin", s.dir);
 	else
 		snprintf(path, sizeof(path), "/dev/null");
-	in_fd = open(path, O_RDONLY | O_CLOEXEC);
+	in_fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if ((pid = fork()) < 0) {
 		(void)hxp_write_file(s.dir, "status", "exited 127\n", 11);
 		return hxp_fail("supervise: fork: %s", strerror(errno));
@@ -160,43 +194,46 @@ hxp_supervise(int argc, char **argv)
 			close(0);
 		dup2(pfd[1], 1);
 		dup2(pfd[1], 2);
-		execvp(argv[4], argv + 4);
-		dprintf(2, "%s: %s\n", argv[4], strerror(errno));
+		execvp(argv[5], argv + 5);
+		dprintf(2, "%s: %s\n", argv[5], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	if (in_fd >= 0)
 		close(in_fd);
 	close(pfd[1]);
-	{
-		int n = snprintf(buf, sizeof(buf), "%ld\n", (long)pid);
-
-		(void)hxp_write_file(s.dir, "pid", buf, (size_t)n);
-	}
+	/* Its start time tells its group from a later one of that number. */
+	if (hx_proc_stat(pid, &st) != 0)
+		st.start = 0;
+	n = snprintf(buf, sizeof(buf), "%ld %llu\n", (long)pid, st.start);
+	(void)hxp_write_file(s.dir, "pid", buf, (size_t)n);
 	/*
 	 * Until the pipe's EOF: the command's children may hold it after
 	 * the command ended (its status is written then, the log goes on).
 	 */
 	for (;;) {
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		ssize_t n;
+		ssize_t r;
 
-		if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+		if (!exited && command_ended(pid, &si, WNOHANG)) {
 			exited = true;
-			write_status(s.dir, status);
+			write_status(s.dir, &si);
 		}
 		if (poll(&p, 1, exited ? -1 : 200) < 0 && errno != EINTR)
 			break;
 		if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
-		n = read(pfd[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
+		r = read(pfd[0], buf, sizeof(buf));
+		if (r < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (r <= 0)
 			break;
-		append(&s, buf, (size_t)n);
+		append(&s, buf, (size_t)r);
 	}
-	if (!exited && waitpid(pid, &status, 0) == pid)
-		write_status(s.dir, status);
+	if (!exited && command_ended(pid, &si, 0))
+		write_status(s.dir, &si);
+	/* Reaped last, while no kill is signalling its group. */
+	(void)hxp_lock(reap_fd, LOCK_EX, HX_PROC_LOCK_MS);
+	(void)waitpid(pid, NULL, 0);
 	return 0;
 }
 
@@ -220,6 +257,8 @@ count_and_prune(void)
 		if (!hxp_valid_id(e->d_name))
 			continue;
 		snprintf(dir, sizeof(dir), HX_PROC_ROOT "/%s", e->d_name);
+		if (!hxp_private_dir(dir))
+			continue;       /* not one of ours: not followed */
 		/*
 		 * Running while its supervisor lives (its group may outlive
 		 * the command's own exit): counted, and never removed.
@@ -240,8 +279,8 @@ count_and_prune(void)
 				oldest = i;
 		char victim[PATH_MAX], f[PATH_MAX + 32];
 		static const char *const files[] = { "label", "started", "pid",
-			"status", "alive", "log", "log.0", "offsets",
-			"offsets.lock", "stdin" };
+			"status", "alive", "reap.lock", "log", "log.0",
+			"offsets", "offsets.lock", "stdin" };
 
 		snprintf(victim, sizeof(victim), HX_PROC_ROOT "/p%lld",
 		    ended[oldest]);
@@ -262,8 +301,7 @@ next_id(char id[24])
 	char buf[32];
 	long long n = 0;
 
-	if (hxp_read_small(HX_PROC_ROOT, "next", buf, sizeof(buf)) > 0)
-		(void)hxp_parse_num(strtok(buf, "\n"), 0, 1000000000000LL, &n);
+	(void)hxp_read_num(HX_PROC_ROOT, "next", 0, 1000000000000LL, &n);
 	for (int tries = 0; tries < 1000; tries++) {
 		char dir[PATH_MAX];
 
@@ -290,8 +328,8 @@ copy_stdin(const char *dir)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/stdin", dir);
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) < 0)
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) < 0)
 		return -errno;
 	for (;;) {
 		ssize_t n = read(0, buf, sizeof(buf));
@@ -327,6 +365,37 @@ clean_env(void)
 	return env;
 }
 
+/* Runs the supervisor (argv, env) with alive_fd as its descriptor 3. */
+static int
+spawn_supervisor(char **argv, char **env, int alive_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	int rv;
+
+	/* Equal descriptors: dup2 would leave its close-on-exec on. */
+	if (alive_fd == 3 && fcntl(3, F_SETFD, 0) != 0)
+		return errno;
+	if ((rv = posix_spawn_file_actions_init(&fa)) != 0)
+		return rv;
+	if ((rv = posix_spawnattr_init(&at)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rv;
+	}
+	if ((rv = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID)) == 0 &&
+	    (rv = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
+		O_RDWR, 0)) == 0 &&
+	    (rv = posix_spawn_file_actions_adddup2(&fa, 0, 1)) == 0 &&
+	    (rv = posix_spawn_file_actions_adddup2(&fa, 0, 2)) == 0 &&
+	    (alive_fd == 3 || (rv = posix_spawn_file_actions_adddup2(&fa,
+		alive_fd, 3)) == 0) &&
+	    (rv = posix_spawn_file_actions_addclosefrom_np(&fa, 4)) == 0)
+		rv = posix_spawn(pid, "/proc/self/exe", &fa, &at, argv, env);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return rv;
+}
+
 int
 hxp_start(int argc, char **argv)
 {
@@ -334,7 +403,7 @@ hxp_start(int argc, char **argv)
 	const char *label = NULL;
 	bool use_stdin = false;
 	char id[24], dir[PATH_MAX], buf[64], lim[32];
-	int i, root_fd, running, rv, n;
+	int i, root_fd, alive_fd, running, rv, n;
 	struct out o = { 0 };
 	pid_t pid;
 
@@ -360,10 +429,17 @@ hxp_start(int argc, char **argv)
 	if (mkdir(HX_PROC_ROOT, 0700) != 0 && errno != EEXIST)
 		return hxp_fail("cannot make %s: %s", HX_PROC_ROOT,
 		    strerror(errno));
-	if ((root_fd = open(HX_PROC_ROOT, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) < 0 || flock(root_fd, LOCK_EX) != 0)
+	if (hxp_root_refused())
+		return HX_EXIT_ERR;
+	if ((root_fd = open(HX_PROC_ROOT, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0 || (rv = hxp_lock(root_fd, LOCK_EX,
+	    HX_PROC_LOCK_MS)) == -EWOULDBLOCK)
+		return hxp_fail("cannot lock %s: %s", HX_PROC_ROOT, root_fd < 0 ?
+		    strerror(errno) : "another process has held it for too "
+		    "long");
+	if (rv != 0)
 		return hxp_fail("cannot lock %s: %s", HX_PROC_ROOT,
-		    strerror(errno));
+		    strerror(-rv));
 	if ((running = count_and_prune()) >= max)
 		return hxp_fail("At most %lld background processes run in one "
 		    "computer; %d are running. End one with process_kill.",
@@ -375,55 +451,42 @@ hxp_start(int argc, char **argv)
 	if (label == NULL)
 		label = argv[0];
 	n = snprintf(buf, sizeof(buf), "%lld\n", (long long)time(NULL));
-	if (hxp_write_file(dir, "label", label, strlen(label)) != 0 ||
-	    hxp_write_file(dir, "started", buf, (size_t)n) != 0 ||
+	if ((rv = hxp_write_file(dir, "label", label, strlen(label))) != 0 ||
+	    (rv = hxp_write_file(dir, "started", buf, (size_t)n)) != 0 ||
 	    (use_stdin && (rv = copy_stdin(dir)) != 0))
-		return hxp_fail("cannot write %s: %s", dir, strerror(errno));
+		return hxp_fail("cannot write %s: %s", dir, strerror(-rv));
 	/* The folder exists before the lock goes: a second start counts it. */
 	snprintf(lim, sizeof(lim), "%lld", limit);
 	char **env = clean_env();
-	char **sargv = calloc((size_t)argc + 8, sizeof(char *));
+	char **sargv = calloc((size_t)argc + 9, sizeof(char *));
 
 	if (env == NULL || sargv == NULL)
 		return hxp_fail("out of memory");
+	/* Running from now: the supervisor inherits the lock. */
+	if ((alive_fd = open_lock(dir, "alive", LOCK_EX)) < 0)
+		return hxp_fail("cannot lock %s/alive: %s", dir,
+		    strerror(-alive_fd));
 	sargv[0] = "msc-exec-helper";
 	sargv[1] = "--process";
 	sargv[2] = "supervise";
 	sargv[3] = dir;
 	sargv[4] = lim;
 	sargv[5] = use_stdin ? "1" : "0";
-	sargv[6] = "--";
+	sargv[6] = "3";         /* alive_fd, below */
+	sargv[7] = "--";
 	for (i = 0; i < argc; i++)
-		sargv[7 + i] = argv[i];
-	if ((pid = fork()) < 0)
-		return hxp_fail("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		setsid();
-		if (fork() != 0)
-			_exit(0);
-		/* Detached: no descriptor of the exec is kept. */
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		for (int fd = 3; fd < 1024; fd++)
-			if (fd != null)
-				close(fd);
-		if (null > 2)
-			close(null);
-		execve("/proc/self/exe", sargv, env);
-		_exit(127);
+		sargv[8 + i] = argv[i];
+	/*
+	 * The supervisor: a new session, no descriptor of the exec (so the
+	 * exec ends when we do), `alive` locked. posix_spawn returns once it
+	 * has exec'd; it is not waited for: it is init's once we exit.
+	 */
+	if ((rv = spawn_supervisor(sargv, env, alive_fd, &pid)) != 0) {
+		(void)hxp_write_file(dir, "status", "exited 127\n", 11);
+		return hxp_fail("cannot start the supervisor: %s",
+		    strerror(rv));
 	}
-	(void)waitpid(pid, NULL, 0);
-	/* Until the supervisor holds its lock: a list right after sees it. */
-	for (int t = 0; t < 100 && !hxp_alive(dir); t++) {
-		if (hxp_read_small(dir, "status", buf, sizeof(buf)) > 0)
-			break;
-		usleep(10000);
-	}
+	close(alive_fd);        /* the lock stays, with the supervisor's */
 	close(root_fd);
 	hxp_out_cstr(&o, "{");
 	hxp_out_fmt(&o, "\"process_id\": \"%s\", \"command\": ", id);
@@ -433,4 +496,3 @@ hxp_start(int argc, char **argv)
 	free(env);
 	return hxp_out_print(&o);
 }
-
