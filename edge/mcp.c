@@ -137,6 +137,8 @@ mcp_tools_list(struct mcp_conn *c, json_t *id)
 
 	if (list != NULL && (c->cfg->tool_groups & MSC_TOOLS_PROCESSES))
 		tools_processes_extend(list);
+	if (list != NULL && (c->cfg->tool_groups & MSC_TOOLS_SNAPSHOTS))
+		tools_snapshots_extend(list);
 	return list;
 }
 
