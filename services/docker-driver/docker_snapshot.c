@@ -371,7 +371,10 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 		(void)dock_image_remove(d->engine, ref, T_SNAP_OP, ignore,
 		    sizeof(ignore));
 		snprintf(why, sizeof(why), "%s", err);
-		if (out_of_disk(why)) {
+		if (rv == -ENOENT)      /* gone meanwhile (deleted, reset) */
+			snprintf(err, errlen, "Computer '%s' was not found.",
+			    req->computer_id);
+		else if (out_of_disk(why)) {
 			snprintf(err, errlen, "Cannot snapshot computer '%s': "
 			    "the engine is out of disk space (delete snapshots "
 			    "or computers, then retry).", req->computer_id);
