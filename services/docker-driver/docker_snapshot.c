@@ -268,6 +268,32 @@ env_has(json_t *ctr, const char *var)
 	return false;
 }
 
+/*
+ * Whether container `cid` is gone or going (a delete or reset ran); the
+ * engine's "being removed" says it too (a running one being removed
+ * still inspects as running).
+ */
+static bool
+container_went(struct dock_driver *d, const char *cid)
+{
+	json_t *ctr = NULL;
+	char ignore[DOCK_ERRLEN];
+	const char *st;
+	bool went;
+
+	if (cid[0] == '\0')
+		return false;
+	if (dock_container_inspect(d->engine, cid, T_SNAP_OP, &ctr, ignore,
+	    sizeof(ignore)) != 0)
+		return true;
+	st = json_string_value(json_object_get(json_object_get(ctr, "State"),
+	    "Status"));
+	went = st != NULL && (strcmp(st, "removing") == 0 ||
+	    strcmp(st, "exited") == 0 || strcmp(st, "dead") == 0);
+	json_decref(ctr);
+	return went;
+}
+
 static bool
 principal_ok(const char *p)
 {
@@ -316,7 +342,7 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 {
 	static const char *const proxy_vars[] = { "http_proxy", "https_proxy",
 	    "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY", NULL };
-	char id[MSC_SNAPSHOT_ID_LEN + 1], ref[64], when[32];
+	char id[MSC_SNAPSHOT_ID_LEN + 1], ref[64], when[32], cid_copy[80];
 	const char *cid;
 	struct changes ch = { .n = 0 };
 	json_t *ctr = NULL, *img = NULL, *reply = NULL;
@@ -350,6 +376,7 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 		if (env_has(ctr, proxy_vars[i]))
 			add(&ch, instruction("ENV", proxy_vars[i], ""));
 	cid = json_string_value(json_object_get(ctr, "Id"));
+	snprintf(cid_copy, sizeof(cid_copy), "%s", cid != NULL ? cid : "");
 	if (ch.oom)
 		rv = -ENOMEM;
 	else
@@ -371,14 +398,18 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 		(void)dock_image_remove(d->engine, ref, T_SNAP_OP, ignore,
 		    sizeof(ignore));
 		snprintf(why, sizeof(why), "%s", err);
-		if (rv == -ENOENT)      /* gone meanwhile (deleted, reset) */
-			snprintf(err, errlen, "Computer '%s' was not found.",
-			    req->computer_id);
-		else if (out_of_disk(why)) {
+		if (out_of_disk(why)) {
 			snprintf(err, errlen, "Cannot snapshot computer '%s': "
 			    "the engine is out of disk space (delete snapshots "
 			    "or computers, then retry).", req->computer_id);
 			rv = -ENOSPC;
+		} else if (rv != -ENOMEM && (strstr(why, "being removed") !=
+		    NULL || strstr(why, "No such container") != NULL ||
+		    container_went(d, cid_copy))) {
+			snprintf(err, errlen, "Computer '%s' was reset or "
+			    "deleted while its snapshot was taken: nothing was "
+			    "saved.", req->computer_id);
+			rv = -ECONNABORTED;
 		} else
 			snprintf(err, errlen, "Cannot snapshot computer '%s': "
 			    "%s", req->computer_id, why);

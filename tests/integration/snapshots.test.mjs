@@ -250,6 +250,24 @@ test('bad input: crafted and unknown ids, counts, names, from_snapshot with a co
   await ok(c, 'snapshot_delete', { snapshot_id: s1.snapshot_id });
   const s2 = await ok(c, 'computer_snapshot', { computer_id: id });
   await ok(c, 'snapshot_delete', { snapshot_id: s2.snapshot_id });
+
+  // A snapshot during a factory reset, and one during a delete: each is made or refused with a
+  // clear error, and a refused one leaves no image behind.
+  const images = async () => (await docker(['images', '-q', '--filter', `label=kilntainers.snapshot.driver=${RUN}`])).stdout.trim();
+  const during = async (other) => {
+    const [snap, op] = await Promise.all([call(c, 'computer_snapshot', { computer_id: id }), call(c, other, { computer_id: id })]);
+    assert.equal(op.isError, false, JSON.stringify(op));
+    if (snap.isError) {
+      assert.match(snap.content[0].text, /was not found|was reset or deleted while its snapshot was taken: nothing was saved/, snap.content[0].text);
+      assert.equal(await images(), '', 'a refused snapshot leaves no image');
+    } else {
+      assert.equal((await images()).split(/\s+/).length, 1);
+      await ok(c, 'snapshot_delete', { snapshot_id: snap.structuredContent.snapshot_id });
+    }
+  };
+  await during('computer_factory_reset');
+  await during('computer_delete');
+  assert.equal(await images(), '');
 });
 
 test('HTTP: another principal\'s snapshot is refused in both eras; a restarted server finds them again; --share-snapshots shares use, not deletion', async () => {
