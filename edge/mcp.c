@@ -139,6 +139,8 @@ mcp_tools_list(struct mcp_conn *c, json_t *id)
 		tools_processes_extend(list);
 	if (list != NULL && (c->cfg->tool_groups & MSC_TOOLS_FILES))
 		tools_files_extend(list);
+	if (list != NULL && (c->cfg->tool_groups & MSC_TOOLS_SNAPSHOTS))
+		tools_snapshots_extend(list);
 	return list;
 }
 

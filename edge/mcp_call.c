@@ -510,6 +510,34 @@ done:
 	return pending;
 }
 
+/*
+ * Snapshots (issue 31): their tools, or computer_create's from_snapshot,
+ * need the snapshots group and the docker backend. computer_create with
+ * count becomes TOOLS_SNAP_FORK. NULL or the error text (malloc'd).
+ */
+static char *
+snapshot_refused(struct mcp_conn *c, struct pending_call *how,
+    const Msc__V1__ComputerRequest *req)
+{
+	char *msg;
+
+	if (!tools_is_snapshot(how->tool) && req->from_snapshot[0] == '\0')
+		return NULL;
+	if (!(c->cfg->tool_groups & MSC_TOOLS_SNAPSHOTS))
+		return strdup("from_snapshot needs the snapshots tool group "
+		    "(--tools snapshots)");
+	if (strcmp(c->cfg->backend, "docker") != 0) {
+		if (asprintf(&msg, "Snapshots are kept on the docker backend "
+		    "(Docker and Podman) only: the %s backend has none yet.",
+		    c->cfg->backend) < 0)
+			return NULL;
+		return msg;
+	}
+	if (tools_lifecycle_is_create(how->tool) && req->count > 0)
+		how->tool = TOOLS_SNAP_FORK;
+	return NULL;
+}
+
 static bool
 lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 {
@@ -518,6 +546,8 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	char sid[64];
 	bool mint, pending = false;
 
+	if (msg == NULL)
+		msg = snapshot_refused(c, how, &req);
 	if (msg != NULL) {
 		mcp_conn_send_result(c, how->id, tools_error_result(msg),
 		    how->modern);
@@ -543,7 +573,8 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	/* Restart, reset and delete say how many background processes ended. */
 	req.count_processes = (c->cfg->tool_groups & MSC_TOOLS_PROCESSES) != 0;
 	pending = call_session(c, how, tools_lifecycle_method(how->tool),
-	    &req.base, EDGE_CALL_MAX_MS, req.computer_id, NULL, NULL);
+	    &req.base, EDGE_CALL_MAX_MS, how->tool == TOOLS_SNAP_DELETE ?
+	    req.snapshot_id : req.computer_id, NULL, NULL);
 out:
 	tools_lifecycle_request_fini(&req);
 	return pending;
@@ -604,6 +635,8 @@ mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params, bool modern)
 		tool = tools_processes_find(name);
 	if (tool < 0 && (c->cfg->tool_groups & MSC_TOOLS_FILES))
 		tool = tools_files_find(name);
+	if (tool < 0 && (c->cfg->tool_groups & MSC_TOOLS_SNAPSHOTS))
+		tool = tools_snapshots_find(name);
 	if (strcmp(name, "terminal_execute") != 0 && tool < 0) {
 		char text[300];
 

@@ -205,4 +205,39 @@ char *tools_file_request(int tool, const struct msc_cfg *cfg, json_t *args,
 json_t *tools_file_result(int tool, const Msc__V1__TerminalExecReply *rep,
     const char *handle);
 
+/* --- tools_snapshots.c (--tools snapshots) ------------------------------ */
+
+/* The snapshot tools' numbers; TOOLS_SNAP_FORK is computer_create with
+ * count (Session/ForkComputers). */
+enum {
+	TOOLS_SNAP_BASE = 300,
+	TOOLS_SNAP_SNAPSHOT = TOOLS_SNAP_BASE,
+	TOOLS_SNAP_RESTORE,
+	TOOLS_SNAP_LIST,
+	TOOLS_SNAP_DELETE,
+	TOOLS_SNAP_FORK,
+};
+
+/* The number of snapshot tool `name`, or -1. */
+int tools_snapshots_find(const char *name);
+/* Whether `tool` is one of TOOLS_SNAP_*. */
+bool tools_is_snapshot(int tool);
+/* The Session method that serves snapshot tool `tool`. */
+const char *tools_snapshot_method(int tool);
+/* Adds the snapshot tools, and computer_create's from_snapshot and
+ * count, to a tools/list result. */
+void tools_snapshots_extend(json_t *list);
+/*
+ * Fills req from `args` (borrowed; strings point into it) for snapshot
+ * tool `tool`; tools_snapshot_create_args does computer_create's
+ * from_snapshot and count. NULL or the error text (malloc'd).
+ */
+char *tools_snapshot_request(int tool, json_t *args,
+    Msc__V1__ComputerRequest *req);
+char *tools_snapshot_create_args(json_t *args, Msc__V1__ComputerRequest *req);
+/* The MCP result of snapshot tool `tool`; `named` is the snapshot_id a
+ * snapshot_delete named; `handle` a fork's sandbox_handle (may be NULL). */
+json_t *tools_snapshot_result(int tool, const char *named,
+    const struct msc_status *st, ProtobufCMessage *resp, const char *handle);
+
 #endif /* EDGE_TOOLS_H */

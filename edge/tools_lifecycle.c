@@ -135,6 +135,8 @@ tools_lifecycle_find(const char *name)
 const char *
 tools_lifecycle_method(int tool)
 {
+	if (tools_is_snapshot(tool))
+		return tools_snapshot_method(tool);
 	return lifecycle[tool].method;
 }
 
@@ -203,9 +205,18 @@ tools_lifecycle_request(int tool, json_t *args, Msc__V1__ComputerRequest *req)
 	json_t *id = json_object_get(args, "computer_id");
 	json_t *tmp = json_object_get(args, "temporary");
 
+	char *msg;
+
+	if (tool == TOOLS_SNAP_FORK)
+		tool = T_CREATE;        /* with count: parsed as it */
+	else if (tools_is_snapshot(tool))
+		return tools_snapshot_request(tool, args, req);
 	if (args != NULL && !json_is_object(args))
 		return arg_error(tool, "arguments", "Input should be a valid "
 						    "dictionary");
+	if (tool == T_CREATE && (msg = tools_snapshot_create_args(args,
+	    req)) != NULL)
+		return msg;
 	if (tool == T_DASHBOARD || tool == T_LIST)
 		return NULL;
 	if (id == NULL && tool != T_CREATE)
@@ -315,7 +326,7 @@ list_payload(const Msc__V1__ComputerList *l)
 bool
 tools_lifecycle_is_create(int tool)
 {
-	return tool == T_CREATE;
+	return tool == T_CREATE || tool == TOOLS_SNAP_FORK;
 }
 
 json_t *
@@ -325,6 +336,9 @@ tools_lifecycle_result(int tool, const char *computer_id,
 	const Msc__V1__Computer *c = (const Msc__V1__Computer *)resp;
 	json_t *out;
 
+	if (tools_is_snapshot(tool))
+		return tools_snapshot_result(tool, computer_id, st, resp,
+		    handle);
 	if (resp == NULL)
 		return payload_result(json_pack("{s:s}", "error", st->message),
 		    true);

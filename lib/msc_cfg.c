@@ -194,6 +194,12 @@ set_defaults(struct msc_cfg *cfg)
 	cfg->lifecycle_tools = msc_cfg_truthy(getenv("ENABLE_LIFECYCLE_TOOLS"));
 	if ((env = getenv("KILNTAINERS_TOOLS")) != NULL && *env != '\0')
 		cfg->tools = env;
+	/* A bad number is refused by the bounds check (msc_cfg_tools.c). */
+	if ((env = getenv("KILNTAINERS_MAX_SNAPSHOTS")) != NULL &&
+	    *env != '\0' && !parse_long(env, &cfg->max_snapshots))
+		cfg->max_snapshots = -1;
+	cfg->share_snapshots = msc_cfg_truthy(getenv(
+	    "KILNTAINERS_SHARE_SNAPSHOTS"));
 }
 
 /* Whether `next`, after --<o> without '=', is its value. */

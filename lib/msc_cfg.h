@@ -127,6 +127,8 @@ struct msc_cfg {
 	const char *tools;              /* --tools / KILNTAINERS_TOOLS */
 	long max_background_processes;  /* per computer */
 	long process_log_limit;         /* bytes a background log keeps */
+	long max_snapshots;             /* --max-snapshots, per driver */
+	bool share_snapshots;           /* any principal may use any one */
 	/* environment, and --tools */
 	bool lifecycle_tools;
 	unsigned tool_groups;           /* MSC_TOOLS_* bits */
@@ -141,6 +143,7 @@ enum {
 	MSC_TOOLS_LIFECYCLE = 1u << 1,
 	MSC_TOOLS_PROCESSES = 1u << 2,
 	MSC_TOOLS_FILES = 1u << 3,
+	MSC_TOOLS_SNAPSHOTS = 1u << 4,  /* issue 31 */
 };
 
 /*

@@ -187,8 +187,8 @@ const struct opt msc_cfg_opts[] = {
 	    "Tool groups to offer, comma-separated: terminal (always on), "
 	    "lifecycle (as ENABLE_LIFECYCLE_TOOLS=true), processes "
 	    "(background processes), files (file_read, file_write, "
-	    "file_edit) (default: KILNTAINERS_TOOLS, else "
-	    "terminal)",
+	    "file_edit), snapshots (snapshots, rollback and forks) "
+	    "(default: KILNTAINERS_TOOLS, else terminal)",
 	    EDGE },
 	{ "max-background-processes", OPT_LONG, F(max_background_processes),
 	    0, "16", "N", NULL, DESC,
@@ -200,6 +200,16 @@ const struct opt msc_cfg_opts[] = {
 	    "Output a background process keeps in its computer, the newest "
 	    "bytes (default: 1048576)",
 	    EDGE },
+	{ "max-snapshots", OPT_LONG, F(max_snapshots), 0, "50", "N", NULL,
+	    CORE, "Snapshots (--tools snapshots) a driver keeps at once; "
+	    "more are refused until some are deleted (default: "
+	    "KILNTAINERS_MAX_SNAPSHOTS, else 50)",
+	    DRV },
+	{ "share-snapshots", OPT_TRUE, F(share_snapshots), 0, NULL, NULL,
+	    NULL, CORE, "Every principal may list, restore and fork every "
+	    "snapshot (default: KILNTAINERS_SHARE_SNAPSHOTS; else a snapshot "
+	    "is its maker's alone; deleting stays the maker's)",
+	    DRV },
 	{ "tool-instruction-override", OPT_STR, F(tool_instruction_override),
 	    0, NULL, "TOOL_INSTRUCTION_OVERRIDE", NULL, DESC,
 	    "Replace the entire terminal_execute tool description",

@@ -16,6 +16,7 @@ static const struct {
 	{ "lifecycle", MSC_TOOLS_LIFECYCLE },   /* ENABLE_LIFECYCLE_TOOLS */
 	{ "processes", MSC_TOOLS_PROCESSES },   /* issue 28 */
 	{ "files", MSC_TOOLS_FILES },           /* issue 29 */
+	{ "snapshots", MSC_TOOLS_SNAPSHOTS },   /* issue 31 */
 };
 
 static int
@@ -68,6 +69,11 @@ msc_cfg_tools_parse(struct msc_cfg *cfg)
 	if (cfg->process_log_limit < 1024 ||
 	    cfg->process_log_limit > (1L << 40)) {
 		msc_cfg_error("--process-log-limit must be at least 1024 bytes.");
+		return -EINVAL;
+	}
+	if (cfg->max_snapshots < 1 || cfg->max_snapshots > 100000) {
+		msc_cfg_error("--max-snapshots (or KILNTAINERS_MAX_SNAPSHOTS) "
+		    "must be 1 to 100000.");
 		return -EINVAL;
 	}
 	cfg->tool_groups = bits;

@@ -13,8 +13,8 @@
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
 
-static void
-fail(struct job *j, int rv, const char *err)
+void
+msc_job_fail(struct job *j, int rv, const char *err)
 {
 	Msc__V1__Code code = j->d->ops->code(rv);
 
@@ -52,7 +52,7 @@ run_computer_op(struct job *j, computer_op op, const char *id, char *err)
 	if (rv == 0)
 		msc_call_reply(j->call, &c.base);
 	else
-		fail(j, rv, err);
+		msc_job_fail(j, rv, err);
 	msc_computer_fini(&c);
 }
 
@@ -68,7 +68,12 @@ msc_job_run_call(struct job *j, char *err)
 		Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
 
 		rv = 0;
-		if (r->network != NULL && ops->set_network == NULL) {
+		if (r->from_snapshot[0] != '\0' && ops->create_from == NULL) {
+			snprintf(err, MSC_DRIVER_ERRLEN, "%s keeps no snapshots: "
+			    "create the computer without from_snapshot",
+			    ops->name);
+			rv = -EINVAL;
+		} else if (r->network != NULL && ops->set_network == NULL) {
 			snprintf(err, MSC_DRIVER_ERRLEN, "%s has no network "
 			    "policies: create the computer without one",
 			    ops->name);
@@ -76,13 +81,16 @@ msc_job_run_call(struct job *j, char *err)
 		} else if (r->network != NULL)
 			rv = ops->set_network(j->d->be, r->computer_id,
 			    r->network, err, MSC_DRIVER_ERRLEN);
-		if (rv == 0)
+		if (rv == 0 && r->from_snapshot[0] != '\0')
+			rv = ops->create_from(j->d->be, r, &c, err,
+			    MSC_DRIVER_ERRLEN);
+		else if (rv == 0)
 			rv = ops->create(j->d->be, r->computer_id, r->temporary,
 			    &c, err, MSC_DRIVER_ERRLEN);
 		if (rv == 0)
 			msc_call_reply(j->call, &c.base);
 		else
-			fail(j, rv, err);
+			msc_job_fail(j, rv, err);
 		msc_computer_fini(&c);
 		break;
 	}
@@ -110,7 +118,7 @@ msc_job_run_call(struct job *j, char *err)
 			msc_call_reply(j->call, j->kind == JOB_DELETE ? &c.base :
 			    &e.base);
 		else
-			fail(j, rv, err);
+			msc_job_fail(j, rv, err);
 		break;
 	}
 	case JOB_LIST: {
@@ -120,7 +128,7 @@ msc_job_run_call(struct job *j, char *err)
 		if (rv == 0)
 			msc_call_reply(j->call, &l.base);
 		else
-			fail(j, rv, err);
+			msc_job_fail(j, rv, err);
 		msc_computer_list_fini(&l);
 		break;
 	}
@@ -140,16 +148,20 @@ msc_job_run_call(struct job *j, char *err)
 		if (rv == 0)
 			msc_call_reply(j->call, &res.base);
 		else
-			fail(j, rv, err);
+			msc_job_fail(j, rv, err);
 		free(res.stdout.data);
 		free(res.stderr.data);
 		break;
 	}
+	default:
+		(void)msc_job_run_snapshot(j, err);
+		break;
 	}
 }
 
 static const char *const kind_names[] = { "Create", "Attach", "Exec", "Stop",
-	"Delete", "Restart", "Reset", "List" };
+	"Delete", "Restart", "Reset", "List", "Snapshot", "Restore",
+	"ListSnapshots", "DeleteSnapshot" };
 
 /*
  * Starts a job for computer `id` (NULL: names none), on its lane when
@@ -237,6 +249,35 @@ h_list(void *s, struct msc_call *call, const ProtobufCMessage *req)
 	handle(s, call, req, JOB_LIST, NULL, false);
 }
 
+/* Snapshot is off the lane: a command running in the computer goes on
+ * (the backend's snapshot does not stop it); Restore is a creation on
+ * the lane, as Reset. */
+static void
+h_snapshot(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_SNAPSHOT,
+	    ((const Msc__V1__SnapshotRequest *)req)->computer_id, false);
+}
+
+static void
+h_restore(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_RESTORE,
+	    ((const Msc__V1__SnapshotRequest *)req)->computer_id, true);
+}
+
+static void
+h_snapshots(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_SNAPSHOTS, NULL, false);
+}
+
+static void
+h_snapshot_delete(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_SNAPSHOT_DELETE, NULL, false);
+}
+
 /* Answered at once: a description is built from the configuration. */
 static void
 h_describe(void *s, struct msc_call *call, const ProtobufCMessage *req)
@@ -281,6 +322,10 @@ static const struct msc_method driver_methods[] = {
 	{ "Describe", h_describe },
 	{ "Cancel", h_cancel },
 	{ "Progress", h_progress },
+	{ "Snapshot", h_snapshot },
+	{ "Restore", h_restore },
+	{ "ListSnapshots", h_snapshots },
+	{ "DeleteSnapshot", h_snapshot_delete },
 	{ NULL, NULL },
 };
 

@@ -63,6 +63,26 @@ struct msc_driver_ops {
 	 * reply carries the count (Computer.processes_ended). Blocking.
 	 */
 	int (*processes)(void *be, const char *id);
+
+	/*
+	 * Optional, all or none (issue 31): snapshots. snapshot saves
+	 * computer req->computer_id; restore recreates it from
+	 * req->snapshot_id (on its lane, as a creation); snapshots lists
+	 * them and snapshot_delete removes one (req->snapshot_id);
+	 * create_from is Create with from_snapshot set. The strings put in
+	 * out are freed by msc_snapshot_fini, msc_snapshot_list_fini and
+	 * msc_computer_fini. NULL: every such call is UNIMPLEMENTED.
+	 */
+	int (*snapshot)(void *be, const Msc__V1__SnapshotRequest *req,
+	    Msc__V1__Snapshot *out, char *err, size_t errlen);
+	int (*restore)(void *be, const Msc__V1__SnapshotRequest *req,
+	    Msc__V1__Computer *out, char *err, size_t errlen);
+	int (*snapshots)(void *be, const Msc__V1__SnapshotRequest *req,
+	    Msc__V1__SnapshotList *out, char *err, size_t errlen);
+	int (*snapshot_delete)(void *be, const Msc__V1__SnapshotRequest *req,
+	    char *err, size_t errlen);
+	int (*create_from)(void *be, const Msc__V1__CreateRequest *req,
+	    Msc__V1__Computer *out, char *err, size_t errlen);
 };
 
 /*
@@ -133,6 +153,8 @@ struct msc_driver_ops {
  */
 void msc_computer_fini(Msc__V1__Computer *c);
 void msc_computer_list_fini(Msc__V1__ComputerList *l);
+void msc_snapshot_fini(Msc__V1__Snapshot *s);
+void msc_snapshot_list_fini(Msc__V1__SnapshotList *l);
 
 /*
  * Writes "Computer '<id>' died during command execution: <why>" to err,

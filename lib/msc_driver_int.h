@@ -27,7 +27,8 @@
 #define DRIVER_CREATE_MIN_MS 1000
 
 enum job_kind { JOB_CREATE, JOB_ATTACH, JOB_EXEC, JOB_STOP, JOB_DELETE,
-	JOB_RESTART, JOB_RESET, JOB_LIST };
+	JOB_RESTART, JOB_RESET, JOB_LIST, JOB_SNAPSHOT, JOB_RESTORE,
+	JOB_SNAPSHOTS, JOB_SNAPSHOT_DELETE };
 
 struct job {
 	struct msc_driver *d;
@@ -63,6 +64,10 @@ struct msc_driver {
 
 /* Runs j's call on the backend (a worker thread), answering it. */
 void msc_job_run_call(struct job *j, char *err);
+/* The snapshot jobs (msc_driver_snap.c); false: not one of them. */
+bool msc_job_run_snapshot(struct job *j, char *err);
+/* Fails j's call with the backend's error (msc_driver.c). */
+void msc_job_fail(struct job *j, int rv, const char *err);
 /* Frees j and forgets its command. */
 void msc_job_free(struct job *j);
 /* Ends j without running it: fails its call, frees its lane's turn. */

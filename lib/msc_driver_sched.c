@@ -27,7 +27,8 @@ static void owner_leave(struct msc_driver *d, const char *owner);
 static bool
 creates(const struct job *j)
 {
-	return j->kind == JOB_CREATE || j->kind == JOB_RESET;
+	return j->kind == JOB_CREATE || j->kind == JOB_RESET ||
+	    j->kind == JOB_RESTORE;
 }
 
 void

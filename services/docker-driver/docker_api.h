@@ -77,6 +77,25 @@ int dock_image_empty(struct dock_engine *e, const char *repo,
     const char *tag, int timeout_ms, char *err, size_t errlen);
 
 /*
+ * Snapshots (docker_api_image.c). dock_image_commit: POST /commit of
+ * `container` as image repo:tag, without pausing it, with the
+ * Dockerfile instructions `changes` (LABEL, ENV); *outp is the reply
+ * ({"Id": ...}). dock_image_list: GET /images/json with a label filter,
+ * *outp the array. dock_image_inspect: GET /images/{ref}/json (-ENOENT
+ * when missing). dock_image_remove: DELETE /images/{ref} (-EBUSY when a
+ * container uses it, -ENOENT when missing).
+ */
+int dock_image_commit(struct dock_engine *e, const char *container,
+    const char *repo, const char *tag, const char *const *changes, size_t n_changes,
+    int timeout_ms, json_t **outp, char *err, size_t errlen);
+int dock_image_list(struct dock_engine *e, const char *label_filter,
+    int timeout_ms, json_t **outp, char *err, size_t errlen);
+int dock_image_inspect(struct dock_engine *e, const char *ref, int timeout_ms,
+    json_t **outp, char *err, size_t errlen);
+int dock_image_remove(struct dock_engine *e, const char *ref, int timeout_ms,
+    char *err, size_t errlen);
+
+/*
  * POST /containers/create?name=<name> with the JSON body `body` (borrowed;
  * the caller builds Image, Cmd, Labels, HostConfig...), then
  * POST /containers/{id}/start. Writes the full container id (64 hex + NUL)

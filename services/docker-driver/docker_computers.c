@@ -243,10 +243,11 @@ dock_readiness(struct dock_driver *d, const char *name, bool helper, bool create
 	return rv;
 }
 
-/* The cold path: create, start, readiness. */
+/* The cold path: create, start, readiness; from `image` (NULL: the
+ * configured one, else a snapshot's). */
 static int
 create_cold(struct dock_driver *d, const char *id, bool temporary,
-    Msc__V1__Computer *out, char *err, size_t errlen)
+    const char *image, Msc__V1__Computer *out, char *err, size_t errlen)
 {
 	char name[128], cid[65];
 	json_t *body = NULL, *classic, *labels, *hc, *ctr = NULL;
@@ -266,6 +267,8 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 	if ((body = json_deep_copy(d->create_template)) == NULL)
 		return -ENOMEM;
+	if (image != NULL)
+		json_object_set_new(body, "Image", json_string(image));
 	labels = json_object_get(body, "Labels");
 	if (labels == NULL) {
 		labels = json_object();
@@ -373,7 +376,19 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	    (rv = dock_pool_take(d, id, out, err, errlen)) != 1)
 		return rv;
 	dock_pool_cold(d, 1);
-	rv = create_cold(d, id, temporary, out, err, errlen);
+	rv = create_cold(d, id, temporary, NULL, out, err, errlen);
+	dock_pool_cold(d, -1);
+	return rv;
+}
+
+int
+dock_create_image(struct dock_driver *d, const char *id, bool temporary,
+    const char *image, Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	int rv;
+
+	dock_pool_cold(d, 1);
+	rv = create_cold(d, id, temporary, image, out, err, errlen);
 	dock_pool_cold(d, -1);
 	return rv;
 }
@@ -504,6 +519,13 @@ int
 dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen)
 {
+	return dock_recreate(d, id, NULL, out, err, errlen);
+}
+
+int
+dock_recreate(struct dock_driver *d, const char *id, const char *image,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
 	json_t *ctr = NULL;
 	const char *tmp;
 	bool temporary;
@@ -531,14 +553,17 @@ dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	}
 	/* AutoRemove containers may still be going away: wait for the name. */
 	for (int i = 0; i < 50; i++) {
-		rv = dock_create(d, id, temporary, out, err, errlen);
+		rv = image != NULL ? dock_create_image(d, id, temporary, image,
+		    out, err, errlen) : dock_create(d, id, temporary, out, err,
+		    errlen);
 		if (rv != -EEXIST)
 			break;
 		msc_computer_fini(out);
 		usleep(100 * 1000);
 	}
 	if (rv == 0)
-		msc_log_info("factory reset computer %s", id);
+		msc_log_info("%s computer %s", image != NULL ? "restored" :
+		    "factory reset", id);
 	return rv;
 }
 

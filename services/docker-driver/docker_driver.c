@@ -15,8 +15,43 @@
 MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
     msc_describe_docker);
 
-/* docker_ops_base, the network policy of a computer to create, and the
- * count of its background processes. */
+static int
+snap_snapshot(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Snapshot *out, char *err, size_t errlen)
+{
+	return dock_snapshot(be, req, out, err, errlen);
+}
+
+static int
+snap_restore(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return dock_restore(be, req, out, err, errlen);
+}
+
+static int
+snap_list(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__SnapshotList *out, char *err, size_t errlen)
+{
+	return dock_snapshots(be, req, out, err, errlen);
+}
+
+static int
+snap_delete(void *be, const Msc__V1__SnapshotRequest *req, char *err,
+    size_t errlen)
+{
+	return dock_snapshot_delete(be, req, err, errlen);
+}
+
+static int
+snap_create_from(void *be, const Msc__V1__CreateRequest *req,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return dock_create_from(be, req, out, err, errlen);
+}
+
+/* docker_ops_base, the network policy of a computer to create, the
+ * count of its background processes, and snapshots. */
 static struct msc_driver_ops docker_ops;
 
 static void
@@ -58,7 +93,11 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 	if (docker_ops.create == NULL) {        /* once, before any service */
 		docker_ops = docker_ops_base;
 		docker_ops.set_network = dock_pol_set_create;
-		docker_ops.processes = dock_processes;
+		docker_ops.snapshot = snap_snapshot;
+		docker_ops.restore = snap_restore;
+		docker_ops.snapshots = snap_list;
+		docker_ops.snapshot_delete = snap_delete;
+		docker_ops.create_from = snap_create_from;
 	}
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)

@@ -56,6 +56,7 @@ struct dock_driver {
 	uint64_t disk_quota;        /* bytes; 0: none */
 	bool disk_size_opt;         /* new containers get StorageOpt size */
 	char disk_text[256];        /* what computer_list says of it */
+	int snap_making;            /* snapshots being committed, under mu */
 };
 
 /* docker_disk.c: --disk-quota by the storage driver's size option. */
@@ -87,6 +88,30 @@ int dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen);
 int dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
     size_t errlen);
+/*
+ * A new computer from `image` (a snapshot's), never a warm one; and a
+ * computer recreated from `image` (NULL: the configured one, a factory
+ * reset), same id and mode.
+ */
+int dock_create_image(struct dock_driver *d, const char *id, bool temporary,
+    const char *image, Msc__V1__Computer *out, char *err, size_t errlen);
+int dock_recreate(struct dock_driver *d, const char *id, const char *image,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+/*
+ * Snapshots (docker_snapshot.c): committed images, labelled with who
+ * made them, of which computer, when. The msc_driver_ops of the same
+ * names.
+ */
+int dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Snapshot *out, char *err, size_t errlen);
+int dock_restore(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int dock_snapshots(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__SnapshotList *out, char *err, size_t errlen);
+int dock_snapshot_delete(struct dock_driver *d,
+    const Msc__V1__SnapshotRequest *req, char *err, size_t errlen);
+int dock_create_from(struct dock_driver *d, const Msc__V1__CreateRequest *req,
+    Msc__V1__Computer *out, char *err, size_t errlen);
 int dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
     size_t errlen);
 /*

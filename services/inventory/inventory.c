@@ -18,6 +18,7 @@
 #include "msc_map.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
+#include "msc_snapshot.h"
 
 static bool
 has_owner(const struct record *r, const char *owner)
@@ -148,6 +149,8 @@ struct op {
 	int driver;             /* the driver that has or makes it */
 	bool creating;          /* counted in s->creating[driver] */
 	Msc__V1__NetworkPolicy *network;        /* the first caller's, owned */
+	char from_snapshot[MSC_SNAPSHOT_ID_LEN + 1];  /* "": the image */
+	char principal[72];     /* who asks, for from_snapshot */
 };
 
 /* A copy of the caller's policy (it may go before the create), or NULL. */
@@ -228,6 +231,8 @@ create_on(struct op *op, int i)
 	/* Not r->waiters: later callers join that list under the lock. */
 	cr.temporary = op->temporary;
 	cr.network = op->network;
+	cr.from_snapshot = op->from_snapshot;
+	cr.principal = op->principal;
 	op->driver = i;
 	op->creating = true;
 	pthread_mutex_lock(&s->mu);
@@ -329,6 +334,15 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 
 	bool fresh = a->computer_id[0] == '\0';
 
+	if (a->from_snapshot[0] != '\0' && (!fresh ||
+	    !msc_snapshot_id_valid(a->from_snapshot) ||
+	    strlen(a->principal) > 64)) {
+		/* A snapshot makes a new computer, under a new id. */
+		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT, "%s",
+		    fresh ? MSC_SNAPSHOT_ID_ERROR : "from_snapshot makes a new "
+		    "computer: leave computer_id out.");
+		return;
+	}
 	if (fresh)
 		msc_slug_random(id);
 	else if (msc_slug_normalize(a->computer_id, id) != 0) {
@@ -390,6 +404,9 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	op->r = r;
 	op->temporary = w->temporary;
 	op->network = policy_copy(a->network);
+	snprintf(op->from_snapshot, sizeof(op->from_snapshot), "%s",
+	    a->from_snapshot);
+	snprintf(op->principal, sizeof(op->principal), "%s", a->principal);
 	pthread_mutex_unlock(&s->mu);
 	ref.computer_id = r->id;
 	if (fresh) {
@@ -482,6 +499,10 @@ static const struct msc_method inventory_methods[] = {
 	{ "Restart", inv_h_restart },
 	{ "Reset", inv_h_reset },
 	{ "Delete", inv_h_delete },
+	{ "Snapshot", inv_h_snapshot },
+	{ "Restore", inv_h_restore },
+	{ "ListSnapshots", inv_h_snapshots },
+	{ "DeleteSnapshot", inv_h_snapshot_delete },
 	{ NULL, NULL },
 };
 

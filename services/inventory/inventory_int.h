@@ -145,5 +145,14 @@ void inv_h_reset(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 void inv_h_delete(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
+/* The snapshot calls (issue 31), passed on to the drivers. */
+void inv_h_snapshot(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void inv_h_restore(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void inv_h_snapshots(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void inv_h_snapshot_delete(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
 
 #endif /* INV_INVENTORY_INT_H */

@@ -20,6 +20,10 @@ struct op {
 	const char *method;
 	bool had_record;
 	bool count_processes;   /* passed on to the driver */
+	/* The request to pass on as it is (the call's, until answered);
+	 * NULL: a ComputerRef of id. */
+	const ProtobufCMessage *fwd;
+	char snapshot_id[64];   /* DeleteSnapshot: for its not-found text */
 };
 
 static struct op *
@@ -50,7 +54,9 @@ replace_computer(struct op *op, ProtobufCMessage **respp)
 {
 	struct record *r;
 
-	if (strcmp(op->method, "Delete") == 0)
+	if (strcmp(op->method, "Restart") != 0 &&
+	    strcmp(op->method, "Reset") != 0 &&
+	    strcmp(op->method, "Restore") != 0)
 		return;
 	pthread_mutex_lock(&op->s->mu);
 	r = msc_map_get(op->s->records, op->id);
@@ -116,8 +122,12 @@ all_answered(void *arg, struct inv_fan *f)
 		st.message = f->r[bad].msg;
 		answer(op, &st, NULL);
 	} else {
-		snprintf(msg, sizeof(msg), "Computer '%s' was not found.",
-		    op->id);
+		if (op->snapshot_id[0] != '\0')
+			snprintf(msg, sizeof(msg), "Snapshot '%s' was not "
+			    "found.", op->snapshot_id);
+		else
+			snprintf(msg, sizeof(msg), "Computer '%s' was not "
+			    "found.", op->id);
 		st.message = msg;
 		answer(op, &st, NULL);
 	}
@@ -156,10 +166,11 @@ route(struct op *op)
 	pthread_mutex_unlock(&op->s->mu);
 	if (driver != NULL)
 		rv = msc_client_call(driver, &msc__v1__driver__descriptor,
-		    op->method, &ref.base, INV_OP_TIMEOUT_MS, one_answered, op);
+		    op->method, op->fwd != NULL ? op->fwd : &ref.base,
+		    INV_OP_TIMEOUT_MS, one_answered, op);
 	else
-		rv = inv_fan_out(op->s, op->method, &ref.base,
-		    INV_OP_TIMEOUT_MS, all_answered, op);
+		rv = inv_fan_out(op->s, op->method, op->fwd != NULL ? op->fwd :
+		    &ref.base, INV_OP_TIMEOUT_MS, all_answered, op);
 	if (rv != 0) {
 		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
 		    "the computer's driver cannot be reached; retry later");
@@ -183,6 +194,107 @@ route(struct op *op)
 OP_HANDLER(inv_h_restart, "Restart")
 OP_HANDLER(inv_h_reset, "Reset")
 OP_HANDLER(inv_h_delete, "Delete")
+
+/*
+ * Snapshot and Restore go where the computer is, as Restart does (a
+ * temporary computer other sessions hold is not this one's); the
+ * request goes on as it came.
+ */
+static void
+snapshot_op(void *state, struct msc_call *call, const ProtobufCMessage *req,
+    const char *method)
+{
+	const Msc__V1__SnapshotRequest *r = (const void *)req;
+	struct op *op = op_new(state, call, r->computer_id, method);
+
+	if (op == NULL)
+		return;
+	snprintf(op->owner, sizeof(op->owner), "%s", r->owner);
+	op->fwd = req;
+	route(op);
+}
+
+void
+inv_h_snapshot(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	snapshot_op(state, call, req, "Snapshot");
+}
+
+void
+inv_h_restore(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	snapshot_op(state, call, req, "Restore");
+}
+
+/* The snapshot is on one driver: the one that has it answers. */
+void
+inv_h_snapshot_delete(void *state, struct msc_call *call,
+    const ProtobufCMessage *req)
+{
+	const Msc__V1__SnapshotRequest *r = (const void *)req;
+	struct op *op = op_new(state, call, NULL, "DeleteSnapshot");
+
+	if (op == NULL)
+		return;
+	snprintf(op->snapshot_id, sizeof(op->snapshot_id), "%.40s",
+	    r->snapshot_id);
+	if (inv_fan_out(op->s, "DeleteSnapshot", req, INV_OP_TIMEOUT_MS,
+	    all_answered, op) != 0) {
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		free(op);
+	}
+}
+
+/* Every driver's snapshots, one list. */
+static void
+snapshots_listed(void *arg, struct inv_fan *f)
+{
+	struct op *op = arg;
+	Msc__V1__SnapshotList out = MSC__V1__SNAPSHOT_LIST__INIT;
+	size_t cap = 0, reached = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (f->r[i].resp != NULL) {
+			cap += ((Msc__V1__SnapshotList *)f->r[i].resp)
+				   ->n_snapshots;
+			reached++;
+		}
+	if (reached == 0)
+		msc_call_fail_reason(op->call, f->r[0].code, f->r[0].reason,
+		    "%s", f->r[0].msg);
+	else if ((out.snapshots = calloc(cap + 1,
+	    sizeof(*out.snapshots))) == NULL)
+		msc_call_fail(op->call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "oom");
+	else {
+		for (size_t i = 0; i < f->n; i++) {
+			Msc__V1__SnapshotList *l = (void *)f->r[i].resp;
+
+			for (size_t j = 0; l != NULL && j < l->n_snapshots; j++)
+				out.snapshots[out.n_snapshots++] =
+				    l->snapshots[j];
+		}
+		msc_call_reply(op->call, &out.base);
+	}
+	free(out.snapshots);    /* the rows stay the fan's */
+	inv_fan_free(f);
+	free(op);
+}
+
+void
+inv_h_snapshots(void *state, struct msc_call *call,
+    const ProtobufCMessage *req)
+{
+	struct op *op = op_new(state, call, NULL, "ListSnapshots");
+
+	if (op == NULL)
+		return;
+	if (inv_fan_out(op->s, "ListSnapshots", req, 30000, snapshots_listed,
+	    op) != 0) {
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
+		free(op);
+	}
+}
 
 /* --- the merged list ---------------------------------------------------- */
 

@@ -156,7 +156,51 @@ int sess_open_locked(struct sess_service *s, const char *principal,
 int sess_end_locked(struct sess_service *s, struct sess *ss,
     struct msc_call *call);
 
-/* session_lifecycle.c: the lifecycle tools. */
+/* session_lifecycle.c: the lifecycle tools. One call in flight: */
+struct lc_op {
+	struct sess_service *s;
+	struct msc_call *call;
+	char session_id[SESS_ID_LEN + 1];
+	char id[MSC_SLUG_MAX + 1];
+	bool temporary;
+	enum msc_reason_step step;      /* what a provider failure was in */
+	struct sess_principal *pr;      /* its session's; counts the call */
+	char tag[SESS_TAG_LEN + 1];     /* the session's, for logs */
+};
+/*
+ * Checks the session and the id (empty allowed when empty_id_ok) and
+ * counts the call; NULL after failing it. sess_lc_end ends op (and
+ * frees it); sess_lc_relay answers with the inventory's reply as it is
+ * and ends op; sess_lc_call_inventory sends req, the answer to `done`
+ * (ends op when it cannot be sent). sess_lc_own records computer c (a
+ * Create's answer, may be NULL) as op's session's and takes back its
+ * `creating`: 0, or -ESRCH (the session ended) or -ENOMEM after giving
+ * the computer back.
+ */
+struct lc_op *sess_lc_begin(struct sess_service *s, struct msc_call *call,
+    const Msc__V1__ComputerRequest *r, bool empty_id_ok);
+void sess_lc_end(struct lc_op *op);
+void sess_lc_relay(void *arg, const struct msc_status *st,
+    ProtobufCMessage *resp);
+void sess_lc_call_inventory(struct lc_op *op, const char *method,
+    const ProtobufCMessage *req, msc_reply_fn done);
+int sess_lc_own(struct lc_op *op, Msc__V1__Computer *c);
+
+/* session_snapshots.c: the snapshot tools (issue 31). */
+void sess_h_snapshot(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_restore(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_snapshots(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_snapshot_delete(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_fork(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+/* CreateComputer's from_snapshot: true after failing and ending op. */
+bool sess_snapshot_create_refused(struct lc_op *op,
+    const Msc__V1__ComputerRequest *r);
+
 void sess_h_create(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 void sess_h_list(void *state, struct msc_call *call,

@@ -5,26 +5,16 @@
  */
 #include "session_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inventory.pb-c.h"
 
-struct lc_op {
-	struct sess_service *s;
-	struct msc_call *call;
-	char session_id[SESS_ID_LEN + 1];
-	char id[MSC_SLUG_MAX + 1];
-	bool temporary;
-	enum msc_reason_step step;      /* what a provider failure was in */
-	struct sess_principal *pr;      /* its session's; counts the call */
-	char tag[SESS_TAG_LEN + 1];     /* the session's, for logs */
-};
 
-/* Checks the session and the id; NULL after failing the call. */
-static struct lc_op *
-lc_begin(struct sess_service *s, struct msc_call *call,
+struct lc_op *
+sess_lc_begin(struct sess_service *s, struct msc_call *call,
     const Msc__V1__ComputerRequest *r, bool empty_id_ok)
 {
 	struct lc_op *op;
@@ -78,9 +68,8 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 	return op;
 }
 
-/* Ends op: its session's and the server's count of calls in flight. */
-static void
-lc_end(struct lc_op *op)
+void
+sess_lc_end(struct lc_op *op)
 {
 	struct sess_service *s = op->s;
 	struct sess *ss;
@@ -95,9 +84,8 @@ lc_end(struct lc_op *op)
 	free(op);
 }
 
-/* Passes the inventory's answer on as it is. */
-static void
-relay(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+void
+sess_lc_relay(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct lc_op *op = arg;
 
@@ -108,7 +96,7 @@ relay(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		msc_call_reply(op->call, resp);
 		protobuf_c_message_free_unpacked(resp, NULL);
 	}
-	lc_end(op);
+	sess_lc_end(op);
 }
 
 /* The inventory's list, with the session's active computer. */
@@ -120,7 +108,7 @@ listed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	Msc__V1__ComputerList out;
 
 	if (resp == NULL) {
-		relay(arg, st, resp);
+		sess_lc_relay(arg, st, resp);
 		return;
 	}
 	pthread_mutex_lock(&op->s->mu);
@@ -133,11 +121,11 @@ listed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	out.active_computer_id = op->id;
 	msc_call_reply(op->call, &out.base);
 	protobuf_c_message_free_unpacked(resp, NULL);
-	lc_end(op);
+	sess_lc_end(op);
 }
 
-static void
-call_inventory(struct lc_op *op, const char *method,
+void
+sess_lc_call_inventory(struct lc_op *op, const char *method,
     const ProtobufCMessage *req, msc_reply_fn done)
 {
 	if (msc_client_call(op->s->inventory, &msc__v1__inventory__descriptor,
@@ -145,8 +133,38 @@ call_inventory(struct lc_op *op, const char *method,
 		    SESS_STEP_MS), done, op) != 0) {
 		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
 		    "%s", msc_reason_inventory_unreachable());
-		lc_end(op);
+		sess_lc_end(op);
 	}
+}
+
+int
+sess_lc_own(struct lc_op *op, Msc__V1__Computer *c)
+{
+	struct sess_service *s = op->s;
+	struct sess *ss;
+	int driver = c != NULL ? msc_fleet_index(s->fleet, c->driver) : -1;
+	int rv = 0;
+
+	pthread_mutex_lock(&s->mu);
+	ss = msc_map_get(s->sessions, op->session_id);
+	if (ss != NULL)
+		ss->creating--;
+	if (c != NULL && driver >= 0) {
+		if (ss == NULL)
+			rv = -ESRCH;
+		else if (msc_map_put(ss->owned, c->computer_id,
+		    SESS_OWN(c->temporary, driver)) != 0)
+			rv = -ENOMEM;
+		if (rv != 0)
+			sess_release_locked(s, c->computer_id, op->session_id,
+			    c->temporary, (size_t)driver, false, NULL);
+		else if (ss->sandbox && ss->default_id[0] == '\0')
+			/* A handle addresses one computer: its first. */
+			snprintf(ss->default_id, sizeof(ss->default_id), "%s",
+			    c->computer_id);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rv;
 }
 
 /*
@@ -158,42 +176,21 @@ static void
 created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct lc_op *op = arg;
-	struct sess_service *s = op->s;
-	Msc__V1__Computer *c = (Msc__V1__Computer *)resp;
-	struct sess *ss;
-	int driver = c != NULL ? msc_fleet_index(s->fleet, c->driver) : -1;
-	bool ended = false, oom = false;
+	int rv = sess_lc_own(op, (Msc__V1__Computer *)resp);
 
-	pthread_mutex_lock(&s->mu);
-	ss = msc_map_get(s->sessions, op->session_id);
-	if (ss != NULL)
-		ss->creating--;
-	if (c != NULL && driver >= 0) {
-		ended = ss == NULL;
-		oom = !ended && msc_map_put(ss->owned, c->computer_id,
-		    SESS_OWN(c->temporary, driver)) != 0;
-		if (ended || oom)
-			sess_release_locked(s, c->computer_id, op->session_id,
-			    c->temporary, (size_t)driver, false, NULL);
-		else if (ss->sandbox && ss->default_id[0] == '\0')
-			/* A handle addresses one computer: its first. */
-			snprintf(ss->default_id, sizeof(ss->default_id), "%s",
-			    c->computer_id);
-	}
-	pthread_mutex_unlock(&s->mu);
-	if (ended || oom) {
+	if (rv != 0) {
 		protobuf_c_message_free_unpacked(resp, NULL);
-		if (ended)
+		if (rv == -ESRCH)
 			msc_call_fail(op->call,
 			    MSC__V1__CODE__FAILED_PRECONDITION,
 			    "the session ended");
 		else
 			msc_call_fail(op->call,
 			    MSC__V1__CODE__RESOURCE_EXHAUSTED, "out of memory");
-		lc_end(op);
+		sess_lc_end(op);
 		return;
 	}
-	relay(arg, st, resp);
+	sess_lc_relay(arg, st, resp);
 }
 
 void
@@ -201,7 +198,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 {
 	struct sess_service *s = state;
 	Msc__V1__AcquireRequest ar = MSC__V1__ACQUIRE_REQUEST__INIT;
-	struct lc_op *op = lc_begin(s, call, (const void *)req, true);
+	struct lc_op *op = sess_lc_begin(s, call, (const void *)req, true);
 	struct sess *ss;
 	Msc__V1__Code code = MSC__V1__CODE__FAILED_PRECONDITION;
 	void *mode = NULL;
@@ -210,6 +207,8 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	if (op == NULL)
 		return;
 	op->step = MSC_REASON_STEP_CREATE;
+	if (sess_snapshot_create_refused(op, (const void *)req))
+		return;
 	pthread_mutex_lock(&s->mu);
 	ss = msc_map_get(s->sessions, op->session_id);
 	if (ss != NULL && op->id[0] != '\0')
@@ -229,7 +228,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	pthread_mutex_unlock(&s->mu);
 	if (code != MSC__V1__CODE__OK) {
 		msc_call_fail(call, code, "%s", msg);
-		lc_end(op);
+		sess_lc_end(op);
 		return;
 	}
 	ar.computer_id = op->id;      /* empty: a new random slug */
@@ -237,6 +236,8 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	ar.network = ((const Msc__V1__ComputerRequest *)req)->network;
 	ar.owner = op->session_id;
 	ar.exclusive = true;
+	ar.from_snapshot = ((const Msc__V1__ComputerRequest *)req)->from_snapshot;
+	ar.principal = ((const Msc__V1__ComputerRequest *)req)->principal;
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
 		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(op->call),
 		    SESS_STEP_MS), created, op) != 0) {
@@ -258,8 +259,8 @@ sess_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	r.session_id = ((const Msc__V1__SessionRef *)req)->session_id;
 	r.principal = ((const Msc__V1__SessionRef *)req)->principal;
 	lr.owner = r.session_id;
-	if ((op = lc_begin(state, call, &r, true)) != NULL)
-		call_inventory(op, "List", &lr.base, listed);
+	if ((op = sess_lc_begin(state, call, &r, true)) != NULL)
+		sess_lc_call_inventory(op, "List", &lr.base, listed);
 }
 
 static void
@@ -267,7 +268,7 @@ by_ref(void *state, struct msc_call *call, const ProtobufCMessage *req,
     const char *method)
 {
 	Msc__V1__ComputerRef ref = MSC__V1__COMPUTER_REF__INIT;
-	struct lc_op *op = lc_begin(state, call, (const void *)req, false);
+	struct lc_op *op = sess_lc_begin(state, call, (const void *)req, false);
 
 	if (op == NULL)
 		return;
@@ -275,7 +276,7 @@ by_ref(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	ref.owner = ((const Msc__V1__ComputerRequest *)req)->session_id;
 	ref.count_processes = ((const Msc__V1__ComputerRequest *)req)->
 	    count_processes;
-	call_inventory(op, method, &ref.base, relay);
+	sess_lc_call_inventory(op, method, &ref.base, sess_lc_relay);
 }
 
 void

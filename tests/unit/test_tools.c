@@ -15,6 +15,7 @@
 #include "session_int.h"
 #include "msc_describe.h"
 #include "msc_reason.h"
+#include "msc_snapshot.h"
 #include "tools.h"
 
 /* Parses `json` arguments into req; returns the type error or NULL. */
@@ -563,6 +564,89 @@ file_requests(void **state)
 	json_decref(keep);
 }
 
+/*
+ * Snapshots (--tools snapshots): ids are snap- and 32 lowercase hex
+ * digits, nothing else (no path character, no length past it); names
+ * are short and plain; count is 1 to 64 with from_snapshot.
+ */
+static void
+snapshot_requests(void **state)
+{
+	static const char *const bad_ids[] = { "", "snap-", "../etc/passwd",
+	    "snap-0123456789abcdef0123456789abcdeF",
+	    "snap-0123456789abcdef0123456789abcde/",
+	    "snap-0123456789abcdef0123456789abcdef0",
+	    "SNAP-0123456789abcdef0123456789abcdef",
+	    "snap-0123456789abcdef0123456789abcde" };
+	static const struct {
+		int tool;
+		const char *args, *want;
+	} bad[] = {
+		{ TOOLS_SNAP_SNAPSHOT, "{}", "computer_id: Field required" },
+		{ TOOLS_SNAP_RESTORE, "{\"computer_id\": \"a\"}",
+		    "snapshot_id: Field required" },
+		{ TOOLS_SNAP_DELETE, "{\"snapshot_id\": 5}", "valid string" },
+		{ TOOLS_SNAP_DELETE, "{\"snapshot_id\": \"snap-\\u0000\"}",
+		    "NUL" },
+		{ TOOLS_SNAP_SNAPSHOT, "{\"computer_id\": \"a\", \"name\": []}",
+		    "name: Input should be a valid string" },
+		{ TOOLS_SNAP_FORK, "{\"from_snapshot\": \"x\", \"count\": 0}",
+		    "count: must be a whole number from 1 to 64" },
+		{ TOOLS_SNAP_FORK, "{\"from_snapshot\": \"x\", \"count\": -3}",
+		    "from 1 to 64" },
+		{ TOOLS_SNAP_FORK, "{\"from_snapshot\": \"x\", \"count\": "
+		    "10000}", "from 1 to 64" },
+		{ TOOLS_SNAP_FORK, "{\"from_snapshot\": \"x\", \"count\": 2.5}",
+		    "from 1 to 64" },
+		{ TOOLS_SNAP_FORK, "{\"count\": 2}", "pass from_snapshot" },
+	};
+	char id[MSC_SNAPSHOT_ID_LEN + 1], other[MSC_SNAPSHOT_ID_LEN + 1];
+	Msc__V1__ComputerRequest req;
+	json_t *args;
+	char *msg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++)
+		assert_false(msc_snapshot_id_valid(bad_ids[i]));
+	msc_snapshot_id_new(id);
+	msc_snapshot_id_new(other);
+	assert_true(msc_snapshot_id_valid(id));
+	assert_string_not_equal(id, other);
+	assert_true(msc_snapshot_name_valid("before the upgrade_2.0-rc"));
+	assert_false(msc_snapshot_name_valid("a/b"));
+	assert_false(msc_snapshot_name_valid("x\n"));
+	assert_false(msc_snapshot_name_valid("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		req = (Msc__V1__ComputerRequest)MSC__V1__COMPUTER_REQUEST__INIT;
+		args = json_loads(bad[i].args, JSON_ALLOW_NUL, NULL);
+		assert_non_null(args);
+		msg = tools_lifecycle_request(bad[i].tool, args, &req);
+		assert_non_null(msg);
+		if (strstr(msg, bad[i].want) == NULL)
+			fail_msg("%s: %s", bad[i].args, msg);
+		free(msg);
+		tools_lifecycle_request_fini(&req);
+		json_decref(args);
+	}
+	/* A fork is a create with count; the methods are the session's. */
+	req = (Msc__V1__ComputerRequest)MSC__V1__COMPUTER_REQUEST__INIT;
+	args = json_pack("{s:s, s:i}", "from_snapshot", id, "count", 5);
+	assert_null(tools_lifecycle_request(TOOLS_SNAP_FORK, args, &req));
+	assert_int_equal(req.count, 5);
+	assert_string_equal(req.from_snapshot, id);
+	assert_true(tools_lifecycle_is_create(TOOLS_SNAP_FORK));
+	assert_string_equal(tools_lifecycle_method(TOOLS_SNAP_FORK),
+	    "ForkComputers");
+	assert_string_equal(tools_lifecycle_method(TOOLS_SNAP_RESTORE),
+	    "RestoreComputer");
+	assert_int_equal(tools_snapshots_find("computer_snapshot"),
+	    TOOLS_SNAP_SNAPSHOT);
+	assert_int_equal(tools_snapshots_find("computer_create"), -1);
+	tools_lifecycle_request_fini(&req);
+	json_decref(args);
+}
+
 int
 main(void)
 {
@@ -576,6 +660,7 @@ main(void)
 		cmocka_unit_test(description),
 		cmocka_unit_test(process_requests),
 		cmocka_unit_test(file_requests),
+		cmocka_unit_test(snapshot_requests),
 		cmocka_unit_test(unsent_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
