@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "msc_hop.h"
 #include "msc_log.h"
 #include "msc_reason.h"
 #include "session.pb-c.h"
@@ -279,6 +280,9 @@ queue_answer(struct http_call *c)
 	if (r == NULL)
 		return ret;     /* suspended, or no memory for the answer */
 	ret = MHD_queue_response(c->conn, status, r);
+	MSC_HOP("edge_mhd_queue");
+	if (status == 200)
+		MSC_HOP_DUMP();
 	MHD_destroy_response(r);
 	return ret;
 }
@@ -297,6 +301,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	struct http_call *c = *req_cls;
 
 	if (c == NULL) {
+		MSC_HOP_RESET();
+		MSC_HOP("t0");
 		if ((c = call_new(h, conn)) == NULL)
 			return MHD_NO;
 		*req_cls = c;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_hop.h"
 #include "msc_log.h"
 #include "msc_reason.h"
 
@@ -39,6 +40,7 @@ answer_locked(struct http_call *c, unsigned status, struct MHD_Response *resp)
 			MHD_destroy_response(resp);
 		return;
 	}
+	MSC_HOP("edge_answer_built");
 	c->answered = true;
 	c->status = status;
 	c->resp = resp;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "mcp.h"
+#include "msc_hop.h"
 #include "msc_log.h"
 
 static int signal_pipe[2] = { -1, -1 };
@@ -62,6 +63,8 @@ send_line(void *ctx, json_t *msg)
 	pthread_mutex_lock(&out_mu);
 	write_all(text, strlen(text));
 	write_all("\n", 1);
+	MSC_HOP("edge_reply_json_write");
+	MSC_HOP_DUMP();
 	pthread_mutex_unlock(&out_mu);
 	free(text);
 }
@@ -177,6 +180,8 @@ edge_stdio_run(const struct msc_cfg *cfg, struct msc_client *session,
 		if (fds[0].revents == 0)
 			continue;
 		n = read(STDIN_FILENO, buf, sizeof(buf));
+		MSC_HOP_RESET();
+		MSC_HOP("t0");
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0) {

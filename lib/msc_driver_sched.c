@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_hop.h"
+
 /* Per computer: the queue that keeps its jobs serial. */
 struct lane {
 	bool busy;
@@ -59,6 +61,7 @@ job_run(void *arg)
 	struct job *j = arg;
 	char err[MSC_DRIVER_ERRLEN] = "";
 
+	MSC_HOP("driver_queue_to_worker");
 	msc_job_run_call(j, err);
 	if (creates(j))
 		gate_leave(j->d);

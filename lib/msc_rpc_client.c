@@ -12,6 +12,7 @@
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/util/platform.h>
 
+#include "msc_hop.h"
 #include "msc_log.h"
 #include "msc_rpc_int.h"
 #include "msc_tls.h"
@@ -142,6 +143,7 @@ call_finish(struct client_call *cc, Msc__V1__Code code,
 	if (cc->next != NULL)
 		cc->next->prev = cc->prev;
 	pthread_mutex_unlock(&c->mu);
+	MSC_HOP("client_unpack");
 	cc->cb(cc->arg, &st, resp);
 	nng_sleep_aio(0, cc->end_aio);
 }
@@ -221,6 +223,7 @@ call_cb(void *arg)
 		nng_ctx_recv(cc->ctx, cc->aio);
 		return;
 	}
+	MSC_HOP("nng_reply_hop");
 	call_recv_done(cc, nng_aio_get_msg(cc->aio));
 }
 
@@ -464,6 +467,7 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	env.request_id = atomic_fetch_add(&c->next_id, 1);
 	env.method = name;
 	env.timeout_ms = timeout_ms > 0 ? (uint32_t)timeout_ms : 0;
+	MSC_HOP("caller_before_pack");
 	if ((rv = msc_rpc_pack(&env, req, &msg)) != 0)
 		goto fail;
 	if (nng_aio_alloc(&cc->aio, call_cb, cc) != 0 ||
@@ -499,6 +503,7 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 	c->calls = cc;
 	nng_ctx_send(cc->ctx, cc->aio);
 	pthread_mutex_unlock(&c->mu);
+	MSC_HOP("client_pack_alloc_send");
 	return 0;
 fail:
 	free(cc);

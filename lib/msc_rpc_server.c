@@ -12,6 +12,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 
+#include "msc_hop.h"
 #include "msc_log.h"
 #include "msc_pb_check.h"
 #include "msc_redact.h"
@@ -103,6 +104,7 @@ send_status(struct msc_call *c, Msc__V1__Code code, Msc__V1__Reason reason,
 		env.status = &st;
 		body = NULL;
 	}
+	MSC_HOP("handler_reply_start");
 	rv = msc_rpc_pack(&env, body, &msg);
 	if (rv != 0 && code == MSC__V1__CODE__OK) {
 		st.code = MSC__V1__CODE__INTERNAL;
@@ -123,6 +125,7 @@ send_status(struct msc_call *c, Msc__V1__Code code, Msc__V1__Reason reason,
 	} else {
 		c->state = CTX_SEND;
 		nng_aio_set_msg(c->aio, msg);
+		MSC_HOP("server_pack_send");
 		nng_ctx_send(c->ctx, c->aio);
 	}
 	/*
@@ -232,6 +235,7 @@ dispatch(struct msc_call *c, nng_msg *msg)
 		    "malformed request payload", NULL);
 		return;
 	}
+	MSC_HOP("server_unpack");
 	s->handlers[m - s->svc->methods](s->state, c, c->req);
 }
 
@@ -290,6 +294,7 @@ ctx_cb(void *arg)
 	if (s->idle == 0 && s->nctx < s->max_inflight && !s->closing)
 		(void)ctx_add(s);
 	pthread_mutex_unlock(&s->mu);
+	MSC_HOP("nng_request_hop");
 	dispatch(c, nng_aio_get_msg(c->aio));
 }
 

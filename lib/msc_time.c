@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include "msc_hop.h"
+
 static uint64_t
 clock_ms(clockid_t clock)
 {
@@ -23,3 +25,7 @@ msc_wall_ms(void)
 {
 	return clock_ms(CLOCK_REALTIME);
 }
+#ifdef MSC_HOP_TRACE
+struct msc_hop msc_hops[MSC_HOPS_MAX];
+atomic_int msc_nhops;
+#endif

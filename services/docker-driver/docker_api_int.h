@@ -48,6 +48,8 @@ void	dock_buf_fini(struct dock_buf *b);
  * prefixed with /v1.NN unless `unversioned`. With a `sink`, the reply body
  * of a 2xx answer is streamed to it (a non-zero return aborts the transfer
  * and becomes the call's result); otherwise it is buffered in res->body.
+ * With `headers_done`, the engine answered a stream's request (2xx) and its
+ * body is still to come.
  */
 struct dock_http_req {
 	const char		*method;
@@ -59,6 +61,8 @@ struct dock_http_req {
 	int			 timeout_ms;	/* <= 0: no limit */
 	int			(*sink)(const char *, size_t, void *);
 	void			*sink_arg;
+	/* Called with sink_arg once a 2xx answer's headers are in. */
+	void			(*headers_done)(void *);
 	const volatile bool	*cancel;	/* polled every 100 ms */
 	char			 api_version[16]; /* out: Api-Version header */
 };

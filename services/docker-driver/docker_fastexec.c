@@ -19,6 +19,7 @@
 
 #include "fastexec_wire.h"
 #include "msc_driver_live.h"
+#include "msc_hop.h"
 #include "msc_time.h"
 
 #define FX_REQ_SEND_MS	5000
@@ -359,10 +360,12 @@ dock_fx_run(const char *dir, const struct dock_exec_req *req,
 		snprintf(err, errlen, "exec: bad request");
 		return -EINVAL;
 	}
+	MSC_HOP("driver_prepare");
 	if ((c.fd = dock_fx_connect(dir, DOCK_FX_SOCK_NAME)) < 0) {
 		snprintf(err, errlen, "no exec helper listens in %s", dir);
 		return -ENOTCONN;
 	}
+	MSC_HOP("helper_connect");
 	fx_parser_init(&c.ps, true);
 	c.limit = req->output_limit;
 	c.live = req->live;
@@ -371,7 +374,9 @@ dock_fx_run(const char *dir, const struct dock_exec_req *req,
 		goto out;
 	c.deadline = (int64_t)msc_now_ms() + (req->timeout_ms > 0 ?
 	    (int64_t)req->timeout_ms + DOCK_FX_GRACE_MS : (int64_t)1 << 50);
+	MSC_HOP("helper_send_req");
 	rc = fx_loop(&c, req, res, err, errlen);
+	MSC_HOP("helper_run_command");
 	if (rc < 0)
 		goto out;
 	if (res->outcome != DOCK_EXEC_EXITED) {

@@ -163,6 +163,11 @@ dock_header_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 			x->res->status = code;
 		return n;
 	}
+	/* The blank line after a 2xx answer's headers. */
+	if ((n == 2 || n == 1) && (ptr[0] == '\r' || ptr[0] == '\n') &&
+	    x->req->headers_done != NULL && x->res->status >= 200 &&
+	    x->res->status < 300)
+		x->req->headers_done(x->req->sink_arg);
 	k = strlen("Api-Version:");
 	if (n > k && strncasecmp(ptr, "Api-Version:", k) == 0) {
 		while (k < n && (ptr[k] == ' ' || ptr[k] == '\t'))

@@ -265,3 +265,14 @@ dock_lease_describe(struct dock_driver *d, const char *name,
 		c->lease_left_ms = q.r.left_ms;
 	}
 }
+
+bool
+dock_lease_answers(struct dock_driver *d, const char *name, int wait_ms)
+{
+	struct lconn q = { .fd = -1 };
+
+	snprintf(q.name, sizeof(q.name), "%s", name);
+	lconn_send(d, &q, false, LW_QUERY, 0);
+	lconn_collect(&q, 1, wait_ms);
+	return q.answered;
+}

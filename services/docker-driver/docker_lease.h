@@ -52,4 +52,12 @@ void dock_lease_drop(struct dock_driver *d, const char *name);
 void dock_lease_describe(struct dock_driver *d, const char *name,
     Msc__V1__Computer *c);
 
+/*
+ * Whether the helper of container `name` (known to the fast path) answers
+ * a lease query within wait_ms: its main loop runs (a paused or wedged
+ * container's does not). Asks no engine; blocking (bounded).
+ */
+bool dock_lease_answers(struct dock_driver *d, const char *name,
+    int wait_ms);
+
 #endif /* DOCK_LEASE_H */

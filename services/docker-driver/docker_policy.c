@@ -322,25 +322,6 @@ ctr_address(json_t *ctr)
 	    "Networks"), DOCK_NET_NAME), "IPAddress"));
 }
 
-/* The container's address on the sandbox network into ip, or -ENOENT. */
-static int
-sandbox_address(struct dock_driver *d, const char *cid, char *ip,
-    size_t iplen, json_t **ctrp, char *err, size_t errlen)
-{
-	unsigned char bin[4];
-	const char *a;
-	int rv;
-
-	if ((rv = dock_container_inspect(d->engine, cid, T_POL, ctrp, err,
-	    errlen)) != 0)
-		return rv;
-	a = ctr_address(*ctrp);
-	if (a == NULL || inet_pton(AF_INET, a, bin) != 1)
-		return -ENOENT;
-	snprintf(ip, iplen, "%s", a);
-	return 0;
-}
-
 int
 dock_pol_proxy_view(json_t *ctr, struct dock_pol_lists *l)
 {
@@ -421,26 +402,26 @@ serve_computer(struct dock_driver *d, const char *id, int port, bool mine,
 	return rv > 0 ? 0 : rv;
 }
 
-int
-dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
-    char *err, size_t errlen)
+/* dock_pol_apply with the container's inspect JSON (taken). */
+static int
+apply(struct dock_driver *d, const char *id, json_t *ctr, char *err,
+    size_t errlen)
 {
 	struct dock_pol *p = &d->pol;
 	struct dock_pol_lists l;
 	struct dock_nft_rules *r = NULL;
-	json_t *ctr = NULL, *labels;
-	const char *ctr_id = "";
+	json_t *labels;
+	const char *ctr_id = "", *a = ctr_address(ctr);
 	char ip[INET_ADDRSTRLEN], dir[512], path[600];
+	unsigned char bin[4];
 	bool owned = false, has_dir;
-	int rv, port;
+	int rv = 0, port;
 
-	if (!d->net_sandbox)
-		return 0;
-	if ((rv = sandbox_address(d, cid, ip, sizeof(ip), &ctr, err,
-	    errlen)) != 0) {
+	if (a == NULL || inet_pton(AF_INET, a, bin) != 1) {
 		json_decref(ctr);
-		return rv == -ENOENT ? 0 : rv;  /* off the network: nothing leaves */
+		return 0;       /* off the network: nothing leaves */
 	}
+	snprintf(ip, sizeof(ip), "%s", a);
 	labels = json_object_get(json_object_get(ctr, "Config"), "Labels");
 	dock_pol_current(d, id, json_string_value(json_object_get(ctr, "Id")),
 	    labels, &l, &owned);
@@ -517,6 +498,30 @@ out:
 	if (owned)
 		dock_pol_lists_free(&l);
 	return rv;
+}
+
+int
+dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
+    char *err, size_t errlen)
+{
+	json_t *ctr = NULL;
+	int rv;
+
+	if (!d->net_sandbox)
+		return 0;
+	if ((rv = dock_container_inspect(d->engine, cid, T_POL, &ctr, err,
+	    errlen)) != 0)
+		return rv == -ENOENT ? 0 : rv;  /* gone: nothing leaves */
+	return apply(d, id, ctr, err, errlen);
+}
+
+int
+dock_pol_apply_known(struct dock_driver *d, const char *id, json_t *ctr,
+    char *err, size_t errlen)
+{
+	if (!d->net_sandbox)
+		return 0;
+	return apply(d, id, json_incref(ctr), err, errlen);
 }
 
 void

@@ -5,7 +5,10 @@
  * and renames it, so its first command is as fast as every later one.
  * Refills run at most --driver-creations at once, fewer while cold
  * creations run, and stop when the driver stops, which removes the
- * containers still waiting; a killed run's end with their lease.
+ * containers still waiting; a killed run's end with their lease. A take
+ * asks the engine nothing: the image's id is kept while no image event
+ * comes (docker_pool_image.c) and the rename follows the answer
+ * (docker_pool_rename.c).
  * Its size follows the bursts it sees (docker_pool_size.c).
  */
 #include "docker_driver_int.h"
@@ -21,12 +24,14 @@
 #include <time.h>
 
 #include "docker_api_int.h"
+#include "msc_hop.h"
 #include "msc_log.h"
 #include "msc_random.h"
 
 #define POOL_DEFAULT 2
 #define T_POOL_CREATE 60000
 #define POOL_BACKOFF_MS 2000    /* after a failed refill */
+#define POOL_ANSWER_MS 1000     /* for a waiting helper's answer at a take */
 
 void
 dock_pool_ctr_free(struct pool_ctr *pc)
@@ -188,6 +193,11 @@ refill_main(void *arg)
 			if (p->n_ready == p->target)
 				msc_log_info("warm pool: %d of %d ready",
 				    p->n_ready, p->target);
+			/* A take finds the image's id known (asked here when
+			 * an event came since). */
+			pthread_mutex_unlock(&p->mu);
+			free(dock_pool_image_id(p));
+			pthread_mutex_lock(&p->mu);
 			continue;
 		}
 		pthread_mutex_unlock(&p->mu);
@@ -234,6 +244,7 @@ dock_pool_start(struct dock_driver *d)
 		p->n_threads++;
 	}
 	if ((p->cap > 0 && p->n_threads == 0) ||
+	    (p->base > 0 && dock_pool_image_start(p) != 0) ||
 	    pthread_create(&p->renamer, NULL, dock_pool_renamer_main, p) != 0) {
 		msc_log_err("warm pool: cannot start its threads");
 		dock_pool_free(d);
@@ -266,6 +277,7 @@ dock_pool_drain(struct dock_driver *d)
 	if (p->renaming)
 		pthread_join(p->renamer, NULL);
 	p->renaming = false;
+	dock_pool_image_stop(p);
 	pthread_mutex_lock(&p->mu);
 	n = p->n_ready;
 	memcpy(left, p->ready, (size_t)n * sizeof(*left));
@@ -348,33 +360,10 @@ push_back(struct dock_pool *p, struct pool_ctr *pc)
 }
 
 /*
- * Whether the shell of container `name` answers through its helper
- * within a second (plus the helper's grace): a paused or wedged one
- * does not.
- */
-static bool
-answers(struct dock_driver *d, const char *name)
-{
-	const char *argv[] = { d->cfg->shell, "-c", "echo kilntainers-ready",
-		NULL };
-	struct dock_exec_req req = { .container = name, .argv = argv,
-		.timeout_ms = 1000, .output_limit = 4096 };
-	struct dock_exec_res res = { 0 };
-	char err[DOCK_ERRLEN];
-	bool ok;
-
-	ok = dock_fx_exec(d, name, &req, &res, err, sizeof(err)) == 0 &&
-	    res.outcome == DOCK_EXEC_EXITED && res.exit_code == 0 &&
-	    res.out != NULL && strstr(res.out, "kilntainers-ready") != NULL;
-	dock_exec_res_fini(&res);
-	return ok;
-}
-
-/*
  * Why pc must not be handed out, or NULL: its helper (or, without one,
- * its container) no longer runs or its shell does not answer, or the
- * image name now points to
- * another image than the one it was made from.
+ * its container) no longer runs or does not answer (its lease socket,
+ * served by the helper's own loop: no command, no engine), or the image
+ * name now points to another image than the one it was made from.
  */
 static const char *
 unfit(struct dock_driver *d, struct pool_ctr *pc, const char *image_id)
@@ -387,8 +376,8 @@ unfit(struct dock_driver *d, struct pool_ctr *pc, const char *image_id)
 	if (image_id != NULL && (made == NULL || strcmp(made, image_id) != 0))
 		return "the image changed since it was made";
 	if (pc->helper && dock_fx_enabled(d))
-		return dock_fx_wait(d, pc->name, 0) == 0 && answers(d, pc->name)
-		    ? NULL
+		return dock_fx_wait(d, pc->name, 0) == 0 &&
+		    dock_lease_answers(d, pc->name, POOL_ANSWER_MS) ? NULL
 		    : "its exec helper does not answer";
 	if (dock_container_inspect(d->engine, pc->cid, T_POOL_OP, &now, err,
 		sizeof(err)) != 0)
@@ -397,24 +386,6 @@ unfit(struct dock_driver *d, struct pool_ctr *pc, const char *image_id)
 	    "Running"));
 	json_decref(now);
 	return running ? NULL : "it is not running";
-}
-
-/* The id of the image the configured name points to now, or NULL. */
-static char *
-current_image_id(struct dock_driver *d)
-{
-	char path[DOCK_PATH_MAX], err[DOCK_ERRLEN], *id = NULL;
-	json_t *img = NULL;
-
-	if (dock_path(path, sizeof(path), "/images/%s/json%s", d->cfg->image,
-		"", err, sizeof(err)) < 0 ||
-	    dock_get_json(d->engine, path, "inspect image", T_POOL_OP, &img,
-		err, sizeof(err)) != 0)
-		return NULL;
-	if (json_string_value(json_object_get(img, "Id")) != NULL)
-		id = strdup(json_string_value(json_object_get(img, "Id")));
-	json_decref(img);
-	return id;
 }
 
 int
@@ -429,16 +400,24 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 
 	if (p == NULL || p->base == 0)
 		return 1;
-	/* Unknown (the engine did not say): each container is still checked. */
-	image_id = current_image_id(d);
+	/*
+	 * Kept from the last ask while no image event came (no engine round
+	 * trip); unknown (the engine did not say): each one is still checked.
+	 */
+	MSC_HOP("driver_take_start");
+	image_id = dock_pool_image_id(p);
+	MSC_HOP("take_image_id");
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 	while ((pc = pop(p)) != NULL) {
-		if ((why = unfit(d, pc, image_id)) != NULL) {
+		MSC_HOP("take_pop");
+		why = unfit(d, pc, image_id);
+		MSC_HOP("take_helper_answers");
+		if (why != NULL) {
 			dock_pool_discard(d, pc, why);
 			continue;
 		}
 		/* Its network rules, as a new computer's (docker_policy.c). */
-		if (dock_pol_apply(d, id, pc->cid, err, errlen) != 0) {
+		if (dock_pol_apply_known(d, id, pc->ctr, err, errlen) != 0) {
 			dock_pool_discard(d, pc, err);
 			continue;
 		}
@@ -464,6 +443,7 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 			     "(container %.12s)", id, pc->cid);
 		dock_pool_asked(p, true);
 		dock_pool_ctr_free(pc);
+		MSC_HOP("take_rules_track_fill");
 		free(image_id);
 		return rv;
 	}

@@ -42,6 +42,14 @@ struct dock_pool {
 	struct pool_rename *renames;
 	pthread_t renamer;
 	bool renaming;          /* the renamer thread runs */
+	/* docker_pool_image.c: the image id, kept while events say nothing. */
+	pthread_t image_watcher;
+	bool image_watching;    /* the watcher thread runs */
+	volatile bool image_watch_stop;
+	bool image_watched;     /* its event stream is open (under mu) */
+	uint64_t image_gen;     /* image events seen (under mu) */
+	char *image_id;         /* as of image_id_gen; owned (under mu) */
+	uint64_t image_id_gen;
 };
 
 struct pool_rename {
@@ -59,6 +67,17 @@ int dock_pool_rename_later(struct dock_pool *p, const char *cid,
     const char *name);
 /* The renamer thread: renames in order, until stopped with none left. */
 void *dock_pool_renamer_main(void *arg);
+
+/*
+ * docker_pool_image.c: starts and stops the thread that follows the
+ * engine's image events; dock_pool_image_id is the id the image name
+ * points to now (the kept one when no event came since it was asked,
+ * else asked from the engine), NULL when the engine does not say; the
+ * caller frees it. Takes p->mu.
+ */
+int dock_pool_image_start(struct dock_pool *p);
+void dock_pool_image_stop(struct dock_pool *p);
+char *dock_pool_image_id(struct dock_pool *p);
 
 /* docker_pool_size.c, all with p->mu held but dock_pool_missed. */
 /* Waits on p->cv at most ms (-1: without a bound). */

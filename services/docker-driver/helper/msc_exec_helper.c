@@ -16,7 +16,9 @@
  * HX_STOP_MS later), so `docker stop` is fast. Other signals (HUP, USR1,
  * USR2) are forwarded. It listens on SOCKET (in this container's own
  * small /.msc tmpfs, which the driver reaches through our /proc entry)
- * and forks one session process per connection (helper_session.c). A
+ * and forks one session process per connection (helper_session.c), ahead
+ * of it: a spare session waits in accept, so a command's path has one
+ * fork (its own), not two. A
  * session that dies abnormally (say the sandboxed code killed it) has its
  * exec's processes killed by marker here. It is not dumpable, so the
  * sandboxed code cannot ptrace it. Not PID 1 (tests on the host, or
@@ -27,6 +29,7 @@
 #include "helper_lease.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -50,6 +53,7 @@ struct session {
 
 static struct session sessions[HX_MAX_SESSIONS];
 static int nsessions;
+static pid_t spare;     /* the spare session waiting in accept, or 0 */
 
 static int
 listen_on(const char *path)
@@ -86,6 +90,8 @@ reap(void)
 				continue;
 			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 				hx_kill_exec(sessions[i].marker, 0);
+			if (pid == spare)
+				spare = 0;
 			sessions[i] = sessions[--nsessions];
 			break;
 		}
@@ -116,6 +122,63 @@ serve(int lfd, const sigset_t *mask)
 	}
 	nsessions++;
 	close(c);
+}
+
+/*
+ * The spare session: a session process forked ahead of its connection,
+ * which accepts it itself and then tells us its pid on `taken` (so the
+ * next one is forked while its command runs, not before). The fork and
+ * our wake-up are off a command's path. While one waits, we do not
+ * accept; without one (the session table full, a fork failed) we serve
+ * as above.
+ */
+static int taken[2] = { -1, -1 };
+
+static void
+spare_fork(int lfd, const sigset_t *mask)
+{
+	struct session *s;
+	pid_t self, parent = getpid();
+	int c;
+
+	if (spare != 0 || lfd < 0 || taken[0] < 0 ||
+	    nsessions >= HX_MAX_SESSIONS - 1)
+		return;
+	s = &sessions[nsessions];
+	if (hx_marker(s->marker) != 0 || (s->pid = fork()) < 0)
+		return;
+	if (s->pid == 0) {
+		/* A spare ends with us (we may not be PID 1 and be killed):
+		 * nothing is left waiting; a session once taken lives on, as
+		 * one forked after its connection does. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		close(taken[0]);
+		sigprocmask(SIG_UNBLOCK, mask, NULL);
+		do
+			c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		while (c < 0 && (errno == EINTR || errno == ECONNABORTED));
+		(void)prctl(PR_SET_PDEATHSIG, 0);
+		self = getpid();
+		(void)!write(taken[1], &self, sizeof(self));
+		close(taken[1]);
+		close(lfd);
+		_exit(c < 0 ? 0 : hx_session(c, s->marker));
+	}
+	spare = s->pid;
+	nsessions++;
+}
+
+/* The spare's pids that took a connection (or died: reap). */
+static void
+spare_taken(void)
+{
+	pid_t pid;
+
+	while (read(taken[0], &pid, sizeof(pid)) == (ssize_t)sizeof(pid))
+		if (pid == spare)
+			spare = 0;
 }
 
 /* Forwards a stop signal and waits (bounded) for everything to end. */
@@ -185,15 +248,23 @@ main(int argc, char **argv)
 	if ((lfd = listen_on(path)) < 0)
 		hx_log("cannot listen on %s: %s; serving as init only", path,
 		    strerror(-lfd));
+	if (pipe2(taken, O_CLOEXEC | O_NONBLOCK) != 0)
+		taken[0] = taken[1] = -1;       /* then a fork per connection */
 	for (;;) {
-		struct pollfd p[3] = { { .fd = sfd, .events = POLLIN },
-			{ .fd = lfd, .events = POLLIN },
-			{ .fd = lease.fd, .events = POLLIN } };
+		struct pollfd p[4];
 		struct signalfd_siginfo si;
 
-		if (poll(p, 3, hx_lease_timeout(&lease, -1)) < 0 &&
+		spare_fork(lfd, &mask);
+		p[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = spare != 0 ? -1 : lfd,
+			.events = POLLIN };
+		p[2] = (struct pollfd){ .fd = lease.fd, .events = POLLIN };
+		p[3] = (struct pollfd){ .fd = taken[0], .events = POLLIN };
+		if (poll(p, 4, hx_lease_timeout(&lease, -1)) < 0 &&
 		    errno != EINTR)
 			continue;
+		if (p[3].revents & POLLIN)
+			spare_taken();
 		if (hx_lease_check(&lease, p[2].revents & POLLIN)) {
 			hx_log("the lease lapsed: no driver renewed it; ending "
 			       "this temporary computer");
