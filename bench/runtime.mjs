@@ -2,6 +2,8 @@
 // runtime.mjs: what gVisor costs (issue 32). In one run, under the engine's default runtime
 // (runc) and under --runtime RT (default runsc), one after another per measure:
 //   exec p50   terminal_execute `true` on one computer (stdio all-in-one server, warm-up excluded)
+//   api        exec p50 again under runc with MSC_FAST_EXEC=0 (the Engine API exec gVisor gets)
+//   forks      one command running /bin/true 100 times (its exec_duration_ms: the kernel's cost)
 //   first      the first command of a new temporary computer taken from a warm pool of 1
 //   docker run bare `docker run --rm [--runtime RT] --network none IMAGE true`
 // Prints a markdown table with the ratios RT/runc.
@@ -42,6 +44,7 @@ const IMAGE = 'debian:bookworm-slim';
 const RUN = randomBytes(3).toString('hex');
 let failures = 0;
 const made = [];
+const forkMs = {};       // exec_duration_ms of 100 fork+exec in one command, per runtime
 
 const p50 = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor((s.length - 1) / 2)]; };
 
@@ -54,8 +57,8 @@ function run(cmd, args) {
   });
 }
 
-async function server(flags) {
-  const t = new StdioClientTransport({ command: BIN, args: flags, stderr: 'pipe', env: { ...process.env } });
+async function server(flags, env = {}) {
+  const t = new StdioClientTransport({ command: BIN, args: flags, stderr: 'pipe', env: { ...process.env, ...env } });
   let log = '';
   t.stderr.on('data', (c) => { log += c; });
   const client = new Client({ name: 'bench-runtime', version: '1' }, { capabilities: {} });
@@ -76,15 +79,21 @@ async function call(s, args) {
 
 const rtFlags = (rt) => (rt ? ['--runtime', rt] : []);
 
-async function execP50(rt) {
-  const s = await server(['--warm-pool', '0', ...rtFlags(rt)]);
-  const id = `bench-rt-${RUN}-${rt || 'default'}`;
+async function execP50(rt, env = {}) {
+  const s = await server(['--warm-pool', '0', ...rtFlags(rt)], env);
+  const id = `bench-rt-${RUN}-${rt || 'default'}${env.MSC_FAST_EXEC ? '-api' : ''}`;
   made.push(`kilntainer-${id}`);
   try {
     await call(s, { computer_id: id, temporary: false, command: 'true' });
     for (let i = 0; i < 3; i++) await call(s, { computer_id: id, temporary: false, command: 'true' });
     const ms = [];
     for (let i = 0; i < CALLS; i++) ms.push((await call(s, { computer_id: id, temporary: false, command: 'true' })).ms);
+    const forks = [];
+    for (let i = 0; i < 3; i++) {
+      forks.push((await call(s, { computer_id: id, temporary: false,
+        command: 'i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i+1)); done' })).sc.exec_duration_ms);
+    }
+    if (!env.MSC_FAST_EXEC) forkMs[rt || 'default'] = p50(forks);
     return p50(ms);
   } finally {
     await s.close();
@@ -123,6 +132,13 @@ for (const [what, fn] of [['exec p50 (`true`, one computer)', execP50],
   const a = await fn('');
   const b = await fn(RT);
   rows.push(`| ${what} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${(b / a).toFixed(2)} |`);
+  if (fn === execP50) {
+    // The fallback gVisor needs, on runc: how much of the ratio is the Engine API exec.
+    const api = await execP50('', { MSC_FAST_EXEC: '0' });
+    rows.push(`| exec p50, runc through the Engine API exec (MSC_FAST_EXEC=0) vs ${RT} | ${api.toFixed(1)} | ${b.toFixed(1)} | ${(b / api).toFixed(2)} |`);
+    const [fa, fb] = [forkMs.default, forkMs[RT]];
+    rows.push(`| 100 fork+exec of /bin/true in one command (exec_duration_ms) | ${fa.toFixed(1)} | ${fb.toFixed(1)} | ${(fb / fa).toFixed(2)} |`);
+  }
 }
 if (made.length) await run('docker', ['rm', '-f', ...made]);
 process.stdout.write(`| what | runc ms | ${RT} ms | ratio ${RT}/runc |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n`);

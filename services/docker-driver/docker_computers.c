@@ -203,7 +203,7 @@ dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
 	} else
 		out->network = dup_or_empty("none");
 	out->disk = dock_disk_text(d);
-	out->runtime = dock_runtime_of(ctr, labels);
+	out->runtime = dock_runtime_of(d, ctr, labels);
 	if (!out->driver || !out->computer_id || !out->sandbox_id || !out->image ||
 	    !out->state || !out->created_at || !out->backend || !out->network ||
 	    !out->disk || !out->runtime)
@@ -287,7 +287,7 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	hc = json_object_get(body, "HostConfig");
 	json_object_set_new(hc, "AutoRemove", json_boolean(temporary));
 	dock_disk_body(d, body);
-	dock_runtime_label(d, body);
+	dock_runtime_label(body);
 	if (d->net_sandbox && (rv = dock_pol_body(d, dock_pol_mode_for(d, id), body,
 	    err, errlen)) != 0) {
 		json_decref(body);

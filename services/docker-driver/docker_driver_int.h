@@ -75,10 +75,11 @@ struct dock_driver {
  * !at_start. dock_runtime_gvisor says whether runtime name rt is gVisor,
  * dock_runtime_hides_helper whether a container (inspect JSON) runs
  * under one (its helper's socket is then out of the driver's reach).
- * dock_runtime_label labels a create body with its runtime;
- * dock_runtime_of is what computer_list says (malloc'd; NULL: no
- * memory). dock_runtime_explain rewrites a create's error (err) about
- * the runtime into what to do.
+ * dock_runtime_label labels a create body with its runtime, when it
+ * has one of its own; dock_runtime_of is what computer_list says: the
+ * label, the inspect's HostConfig.Runtime, else the engine's default
+ * (malloc'd; NULL: no memory). dock_runtime_explain rewrites a create's
+ * error (err) about the runtime into what to do.
  */
 int dock_runtime_body(const struct msc_cfg *cfg, json_t *body);
 const char *dock_runtime_name(const struct dock_driver *d);
@@ -86,8 +87,8 @@ int dock_runtime_check(struct dock_driver *d, bool at_start, char *err,
     size_t errlen);
 bool dock_runtime_gvisor(struct dock_driver *d, const char *rt);
 bool dock_runtime_hides_helper(struct dock_driver *d, json_t *ctr);
-void dock_runtime_label(struct dock_driver *d, json_t *body);
-char *dock_runtime_of(json_t *ctr, json_t *labels);
+void dock_runtime_label(json_t *body);
+char *dock_runtime_of(struct dock_driver *d, json_t *ctr, json_t *labels);
 void dock_runtime_explain(struct dock_driver *d, const char *id, char *err,
     size_t errlen);
 

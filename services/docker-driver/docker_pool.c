@@ -90,7 +90,7 @@ pool_body(struct dock_driver *d, bool *fastp)
 	json_object_set_new(json_object_get(body, "HostConfig"), "AutoRemove",
 	    json_true());
 	dock_disk_body(d, body);
-	dock_runtime_label(d, body);
+	dock_runtime_label(body);
 	/* Under gVisor the helper runs but the driver cannot reach it. */
 	*fastp = dock_fx_body(d, body) == 0 && !d->rt_hides_helper;
 	/* A lease like any temporary computer's: a server killed leaves no

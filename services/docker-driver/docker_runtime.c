@@ -5,7 +5,8 @@
  *
  * The name goes in each create body (HostConfig.Runtime) and in the label
  * kilntainers.runtime, so that computer_list says it, also for computers
- * a server started under another runtime finds again. The engine must
+ * a server started under another runtime finds again (without --runtime,
+ * the reference's labels only: computer_list says the engine's default). The engine must
  * know the name: GET /info lists its runtimes, asked at start (a missing
  * one stops the start with what to do) and with each validation (an
  * engine reloaded without it: creates fail saying so).
@@ -98,10 +99,11 @@ missing_text(struct dock_driver *d, const char *rt, json_t *runtimes,
 	if (podman)
 		snprintf(out, len, "the engine (podman) has no usable OCI "
 		    "runtime '%s' (it knows: %s). For gVisor: apt-get install "
-		    "runsc, add to containers.conf [engine.runtimes] runsc = "
-		    "[\"/usr/bin/runsc\"] (scripts/setup.sh does both), and "
-		    "restart the Podman service; or leave --runtime out for "
-		    "the default runtime", rt, known[0] ? known : "none");
+		    "runsc, make it the default in containers.conf ([engine] "
+		    "runtime = \"runsc\": Podman's compatible API runs its "
+		    "default runtime only) and restart the Podman service; or "
+		    "leave --runtime out for the default runtime", rt,
+		    known[0] ? known : "none");
 	else
 		snprintf(out, len, "the engine (docker) has no OCI runtime '%s' "
 		    "(it knows: %s). For gVisor: apt-get install runsc, add to "
@@ -135,6 +137,7 @@ dock_runtime_check(struct dock_driver *d, bool at_start, char *err,
 	pthread_mutex_lock(&d->mu);
 	snprintf(d->rt_default, sizeof(d->rt_default), "%s",
 	    def != NULL ? def : "");
+	d->n_rt_gvisor = 0;
 	json_object_foreach (runtimes, k, v) {
 		const char *p = json_string_value(json_object_get(v, "path"));
 
@@ -151,15 +154,28 @@ dock_runtime_check(struct dock_driver *d, bool at_start, char *err,
 	 * on a local engine an absolute path must exist.
 	 */
 	if (rt != NULL && (v == NULL || (path != NULL && path[0] == '/' &&
-	    sock != NULL && stat(path, &st) != 0))) {
+	    sock != NULL && stat(path, &st) != 0)))
 		missing_text(d, rt, runtimes, err, errlen);
-		json_decref(info);
-		if (at_start)
-			msc_cfg_error("%s", err);
-		return -EINVAL;
-	}
+	/*
+	 * Podman's Docker-compatible create (4.3) ignores HostConfig.Runtime
+	 * and runs the service's default runtime: only that one can be had.
+	 */
+	else if (rt != NULL && strcmp(dock_engine_name(d->engine),
+	    "podman") == 0 && (def == NULL || strcmp(def, rt) != 0))
+		snprintf(err, errlen, "Podman's Docker-compatible API runs every "
+		    "container under its service's default runtime (%s), not "
+		    "one named per container: make '%s' the default (in "
+		    "containers.conf, [engine] runtime = \"%s\") and restart "
+		    "the Podman service, then --runtime %s names it",
+		    def != NULL ? def : "not said", rt, rt, rt);
+	else
+		rt = NULL;
 	json_decref(info);
-	return 0;
+	if (rt == NULL)
+		return 0;
+	if (at_start)
+		msc_cfg_error("%s", err);
+	return -EINVAL;
 }
 
 bool
@@ -177,25 +193,41 @@ dock_runtime_gvisor(struct dock_driver *d, const char *rt)
 	return yes;
 }
 
+/*
+ * A container's runtime from its inspect JSON, or NULL when it does not
+ * say: Podman's compatible inspect says "oci" for every runtime.
+ */
+static const char *
+inspect_runtime(json_t *ctr)
+{
+	const char *rt = json_string_value(json_object_get(json_object_get(
+	    ctr, "HostConfig"), "Runtime"));
+
+	return rt == NULL || *rt == '\0' || strcmp(rt, "oci") == 0 ? NULL
+								    : rt;
+}
+
 bool
 dock_runtime_hides_helper(struct dock_driver *d, json_t *ctr)
 {
-	return dock_runtime_gvisor(d, json_string_value(json_object_get(
-	    json_object_get(ctr, "HostConfig"), "Runtime")));
-}
-
-void
-dock_runtime_label(struct dock_driver *d, json_t *body)
-{
-	const char *rt = template_runtime(body);
-	json_t *labels = json_object_get(body, "Labels");
+	const char *rt = inspect_runtime(ctr);
 	char def[sizeof(d->rt_default)];
 
+	if (rt != NULL)
+		return dock_runtime_gvisor(d, rt);
 	pthread_mutex_lock(&d->mu);
 	snprintf(def, sizeof(def), "%s", d->rt_default);
 	pthread_mutex_unlock(&d->mu);
-	if (rt == NULL)
-		rt = def[0] != '\0' ? def : NULL;
+	return dock_runtime_gvisor(d, def);
+}
+
+void
+dock_runtime_label(json_t *body)
+{
+	const char *rt = template_runtime(body);
+	json_t *labels = json_object_get(body, "Labels");
+
+	/* Without a runtime of its own: the reference's labels, exactly. */
 	if (rt == NULL)
 		return;
 	if (!json_is_object(labels)) {
@@ -206,14 +238,20 @@ dock_runtime_label(struct dock_driver *d, json_t *body)
 }
 
 char *
-dock_runtime_of(json_t *ctr, json_t *labels)
+dock_runtime_of(struct dock_driver *d, json_t *ctr, json_t *labels)
 {
 	const char *rt = json_string_value(json_object_get(labels, RT_LABEL));
+	char *out;
 
 	if (rt == NULL)
-		rt = json_string_value(json_object_get(json_object_get(ctr,
-		    "HostConfig"), "Runtime"));
-	return strdup(rt != NULL ? rt : "");
+		rt = inspect_runtime(ctr);
+	if (rt != NULL && *rt != '\0')
+		return strdup(rt);
+	/* Made without a runtime of its own: the engine's default. */
+	pthread_mutex_lock(&d->mu);
+	out = strdup(d->rt_default);
+	pthread_mutex_unlock(&d->mu);
+	return out;
 }
 
 void
