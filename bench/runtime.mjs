@@ -141,6 +141,17 @@ for (const [what, fn] of [['exec p50 (`true`, one computer)', execP50],
   }
 }
 if (made.length) await run('docker', ['rm', '-f', ...made]);
+// Waiting containers a server had no time to remove on its way out (runsc's are slow to go).
+await new Promise((resolve) => {
+  const c = spawn('docker', ['ps', '-aq', '--filter', `label=kilntainers.pool=benchrt${RUN}`]);
+  let ids = '';
+  c.stdout.on('data', (d) => { ids += d; });
+  c.on('close', async () => {
+    const list = ids.split('\n').filter(Boolean);
+    if (list.length) await run('docker', ['rm', '-f', ...list]);
+    resolve();
+  });
+});
 process.stdout.write(`| what | runc ms | ${RT} ms | ratio ${RT}/runc |\n| --- | ---: | ---: | ---: |\n${rows.join('\n')}\n`);
 if (failures) {
   process.stdout.write(`${failures} failed\n`);

@@ -109,7 +109,8 @@ missing_text(struct dock_driver *d, const char *rt, json_t *runtimes,
 		    "(it knows: %s). For gVisor: apt-get install runsc, add to "
 		    "/etc/docker/daemon.json \"runtimes\": {\"runsc\": {\"path\": "
 		    "\"/usr/bin/runsc\", \"runtimeArgs\": [\"--network=host\"]}} "
-		    "(scripts/setup.sh does both), then reload the engine "
+		    "(the source tree's scripts/register-runsc.sh does it), "
+		    "then reload the engine "
 		    "(kill -HUP $(pidof dockerd), or systemctl reload docker); or "
 		    "leave --runtime out for the default runtime", rt,
 		    known[0] ? known : "none");
