@@ -317,6 +317,9 @@ list_payload(const Msc__V1__ComputerList *l)
 			    json_string(c->network));
 		if (row != NULL && c->disk != NULL && c->disk[0] != '\0')
 			json_object_set_new(row, "disk", json_string(c->disk));
+		if (row != NULL && c->runtime != NULL && c->runtime[0] != '\0')
+			json_object_set_new(row, "runtime",
+			    json_string(c->runtime));
 		json_array_append_new(arr, row);
 	}
 	return json_pack("{s:o, s:I}", "computers", arr, "count",

@@ -191,6 +191,8 @@ set_defaults(struct msc_cfg *cfg)
 		cfg->fly_token = env;
 	if ((env = getenv("KILNTAINERS_DISK_QUOTA")) != NULL && *env != '\0')
 		cfg->disk_quota = env;
+	if ((env = getenv("KILNTAINERS_RUNTIME")) != NULL && *env != '\0')
+		cfg->runtime = env;
 	cfg->lifecycle_tools = msc_cfg_truthy(getenv("ENABLE_LIFECYCLE_TOOLS"));
 	if ((env = getenv("KILNTAINERS_TOOLS")) != NULL && *env != '\0')
 		cfg->tools = env;

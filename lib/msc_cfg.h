@@ -78,6 +78,7 @@ struct msc_cfg {
 	const char *engine;
 	const char *docker_host;
 	const char *image;
+	const char *runtime;            /* --runtime NAME, or NULL */
 	const char *cpu;
 	const char *memory;
 	const char **run_flags;

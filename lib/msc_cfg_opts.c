@@ -224,6 +224,11 @@ const struct opt msc_cfg_opts[] = {
 	{ "docker-host", OPT_STR, F(docker_host), 0, NULL, "DOCKER_HOST", NULL,
 	    DOCK, "Engine address: unix:///path or tcp://host:port (default: DOCKER_HOST, else the local socket)",
 	    DOCKER },
+	{ "runtime", OPT_STR, F(runtime), 0, NULL, "NAME", NULL, DOCK,
+	    "OCI runtime the engine runs computers with, e.g. runsc (gVisor); "
+	    "the engine must know it, checked at start (default: "
+	    "KILNTAINERS_RUNTIME, else the engine's default runtime)",
+	    DOCKER },
 	{ "image", OPT_STR, F(image), 0, "debian:bookworm-slim", "IMAGE", NULL,
 	    DOCK, "Docker image (default: debian:bookworm-slim)",
 	    DOCKER | MSC_PROG_CLOUD_DRIVER },

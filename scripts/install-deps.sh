@@ -7,14 +7,15 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 # lintian and docker-compose (v1; Debian 12 has no Compose v2) check the package
 # and the compose files (tests/package); podman runs the Podman integration
-# tests (scripts/start-podman.sh).
+# tests (scripts/start-podman.sh); runsc (gVisor) runs the --runtime runsc
+# tests (scripts/register-runsc.sh).
 PKGS="meson ninja-build pkg-config cmake gcc clang libclang-rt-14-dev \
 protobuf-c-compiler libprotobuf-c-dev libnng-dev libmbedtls-dev \
 libjansson-dev libcurl4-openssl-dev libcmocka-dev libmicrohttpd-dev \
 docker.io debootstrap ca-certificates curl chromium python3 \
 lld wasi-libc libclang-rt-14-dev-wasm32 wabt binaryen \
 python3-grpcio python3-grpc-tools iproute2 nftables squid-openssl \
-lintian docker-compose podman"
+lintian docker-compose podman runsc"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -6,6 +6,8 @@ set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/start-dockerd.sh
+# gVisor as the engine's runtime "runsc" (daemon.json, reloaded; idempotent).
+./scripts/register-runsc.sh
 ./scripts/ensure-image.sh debian:bookworm-slim
 # Podman's API socket for the Podman integration tests (tests/integration/meson.build).
 ./scripts/start-podman.sh

@@ -105,6 +105,8 @@ dock_build_template(const struct msc_cfg *cfg, json_t **outp)
 		msc_cfg_error("%s", err);
 		goto invalid;
 	}
+	if (dock_runtime_body(cfg, body) != 0)
+		goto invalid;
 	*outp = body;
 	return 0;
 nomem:
@@ -129,6 +131,8 @@ dock_validate(struct dock_driver *d, char *err, size_t errlen)
 		return 0;
 	if ((rv = dock_engine_ping(d->engine, T_PING, err, errlen)) != 0)
 		return rv == -ETIMEDOUT ? -ECONNREFUSED : rv;
+	if ((rv = dock_runtime_check(d, false, err, errlen)) != 0)
+		return rv == -EINVAL ? -EINVAL : -ECONNREFUSED;
 	dock_disk_probe(d);
 	if ((rv = dock_image_ensure(d->engine, d->cfg->image, T_PULL, err,
 		 errlen)) != 0)
@@ -199,9 +203,10 @@ dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
 	} else
 		out->network = dup_or_empty("none");
 	out->disk = dock_disk_text(d);
+	out->runtime = dock_runtime_of(d, ctr, labels);
 	if (!out->driver || !out->computer_id || !out->sandbox_id || !out->image ||
 	    !out->state || !out->created_at || !out->backend || !out->network ||
-	    !out->disk)
+	    !out->disk || !out->runtime)
 		return -ENOMEM;
 	return 0;
 }
@@ -251,7 +256,7 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 {
 	char name[128], cid[65];
 	json_t *body = NULL, *classic, *labels, *hc, *ctr = NULL;
-	bool fast;
+	bool fast, reach;
 	int rv;
 
 	if ((rv = dock_validate(d, err, errlen)) != 0)
@@ -285,6 +290,7 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	hc = json_object_get(body, "HostConfig");
 	json_object_set_new(hc, "AutoRemove", json_boolean(temporary));
 	dock_disk_body(d, body);
+	dock_runtime_label(body);
 	if (d->net_sandbox && (rv = dock_pol_body(d, dock_pol_mode_for(d, id), body,
 	    err, errlen)) != 0) {
 		json_decref(body);
@@ -294,8 +300,10 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 		json_decref(body);
 		return -ENOMEM;
 	}
+	/* Under gVisor the helper runs but its socket is out of reach. */
 	fast = dock_fx_body(d, body) == 0;
-	if (fast && dock_lease_body(d, body, temporary) != 0) {
+	reach = fast && !d->rt_hides_helper;
+	if (reach && dock_lease_body(d, body, temporary) != 0) {
 		json_decref(body);
 		json_decref(classic);
 		return -ENOMEM;
@@ -322,6 +330,8 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	json_decref(classic);
 	if (rv == -EEXIST)
 		snprintf(err, errlen, "Computer '%s' already exists.", id);
+	else if (rv != 0)
+		dock_runtime_explain(d, id, err, errlen);
 	if (rv != 0)
 		return rv;
 	if ((rv = dock_container_inspect(d->engine, cid, T_OP, &ctr, err,
@@ -340,7 +350,7 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	}
 	if (temporary)
 		dock_lease_hold(d, name, ctr);
-	if (dock_readiness(d, name, fast, true, err, errlen) != 0) {
+	if (dock_readiness(d, name, reach, true, err, errlen) != 0) {
 		char ignore[DOCK_ERRLEN];
 
 		json_decref(ctr);

@@ -11,6 +11,7 @@
 
 #include "docker_lease.h"
 #include "msc_driver.h"
+#include "msc_log.h"
 
 MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
     msc_describe_docker);
@@ -66,6 +67,7 @@ static int
 driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
     struct dock_driver **dp)
 {
+	char err[DOCK_ERRLEN];
 	struct dock_driver *d;
 	int rv;
 
@@ -86,6 +88,14 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		msc_cfg_error("invalid --docker-host '%s'", cfg->docker_host);
 		goto fail;
 	}
+	if ((rv = dock_runtime_check(d, true, err, sizeof(err))) != 0)
+		goto fail;
+	if ((d->rt_hides_helper = dock_runtime_gvisor(d,
+	    dock_runtime_name(d))))
+		msc_log_info("runtime %s is gVisor: computers run the exec "
+		    "helper inside gVisor's kernel, where the driver cannot "
+		    "reach its socket; commands use the Engine API exec",
+		    dock_runtime_name(d));
 	dock_fx_init(d);
 	if ((rv = dock_lease_start(d)) != 0 || (rv = dock_net_init(d)) != 0 ||
 	    (rv = dock_pol_init(d)) != 0)

@@ -57,7 +57,42 @@ struct dock_driver {
 	bool disk_size_opt;         /* new containers get StorageOpt size */
 	char disk_text[256];        /* what computer_list says of it */
 	int snap_making;            /* snapshots being committed, under mu */
+
+	/* The runtimes (docker_runtime.c), learned from /info; under mu. */
+	char rt_default[64];        /* the engine's default runtime */
+	char rt_gvisor[8][65];      /* the engine's runtimes that are gVisor */
+	size_t n_rt_gvisor;
+	bool rt_hides_helper;       /* --runtime is gVisor (set at start) */
 };
+#define DOCK_RT_GVISOR_MAX 8
+
+/*
+ * The OCI runtime (docker_runtime.c). dock_runtime_body puts --runtime in
+ * the create template (after --docker-run-flag; a second, different name
+ * is refused): 0 or -EINVAL, message printed. dock_runtime_name is the
+ * template's runtime or NULL (the engine's default). dock_runtime_check
+ * asks the engine's runtimes (GET /info, blocks up to 5 s): 0, or -EINVAL
+ * with what to do in err when the engine lacks the runtime (printed too
+ * when at_start); an engine that does not answer is an error only when
+ * !at_start. dock_runtime_gvisor says whether runtime name rt is gVisor,
+ * dock_runtime_hides_helper whether a container (inspect JSON) runs
+ * under one (its helper's socket is then out of the driver's reach).
+ * dock_runtime_label labels a create body with its runtime, when it
+ * has one of its own; dock_runtime_of is what computer_list says: the
+ * label, the inspect's HostConfig.Runtime, else the engine's default
+ * (malloc'd; NULL: no memory). dock_runtime_explain rewrites a create's
+ * error (err) about the runtime into what to do.
+ */
+int dock_runtime_body(const struct msc_cfg *cfg, json_t *body);
+const char *dock_runtime_name(const struct dock_driver *d);
+int dock_runtime_check(struct dock_driver *d, bool at_start, char *err,
+    size_t errlen);
+bool dock_runtime_gvisor(struct dock_driver *d, const char *rt);
+bool dock_runtime_hides_helper(struct dock_driver *d, json_t *ctr);
+void dock_runtime_label(json_t *body);
+char *dock_runtime_of(struct dock_driver *d, json_t *ctr, json_t *labels);
+void dock_runtime_explain(struct dock_driver *d, const char *id, char *err,
+    size_t errlen);
 
 /* docker_disk.c: --disk-quota by the storage driver's size option. */
 /* Parses --disk-quota (0, or -EINVAL after saying why). */

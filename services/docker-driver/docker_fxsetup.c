@@ -185,6 +185,7 @@ dock_fx_track(struct dock_driver *d, const char *name, json_t *ctr)
 		free(msc_map_del(d->fx_procs, name));
 		pthread_mutex_unlock(&d->mu);
 	} else if (!dock_fx_uses_helper(ctr) || cid == NULL ||
+	    dock_runtime_hides_helper(d, ctr) ||
 	    strlen(cid) != 64 || pid <= 1 || pid > INT32_MAX)
 		fx_cache_put(d, name, 0, "");
 	else

@@ -95,7 +95,9 @@ pool_body(struct dock_driver *d, bool *fastp)
 	json_object_set_new(json_object_get(body, "HostConfig"), "AutoRemove",
 	    json_true());
 	dock_disk_body(d, body);
-	*fastp = dock_fx_body(d, body) == 0;
+	dock_runtime_label(body);
+	/* Under gVisor the helper runs but the driver cannot reach it. */
+	*fastp = dock_fx_body(d, body) == 0 && !d->rt_hides_helper;
 	/* A lease like any temporary computer's: a server killed leaves no
 	 * waiting container behind for long (docker_lease.h). */
 	if (*fastp && dock_lease_body(d, body, true) != 0) {
@@ -135,6 +137,7 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 		    T_POOL_CREATE, pc->cid, err, errlen);
 	}
 	if (rv != 0) {
+		dock_runtime_explain(d, pc->name, err, errlen);
 		json_decref(body);
 		free(pc);
 		return NULL;

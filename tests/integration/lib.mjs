@@ -50,7 +50,10 @@ export const withPoolFlag = (flags) => {
  * network on), as a user runs it.
  */
 export const ENGINE = process.env.MSC_TEST_ENGINE || 'docker';
-const ENGINE_FLAGS = ENGINE === 'podman' ? ['--engine', 'podman'] : [];
+/** MSC_TEST_RUNTIME=runsc: every server runs its computers under that OCI runtime (--runtime). */
+export const RUNTIME = process.env.MSC_TEST_RUNTIME || '';
+const ENGINE_FLAGS = [...(ENGINE === 'podman' ? ['--engine', 'podman'] : []),
+  ...(RUNTIME ? ['--runtime', RUNTIME] : [])];
 
 /** Per-file, per-run prefix for explicit computer ids: `it<6 hex>-`. */
 export const PREFIX = `it${randomBytes(3).toString('hex')}-`;
@@ -539,9 +542,9 @@ export class RawServer {
 }
 
 /** Run the binary with arguments, no stdin interaction (for --help and startup validation). */
-export async function runCli(args, { mode = 'aio', timeoutMs = 15000, input = '' } = {}) {
+export async function runCli(args, { mode = 'aio', timeoutMs = 15000, input = '', env } = {}) {
   const bin = requireBinary(mode);
-  const r = await run(bin, args, { input, timeoutMs });
+  const r = await run(bin, args, { input, timeoutMs, env: env ? { ...process.env, ...env } : undefined });
   scanSanitizer(r.stderr, `cli ${path.basename(bin)} ${args.join(' ')}`);
   return r;
 }

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   startServer, cleanupContainers, containerOf, cid, track, textOf, runCli, SLUG_ERROR,
-  RANDOM_SLUG_RE, MSC_BIN, waitFor, waitExit,
+  RANDOM_SLUG_RE, MSC_BIN, waitFor, waitExit, RUNTIME,
 } from './lib.mjs';
 
 function freePort() {
@@ -114,9 +114,11 @@ describe('lifecycle tools on Docker', () => {
     const row = list.computers.find((c) => c.computer_id === id);
     assert.ok(row, 'listed');
     assert.equal(list.count, list.computers.length);
-    // The reference's keys, plus the computer's network policy (issue 20) and disk bound (issue 27).
-    assert.deepEqual(Object.keys(row).sort(), ['backend', 'computer_id', 'created_at', 'disk', 'image', 'network', 'sandbox_id', 'state', 'temporary']);
+    // The reference's keys, plus the computer's network policy (issue 20), disk bound (issue 27)
+    // and OCI runtime (issue 32: made without --runtime, the engine's default).
+    assert.deepEqual(Object.keys(row).sort(), ['backend', 'computer_id', 'created_at', 'disk', 'image', 'network', 'runtime', 'sandbox_id', 'state', 'temporary']);
     assert.equal(row.network, 'open');
+    assert.equal(row.runtime, RUNTIME || 'runc');
     assert.match(row.disk, /^(1 GiB|not bounded: .+)$/);
     assert.equal(row.backend, 'docker');
     assert.equal(row.state, 'running');
