@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_principal.h"
+
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
 
@@ -38,6 +40,33 @@ run_computer_op(struct job *j, computer_op op, const char *id, char *err)
 	msc_computer_fini(&c);
 }
 
+/*
+ * Whether the ref's principal may act on its computer (a backend that
+ * keeps no owner: always); else fails the call. A computer the backend
+ * cannot find is left to the operation, which says so its own way.
+ */
+static bool
+ref_allowed(struct job *j, char *err)
+{
+	const Msc__V1__ComputerRef *ref = (const void *)j->req;
+	char tag[MSC_PRINCIPAL_TAG_LEN + 1] = "";
+	int rv;
+
+	if (j->d->ops->owner == NULL)
+		return true;
+	rv = j->d->ops->owner(j->d->be, ref->computer_id, tag, sizeof(tag),
+	    err, MSC_DRIVER_ERRLEN);
+	if (rv == -ENOENT || (rv == 0 &&
+	    msc_principal_may(tag, ref->principal)))
+		return true;
+	if (rv != 0)
+		fail(j, rv, err);
+	else
+		msc_call_fail(j->call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC_PRINCIPAL_NOT_YOURS, ref->computer_id);
+	return false;
+}
+
 void
 msc_job_run_call(struct job *j, char *err)
 {
@@ -58,7 +87,12 @@ msc_job_run_call(struct job *j, char *err)
 		} else if (r->network != NULL)
 			rv = ops->set_network(j->d->be, r->computer_id,
 			    r->network, err, MSC_DRIVER_ERRLEN);
-		if (rv == 0)
+		if (rv == 0 && r->principal[0] != '\0' &&
+		    ops->create_owned != NULL)
+			rv = ops->create_owned(j->d->be, r->computer_id,
+			    r->temporary, r->principal, &c, err,
+			    MSC_DRIVER_ERRLEN);
+		else if (rv == 0)
 			rv = ops->create(j->d->be, r->computer_id, r->temporary,
 			    &c, err, MSC_DRIVER_ERRLEN);
 		if (rv == 0)
@@ -69,18 +103,26 @@ msc_job_run_call(struct job *j, char *err)
 		break;
 	}
 	case JOB_ATTACH:
+		if (!ref_allowed(j, err))
+			break;
 		run_computer_op(j, ops->attach, REF(j->req), err);
 		break;
 	case JOB_RESTART:
+		if (!ref_allowed(j, err))
+			break;
 		run_computer_op(j, ops->restart, REF(j->req), err);
 		break;
 	case JOB_RESET:
+		if (!ref_allowed(j, err))
+			break;
 		run_computer_op(j, ops->reset, REF(j->req), err);
 		break;
 	case JOB_STOP:
 	case JOB_DELETE: {
 		Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
 
+		if (j->kind == JOB_DELETE && !ref_allowed(j, err))
+			break;
 		rv = ops->stop(j->d->be, REF(j->req), j->kind == JOB_DELETE, err,
 		    MSC_DRIVER_ERRLEN);
 		if (rv == 0)

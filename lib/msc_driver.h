@@ -56,6 +56,20 @@ struct msc_driver_ops {
 	 */
 	int (*set_network)(void *be, const char *id,
 	    const Msc__V1__NetworkPolicy *np, char *err, size_t errlen);
+	/*
+	 * Optional, both or neither: a backend that keeps who made each
+	 * computer (msc_principal.h). create_owned is create recording the
+	 * principal tag `principal` (used when it is not empty); owner
+	 * writes the tag computer `id` records ("" for none) to tag, or
+	 * returns -ENOENT when there is no such computer. With them,
+	 * Attach, Restart, Reset and Delete of another principal's computer
+	 * are refused before they touch it.
+	 */
+	int (*create_owned)(void *be, const char *id, bool temporary,
+	    const char *principal, Msc__V1__Computer *out, char *err,
+	    size_t errlen);
+	int (*owner)(void *be, const char *id, char *tag, size_t taglen,
+	    char *err, size_t errlen);
 };
 
 /*

@@ -15,8 +15,24 @@
 MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
     msc_describe_docker);
 
-/* docker_ops_base and the network policy of a computer to create. */
+/* docker_ops_base, the network policy of a computer to create and the
+ * principal that made it. */
 static struct msc_driver_ops docker_ops;
+
+static int
+create_owned(void *be, const char *id, bool temporary, const char *principal,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return dock_create_owned(be, id, temporary, principal, out, err,
+	    errlen);
+}
+
+static int
+owner(void *be, const char *id, char *tag, size_t taglen, char *err,
+    size_t errlen)
+{
+	return dock_owner(be, id, tag, taglen, err, errlen);
+}
 
 static void
 free_value(void *arg, const char *key, void *value)
@@ -57,6 +73,8 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 	if (docker_ops.create == NULL) {        /* once, before any service */
 		docker_ops = docker_ops_base;
 		docker_ops.set_network = dock_pol_set_create;
+		docker_ops.create_owned = create_owned;
+		docker_ops.owner = owner;
 	}
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)

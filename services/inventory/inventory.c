@@ -16,6 +16,7 @@
 #include "inventory.pb-c.h"
 #include "msc_log.h"
 #include "msc_map.h"
+#include "msc_principal.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
 
@@ -94,6 +95,11 @@ answer(struct inv_service *s, struct record *r, struct waiter *w)
 		    w->temporary ? "true" : "false");
 		return;
 	}
+	if (!msc_principal_may(r->computer->principal, w->principal)) {
+		msc_call_fail(w->call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC_PRINCIPAL_NOT_YOURS, r->id);
+		return;
+	}
 	if (r->temporary && r->n_owners > 0 && !inv_owner_has(r, w->owner) &&
 	    (r->exclusive || w->exclusive)) {
 		msc_call_fail(w->call, MSC__V1__CODE__FAILED_PRECONDITION, "%s",
@@ -147,6 +153,9 @@ struct op {
 	bool temporary;         /* the mode of the first caller */
 	int driver;             /* the driver that has or makes it */
 	bool creating;          /* counted in s->creating[driver] */
+	/* The first caller's principal tag: a computer it makes records it,
+	 * and Attach refuses another principal's before starting it. */
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
 	Msc__V1__NetworkPolicy *network;        /* the first caller's, owned */
 };
 
@@ -228,6 +237,7 @@ create_on(struct op *op, int i)
 	/* Not r->waiters: later callers join that list under the lock. */
 	cr.temporary = op->temporary;
 	cr.network = op->network;
+	cr.principal = op->principal;
 	op->driver = i;
 	op->creating = true;
 	pthread_mutex_lock(&s->mu);
@@ -344,6 +354,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	w->temporary = a->temporary;
 	w->exclusive = a->exclusive;
 	snprintf(w->owner, sizeof(w->owner), "%s", a->owner);
+	snprintf(w->principal, sizeof(w->principal), "%s", a->principal);
 	pthread_mutex_lock(&s->mu);
 	r = msc_map_get(s->records, id);
 	if (r != NULL && r->ready) {
@@ -390,8 +401,10 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	op->r = r;
 	op->temporary = w->temporary;
 	op->network = policy_copy(a->network);
+	snprintf(op->principal, sizeof(op->principal), "%s", w->principal);
 	pthread_mutex_unlock(&s->mu);
 	ref.computer_id = r->id;
+	ref.principal = op->principal;
 	if (fresh) {
 		/* A new random id exists nowhere: place it straight away. */
 		place(op);

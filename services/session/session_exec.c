@@ -440,6 +440,7 @@ resolve(struct pending *p)
 	ar.computer_id = p->id;
 	ar.temporary = p->temporary;
 	ar.owner = ss->id;
+	ar.principal = ss->pr->tag;
 	ar.exclusive = true;    /* a temporary one is this session's alone */
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
 		"Acquire", &ar.base, sess_hop_ms(sess_left_ms(p->deadline_ms),

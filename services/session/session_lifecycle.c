@@ -20,6 +20,7 @@ struct lc_op {
 	enum msc_reason_step step;      /* what a provider failure was in */
 	struct sess_principal *pr;      /* its session's; counts the call */
 	char tag[SESS_TAG_LEN + 1];     /* the session's, for logs */
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];      /* its tag */
 };
 
 /* Checks the session and the id; NULL after failing the call. */
@@ -65,6 +66,7 @@ lc_begin(struct sess_service *s, struct msc_call *call,
 	s->calls++;
 	ss->pr->calls++;
 	op->pr = ss->pr;
+	snprintf(op->principal, sizeof(op->principal), "%s", ss->pr->tag);
 	sess_touch_locked(s, ss);
 	pthread_mutex_unlock(&s->mu);
 	op->s = s;
@@ -236,6 +238,7 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	ar.temporary = op->temporary;
 	ar.network = ((const Msc__V1__ComputerRequest *)req)->network;
 	ar.owner = op->session_id;
+	ar.principal = op->principal;
 	ar.exclusive = true;
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
 		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(op->call),
@@ -258,8 +261,10 @@ sess_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	r.session_id = ((const Msc__V1__SessionRef *)req)->session_id;
 	r.principal = ((const Msc__V1__SessionRef *)req)->principal;
 	lr.owner = r.session_id;
-	if ((op = lc_begin(state, call, &r, true)) != NULL)
-		call_inventory(op, "List", &lr.base, listed);
+	if ((op = lc_begin(state, call, &r, true)) == NULL)
+		return;
+	lr.principal = op->principal;
+	call_inventory(op, "List", &lr.base, listed);
 }
 
 static void
@@ -273,6 +278,7 @@ by_ref(void *state, struct msc_call *call, const ProtobufCMessage *req,
 		return;
 	ref.computer_id = op->id;
 	ref.owner = ((const Msc__V1__ComputerRequest *)req)->session_id;
+	ref.principal = op->principal;
 	call_inventory(op, method, &ref.base, relay);
 }
 

@@ -246,3 +246,65 @@ describe('connections count per principal once authenticated', () => {
     }
   });
 });
+
+describe('a permanent computer is its principal\'s, also after a restart', () => {
+  // Permanent computers have global names (a Docker container's, a WASI folder's): bob naming
+  // alice's must not reach it in any tool, see it in computer_list, or restart, reset or delete
+  // it. The computer records alice's tag (meta.json here, a label on Docker), so a restarted
+  // server still knows.
+  let srv3;
+  let wasmDir;
+  const start = async () => {
+    writeTokens(TOK);
+    return startHttpServer(['--backend', 'go_busybox', '--tokens-file', tokens], {
+      env: { KILNTAINERS_WASM_DIR: wasmDir, HOME: dir, ENABLE_LIFECYCLE_TOOLS: 'true' }, label: false });
+  };
+  before(async () => {
+    wasmDir = fs.mkdtempSync(path.join(dir, 'perm-'));
+    srv3 = await start();
+  });
+  after(async () => { await srv3?.stop(); });
+
+  const session = async (who) => (await request(srv3, { body: initializeBody(), token: TOK[who] }))
+    .headers['mcp-session-id'];
+  const tool = async (who, s, name, args) => (await request(srv3, { token: TOK[who], session: s,
+    body: rpc('tools/call', { name, arguments: args }) })).json;
+  const ID = 'alice-box';
+
+  it('bob naming alice\'s permanent computer is refused in every tool and does not see it', async () => {
+    const a = await session('alice');
+    const made = await tool('alice', a, 'terminal_execute',
+      { computer_id: ID, temporary: false, command: 'echo secret > /s; echo ok' });
+    assert.equal(made.result?.structuredContent?.stdout, 'ok\n', JSON.stringify(made));
+    const attack = async () => {
+      const b = await session('bob');
+      for (const temporary of [false, undefined]) {
+        const r = await tool('bob', b, 'terminal_execute', { computer_id: ID, temporary, command: 'cat /s' });
+        assert.equal(r.result?.isError, true, JSON.stringify(r));
+        assert.doesNotMatch(JSON.stringify(r), /secret/);
+        if (temporary === false) assert.match(r.result.content[0].text, /belongs to another principal/);
+      }
+      const cr = await tool('bob', b, 'computer_create', { computer_id: ID, temporary: false });
+      assert.equal(cr.result?.isError, true, JSON.stringify(cr));
+      for (const name of ['computer_restart', 'computer_factory_reset', 'computer_delete']) {
+        const r = await tool('bob', b, name, { computer_id: ID });
+        assert.equal(r.result?.isError, true, `${name}: ${JSON.stringify(r)}`);
+        assert.match(r.result.content[0].text, /belongs to another principal/, name);
+      }
+      const list = await tool('bob', b, 'computer_list', {});
+      assert.ok(!JSON.stringify(list).includes(ID), `bob lists alice's: ${JSON.stringify(list)}`);
+      const still = await tool('alice', await session('alice'), 'terminal_execute',
+        { computer_id: ID, temporary: false, command: 'cat /s' });
+      assert.equal(still.result?.structuredContent?.stdout, 'secret\n', JSON.stringify(still));
+      const own = await tool('alice', await session('alice'), 'computer_list', {});
+      assert.ok(JSON.stringify(own).includes(ID), 'alice lists hers');
+    };
+    await attack();
+    // A restarted server knows whose it is from the computer itself.
+    await srv3.stop();
+    srv3 = await start();
+    await attack();
+    assert.doesNotMatch(fs.readFileSync(path.join(wasmDir, 'go_busybox', ID, 'meta.json'), 'utf8'),
+      /alice|0123456789abcdef/, 'the computer records a tag, not the name or the token');
+  });
+});
