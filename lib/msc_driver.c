@@ -302,6 +302,32 @@ static const struct msc_method driver_methods[] = {
 	{ NULL, NULL },
 };
 
+/* n less a fraction of it, but at least one less (n > 1). */
+static int
+less_part(int n, int part)
+{
+	if (n <= 1)
+		return 1;
+	return n - (n / part > 0 ? n / part : 1);
+}
+
+/*
+ * The principals' turns at the workers: commands run on all but an
+ * eighth of them (creations, lists and stops keep that much, whatever
+ * the commands do); a named principal runs at most three quarters of
+ * those and queues at most twice as many, so another principal finds a
+ * worker at once, and one past that is told the driver is busy for it.
+ */
+static int
+principals_new(int workers, struct msc_fair **fp)
+{
+	int slots = less_part(workers, 8);
+	size_t queue = (size_t)slots * 2 > 8 ? (size_t)slots * 2 : 8;
+
+	return msc_fair_new(slots, less_part(slots, 4), queue,
+	    DRIVER_MAX_QUEUED, fp);
+}
+
 int
 msc_driver_start(const char *url, const struct msc_driver_ops *ops,
     void *backend, int workers, struct msc_driver **dp)
@@ -320,6 +346,7 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 	    (rv = msc_live_table_new(&d->live)) != 0 ||
 	    (rv = msc_share_new(workers / 4, DRIVER_MAX_QUEUED,
 		 &d->owners)) != 0 ||
+	    (rv = principals_new(workers, &d->principals)) != 0 ||
 	    (rv = msc_pool_new(workers, DRIVER_MAX_QUEUED, &d->pool)) != 0 ||
 	    (rv = msc_server_start(url, &msc__v1__driver__descriptor,
 		 driver_methods, d, DRIVER_MAX_QUEUED, &d->srv)) != 0) {
@@ -355,7 +382,8 @@ msc_driver_limit_owners(struct msc_driver *d, int n)
 		msc_share_set(d->owners, n);
 }
 
-/* A command that waited for its owner's share will not start. */
+/* A command that waited for its owner's share or its principal's turn
+ * will not start. */
 static void
 abort_waiting(void *item)
 {
@@ -386,6 +414,8 @@ msc_driver_stop(struct msc_driver *d)
 		msc_live_cancel_all(d->live);
 	if (d->owners != NULL)
 		msc_share_drain(d->owners, abort_waiting);
+	if (d->principals != NULL)
+		msc_fair_drain(d->principals, abort_waiting);
 	while ((n = msc_queue_pop(&waiting)) != NULL)
 		msc_job_abort(JOB(n), MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
 		    d->ops->name);
@@ -395,6 +425,7 @@ msc_driver_stop(struct msc_driver *d)
 	msc_map_free(d->lanes);
 	msc_live_table_free(d->live);
 	msc_share_free(d->owners);
+	msc_fair_free(d->principals);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 	return true;

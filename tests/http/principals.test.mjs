@@ -308,3 +308,46 @@ describe('a permanent computer is its principal\'s, also after a restart', () =>
       /alice|0123456789abcdef/, 'the computer records a tag, not the name or the token');
   });
 });
+
+describe('the driver\'s workers are shared between principals', () => {
+  // Each handle is its own owner at the driver, so before, alice's sleeps on many handles took
+  // every worker and bob's echo waited for them to end. With 4 workers: commands run on 3, a named
+  // principal on at most 2 of them with 8 more waiting; past that it is told at once.
+  let four;
+  before(async () => {
+    writeTokens(TOK);
+    four = await startHttpServer(['--backend', 'go_busybox', '--tokens-file', tokens, '--driver-workers', '4'],
+      { env: { KILNTAINERS_WASM_DIR: dir, HOME: dir }, label: false });
+  });
+  after(async () => { await four?.stop(); });
+
+  const call = (who, command, id) => request(four, {
+    token: TOK[who], timeoutMs: 60000,
+    headers: { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'terminal_execute' },
+    body: { jsonrpc: '2.0', id, method: 'tools/call',
+      params: { name: 'terminal_execute', arguments: { command }, _meta: META_PLAIN } },
+  });
+  const text = (r) => JSON.stringify(r.json);
+
+  it('alice floods with sleeps on 12 handles: bob\'s echo answers within 2 s, alice\'s extra ones are told "busy" at once', async () => {
+    const t0 = Date.now();
+    const sleeps = Array.from({ length: 12 }, (_, i) => call('alice', 'sleep 2; echo slept', 100 + i)
+      .then((r) => ({ r, ms: Date.now() - t0 })));
+    await new Promise((r) => setTimeout(r, 500));
+    const t1 = Date.now();
+    const bob = await call('bob', 'echo bob', 1);
+    const ms = Date.now() - t1;
+    assert.equal(bob.json?.result?.structuredContent?.stdout, 'bob\n', text(bob));
+    assert.ok(ms < 2000, `bob waited ${ms} ms behind alice's sleeps`);
+    const done = await Promise.all(sleeps);
+    const busy = done.filter(({ r }) => /is busy for you/.test(text(r)));
+    const slept = done.filter(({ r }) => r.json?.result?.structuredContent?.stdout === 'slept\n');
+    assert.equal(busy.length, 2, `2 past her share and queue: ${done.map(({ r }) => text(r)).join('\n')}`);
+    assert.equal(slept.length, 10);
+    for (const { r, ms: at } of busy) {
+      assert.ok(at < 1500, `told at ${at} ms, not after a wait`);
+      assert.equal(r.json.result.isError, true);
+      assert.match(r.json.result.content[0].text, /--driver-workers/);
+    }
+  });
+});
