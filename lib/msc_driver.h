@@ -197,7 +197,9 @@ void msc_driver_limit_creations(struct msc_driver *d, int n);
  * run at once, of the pool's workers; the owner's others wait in order
  * without holding a worker, so one session's long commands leave workers
  * to the others. Commands without an owner are not counted. The default
- * is a quarter of the workers (at least 1); n <= 0 keeps it.
+ * is a quarter of the workers (at least 1); n <= 0 keeps it. Past the
+ * owners' shares, the principals (ExecRequest.principal) take turns at
+ * the workers left for commands (msc_driver.c, principals_new).
  */
 void msc_driver_limit_owners(struct msc_driver *d, int n);
 

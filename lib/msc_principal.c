@@ -35,7 +35,8 @@ msc_principal_tag(const char *name, char out[MSC_PRINCIPAL_TAG_LEN + 1])
 bool
 msc_principal_may(const char *owner, const char *caller)
 {
-	if (owner == NULL || owner[0] == '\0')
+	if (owner == NULL || owner[0] == '\0' || caller == NULL ||
+	    caller[0] == '\0')
 		return true;
 	return caller != NULL && strcmp(owner, caller) == 0;
 }

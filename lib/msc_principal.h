@@ -23,7 +23,9 @@ void msc_principal_tag(const char *name, char out[MSC_PRINCIPAL_TAG_LEN + 1]);
  * Whether the principal tagged `caller` may reach a computer that
  * records `owner`: one that records none is anyone's (made by a server
  * without principals, or on a backend that keeps no labels); else only
- * its own principal's.
+ * its own principal's. The one principal of a server without
+ * principals (the empty tag) is its operator and reaches every one, as
+ * the reference does.
  */
 bool msc_principal_may(const char *owner, const char *caller);
 
