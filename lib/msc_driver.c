@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_principal.h"
+
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
 
@@ -56,6 +58,42 @@ run_computer_op(struct job *j, computer_op op, const char *id, char *err)
 	msc_computer_fini(&c);
 }
 
+/*
+ * Whether `principal` may act on computer `id` (a backend that keeps no
+ * owner: always); else fails the call. A computer the backend cannot
+ * find is left to the operation, which says so its own way.
+ */
+bool
+msc_job_principal_may(struct job *j, const char *id, const char *principal,
+    char *err)
+{
+	char tag[MSC_PRINCIPAL_TAG_LEN + 1] = "";
+	int rv;
+
+	if (j->d->ops->owner == NULL || principal[0] == '\0')
+		return true;    /* no owner kept, or the operator asks */
+	rv = j->d->ops->owner(j->d->be, id, tag, sizeof(tag), err,
+	    MSC_DRIVER_ERRLEN);
+	if (rv == -ENOENT || (rv == 0 && msc_principal_may(tag, principal)))
+		return true;
+	if (rv != 0)
+		msc_job_fail(j, rv, err);
+	else
+		msc_call_fail(j->call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC_PRINCIPAL_NOT_YOURS, id);
+	return false;
+}
+
+/* msc_job_principal_may for the ComputerRef of j. */
+static bool
+ref_allowed(struct job *j, char *err)
+{
+	const Msc__V1__ComputerRef *ref = (const void *)j->req;
+
+	return msc_job_principal_may(j, ref->computer_id, ref->principal,
+	    err);
+}
+
 void
 msc_job_run_call(struct job *j, char *err)
 {
@@ -84,6 +122,11 @@ msc_job_run_call(struct job *j, char *err)
 		if (rv == 0 && r->from_snapshot[0] != '\0')
 			rv = ops->create_from(j->d->be, r, &c, err,
 			    MSC_DRIVER_ERRLEN);
+		else if (rv == 0 && r->principal[0] != '\0' &&
+		    ops->create_owned != NULL)
+			rv = ops->create_owned(j->d->be, r->computer_id,
+			    r->temporary, r->principal, &c, err,
+			    MSC_DRIVER_ERRLEN);
 		else if (rv == 0)
 			rv = ops->create(j->d->be, r->computer_id, r->temporary,
 			    &c, err, MSC_DRIVER_ERRLEN);
@@ -95,12 +138,18 @@ msc_job_run_call(struct job *j, char *err)
 		break;
 	}
 	case JOB_ATTACH:
+		if (!ref_allowed(j, err))
+			break;
 		run_computer_op(j, ops->attach, REF(j->req), err);
 		break;
 	case JOB_RESTART:
+		if (!ref_allowed(j, err))
+			break;
 		run_computer_op(j, ops->restart, REF(j->req), err);
 		break;
 	case JOB_RESET:
+		if (!ref_allowed(j, err))
+			break;
 		run_computer_op(j, ops->reset, REF(j->req), err);
 		break;
 	case JOB_STOP:
@@ -108,6 +157,8 @@ msc_job_run_call(struct job *j, char *err)
 		Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
 		Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
 
+		if (j->kind == JOB_DELETE && !ref_allowed(j, err))
+			break;
 		if (j->kind == JOB_DELETE) {
 			c.processes_ended = processes_before(j);
 			c.computer_id = (char *)REF(j->req);
@@ -329,6 +380,32 @@ static const struct msc_method driver_methods[] = {
 	{ NULL, NULL },
 };
 
+/* n less a fraction of it, but at least one less (n > 1). */
+static int
+less_part(int n, int part)
+{
+	if (n <= 1)
+		return 1;
+	return n - (n / part > 0 ? n / part : 1);
+}
+
+/*
+ * The principals' turns at the workers: commands run on all but an
+ * eighth of them (creations, lists and stops keep that much, whatever
+ * the commands do); a named principal runs at most three quarters of
+ * those and queues at most twice as many, so another principal finds a
+ * worker at once, and one past that is told the driver is busy for it.
+ */
+static int
+principals_new(int workers, struct msc_fair **fp)
+{
+	int slots = less_part(workers, 8);
+	size_t queue = (size_t)slots * 2 > 8 ? (size_t)slots * 2 : 8;
+
+	return msc_fair_new(slots, less_part(slots, 4), queue,
+	    DRIVER_MAX_QUEUED, fp);
+}
+
 int
 msc_driver_start(const char *url, const struct msc_driver_ops *ops,
     void *backend, int workers, struct msc_driver **dp)
@@ -347,6 +424,7 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 	    (rv = msc_live_table_new(&d->live)) != 0 ||
 	    (rv = msc_share_new(workers / 4, DRIVER_MAX_QUEUED,
 		 &d->owners)) != 0 ||
+	    (rv = principals_new(workers, &d->principals)) != 0 ||
 	    (rv = msc_pool_new(workers, DRIVER_MAX_QUEUED, &d->pool)) != 0 ||
 	    (rv = msc_server_start(url, &msc__v1__driver__descriptor,
 		 driver_methods, d, DRIVER_MAX_QUEUED, &d->srv)) != 0) {
@@ -382,7 +460,8 @@ msc_driver_limit_owners(struct msc_driver *d, int n)
 		msc_share_set(d->owners, n);
 }
 
-/* A command that waited for its owner's share will not start. */
+/* A command that waited for its owner's share or its principal's turn
+ * will not start. */
 static void
 abort_waiting(void *item)
 {
@@ -413,6 +492,8 @@ msc_driver_stop(struct msc_driver *d)
 		msc_live_cancel_all(d->live);
 	if (d->owners != NULL)
 		msc_share_drain(d->owners, abort_waiting);
+	if (d->principals != NULL)
+		msc_fair_drain(d->principals, abort_waiting);
 	while ((n = msc_queue_pop(&waiting)) != NULL)
 		msc_job_abort(JOB(n), MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
 		    d->ops->name);
@@ -422,6 +503,7 @@ msc_driver_stop(struct msc_driver *d)
 	msc_map_free(d->lanes);
 	msc_live_table_free(d->live);
 	msc_share_free(d->owners);
+	msc_fair_free(d->principals);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 	return true;

@@ -83,6 +83,21 @@ struct msc_driver_ops {
 	    char *err, size_t errlen);
 	int (*create_from)(void *be, const Msc__V1__CreateRequest *req,
 	    Msc__V1__Computer *out, char *err, size_t errlen);
+
+	/*
+	 * Optional, both or neither: a backend that keeps who made each
+	 * computer (msc_principal.h). create_owned is create recording the
+	 * principal tag `principal` (used when it is not empty); owner
+	 * writes the tag computer `id` records ("" for none) to tag, or
+	 * returns -ENOENT when there is no such computer. With them,
+	 * Attach, Restart, Reset and Delete of another principal's computer
+	 * are refused before they touch it.
+	 */
+	int (*create_owned)(void *be, const char *id, bool temporary,
+	    const char *principal, Msc__V1__Computer *out, char *err,
+	    size_t errlen);
+	int (*owner)(void *be, const char *id, char *tag, size_t taglen,
+	    char *err, size_t errlen);
 };
 
 /*
@@ -212,7 +227,9 @@ void msc_driver_limit_creations(struct msc_driver *d, int n);
  * run at once, of the pool's workers; the owner's others wait in order
  * without holding a worker, so one session's long commands leave workers
  * to the others. Commands without an owner are not counted. The default
- * is a quarter of the workers (at least 1); n <= 0 keeps it.
+ * is a quarter of the workers (at least 1); n <= 0 keeps it. Past the
+ * owners' shares, the principals (ExecRequest.principal) take turns at
+ * the workers left for commands (msc_driver.c, principals_new).
  */
 void msc_driver_limit_owners(struct msc_driver *d, int n);
 

@@ -4,7 +4,8 @@
  * skeleton (msc_driver.c) makes jobs and runs them; the scheduling
  * (msc_driver_sched.c) orders them: each computer's lane keeps its jobs
  * serial, the creation gate bounds creations at once, the owners' shares
- * bound an owner's commands at once.
+ * bound an owner's commands at once, and the principals share the
+ * command workers round-robin.
  */
 #ifndef MSC_DRIVER_INT_H
 #define MSC_DRIVER_INT_H
@@ -16,8 +17,10 @@
 
 #include "msc_driver.h"
 #include "msc_driver_live.h"
+#include "msc_fair.h"
 #include "msc_map.h"
 #include "msc_pool.h"
+#include "msc_principal.h"
 #include "msc_queue.h"
 #include "msc_share.h"
 #include "msc_slug.h"
@@ -37,6 +40,8 @@ struct job {
 	enum job_kind kind;
 	char lane_id[MSC_SLUG_MAX + 1]; /* "" when not on a lane */
 	char owner[64];                /* holds a slot of this owner's share */
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];      /* Exec: whose */
+	bool fair;                     /* holds or waits for a command slot */
 	struct msc_live *live;         /* Exec with a cancel_key, else NULL */
 	struct msc_qnode qn;           /* on a lane's or the gate's queue */
 };
@@ -56,6 +61,7 @@ struct msc_driver {
 	struct msc_queue gate;          /* struct job, waiting their turn */
 	size_t gate_queued;
 	struct msc_share *owners;       /* Exec: workers per owner */
+	struct msc_fair *principals;    /* Exec: workers between principals */
 	uint32_t exec_timeout_s;        /* for an Exec without its own */
 	uint64_t exec_output_limit;
 	struct msc_live_table *live;    /* keyed commands: Cancel, Progress */
@@ -66,6 +72,13 @@ struct msc_driver {
 void msc_job_run_call(struct job *j, char *err);
 /* The snapshot jobs (msc_driver_snap.c); false: not one of them. */
 bool msc_job_run_snapshot(struct job *j, char *err);
+/*
+ * Whether `principal` (a tag; "" the operator) may act on computer `id`
+ * as the backend records its owner; false after failing j's call.
+ * Blocking (asks the backend).
+ */
+bool msc_job_principal_may(struct job *j, const char *id,
+    const char *principal, char *err);
 /* Fails j's call with the backend's error (msc_driver.c). */
 void msc_job_fail(struct job *j, int rv, const char *err);
 /* Frees j and forgets its command. */

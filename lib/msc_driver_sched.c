@@ -2,8 +2,9 @@
  * msc_driver_sched.c - the order in which a driver's jobs run (see
  * msc_driver_int.h): a computer's lane runs its jobs one at a time, the
  * creation gate lets --driver-creations creations run at once, an owner's
- * share bounds its commands at once; the rest wait in order, off the
- * worker threads.
+ * share bounds its commands at once, and the principals take turns at the
+ * workers left for commands; the rest wait in order, off the worker
+ * threads.
  */
 #include "msc_driver_int.h"
 
@@ -24,6 +25,8 @@ struct lane {
 static void lane_next(struct msc_driver *d, const char *id);
 static void gate_leave(struct msc_driver *d);
 static void owner_leave(struct msc_driver *d, const char *owner);
+static void principal_enter(struct job *j);
+static void principal_leave(struct msc_driver *d, const char *principal);
 
 /* Whether j makes a computer, and so passes the creation gate. */
 static bool
@@ -65,6 +68,8 @@ job_run(void *arg)
 	msc_job_run_call(j, err);
 	if (creates(j))
 		gate_leave(j->d);
+	if (j->fair)
+		principal_leave(j->d, j->principal);
 	if (j->owner[0] != '\0')
 		owner_leave(j->d, j->owner);
 	if (j->lane_id[0] != '\0')
@@ -82,6 +87,8 @@ pool_submit(struct job *j)
 		return;
 	if (creates(j))
 		gate_leave(j->d);
+	if (j->fair)
+		principal_leave(j->d, j->principal);
 	if (j->owner[0] != '\0')
 		owner_leave(j->d, j->owner);
 	msc_job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED,
@@ -175,7 +182,7 @@ owner_enter(struct job *j)
 	rv = d->stopping ? -ESHUTDOWN : msc_share_enter(d->owners, j->owner, j);
 	pthread_mutex_unlock(&d->mu);
 	if (rv == 1) {
-		pool_submit(j);
+		principal_enter(j);
 		return;
 	}
 	if (rv == 0)
@@ -193,6 +200,58 @@ owner_leave(struct msc_driver *d, const char *owner)
 	struct job *next = msc_share_leave(d->owners, owner);
 
 	if (next != NULL)
+		principal_enter(next);
+}
+
+/*
+ * The principals' turns: commands of every owner of one principal share
+ * that principal's slots of the command workers (msc_fair.h), so that one
+ * principal's many handles cannot take every worker, and a freed worker
+ * goes to the waiting principal that runs the fewest. Past its share and
+ * its queue a principal is told at once that the driver is busy for it.
+ */
+static void
+principal_enter(struct job *j)
+{
+	struct msc_driver *d = j->d;
+	int running, rv;
+	size_t queued;
+
+	snprintf(j->principal, sizeof(j->principal), "%s",
+	    ((const Msc__V1__ExecRequest *)j->req)->principal);
+	pthread_mutex_lock(&d->mu);
+	rv = d->stopping ? -ESHUTDOWN
+			 : msc_fair_enter(d->principals, j->principal, j);
+	pthread_mutex_unlock(&d->mu);
+	if (rv >= 0) {
+		j->fair = true;
+		if (rv == 1)
+			pool_submit(j);
+		return;         /* else principal_leave starts it */
+	}
+	if (j->owner[0] != '\0') {
+		owner_leave(d, j->owner);
+		j->owner[0] = '\0';
+	}
+	if (rv == -EBUSY) {
+		msc_fair_count(d->principals, j->principal, &running, &queued);
+		msc_job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED, "%s is busy "
+		    "for you: %d of your commands run at once (your share of "
+		    "its --driver-workers) and %zu more wait; retry when some "
+		    "end", d->ops->name, running, queued);
+	} else
+		msc_job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED, "%s is "
+		    "overloaded (%s); retry later", d->ops->name, rv == -EAGAIN
+			? "too many commands wait" : strerror(-rv));
+}
+
+/* A command of `principal` ended: the next principal's turn. */
+static void
+principal_leave(struct msc_driver *d, const char *principal)
+{
+	struct job *next = msc_fair_leave(d->principals, principal);
+
+	if (next != NULL)
 		pool_submit(next);
 }
 
@@ -204,6 +263,8 @@ msc_job_submit(struct job *j)
 	else if (j->kind == JOB_EXEC &&
 	    ((const Msc__V1__ExecRequest *)j->req)->owner[0] != '\0')
 		owner_enter(j);
+	else if (j->kind == JOB_EXEC)
+		principal_enter(j);
 	else
 		pool_submit(j);
 }

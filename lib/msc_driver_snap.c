@@ -90,6 +90,10 @@ msc_job_run_snapshot(struct job *j, char *err)
 			msc_job_fail(j, rv, err);
 		return true;
 	}
+	/* Only its principal saves or restores a computer it records. */
+	if ((j->kind == JOB_SNAPSHOT || j->kind == JOB_RESTORE) &&
+	    !msc_job_principal_may(j, r->computer_id, r->principal, err))
+		return true;
 	switch (j->kind) {
 	case JOB_SNAPSHOT:
 		if ((rv = ops->snapshot(j->d->be, r, &s, err,

@@ -10,7 +10,8 @@
 
 /*
  * Parses argv into cfg with the options of program `prog` (enum
- * msc_prog), and validates it. Returns -1 to go on, or the exit status to
+ * msc_prog), and validates it; a program that goes on gets the thread
+ * that gives the heap's free memory back after a burst (msc_main.c). Returns -1 to go on, or the exit status to
  * exit with (0 after --help, 2 on a parse error, 1 on a validation error).
  */
 int msc_main_config(struct msc_cfg *cfg, unsigned prog, int argc,

@@ -17,6 +17,7 @@
 #include "docker_pool.h"
 #include "docker_runflags.h"
 #include "msc_log.h"
+#include "msc_principal.h"
 
 #define T_PING 10000
 #define T_PULL 600000
@@ -156,7 +157,7 @@ dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
 {
 	json_t *labels = json_object_get(ctr, "Labels");
 	const char *cid = json_string_value(json_object_get(ctr, "Id"));
-	const char *state, *tmp, *image, *created = NULL;
+	const char *state, *tmp, *image, *owner, *created = NULL;
 	char sandbox[13] = "", createdbuf[32];
 	json_t *cr;
 
@@ -170,6 +171,7 @@ dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
 		    json_object_get(ctr, "State"), "Status"));
 	tmp = json_string_value(json_object_get(labels, "kilntainers.temporary"));
 	image = json_string_value(json_object_get(labels, "kilntainers.image"));
+	owner = json_string_value(json_object_get(labels, MSC_PRINCIPAL_LABEL));
 	cr = json_object_get(ctr, "Created");
 	if (json_is_string(cr))
 		created = json_string_value(cr);
@@ -204,9 +206,10 @@ dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
 		out->network = dup_or_empty("none");
 	out->disk = dock_disk_text(d);
 	out->runtime = dock_runtime_of(d, ctr, labels);
+	out->principal = dup_or_empty(owner);
 	if (!out->driver || !out->computer_id || !out->sandbox_id || !out->image ||
 	    !out->state || !out->created_at || !out->backend || !out->network ||
-	    !out->disk || !out->runtime)
+	    !out->disk || !out->runtime || !out->principal)
 		return -ENOMEM;
 	return 0;
 }
@@ -252,7 +255,8 @@ dock_readiness(struct dock_driver *d, const char *name, bool helper, bool create
  * configured one, else a snapshot's). */
 static int
 create_cold(struct dock_driver *d, const char *id, bool temporary,
-    const char *image, Msc__V1__Computer *out, char *err, size_t errlen)
+    const char *image, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen)
 {
 	char name[128], cid[65];
 	json_t *body = NULL, *classic, *labels, *hc, *ctr = NULL;
@@ -287,6 +291,9 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	    json_string(d->cfg->driver_id));
 	json_object_set_new(labels, "kilntainers.image",
 	    json_string(d->cfg->image));
+	if (principal[0] != '\0')      /* a principal of --tokens-file */
+		json_object_set_new(labels, MSC_PRINCIPAL_LABEL,
+		    json_string(principal));
 	hc = json_object_get(body, "HostConfig");
 	json_object_set_new(hc, "AutoRemove", json_boolean(temporary));
 	dock_disk_body(d, body);
@@ -373,6 +380,13 @@ int
 dock_create(struct dock_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
+	return dock_create_owned(d, id, temporary, "", out, err, errlen);
+}
+
+int
+dock_create_owned(struct dock_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen)
+{
 	int rv;
 
 	/*
@@ -386,19 +400,20 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	    (rv = dock_pool_take(d, id, out, err, errlen)) != 1)
 		return rv;
 	dock_pool_cold(d, 1);
-	rv = create_cold(d, id, temporary, NULL, out, err, errlen);
+	rv = create_cold(d, id, temporary, NULL, principal, out, err, errlen);
 	dock_pool_cold(d, -1);
 	return rv;
 }
 
 int
 dock_create_image(struct dock_driver *d, const char *id, bool temporary,
-    const char *image, Msc__V1__Computer *out, char *err, size_t errlen)
+    const char *image, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen)
 {
 	int rv;
 
 	dock_pool_cold(d, 1);
-	rv = create_cold(d, id, temporary, image, out, err, errlen);
+	rv = create_cold(d, id, temporary, image, principal, out, err, errlen);
 	dock_pool_cold(d, -1);
 	return rv;
 }
@@ -470,6 +485,24 @@ done:
 }
 
 int
+dock_owner(struct dock_driver *d, const char *id, char *tag, size_t taglen,
+    char *err, size_t errlen)
+{
+	json_t *ctr = NULL;
+	const char *owner;
+	int rv;
+
+	if ((rv = engine_up(d, err, errlen)) != 0 ||
+	    (rv = dock_find(d, id, &ctr, err, errlen)) != 0)
+		return rv;
+	owner = json_string_value(json_object_get(json_object_get(
+	    json_object_get(ctr, "Config"), "Labels"), MSC_PRINCIPAL_LABEL));
+	snprintf(tag, taglen, "%s", owner != NULL ? owner : "");
+	json_decref(ctr);
+	return 0;
+}
+
+int
 dock_restart(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen)
 {
@@ -536,17 +569,20 @@ int
 dock_recreate(struct dock_driver *d, const char *id, const char *image,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
-	json_t *ctr = NULL;
-	const char *tmp;
+	json_t *ctr = NULL, *labels;
+	const char *tmp, *owner;
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
 	bool temporary;
 	int rv;
 
 	if ((rv = engine_up(d, err, errlen)) != 0 ||
 	    (rv = dock_find(d, id, &ctr, err, errlen)) != 0)
 		return rv;
-	tmp = json_string_value(json_object_get(json_object_get(
-	    json_object_get(ctr, "Config"), "Labels"), "kilntainers.temporary"));
+	labels = json_object_get(json_object_get(ctr, "Config"), "Labels");
+	tmp = json_string_value(json_object_get(labels, "kilntainers.temporary"));
 	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
+	owner = json_string_value(json_object_get(labels, MSC_PRINCIPAL_LABEL));
+	snprintf(principal, sizeof(principal), "%s", owner != NULL ? owner : "");
 	rv = dock_container_remove(d->engine,
 	    json_string_value(json_object_get(ctr, "Id")), T_STOP, err, errlen);
 	if (rv == 0)
@@ -564,7 +600,8 @@ dock_recreate(struct dock_driver *d, const char *id, const char *image,
 	/* AutoRemove containers may still be going away: wait for the name. */
 	for (int i = 0; i < 50; i++) {
 		rv = image != NULL ? dock_create_image(d, id, temporary, image,
-		    out, err, errlen) : dock_create(d, id, temporary, out, err,
+		    principal, out, err, errlen) : dock_create_owned(d, id,
+		    temporary, principal, out, err,
 		    errlen);
 		if (rv != -EEXIST)
 			break;

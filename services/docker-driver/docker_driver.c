@@ -52,8 +52,24 @@ snap_create_from(void *be, const Msc__V1__CreateRequest *req,
 }
 
 /* docker_ops_base, the network policy of a computer to create, the
- * count of its background processes, and snapshots. */
+ * principal that made it, the count of its background processes, and
+ * snapshots. */
 static struct msc_driver_ops docker_ops;
+
+static int
+create_owned(void *be, const char *id, bool temporary, const char *principal,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return dock_create_owned(be, id, temporary, principal, out, err,
+	    errlen);
+}
+
+static int
+owner(void *be, const char *id, char *tag, size_t taglen, char *err,
+    size_t errlen)
+{
+	return dock_owner(be, id, tag, taglen, err, errlen);
+}
 
 static void
 free_value(void *arg, const char *key, void *value)
@@ -108,6 +124,8 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		docker_ops.snapshots = snap_list;
 		docker_ops.snapshot_delete = snap_delete;
 		docker_ops.create_from = snap_create_from;
+		docker_ops.create_owned = create_owned;
+		docker_ops.owner = owner;
 	}
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)

@@ -115,6 +115,16 @@ char *dock_disk_text(struct dock_driver *d);
 int dock_validate(struct dock_driver *d, char *err, size_t errlen);
 int dock_create(struct dock_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen);
+/*
+ * The principal's tag (msc_principal.h) in the label MSC_PRINCIPAL_LABEL
+ * of a computer it makes cold (not on a warm temporary one, whose labels
+ * were set before anyone asked; a temporary computer is its session's
+ * alone anyway), and read back by dock_owner.
+ */
+int dock_create_owned(struct dock_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen);
+int dock_owner(struct dock_driver *d, const char *id, char *tag,
+    size_t taglen, char *err, size_t errlen);
 int dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen);
 int dock_restart(struct dock_driver *d, const char *id,
@@ -124,12 +134,14 @@ int dock_reset(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 int dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
     size_t errlen);
 /*
- * A new computer from `image` (a snapshot's), never a warm one; and a
- * computer recreated from `image` (NULL: the configured one, a factory
- * reset), same id and mode.
+ * A new computer from `image` (a snapshot's), never a warm one, that
+ * records `principal` (as dock_create_owned); and a computer recreated
+ * from `image` (NULL: the configured one, a factory reset), same id,
+ * mode and principal.
  */
 int dock_create_image(struct dock_driver *d, const char *id, bool temporary,
-    const char *image, Msc__V1__Computer *out, char *err, size_t errlen);
+    const char *image, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen);
 int dock_recreate(struct dock_driver *d, const char *id, const char *image,
     Msc__V1__Computer *out, char *err, size_t errlen);
 /*

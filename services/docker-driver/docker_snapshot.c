@@ -480,8 +480,8 @@ dock_create_from(struct dock_driver *d, const Msc__V1__CreateRequest *req,
 	    &img, err, errlen)) != 0 ||
 	    (rv = image_id(img, ref, sizeof(ref), err, errlen)) != 0)
 		return rv;
-	rv = dock_create_image(d, req->computer_id, req->temporary, ref, out,
-	    err, errlen);
+	rv = dock_create_image(d, req->computer_id, req->temporary, ref,
+	    req->principal, out, err, errlen);
 	return create_failed(rv, req->computer_id, err, errlen);
 }
 

@@ -16,6 +16,7 @@
 #include "inventory.pb-c.h"
 #include "msc_log.h"
 #include "msc_map.h"
+#include "msc_principal.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
 #include "msc_snapshot.h"
@@ -95,6 +96,11 @@ answer(struct inv_service *s, struct record *r, struct waiter *w)
 		    w->temporary ? "true" : "false");
 		return;
 	}
+	if (!msc_principal_may(r->computer->principal, w->principal)) {
+		msc_call_fail(w->call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC_PRINCIPAL_NOT_YOURS, r->id);
+		return;
+	}
 	if (r->temporary && r->n_owners > 0 && !inv_owner_has(r, w->owner) &&
 	    (r->exclusive || w->exclusive)) {
 		msc_call_fail(w->call, MSC__V1__CODE__FAILED_PRECONDITION, "%s",
@@ -148,9 +154,11 @@ struct op {
 	bool temporary;         /* the mode of the first caller */
 	int driver;             /* the driver that has or makes it */
 	bool creating;          /* counted in s->creating[driver] */
+	/* The first caller's principal tag: a computer it makes records it,
+	 * and Attach refuses another principal's before starting it. */
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
 	Msc__V1__NetworkPolicy *network;        /* the first caller's, owned */
 	char from_snapshot[MSC_SNAPSHOT_ID_LEN + 1];  /* "": the image */
-	char principal[72];     /* who asks, for from_snapshot */
 };
 
 /* A copy of the caller's policy (it may go before the create), or NULL. */
@@ -358,6 +366,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	w->temporary = a->temporary;
 	w->exclusive = a->exclusive;
 	snprintf(w->owner, sizeof(w->owner), "%s", a->owner);
+	snprintf(w->principal, sizeof(w->principal), "%s", a->principal);
 	pthread_mutex_lock(&s->mu);
 	r = msc_map_get(s->records, id);
 	if (r != NULL && r->ready) {
@@ -406,9 +415,10 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	op->network = policy_copy(a->network);
 	snprintf(op->from_snapshot, sizeof(op->from_snapshot), "%s",
 	    a->from_snapshot);
-	snprintf(op->principal, sizeof(op->principal), "%s", a->principal);
+	snprintf(op->principal, sizeof(op->principal), "%s", w->principal);
 	pthread_mutex_unlock(&s->mu);
 	ref.computer_id = r->id;
+	ref.principal = op->principal;
 	if (fresh) {
 		/* A new random id exists nowhere: place it straight away. */
 		place(op);

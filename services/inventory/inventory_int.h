@@ -11,6 +11,7 @@
 #include "inventory.h"
 #include "msc_fleet.h"
 #include "msc_map.h"
+#include "msc_principal.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
 
@@ -23,6 +24,7 @@ struct waiter {
 	bool temporary;
 	bool exclusive;
 	char owner[64];
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];      /* its tag */
 	struct waiter *next;
 };
 

@@ -11,12 +11,14 @@
 #include <string.h>
 
 #include "inventory.pb-c.h"
+#include "msc_principal.h"
 
 struct op {
 	struct inv_service *s;
 	struct msc_call *call;
 	char id[MSC_SLUG_MAX + 1];
 	char owner[64];          /* the session asking (List, operations) */
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];      /* its tag */
 	const char *method;
 	bool had_record;
 	bool count_processes;   /* passed on to the driver */
@@ -145,6 +147,7 @@ route(struct op *op)
 
 	ref.computer_id = op->id;
 	ref.count_processes = op->count_processes;
+	ref.principal = op->principal;  /* the driver checks it too */
 	pthread_mutex_lock(&op->s->mu);
 	r = msc_map_get(op->s->records, op->id);
 	if (r != NULL && op->owner[0] != '\0' &&
@@ -152,6 +155,14 @@ route(struct op *op)
 		pthread_mutex_unlock(&op->s->mu);
 		msc_call_fail(op->call, MSC__V1__CODE__FAILED_PRECONDITION,
 		    "%s", INV_NOT_OWNED_TEXT);
+		free(op);
+		return;
+	}
+	if (r != NULL && r->ready && r->computer != NULL &&
+	    !msc_principal_may(r->computer->principal, op->principal)) {
+		pthread_mutex_unlock(&op->s->mu);
+		msc_call_fail(op->call, MSC__V1__CODE__FAILED_PRECONDITION,
+		    MSC_PRINCIPAL_NOT_YOURS, op->id);
 		free(op);
 		return;
 	}
@@ -188,6 +199,8 @@ route(struct op *op)
 			snprintf(op->owner, sizeof(op->owner), "%s",          \
 			    ref->owner);                                      \
 			op->count_processes = ref->count_processes;           \
+			snprintf(op->principal, sizeof(op->principal), "%s",  \
+			    ref->principal);                                  \
 			route(op);                                            \
 		}                                                             \
 	}
@@ -210,6 +223,8 @@ snapshot_op(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	if (op == NULL)
 		return;
 	snprintf(op->owner, sizeof(op->owner), "%s", r->owner);
+	/* Another principal's computer is refused as for Restart. */
+	snprintf(op->principal, sizeof(op->principal), "%s", r->principal);
 	op->fwd = req;
 	route(op);
 }
@@ -311,17 +326,20 @@ struct merge {
 	size_t n, cap;
 	struct inv_service *s;
 	const char *owner;      /* the viewer; "" sees everything */
+	const char *principal;  /* the viewer's principal tag */
 };
 
-/* Whether the viewer may not see computer `id` (lock held). */
+/* Whether the viewer may not see computer c (lock held). */
 static bool
-hidden(const struct merge *m, const char *id)
+hidden(const struct merge *m, const Msc__V1__Computer *c)
 {
 	const struct record *r;
 
+	if (!msc_principal_may(c->principal, m->principal))
+		return true;
 	if (m->owner[0] == '\0')
 		return false;
-	r = msc_map_get(m->s->records, id);
+	r = msc_map_get(m->s->records, c->computer_id);
 	return r != NULL && inv_held_by_other(r, m->owner);
 }
 
@@ -341,7 +359,7 @@ add_unlisted(void *arg, const char *key, void *value)
 	struct record *r = value;
 
 	if (!r->ready || r->computer == NULL || m->n == m->cap ||
-	    listed_already(m, key) || hidden(m, key))
+	    listed_already(m, key) || hidden(m, r->computer))
 		return;         /* a driver's own row wins */
 	m->rows[m->n++] = r->computer;
 }
@@ -351,7 +369,7 @@ listed(void *arg, struct inv_fan *f)
 {
 	struct op *op = arg;
 	Msc__V1__ComputerList out = MSC__V1__COMPUTER_LIST__INIT;
-	struct merge m = { NULL, 0, 0, op->s, op->owner };
+	struct merge m = { NULL, 0, 0, op->s, op->owner, op->principal };
 	size_t reached = 0;
 
 	pthread_mutex_lock(&op->s->mu);
@@ -368,7 +386,7 @@ listed(void *arg, struct inv_fan *f)
 			Msc__V1__ComputerList *l = (void *)f->r[i].resp;
 
 			for (size_t j = 0; l != NULL && j < l->n_computers; j++)
-				if (!hidden(&m, l->computers[j]->computer_id))
+				if (!hidden(&m, l->computers[j]))
 					m.rows[m.n++] = l->computers[j];
 		}
 		msc_map_each(op->s->records, add_unlisted, &m);
@@ -398,6 +416,7 @@ inv_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	if (op == NULL)
 		return;
 	snprintf(op->owner, sizeof(op->owner), "%s", lr->owner);
+	snprintf(op->principal, sizeof(op->principal), "%s", lr->principal);
 	if (inv_fan_out(op->s, "List", &e.base, 30000, listed, op) != 0) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		free(op);

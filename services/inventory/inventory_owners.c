@@ -108,12 +108,12 @@ inv_h_forget_owners(void *state, struct msc_call *call,
 
 /*
  * A record for a computer known only from a claim: what the session
- * knows (id, mode, driver) stands in for the driver's answer. Returns
+ * knows (id, mode, driver, its principal) stands in for the driver's answer. Returns
  * NULL when out of memory.
  */
 static struct record *
 claimed_record(struct inv_service *s, const char *id, bool temporary,
-    int driver)
+    int driver, const char *principal)
 {
 	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
 	struct record *r;
@@ -123,6 +123,7 @@ claimed_record(struct inv_service *s, const char *id, bool temporary,
 	c.computer_id = (char *)id;
 	c.temporary = temporary;
 	c.driver = (char *)msc_fleet_id(s->fleet, (size_t)driver);
+	c.principal = (char *)principal;
 	if ((len = msc__v1__computer__get_packed_size(&c)) > sizeof(buf) ||
 	    (r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
@@ -159,7 +160,8 @@ claim_one(struct inv_service *s, const Msc__V1__Claim *cl, size_t *addedp)
 	if (r != NULL && !r->ready)
 		return false;   /* the driver works on it: its waiters decide */
 	if (r == NULL) {
-		if ((r = claimed_record(s, id, cl->temporary, driver)) == NULL)
+		if ((r = claimed_record(s, id, cl->temporary, driver,
+		    cl->principal)) == NULL)
 			return false;
 		if (msc_map_put(s->records, r->id, r) != 0) {
 			inv_record_free(r);

@@ -269,6 +269,7 @@ run(struct pending *p)
 	er.timeout_s = (uint32_t)(timeout > 604800 ? 604800 : timeout);
 	er.output_limit = (uint64_t)p->s->cfg->output_limit;
 	er.owner = p->ss->tag;          /* the driver's per-owner share */
+	er.principal = p->ss->pr->tag;  /* and its principals' turns */
 	if (!sess_live_to_driver(p->s, &p->live, p->id, p->driver)) {
 		pending_fail(p, MSC__V1__CODE__CANCELLED,
 		    MSC__V1__REASON__REASON_CANCELLED, "cancelled");
@@ -440,6 +441,7 @@ resolve(struct pending *p)
 	ar.computer_id = p->id;
 	ar.temporary = p->temporary;
 	ar.owner = ss->id;
+	ar.principal = ss->pr->tag;
 	ar.exclusive = true;    /* a temporary one is this session's alone */
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
 		"Acquire", &ar.base, sess_hop_ms(sess_left_ms(p->deadline_ms),

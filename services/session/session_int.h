@@ -11,6 +11,7 @@
 
 #include "msc_fleet.h"
 #include "msc_map.h"
+#include "msc_principal.h"
 #include "msc_reason.h"
 #include "msc_rpc.h"
 #include "msc_slug.h"
@@ -54,6 +55,7 @@ struct sess_release;
  */
 struct sess_principal {
 	char name[SESS_PRINCIPAL_MAX + 1];      /* "": the unnamed one */
+	char tag[MSC_PRINCIPAL_TAG_LEN + 1];    /* its computers record it */
 	int sessions;                   /* live sessions, handles included */
 	int sandboxes;                  /* live sandbox handles */
 	int tasks;                      /* MCP tasks, working or kept */
@@ -166,6 +168,7 @@ struct lc_op {
 	enum msc_reason_step step;      /* what a provider failure was in */
 	struct sess_principal *pr;      /* its session's; counts the call */
 	char tag[SESS_TAG_LEN + 1];     /* the session's, for logs */
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];      /* its tag */
 };
 /*
  * Checks the session and the id (empty allowed when empty_id_ok) and

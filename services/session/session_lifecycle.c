@@ -55,6 +55,7 @@ sess_lc_begin(struct sess_service *s, struct msc_call *call,
 	s->calls++;
 	ss->pr->calls++;
 	op->pr = ss->pr;
+	snprintf(op->principal, sizeof(op->principal), "%s", ss->pr->tag);
 	sess_touch_locked(s, ss);
 	pthread_mutex_unlock(&s->mu);
 	op->s = s;
@@ -235,9 +236,9 @@ sess_h_create(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	ar.temporary = op->temporary;
 	ar.network = ((const Msc__V1__ComputerRequest *)req)->network;
 	ar.owner = op->session_id;
+	ar.principal = op->principal;
 	ar.exclusive = true;
 	ar.from_snapshot = ((const Msc__V1__ComputerRequest *)req)->from_snapshot;
-	ar.principal = ((const Msc__V1__ComputerRequest *)req)->principal;
 	if (msc_client_call(s->inventory, &msc__v1__inventory__descriptor,
 		"Acquire", &ar.base, sess_hop_ms(msc_call_remaining_ms(op->call),
 		    SESS_STEP_MS), created, op) != 0) {
@@ -259,8 +260,10 @@ sess_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	r.session_id = ((const Msc__V1__SessionRef *)req)->session_id;
 	r.principal = ((const Msc__V1__SessionRef *)req)->principal;
 	lr.owner = r.session_id;
-	if ((op = sess_lc_begin(state, call, &r, true)) != NULL)
-		sess_lc_call_inventory(op, "List", &lr.base, listed);
+	if ((op = sess_lc_begin(state, call, &r, true)) == NULL)
+		return;
+	lr.principal = op->principal;
+	sess_lc_call_inventory(op, "List", &lr.base, listed);
 }
 
 static void
@@ -276,6 +279,7 @@ by_ref(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	ref.owner = ((const Msc__V1__ComputerRequest *)req)->session_id;
 	ref.count_processes = ((const Msc__V1__ComputerRequest *)req)->
 	    count_processes;
+	ref.principal = op->principal;
 	sess_lc_call_inventory(op, method, &ref.base, sess_lc_relay);
 }
 

@@ -241,6 +241,7 @@ struct claim_batch {
 	Msc__V1__Claim **ptrs;
 	size_t n;
 	const char *owner;              /* the session being walked */
+	const char *principal;          /* its principal's tag */
 	bool failed;
 };
 
@@ -300,6 +301,7 @@ claim_computer(void *arg, const char *key, void *value)
 	*cl = (Msc__V1__Claim)MSC__V1__CLAIM__INIT;
 	cl->computer_id = (char *)key;
 	cl->owner = (char *)b->owner;
+	cl->principal = (char *)b->principal;
 	cl->temporary = SESS_OWN_TEMPORARY(value);
 	cl->exclusive = true;   /* as every Acquire of this service */
 	cl->driver = (char *)msc_fleet_id(b->s->fleet, SESS_OWN_DRIVER(value));
@@ -315,6 +317,7 @@ claim_session(void *arg, const char *key, void *value)
 	struct sess *ss = value;
 
 	b->owner = key;
+	b->principal = ss->pr->tag;
 	msc_map_each(ss->owned, claim_computer, b);
 }
 
@@ -327,7 +330,7 @@ static void
 claim_again(struct sess_service *s)
 {
 	uint64_t conn = msc_client_connections(s->inventory);
-	struct claim_batch b = { s, NULL, NULL, 0, NULL, false };
+	struct claim_batch b = { s, NULL, NULL, 0, NULL, NULL, false };
 
 	if (!msc_client_up(s->inventory) || conn == 0 ||
 	    conn == s->claimed_conn || s->claim_calls > 0)

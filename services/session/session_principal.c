@@ -40,6 +40,7 @@ sess_principal_get_locked(struct sess_service *s, const char *name)
 	if ((pr = calloc(1, sizeof(*pr))) == NULL)
 		return NULL;
 	snprintf(pr->name, sizeof(pr->name), "%s", name);
+	msc_principal_tag(name, pr->tag);
 	TAILQ_INIT(&pr->lru);
 	if (msc_map_put(s->principals, pr->name, pr) != 0) {
 		free(pr);

@@ -43,7 +43,7 @@ sess_snapshot_create_refused(struct lc_op *op,
 	return false;
 }
 
-/* A SnapshotRequest of op's session and r's principal. */
+/* A SnapshotRequest of op's session and principal (its tag). */
 static void
 snap_request(struct lc_op *op, const Msc__V1__ComputerRequest *r,
     Msc__V1__SnapshotRequest *q)
@@ -51,7 +51,7 @@ snap_request(struct lc_op *op, const Msc__V1__ComputerRequest *r,
 	q->computer_id = op->id;
 	q->snapshot_id = r->snapshot_id;
 	q->name = r->name;
-	q->principal = r->principal;
+	q->principal = op->principal;
 	q->owner = op->session_id;
 }
 
@@ -307,7 +307,7 @@ sess_h_fork(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	ar.owner = op->session_id;
 	ar.exclusive = true;
 	ar.from_snapshot = r->from_snapshot;
-	ar.principal = r->principal;
+	ar.principal = op->principal;
 	/* The last answer may end the call (and free r) at once. */
 	for (unsigned i = 0, n = f->n; i < n; i++) {
 		struct msc_status st = { MSC__V1__CODE__UNAVAILABLE,

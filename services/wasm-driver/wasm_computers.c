@@ -1,7 +1,7 @@
 /*
  * wasm_computers.c - computers of the wasm backends: one folder each,
- * <dir>/<id>/ holding root/ (the guest's "/") and meta.json (mode and
- * creation time). A folder appears and disappears by one rename, so a
+ * <dir>/<id>/ holding root/ (the guest's "/") and meta.json (mode,
+ * creation time and, made for a principal of --tokens-file, its tag). A folder appears and disappears by one rename, so a
  * crash never leaves a half-made computer under a valid id.
  */
 #include "wasm_driver_int.h"
@@ -20,12 +20,14 @@
 
 #include "msc_driver.h"
 #include "msc_log.h"
+#include "msc_principal.h"
 #include "msc_random.h"
 #include "msc_slug.h"
 
 struct wasm_meta {
 	bool temporary;
 	char created_at[40];
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];      /* "": none */
 };
 
 static char *
@@ -47,9 +49,10 @@ fill_computer(struct wasm_driver *d, const char *id,
 	out->backend = dup_str(d->backend);
 	out->driver = dup_str(d->cfg->driver_id);
 	out->disk = dup_str(d->disk_text);
+	out->principal = dup_str(m->principal);
 	if (!out->computer_id || !out->sandbox_id || !out->image ||
 	    !out->state || !out->created_at || !out->backend || !out->driver ||
-	    !out->disk) {
+	    !out->disk || !out->principal) {
 		msc_computer_fini(out);
 		return -ENOMEM;
 	}
@@ -61,7 +64,7 @@ meta_read(struct wasm_driver *d, const char *id, struct wasm_meta *m)
 {
 	char path[4096];
 	json_error_t jerr;
-	json_t *j, *t, *c;
+	json_t *j, *t, *c, *p;
 
 	if (!msc_slug_valid(id))
 		return -ENOENT;
@@ -70,9 +73,12 @@ meta_read(struct wasm_driver *d, const char *id, struct wasm_meta *m)
 		return access(path, F_OK) == 0 ? -EIO : -ENOENT;
 	t = json_object_get(j, "temporary");
 	c = json_object_get(j, "created_at");
+	p = json_object_get(j, "principal");
 	m->temporary = json_is_true(t);
 	snprintf(m->created_at, sizeof(m->created_at), "%s",
 	    json_is_string(c) ? json_string_value(c) : "");
+	snprintf(m->principal, sizeof(m->principal), "%s",
+	    json_is_string(p) ? json_string_value(p) : "");
 	json_decref(j);
 	return 0;
 }
@@ -86,6 +92,11 @@ meta_write(const char *path, const struct wasm_meta *m)
 
 	if (j == NULL)
 		return -ENOMEM;
+	if (m->principal[0] != '\0' && json_object_set_new(j, "principal",
+	    json_string(m->principal)) != 0) {
+		json_decref(j);
+		return -ENOMEM;
+	}
 	rv = json_dump_file(j, path, JSON_COMPACT) == 0 ? 0 : -EIO;
 	json_decref(j);
 	return rv;
@@ -193,9 +204,17 @@ int
 wasm_create(struct wasm_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
+	return wasm_create_owned(d, id, temporary, "", out, err, errlen);
+}
+
+int
+wasm_create_owned(struct wasm_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen)
+{
 	struct wasm_meta m = { .temporary = temporary };
 	int rv, lease;
 
+	snprintf(m.principal, sizeof(m.principal), "%s", principal);
 	if (!msc_slug_valid(id)) {
 		snprintf(err, errlen, "%s", MSC_SLUG_ERROR);
 		return -EINVAL;
@@ -236,6 +255,23 @@ wasm_attach(struct wasm_driver *d, const char *id, Msc__V1__Computer *out,
 		}
 	}
 	return fill_computer(d, id, &m, out);
+}
+
+int
+wasm_owner(struct wasm_driver *d, const char *id, char *tag, size_t taglen,
+    char *err, size_t errlen)
+{
+	struct wasm_meta m;
+	int rv;
+
+	if ((rv = meta_read(d, id, &m)) != 0) {
+		snprintf(err, errlen, rv == -ENOENT
+		    ? "Computer '%s' not found." : "Computer '%s' is damaged "
+		    "(unreadable meta.json).", id);
+		return rv;
+	}
+	snprintf(tag, taglen, "%s", m.principal);
+	return 0;
 }
 
 bool

@@ -23,8 +23,26 @@
 #include "msc_main.h"
 #include "wasm_compile.h"
 
-MSC_DRIVER_OPS(wasm_ops, wasm, "wasm-driver", msc_driver_code,
+MSC_DRIVER_OPS(wasm_ops_base, wasm, "wasm-driver", msc_driver_code,
     msc_describe_wasm);
+
+/* wasm_ops_base and the principal that made each computer. */
+static struct msc_driver_ops wasm_ops;
+
+static int
+create_owned(void *be, const char *id, bool temporary, const char *principal,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return wasm_create_owned(be, id, temporary, principal, out, err,
+	    errlen);
+}
+
+static int
+owner(void *be, const char *id, char *tag, size_t taglen, char *err,
+    size_t errlen)
+{
+	return wasm_owner(be, id, tag, taglen, err, errlen);
+}
 
 #define STATE_DIR ".mcp-sandbox-computer-vm-for-ai"
 
@@ -254,6 +272,11 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 	wasm_lease_reap(d);
 	rv = strcmp(d->backend, "wasm") == 0 ? configure_module(d, cfg)
 					      : configure_busybox(d);
+	if (wasm_ops.create == NULL) {  /* once, before any service */
+		wasm_ops = wasm_ops_base;
+		wasm_ops.create_owned = create_owned;
+		wasm_ops.owner = owner;
+	}
 	if (rv != 0 || (rv = msc_map_new(&d->running)) != 0 ||
 	    (rv = msc_driver_start(url, &wasm_ops, d, (int)cfg->driver_workers,
 		 &d->svc)) != 0)

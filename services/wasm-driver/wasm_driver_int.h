@@ -40,6 +40,11 @@ struct wasm_driver {
 /* wasm_computers.c: the Driver operations on computer folders. */
 int wasm_create(struct wasm_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen);
+/* Records principal (msc_principal.h) in meta.json; wasm_owner reads it. */
+int wasm_create_owned(struct wasm_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen);
+int wasm_owner(struct wasm_driver *d, const char *id, char *tag,
+    size_t taglen, char *err, size_t errlen);
 int wasm_attach(struct wasm_driver *d, const char *id,
     Msc__V1__Computer *out, char *err, size_t errlen);
 int wasm_restart(struct wasm_driver *d, const char *id,

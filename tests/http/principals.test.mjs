@@ -246,3 +246,108 @@ describe('connections count per principal once authenticated', () => {
     }
   });
 });
+
+describe('a permanent computer is its principal\'s, also after a restart', () => {
+  // Permanent computers have global names (a Docker container's, a WASI folder's): bob naming
+  // alice's must not reach it in any tool, see it in computer_list, or restart, reset or delete
+  // it. The computer records alice's tag (meta.json here, a label on Docker), so a restarted
+  // server still knows.
+  let srv3;
+  let wasmDir;
+  const start = async () => {
+    writeTokens(TOK);
+    return startHttpServer(['--backend', 'go_busybox', '--tokens-file', tokens], {
+      env: { KILNTAINERS_WASM_DIR: wasmDir, HOME: dir, ENABLE_LIFECYCLE_TOOLS: 'true' }, label: false });
+  };
+  before(async () => {
+    wasmDir = fs.mkdtempSync(path.join(dir, 'perm-'));
+    srv3 = await start();
+  });
+  after(async () => { await srv3?.stop(); });
+
+  const session = async (who) => (await request(srv3, { body: initializeBody(), token: TOK[who] }))
+    .headers['mcp-session-id'];
+  const tool = async (who, s, name, args) => (await request(srv3, { token: TOK[who], session: s,
+    body: rpc('tools/call', { name, arguments: args }) })).json;
+  const ID = 'alice-box';
+
+  it('bob naming alice\'s permanent computer is refused in every tool and does not see it', async () => {
+    const a = await session('alice');
+    const made = await tool('alice', a, 'terminal_execute',
+      { computer_id: ID, temporary: false, command: 'echo secret > /s; echo ok' });
+    assert.equal(made.result?.structuredContent?.stdout, 'ok\n', JSON.stringify(made));
+    const attack = async () => {
+      const b = await session('bob');
+      for (const temporary of [false, undefined]) {
+        const r = await tool('bob', b, 'terminal_execute', { computer_id: ID, temporary, command: 'cat /s' });
+        assert.equal(r.result?.isError, true, JSON.stringify(r));
+        assert.doesNotMatch(JSON.stringify(r), /secret/);
+        if (temporary === false) assert.match(r.result.content[0].text, /belongs to another principal/);
+      }
+      const cr = await tool('bob', b, 'computer_create', { computer_id: ID, temporary: false });
+      assert.equal(cr.result?.isError, true, JSON.stringify(cr));
+      for (const name of ['computer_restart', 'computer_factory_reset', 'computer_delete']) {
+        const r = await tool('bob', b, name, { computer_id: ID });
+        assert.equal(r.result?.isError, true, `${name}: ${JSON.stringify(r)}`);
+        assert.match(r.result.content[0].text, /belongs to another principal/, name);
+      }
+      const list = await tool('bob', b, 'computer_list', {});
+      assert.ok(!JSON.stringify(list).includes(ID), `bob lists alice's: ${JSON.stringify(list)}`);
+      const still = await tool('alice', await session('alice'), 'terminal_execute',
+        { computer_id: ID, temporary: false, command: 'cat /s' });
+      assert.equal(still.result?.structuredContent?.stdout, 'secret\n', JSON.stringify(still));
+      const own = await tool('alice', await session('alice'), 'computer_list', {});
+      assert.ok(JSON.stringify(own).includes(ID), 'alice lists hers');
+    };
+    await attack();
+    // A restarted server knows whose it is from the computer itself.
+    await srv3.stop();
+    srv3 = await start();
+    await attack();
+    assert.doesNotMatch(fs.readFileSync(path.join(wasmDir, 'go_busybox', ID, 'meta.json'), 'utf8'),
+      /alice|0123456789abcdef/, 'the computer records a tag, not the name or the token');
+  });
+});
+
+describe('the driver\'s workers are shared between principals', () => {
+  // Each handle is its own owner at the driver, so before, alice's sleeps on many handles took
+  // every worker and bob's echo waited for them to end. With 4 workers: commands run on 3, a named
+  // principal on at most 2 of them with 8 more waiting; past that it is told at once.
+  let four;
+  before(async () => {
+    writeTokens(TOK);
+    four = await startHttpServer(['--backend', 'go_busybox', '--tokens-file', tokens, '--driver-workers', '4'],
+      { env: { KILNTAINERS_WASM_DIR: dir, HOME: dir }, label: false });
+  });
+  after(async () => { await four?.stop(); });
+
+  const call = (who, command, id) => request(four, {
+    token: TOK[who], timeoutMs: 60000,
+    headers: { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'terminal_execute' },
+    body: { jsonrpc: '2.0', id, method: 'tools/call',
+      params: { name: 'terminal_execute', arguments: { command }, _meta: META_PLAIN } },
+  });
+  const text = (r) => JSON.stringify(r.json);
+
+  it('alice floods with sleeps on 12 handles: bob\'s echo answers within 2 s, alice\'s extra ones are told "busy" at once', async () => {
+    const t0 = Date.now();
+    const sleeps = Array.from({ length: 12 }, (_, i) => call('alice', 'sleep 2; echo slept', 100 + i)
+      .then((r) => ({ r, ms: Date.now() - t0 })));
+    await new Promise((r) => setTimeout(r, 500));
+    const t1 = Date.now();
+    const bob = await call('bob', 'echo bob', 1);
+    const ms = Date.now() - t1;
+    assert.equal(bob.json?.result?.structuredContent?.stdout, 'bob\n', text(bob));
+    assert.ok(ms < 2000, `bob waited ${ms} ms behind alice's sleeps`);
+    const done = await Promise.all(sleeps);
+    const busy = done.filter(({ r }) => /is busy for you/.test(text(r)));
+    const slept = done.filter(({ r }) => r.json?.result?.structuredContent?.stdout === 'slept\n');
+    assert.equal(busy.length, 2, `2 past her share and queue: ${done.map(({ r }) => text(r)).join('\n')}`);
+    assert.equal(slept.length, 10);
+    for (const { r, ms: at } of busy) {
+      assert.ok(at < 1500, `told at ${at} ms, not after a wait`);
+      assert.equal(r.json.result.isError, true);
+      assert.match(r.json.result.content[0].text, /--driver-workers/);
+    }
+  });
+});

@@ -12,7 +12,9 @@
 #include <cmocka.h>
 
 #include "msc_driver_known.h"
+#include "msc_fair.h"
 #include "msc_map.h"
+#include "msc_principal.h"
 #include "msc_queue.h"
 #include "msc_random.h"
 #include "msc_share.h"
@@ -177,6 +179,85 @@ share_slots_per_key(void **state)
 	assert_null(msc_share_leave(sh, "a"));
 	assert_null(msc_share_leave(sh, "b"));
 	msc_share_free(sh);
+}
+
+/*
+ * Four slots, a named key's cap three and queue two: "a" floods, and "b"
+ * still gets the slot "a" may not take, then the next freed slot before
+ * "a"'s older items (it runs fewer); past its cap and queue "a" is told
+ * at once (-EBUSY) while "b" may still queue; the empty key (the one
+ * principal of a server without principals) may take every slot.
+ */
+static void
+fair_round_robin(void **state)
+{
+	struct msc_fair *f;
+	int items[16], running;
+	size_t queued;
+
+	(void)state;
+	assert_int_equal(msc_fair_new(4, 3, 2, 8, &f), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(msc_fair_enter(f, "a", &items[i]), 1);
+	assert_int_equal(msc_fair_enter(f, "a", &items[3]), 0);
+	assert_int_equal(msc_fair_enter(f, "a", &items[4]), 0);
+	assert_int_equal(msc_fair_enter(f, "a", &items[5]), -EBUSY);
+	msc_fair_count(f, "a", &running, &queued);
+	assert_int_equal(running, 3);
+	assert_int_equal(queued, 2);
+	assert_int_equal(msc_fair_enter(f, "b", &items[6]), 1);   /* room */
+	assert_int_equal(msc_fair_enter(f, "b", &items[7]), 0);   /* full */
+	assert_int_equal(msc_fair_enter(f, "c", &items[8]), 0);
+	/* a gives back: c runs none, a two: c goes first. */
+	assert_ptr_equal(msc_fair_leave(f, "a"), &items[8]);
+	/* a and b run one each: a, waiting longest, goes first... */
+	assert_ptr_equal(msc_fair_leave(f, "a"), &items[3]);
+	/* ...and b runs fewer than a now. */
+	assert_ptr_equal(msc_fair_leave(f, "b"), &items[7]);
+	assert_ptr_equal(msc_fair_leave(f, "c"), &items[4]);
+	assert_null(msc_fair_leave(f, "c"));      /* nothing waits */
+	for (int i = 0; i < 3; i++)
+		assert_null(msc_fair_leave(f, "a"));
+	assert_null(msc_fair_leave(f, "b"));
+	msc_fair_count(f, "a", &running, &queued);
+	assert_int_equal(running, 0);
+	/* The empty key alone takes every slot and waits up to the bound. */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(msc_fair_enter(f, "", &items[i]), 1);
+	for (int i = 4; i < 12; i++)
+		assert_int_equal(msc_fair_enter(f, "", &items[i]), 0);
+	assert_int_equal(msc_fair_enter(f, "", &items[12]), -EAGAIN);
+	assert_ptr_equal(msc_fair_leave(f, ""), &items[4]);
+	drained = 0;
+	msc_fair_drain(f, count_drained);
+	assert_int_equal(drained, 7);
+	for (int i = 0; i < 4; i++)
+		assert_null(msc_fair_leave(f, ""));
+	msc_fair_free(f);
+}
+
+/* A principal's tag: 32 hex digits, one per name; none for the one
+ * principal; a computer that records none is anyone's. */
+static void
+principal_tags(void **state)
+{
+	char a[MSC_PRINCIPAL_TAG_LEN + 1], b[MSC_PRINCIPAL_TAG_LEN + 1];
+
+	(void)state;
+	msc_principal_tag("alice", a);
+	msc_principal_tag("bob", b);
+	assert_int_equal(strlen(a), MSC_PRINCIPAL_TAG_LEN);
+	assert_true(strcmp(a, b) != 0);
+	assert_null(strstr(a, "alice"));
+	msc_principal_tag("alice", b);
+	assert_string_equal(a, b);
+	msc_principal_tag("", b);
+	assert_string_equal(b, "");
+	assert_true(msc_principal_may("", a));
+	assert_true(msc_principal_may(a, a));
+	msc_principal_tag("bob", b);
+	assert_false(msc_principal_may(a, b));
+	assert_true(msc_principal_may(a, ""));    /* the operator's server */
 }
 
 /* The monotonic clock moves forward; the wall clock is after 2020. */
@@ -344,6 +425,8 @@ main(void)
 		cmocka_unit_test(slug_random_unique),
 		cmocka_unit_test(map_grows_and_deletes),
 		cmocka_unit_test(share_slots_per_key),
+		cmocka_unit_test(fair_round_robin),
+		cmocka_unit_test(principal_tags),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
