@@ -287,6 +287,15 @@ test('HTTP: another principal\'s snapshot is refused in both eras; a restarted s
   await refused(b1, 'snapshot_delete', { snapshot_id: snap.snapshot_id }, /was not found/);
   // Nor snapshots alice's temporary computer.
   await refused(b1, 'computer_snapshot', { computer_id: comp }, /not owned|not found/);
+  // Nor her permanent one by its name, nor restores his own snapshot over it.
+  const perm = `${RUN}-alice`;
+  await sh(a1, 'echo alice-perm > /root/p.txt', { computer_id: perm, temporary: false });
+  await refused(b1, 'computer_snapshot', { computer_id: perm, temporary: false }, /belongs to another principal/);
+  const bsnap = await ok(b1, 'computer_snapshot', { computer_id: bcomp, name: 'bob' });
+  await refused(b1, 'computer_restore', { computer_id: perm, temporary: false, snapshot_id: bsnap.snapshot_id }, /belongs to another principal/);
+  assert.equal((await sh(a1, 'cat /root/p.txt', { computer_id: perm, temporary: false })).stdout, 'alice-perm\n');
+  await ok(b1, 'snapshot_delete', { snapshot_id: bsnap.snapshot_id });
+  await ok(a1, 'computer_delete', { computer_id: perm, temporary: false });
 
   // 2026-07-28: bob's handle is refused the same way; alice's handle forks it.
   const b2 = await v2Http(srv.url, 'bob');
@@ -310,7 +319,8 @@ test('HTTP: another principal\'s snapshot is refused in both eras; a restarted s
   const again = (await ok(a3, 'snapshot_list', {})).snapshots.find((s) => s.snapshot_id === snap.snapshot_id);
   assert.ok(again, 'found again after the restart');
   assert.equal(again.name, 'alice');
-  assert.equal(again.made_by, 'alice');
+  // Its maker as a tag of the principal's name, never the name itself.
+  assert.match(again.made_by, /^[0-9a-f]{32}$/);
   // Shared: bob lists and forks it, but may not delete it.
   const b3 = await v1Http(srv.url, 'bob');
   assert.ok((await ok(b3, 'snapshot_list', {})).snapshots.some((s) => s.snapshot_id === snap.snapshot_id));
