@@ -119,6 +119,7 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 	if (docker_ops.create == NULL) {        /* once, before any service */
 		docker_ops = docker_ops_base;
 		docker_ops.set_network = dock_pol_set_create;
+		docker_ops.processes = dock_processes;
 		docker_ops.snapshot = snap_snapshot;
 		docker_ops.restore = snap_restore;
 		docker_ops.snapshots = snap_list;
