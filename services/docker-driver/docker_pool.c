@@ -247,7 +247,8 @@ dock_pool_start(struct dock_driver *d)
 		p->n_threads++;
 	}
 	if ((p->cap > 0 && p->n_threads == 0) ||
-	    (p->base > 0 && dock_pool_image_start(p) != 0) ||
+	    (p->base > 0 && strcmp(dock_engine_name(d->engine), "docker") ==
+		0 && dock_pool_image_start(p) != 0) ||
 	    pthread_create(&p->renamer, NULL, dock_pool_renamer_main, p) != 0) {
 		msc_log_err("warm pool: cannot start its threads");
 		dock_pool_free(d);

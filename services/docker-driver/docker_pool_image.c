@@ -6,7 +6,9 @@
  * inspect the image again; so does every ask while the watcher does not
  * follow the engine (not yet connected, or its stream broke), as every
  * take did before. The refill threads ask after each refill, so a take
- * finds the answer ready.
+ * finds the answer ready. Docker only: Podman 4.3's events did not show
+ * a rebuilt tag before the next take (integration/pool on Podman), so
+ * there every take asks.
  */
 #include "docker_driver_int.h"
 #include "docker_pool.h"
