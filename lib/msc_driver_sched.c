@@ -219,12 +219,19 @@ principal_enter(struct job *j)
 
 	snprintf(j->principal, sizeof(j->principal), "%s",
 	    ((const Msc__V1__ExecRequest *)j->req)->principal);
+	/*
+	 * Marked before it is queued: once msc_fair_enter queues it, a
+	 * worker ending another command may start (and end, and free) it
+	 * before this thread runs on.
+	 */
+	j->fair = true;
 	pthread_mutex_lock(&d->mu);
 	rv = d->stopping ? -ESHUTDOWN
 			 : msc_fair_enter(d->principals, j->principal, j);
 	pthread_mutex_unlock(&d->mu);
+	if (rv < 0)
+		j->fair = false;
 	if (rv >= 0) {
-		j->fair = true;
 		if (rv == 1)
 			pool_submit(j);
 		return;         /* else principal_leave starts it */

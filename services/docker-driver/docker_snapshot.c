@@ -25,6 +25,7 @@
 
 #include "docker_pool.h"
 #include "msc_log.h"
+#include "msc_principal.h"
 #include "msc_snapshot.h"
 
 #define SNAP_REPO "kilntainers-snapshot"
@@ -372,6 +373,11 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 	add(&ch, instruction("LABEL", SNAP_L "driver", d->cfg->driver_id));
 	/* Not a spare of the pool, whatever the source was. */
 	add(&ch, instruction("LABEL", DOCK_POOL_LABEL, ""));
+	/*
+	 * Nobody's: a computer made from it records its own creator (the
+	 * source's principal would otherwise come along in the image).
+	 */
+	add(&ch, instruction("LABEL", MSC_PRINCIPAL_LABEL, ""));
 	for (int i = 0; proxy_vars[i] != NULL; i++)
 		if (env_has(ctr, proxy_vars[i]))
 			add(&ch, instruction("ENV", proxy_vars[i], ""));

@@ -274,7 +274,10 @@ snapshots_listed(void *arg, struct inv_fan *f)
 				   ->n_snapshots;
 			reached++;
 		}
-	if (reached == 0)
+	if (reached == 0 && f->n == 0)
+		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
+		    "no driver is reachable; retry later");
+	else if (reached == 0)
 		msc_call_fail_reason(op->call, f->r[0].code, f->r[0].reason,
 		    "%s", f->r[0].msg);
 	else if ((out.snapshots = calloc(cap + 1,

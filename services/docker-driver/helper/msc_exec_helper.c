@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HX_MAX_SESSIONS	1024
@@ -160,6 +161,13 @@ spare_fork(int lfd, const sigset_t *mask)
 			c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		while (c < 0 && (errno == EINTR || errno == ECONNABORTED));
 		(void)prctl(PR_SET_PDEATHSIG, 0);
+		if (c < 0) {
+			/* Out of descriptors or memory: the next spare waits
+			 * too, so the helper does not fork in a loop. */
+			struct timespec pause = { 0, 100 * 1000 * 1000 };
+
+			nanosleep(&pause, NULL);
+		}
 		self = getpid();
 		(void)!write(taken[1], &self, sizeof(self));
 		close(taken[1]);
