@@ -515,15 +515,6 @@ dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
 	return apply(d, id, ctr, err, errlen);
 }
 
-int
-dock_pol_apply_known(struct dock_driver *d, const char *id, json_t *ctr,
-    char *err, size_t errlen)
-{
-	if (!d->net_sandbox)
-		return 0;
-	return apply(d, id, json_incref(ctr), err, errlen);
-}
-
 void
 dock_pol_release(struct dock_driver *d, json_t *ctr)
 {

@@ -135,13 +135,6 @@ int dock_pol_body(struct dock_driver *d, enum msc_net_mode mode,
  */
 int dock_pol_apply(struct dock_driver *d, const char *id, const char *cid,
     char *err, size_t errlen);
-/*
- * dock_pol_apply with the container's inspect JSON `ctr` (borrowed) made
- * since it started (its address and labels do not change while it runs):
- * no engine round trip.
- */
-int dock_pol_apply_known(struct dock_driver *d, const char *id, json_t *ctr,
-    char *err, size_t errlen);
 
 /*
  * docker_policy.c, for the state and the operator's view: the proxy port

@@ -420,8 +420,14 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 			dock_pool_discard(d, pc, why);
 			continue;
 		}
-		/* Its network rules, as a new computer's (docker_policy.c). */
-		if (dock_pol_apply_known(d, id, pc->ctr, err, errlen) != 0) {
+		/*
+		 * Its network rules, as a new computer's (docker_policy.c),
+		 * from a fresh inspect: with the one kept from its creation,
+		 * integration/sandbox once found a taken computer's public
+		 * traffic blocked (not understood yet; the inspect costs
+		 * about half a fork+exec).
+		 */
+		if (dock_pol_apply(d, id, pc->cid, err, errlen) != 0) {
 			dock_pool_discard(d, pc, err);
 			continue;
 		}
