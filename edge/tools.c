@@ -97,24 +97,29 @@ release_def(void)
 }
 
 json_t *
+tools_payload_result(json_t *payload, bool error)
+{
+	char *text = json_dumps(payload, JSON_ENSURE_ASCII |
+	    JSON_PRESERVE_ORDER);
+	json_t *res;
+
+	res = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text",
+	    "text", text ? text : "{}", "structuredContent", payload, "isError",
+	    error);
+	free(text);
+	return res;
+}
+
+json_t *
 tools_release_result(const struct msc_status *st, ProtobufCMessage *resp)
 {
 	const Msc__V1__CloseReply *r = (const Msc__V1__CloseReply *)resp;
-	json_t *payload;
-	char *text;
 
 	if (resp == NULL)
-		payload = json_pack("{s:s}", "error", st->message);
-	else
-		payload = json_pack("{s:b, s:b}", "released", 1,
-		    "cleanup_complete", r->cleanup_complete);
-	text = json_dumps(payload, JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
-	json_t *res = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type",
-	    "text", "text", text ? text : "{}", "structuredContent", payload,
-	    "isError", resp == NULL);
-
-	free(text);
-	return res;
+		return tools_payload_result(json_pack("{s:s}", "error",
+		    st->message), true);
+	return tools_payload_result(json_pack("{s:b, s:b}", "released", 1,
+	    "cleanup_complete", r->cleanup_complete), false);
 }
 
 json_t *

@@ -77,6 +77,9 @@ json_t *tools_exec_result(const Msc__V1__TerminalExecReply *rep,
 
 /* An isError result with one text block (new reference). */
 json_t *tools_error_result(const char *text);
+/* Takes `payload`: one object as structuredContent and as its text, with
+ * isError `error`. */
+json_t *tools_payload_result(json_t *payload, bool error);
 
 /* --- tools_lifecycle.c ---------------------------------------------------- */
 

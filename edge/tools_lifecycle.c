@@ -250,20 +250,6 @@ tools_lifecycle_request_fini(Msc__V1__ComputerRequest *req)
 	req->network = NULL;
 }
 
-/* Takes `payload`: one object as structuredContent and as text. */
-static json_t *
-payload_result(json_t *payload, bool error)
-{
-	char *text = json_dumps(payload, JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
-	json_t *res;
-
-	res = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text",
-	    "text", text ? text : "{}", "structuredContent", payload, "isError",
-	    error);
-	free(text);
-	return res;
-}
-
 static json_t *
 str_or_null(const char *s)
 {
@@ -343,8 +329,8 @@ tools_lifecycle_result(int tool, const char *computer_id,
 		return tools_snapshot_result(tool, computer_id, st, resp,
 		    handle);
 	if (resp == NULL)
-		return payload_result(json_pack("{s:s}", "error", st->message),
-		    true);
+		return tools_payload_result(json_pack("{s:s}", "error",
+		    st->message), true);
 	switch (tool) {
 	case T_DASHBOARD: {
 		const Msc__V1__ComputerList *l = (const void *)resp;
@@ -354,10 +340,10 @@ tools_lifecycle_result(int tool, const char *computer_id,
 		if (p != NULL)
 			json_object_set_new(p, "active_computer_id",
 			    str_or_null(l->active_computer_id));
-		return payload_result(p, false);
+		return tools_payload_result(p, false);
 	}
 	case T_LIST:
-		return payload_result(list_payload(
+		return tools_payload_result(list_payload(
 		    (const Msc__V1__ComputerList *)resp), false);
 	case T_DELETE:
 		out = json_pack("{s:b, s:s, s:b}", "ok", 1, "computer_id",
@@ -375,7 +361,7 @@ tools_lifecycle_result(int tool, const char *computer_id,
 	if (out != NULL && tool != T_CREATE && c->processes_ended > 0)
 		json_object_set_new(out, "background_processes_ended",
 		    json_integer(c->processes_ended));
-	return payload_result(out, false);
+	return tools_payload_result(out, false);
 }
 
 json_t *

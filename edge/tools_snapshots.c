@@ -215,19 +215,6 @@ tools_snapshot_create_args(json_t *args, Msc__V1__ComputerRequest *req)
 }
 
 static json_t *
-payload_result(json_t *payload, bool error)
-{
-	char *text = json_dumps(payload, JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
-	json_t *res;
-
-	res = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text",
-	    "text", text ? text : "{}", "structuredContent", payload, "isError",
-	    error);
-	free(text);
-	return res;
-}
-
-static json_t *
 snapshot_row(const Msc__V1__Snapshot *s)
 {
 	json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}",
@@ -247,21 +234,21 @@ tools_snapshot_result(int tool, const char *named,
 	json_t *p, *arr;
 
 	if (resp == NULL)
-		return payload_result(json_pack("{s:s}", "error", st->message),
-		    true);
+		return tools_payload_result(json_pack("{s:s}", "error",
+		    st->message), true);
 	switch (tool) {
 	case TOOLS_SNAP_SNAPSHOT:
 		p = snapshot_row((const Msc__V1__Snapshot *)resp);
 		if (p != NULL)
 			json_object_set_new(p, "ok", json_true());
-		return payload_result(p, false);
+		return tools_payload_result(p, false);
 	case TOOLS_SNAP_RESTORE: {
 		const Msc__V1__Computer *c = (const void *)resp;
 
-		return payload_result(json_pack("{s:b, s:s, s:s, s:b, s:b}",
-		    "ok", 1, "computer_id", c->computer_id, "sandbox_id",
-		    c->sandbox_id, "temporary", c->temporary, "restored", 1),
-		    false);
+		return tools_payload_result(json_pack(
+		    "{s:b, s:s, s:s, s:b, s:b}", "ok", 1, "computer_id",
+		    c->computer_id, "sandbox_id", c->sandbox_id, "temporary",
+		    c->temporary, "restored", 1), false);
 	}
 	case TOOLS_SNAP_LIST: {
 		const Msc__V1__SnapshotList *l = (const void *)resp;
@@ -270,12 +257,12 @@ tools_snapshot_result(int tool, const char *named,
 		for (size_t i = 0; i < l->n_snapshots; i++)
 			json_array_append_new(arr, snapshot_row(
 			    l->snapshots[i]));
-		return payload_result(json_pack("{s:o, s:I}", "snapshots",
+		return tools_payload_result(json_pack("{s:o, s:I}", "snapshots",
 		    arr, "count", (json_int_t)l->n_snapshots), false);
 	}
 	case TOOLS_SNAP_DELETE:
-		return payload_result(json_pack("{s:b, s:s, s:b}", "ok", 1,
-		    "snapshot_id", named, "deleted", 1), false);
+		return tools_payload_result(json_pack("{s:b, s:s, s:b}",
+		    "ok", 1, "snapshot_id", named, "deleted", 1), false);
 	default: {
 		const Msc__V1__ComputerList *l = (const void *)resp;
 
@@ -285,10 +272,10 @@ tools_snapshot_result(int tool, const char *named,
 			    "computer_id", l->computers[i]->computer_id,
 			    "sandbox_id", l->computers[i]->sandbox_id,
 			    "temporary", l->computers[i]->temporary));
-		return payload_result(json_pack("{s:b, s:o, s:I, s:s*}", "ok",
-		    1, "computers", arr, "count",
-		    (json_int_t)l->n_computers, "sandbox_handle", handle),
-		    false);
+		return tools_payload_result(json_pack(
+		    "{s:b, s:o, s:I, s:s*}", "ok", 1, "computers", arr,
+		    "count", (json_int_t)l->n_computers, "sandbox_handle",
+		    handle), false);
 	}
 	}
 }
