@@ -55,77 +55,67 @@ snap_request(struct lc_op *op, const Msc__V1__ComputerRequest *r,
 	q->owner = op->session_id;
 }
 
-void
-sess_h_snapshot(void *state, struct msc_call *call, const ProtobufCMessage *req)
-{
-	const Msc__V1__ComputerRequest *r = (const void *)req;
-	Msc__V1__SnapshotRequest q = MSC__V1__SNAPSHOT_REQUEST__INIT;
-	struct lc_op *op = sess_lc_begin(state, call, r, false);
+/* What a snapshot call checks before it goes on. */
+enum snap_check { SNAP_CHECK_NONE, SNAP_CHECK_NAME, SNAP_CHECK_ID };
 
-	if (op == NULL)
-		return;
-	op->step = MSC_REASON_STEP_OTHER;
-	if (!msc_snapshot_name_valid(r->name)) {
-		refuse(op, MSC__V1__CODE__INVALID_ARGUMENT,
-		    MSC_SNAPSHOT_NAME_ERROR);
-		return;
-	}
-	snap_request(op, r, &q);
-	sess_lc_call_inventory(op, "Snapshot", &q.base, sess_lc_relay);
-}
-
-void
-sess_h_restore(void *state, struct msc_call *call, const ProtobufCMessage *req)
-{
-	const Msc__V1__ComputerRequest *r = (const void *)req;
-	Msc__V1__SnapshotRequest q = MSC__V1__SNAPSHOT_REQUEST__INIT;
-	struct lc_op *op = sess_lc_begin(state, call, r, false);
-
-	if (op == NULL)
-		return;
-	if (!msc_snapshot_id_valid(r->snapshot_id)) {
-		refuse(op, MSC__V1__CODE__INVALID_ARGUMENT,
-		    MSC_SNAPSHOT_ID_ERROR);
-		return;
-	}
-	snap_request(op, r, &q);
-	sess_lc_call_inventory(op, "Restore", &q.base, sess_lc_relay);
-}
-
-void
-sess_h_snapshots(void *state, struct msc_call *call, const ProtobufCMessage *req)
+/*
+ * One snapshot call: begun on the request's computer (on_computer) or on
+ * none, its name or snapshot_id checked, then passed to the inventory's
+ * `method`, whose answer is relayed as it is.
+ */
+static void
+snap_call(void *state, struct msc_call *call, const ProtobufCMessage *req,
+    const char *method, bool on_computer, enum snap_check check)
 {
 	const Msc__V1__ComputerRequest *r = (const void *)req;
 	Msc__V1__SnapshotRequest q = MSC__V1__SNAPSHOT_REQUEST__INIT;
 	Msc__V1__ComputerRequest only = *r;
 	struct lc_op *op;
 
-	only.computer_id = (char *)"";  /* names none */
-	if ((op = sess_lc_begin(state, call, &only, true)) == NULL)
+	if (!on_computer)
+		only.computer_id = (char *)"";  /* names none */
+	if ((op = sess_lc_begin(state, call, &only, !on_computer)) == NULL)
 		return;
+	if (check == SNAP_CHECK_NAME) {
+		op->step = MSC_REASON_STEP_OTHER;
+		if (!msc_snapshot_name_valid(r->name)) {
+			refuse(op, MSC__V1__CODE__INVALID_ARGUMENT,
+			    MSC_SNAPSHOT_NAME_ERROR);
+			return;
+		}
+	}
+	if (check == SNAP_CHECK_ID && !msc_snapshot_id_valid(r->snapshot_id)) {
+		refuse(op, MSC__V1__CODE__INVALID_ARGUMENT,
+		    MSC_SNAPSHOT_ID_ERROR);
+		return;
+	}
 	snap_request(op, r, &q);
-	sess_lc_call_inventory(op, "ListSnapshots", &q.base, sess_lc_relay);
+	sess_lc_call_inventory(op, method, &q.base, sess_lc_relay);
+}
+
+void
+sess_h_snapshot(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	snap_call(state, call, req, "Snapshot", true, SNAP_CHECK_NAME);
+}
+
+void
+sess_h_restore(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	snap_call(state, call, req, "Restore", true, SNAP_CHECK_ID);
+}
+
+void
+sess_h_snapshots(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	snap_call(state, call, req, "ListSnapshots", false, SNAP_CHECK_NONE);
 }
 
 void
 sess_h_snapshot_delete(void *state, struct msc_call *call,
     const ProtobufCMessage *req)
 {
-	const Msc__V1__ComputerRequest *r = (const void *)req;
-	Msc__V1__SnapshotRequest q = MSC__V1__SNAPSHOT_REQUEST__INIT;
-	Msc__V1__ComputerRequest only = *r;
-	struct lc_op *op;
-
-	only.computer_id = (char *)"";
-	if ((op = sess_lc_begin(state, call, &only, true)) == NULL)
-		return;
-	if (!msc_snapshot_id_valid(r->snapshot_id)) {
-		refuse(op, MSC__V1__CODE__INVALID_ARGUMENT,
-		    MSC_SNAPSHOT_ID_ERROR);
-		return;
-	}
-	snap_request(op, r, &q);
-	sess_lc_call_inventory(op, "DeleteSnapshot", &q.base, sess_lc_relay);
+	snap_call(state, call, req, "DeleteSnapshot", false, SNAP_CHECK_ID);
 }
 
 /* --- forks ------------------------------------------------------------- */
