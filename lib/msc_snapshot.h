@@ -28,4 +28,23 @@ bool msc_snapshot_name_valid(const char *s);
 /* Writes a new random snapshot id (kernel CSPRNG) into out. */
 void msc_snapshot_id_new(char out[MSC_SNAPSHOT_ID_LEN + 1]);
 
+/*
+ * Snapshots in use, for a driver that copies or creates from one while
+ * another call may delete it: a restore or a fork pins its snapshot for
+ * as long as it reads it; a delete claims the snapshot first and is
+ * refused while it is pinned, and a pin is refused while a delete holds
+ * the claim. Thread-safe.
+ */
+struct msc_snap_pins;
+
+int msc_snap_pins_new(struct msc_snap_pins **pp);
+/* Frees. Accepts NULL. */
+void msc_snap_pins_free(struct msc_snap_pins *p);
+/* 0 (pinned: unpin later), -ENOENT (a delete holds it), -ENOMEM. */
+int msc_snap_pin(struct msc_snap_pins *p, const char *id);
+void msc_snap_unpin(struct msc_snap_pins *p, const char *id);
+/* 0 (claimed: release later), -EBUSY (pinned, or another delete's). */
+int msc_snap_claim(struct msc_snap_pins *p, const char *id);
+void msc_snap_release(struct msc_snap_pins *p, const char *id);
+
 #endif /* MSC_SNAPSHOT_H */

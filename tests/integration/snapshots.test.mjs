@@ -198,19 +198,7 @@ test('stdio (2025): write, snapshot, change, restore, read the old content; fork
   assert.equal((await ok(c, 'snapshot_list', {})).count, 0);
 });
 
-test('another backend (go_busybox): the snapshot tools say they are docker-only', async () => {
-  const t = new StdioV1({ command: MSC_BIN, args: ['--backend', 'go_busybox', '--tools', 'lifecycle,snapshots'], stderr: 'pipe', env: { ...process.env } });
-  watch(t.stderr);
-  const c = new ClientV1({ name: 'snap-test', version: '1' }, { capabilities: {} });
-  clients.add(c);
-  await c.connect(t);
-  const id = (await ok(c, 'computer_create', {})).computer_id;
-  const re = /Snapshots are kept on the docker backend \(Docker and Podman\) only: the go_busybox backend has none yet/;
-  await refused(c, 'computer_snapshot', { computer_id: id }, re);
-  await refused(c, 'snapshot_list', {}, re);
-  await refused(c, 'computer_create', { from_snapshot: `snap-${'0'.repeat(32)}` }, re);
-  await c.close();
-});
+// go_busybox keeps snapshots too: snapshots_wasm.test.mjs.
 
 test('bad input: crafted and unknown ids, counts, names, from_snapshot with a computer_id; the quota', async () => {
   const c = await stdioV1(['--max-snapshots', '1']);
