@@ -13,7 +13,10 @@
  * tmpfs, and /.msc-helper, a bind mount) are not part of a commit; the
  * allowlist proxy's variables are blanked in the image (a fork gets its
  * own), and the warm pool's label is cleared so that no fork is taken
- * for a spare.
+ * for a spare. A restore or a fork pins its snapshot (msc_snap_pin) from
+ * before it finds the image until its container exists: a delete
+ * meanwhile is refused as "in use", never leaving a computer without its
+ * container.
  */
 #include "docker_driver_int.h"
 
@@ -457,6 +460,24 @@ create_failed(int rv, const char *id, char *err, size_t errlen)
 	return rv;
 }
 
+/*
+ * Pins snapshot id for a restore or a fork: a snapshot_delete meanwhile
+ * is refused, so the image cannot go between the old container's removal
+ * and the new one's creation (which would leave the computer gone). 0, or
+ * -ENOENT when a delete holds it (as if it were gone already).
+ */
+static int
+pin(struct dock_driver *d, const char *id, char *err, size_t errlen)
+{
+	int rv = msc_snap_pin(d->snap_pins, id);
+
+	if (rv == -ENOENT)
+		return not_found(id, err, errlen);
+	if (rv != 0)
+		snprintf(err, errlen, "out of memory");
+	return rv;
+}
+
 int
 dock_restore(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
     Msc__V1__Computer *out, char *err, size_t errlen)
@@ -465,12 +486,15 @@ dock_restore(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 	char ref[80];
 	int rv;
 
-	if ((rv = snap_find(d, req->snapshot_id, req->principal, false, &img,
-	    err, errlen)) != 0 || (rv = image_id(img, ref, sizeof(ref), err,
-	    errlen)) != 0)
+	if ((rv = pin(d, req->snapshot_id, err, errlen)) != 0)
 		return rv;
-	rv = dock_recreate(d, req->computer_id, ref, out, err, errlen);
-	return create_failed(rv, req->computer_id, err, errlen);
+	if ((rv = snap_find(d, req->snapshot_id, req->principal, false, &img,
+	    err, errlen)) == 0 && (rv = image_id(img, ref, sizeof(ref), err,
+	    errlen)) == 0)
+		rv = create_failed(dock_recreate(d, req->computer_id, ref, out,
+		    err, errlen), req->computer_id, err, errlen);
+	msc_snap_unpin(d->snap_pins, req->snapshot_id);
+	return rv;
 }
 
 int
@@ -482,13 +506,16 @@ dock_create_from(struct dock_driver *d, const Msc__V1__CreateRequest *req,
 	int rv;
 
 	if ((rv = dock_validate(d, err, errlen)) != 0 ||
-	    (rv = snap_find(d, req->from_snapshot, req->principal, false,
-	    &img, err, errlen)) != 0 ||
-	    (rv = image_id(img, ref, sizeof(ref), err, errlen)) != 0)
+	    (rv = pin(d, req->from_snapshot, err, errlen)) != 0)
 		return rv;
-	rv = dock_create_image(d, req->computer_id, req->temporary, ref,
-	    req->principal, out, err, errlen);
-	return create_failed(rv, req->computer_id, err, errlen);
+	if ((rv = snap_find(d, req->from_snapshot, req->principal, false,
+	    &img, err, errlen)) == 0 &&
+	    (rv = image_id(img, ref, sizeof(ref), err, errlen)) == 0)
+		rv = create_failed(dock_create_image(d, req->computer_id,
+		    req->temporary, ref, req->principal, out, err, errlen),
+		    req->computer_id, err, errlen);
+	msc_snap_unpin(d->snap_pins, req->from_snapshot);
+	return rv;
 }
 
 static int
@@ -551,8 +578,16 @@ dock_snapshot_delete(struct dock_driver *d,
 	    err, errlen)) != 0)
 		return rv;
 	json_decref(img);
+	/* Not while a restore or fork reads it (pin). */
+	if (msc_snap_claim(d->snap_pins, req->snapshot_id) != 0) {
+		snprintf(err, errlen, "Snapshot '%s' is in use: a computer is "
+		    "being restored or created from it (retry when it is "
+		    "done).", req->snapshot_id);
+		return -EEXIST;
+	}
 	snap_ref(req->snapshot_id, ref, sizeof(ref));
 	rv = dock_image_remove(d->engine, ref, T_SNAP_OP, err, errlen);
+	msc_snap_release(d->snap_pins, req->snapshot_id);
 	if (rv == -ENOENT)
 		return not_found(req->snapshot_id, err, errlen);
 	if (rv == -EBUSY) {

@@ -323,3 +323,38 @@ test('HTTP: another principal\'s snapshot is refused in both eras; a restarted s
   await ok(a3, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
   await stop(srv);
 });
+
+test('race: a snapshot_delete during a computer_restore never loses the computer (the restore pins its image)', async () => {
+  const c = await stdioV1();
+  const id = (await ok(c, 'computer_create', {})).computer_id;
+  await sh(c, 'echo base > /root/data.txt', { computer_id: id });
+  const outcomes = new Set();
+  for (let round = 0; round < 2; round++) {
+    const snap = await ok(c, 'computer_snapshot', { computer_id: id });
+    await sh(c, `echo round-${round} > /root/data.txt`, { computer_id: id });
+    // The delete is sent while the restore runs (it inspects the image, then removes the
+    // container and creates the new one from the image).
+    const restore = call(c, 'computer_restore', { computer_id: id, snapshot_id: snap.snapshot_id });
+    await sleep(round * 60);
+    const del = await call(c, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
+    const r = await restore;
+    const computers = (await ok(c, 'computer_list', {})).computers.map((x) => x.computer_id);
+    assert.ok(computers.includes(id), `round ${round}: the computer is gone (restore: ${JSON.stringify(r.content)}, delete: ${JSON.stringify(del.content)})`);
+    const data = (await sh(c, 'cat /root/data.txt', { computer_id: id })).stdout;
+    if (r.isError) {
+      assert.match(r.content[0].text, /was not found/);
+      assert.equal(data, `round-${round}\n`, 'a refused restore changed nothing');
+      await sh(c, 'echo base > /root/data.txt', { computer_id: id });
+    } else assert.equal(data, 'base\n');
+    if (del.isError) {
+      assert.match(del.content[0].text, /is in use/);
+      outcomes.add('delete refused');
+      await ok(c, 'computer_factory_reset', { computer_id: id });
+      await sh(c, 'echo base > /root/data.txt', { computer_id: id });
+      await ok(c, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
+    } else outcomes.add(r.isError ? 'delete first' : 'restore first');
+  }
+  process.stderr.write(`restore/delete race outcomes: ${[...outcomes].join(', ')}\n`);
+  await ok(c, 'computer_delete', { computer_id: id });
+  await c.close();
+});
