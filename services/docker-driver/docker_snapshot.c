@@ -478,21 +478,79 @@ pin(struct dock_driver *d, const char *id, char *err, size_t errlen)
 	return rv;
 }
 
+/* What computer id records: its lifecycle and principal; 0 or -errno. */
+static int
+marks(struct dock_driver *d, const char *id, bool *temporary,
+    char principal[MSC_PRINCIPAL_TAG_LEN + 1], char *err, size_t errlen)
+{
+	json_t *ctr = NULL, *labels;
+	const char *tmp, *owner;
+	int rv;
+
+	if ((rv = dock_find(d, id, &ctr, err, errlen)) != 0)
+		return rv;
+	labels = json_object_get(json_object_get(ctr, "Config"), "Labels");
+	tmp = json_string_value(json_object_get(labels,
+	    "kilntainers.temporary"));
+	owner = json_string_value(json_object_get(labels,
+	    MSC_PRINCIPAL_LABEL));
+	*temporary = tmp == NULL || strcmp(tmp, "false") != 0;
+	snprintf(principal, MSC_PRINCIPAL_TAG_LEN + 1, "%s", owner != NULL ?
+	    owner : "");
+	json_decref(ctr);
+	return 0;
+}
+
+/*
+ * A restore whose new container could not be made after the old one
+ * went: the computer is made again from the configured image (its id,
+ * lifecycle and owner kept), so that it is never left gone; err says so.
+ */
+static void
+fall_back(struct dock_driver *d, const char *id, bool temporary,
+    const char *principal, char *err, size_t errlen)
+{
+	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
+	char why[DOCK_ERRLEN], ignore[DOCK_ERRLEN];
+	json_t *ctr = NULL;
+
+	if (dock_find(d, id, &ctr, ignore, sizeof(ignore)) != -ENOENT) {
+		json_decref(ctr);
+		return;                 /* still there: nothing was lost */
+	}
+	snprintf(why, sizeof(why), "%s", err);
+	if (dock_create_owned(d, id, temporary, principal, &c, ignore,
+	    sizeof(ignore)) != 0) {
+		msc_log_warn("restore of %s failed and so did its factory "
+		    "reset: %s", id, ignore);
+		return;
+	}
+	msc_computer_fini(&c);
+	snprintf(err, errlen, "%s It was factory reset instead: same id, "
+	    "lifecycle and owner, with the image's files.", why);
+}
+
 int
 dock_restore(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
+	char ref[80], principal[MSC_PRINCIPAL_TAG_LEN + 1];
 	json_t *img = NULL;
-	char ref[80];
+	bool temporary;
 	int rv;
 
 	if ((rv = pin(d, req->snapshot_id, err, errlen)) != 0)
 		return rv;
 	if ((rv = snap_find(d, req->snapshot_id, req->principal, false, &img,
 	    err, errlen)) == 0 && (rv = image_id(img, ref, sizeof(ref), err,
-	    errlen)) == 0)
+	    errlen)) == 0 && (rv = marks(d, req->computer_id, &temporary,
+	    principal, err, errlen)) == 0) {
 		rv = create_failed(dock_recreate(d, req->computer_id, ref, out,
 		    err, errlen), req->computer_id, err, errlen);
+		if (rv != 0)
+			fall_back(d, req->computer_id, temporary, principal,
+			    err, errlen);
+	}
 	msc_snap_unpin(d->snap_pins, req->snapshot_id);
 	return rv;
 }

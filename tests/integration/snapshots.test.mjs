@@ -355,6 +355,27 @@ test('race: a snapshot_delete during a computer_restore never loses the computer
     } else outcomes.add(r.isError ? 'delete first' : 'restore first');
   }
   process.stderr.write(`restore/delete race outcomes: ${[...outcomes].join(', ')}\n`);
+  // The image removed behind the server's back (docker rmi, no pin stops it) while a restore
+  // runs: a restore that cannot make its new container makes the computer again from the
+  // configured image, never leaving it gone.
+  const seen = new Set();
+  for (let round = 0; round < 2; round++) {
+    const snap = await ok(c, 'computer_snapshot', { computer_id: id });
+    const img = (await docker(['images', '-q', '--filter', `label=kilntainers.snapshot.id=${snap.snapshot_id}`])).stdout.trim();
+    await sh(c, `echo round-${round} > /root/data.txt`, { computer_id: id });
+    const restore = call(c, 'computer_restore', { computer_id: id, snapshot_id: snap.snapshot_id });
+    await sleep(round * 80);
+    await docker(['rmi', '-f', img]);
+    const r = await restore;
+    const data = await ok(c, 'terminal_execute', { command: 'cat /root/data.txt 2>/dev/null || echo none', computer_id: id });
+    if (!r.isError) { seen.add('restored'); assert.equal(data.stdout, 'base\n'); } else if (/factory reset instead/.test(r.content[0].text)) {
+      seen.add('reset'); assert.equal(data.stdout, 'none\n');
+    } else { seen.add('refused'); assert.match(r.content[0].text, /was not found/); assert.equal(data.stdout, `round-${round}\n`); }
+    await ok(c, 'computer_factory_reset', { computer_id: id });
+    await sh(c, 'echo base > /root/data.txt', { computer_id: id });
+    await call(c, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
+  }
+  process.stderr.write(`restore/rmi race outcomes: ${[...seen].join(', ')}\n`);
   await ok(c, 'computer_delete', { computer_id: id });
   await c.close();
 });
