@@ -260,6 +260,18 @@ open_root(struct wasm_driver *d, const char *base, const char *id)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Whether computer id's root is still folder fd (not swapped or gone). */
+static bool
+same_root(struct wasm_driver *d, const char *id, int fd)
+{
+	struct stat a, b;
+	char path[4300];
+
+	snprintf(path, sizeof(path), "%s/%s/root", d->dir, id);
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /*
  * Whether `need` more bytes fit on the file system of folder fd, with a
  * margin; -ENOSPC when they do not.
@@ -352,6 +364,15 @@ wasm_snapshot(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
 	    (rv = wasm_copy_tree(src, dst, d->disk_quota > 0 ?
 	    d->disk_quota + (16u << 20) : 0, &m.size)) != 0)
 		goto fail;
+	/* A reset, restore or delete meanwhile put another root in place
+	 * (or none): what was copied may be half of it. */
+	if (!same_root(d, req->computer_id, src)) {
+		snprintf(err, errlen, "Computer '%s' was reset or deleted while "
+		    "its snapshot was taken: nothing was saved.",
+		    req->computer_id);
+		rv = -ECONNABORTED;
+		goto out;
+	}
 	snprintf(path, sizeof(path), "%s/%s/meta.json", d->snap_dir, tmp);
 	if ((rv = meta_write(path, &m)) != 0)
 		goto fail;

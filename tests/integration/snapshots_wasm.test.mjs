@@ -170,6 +170,21 @@ test('go_busybox bad input: crafted ids, the quota, symlinks toward the host kep
     }
   }
   process.stderr.write(`race: a restore won in some round: ${restoredSome}\n`);
+
+  // A snapshot during a factory reset, and one during a delete: made, or refused with a clear
+  // error and nothing left in the snapshots' folder.
+  assert.equal((await ok(c, 'snapshot_list', {})).count, 0, 'the race left no snapshot');
+  const snaps = () => fs.readdirSync(path.join(state, 'go_busybox', '.snapshots'));
+  for (const other of ['computer_factory_reset', 'computer_delete']) {
+    await sh(c, 'seq 1 3000 > /n.txt; mkdir -p /a/b/c; seq 1 100 > /a/b/c/m.txt', { computer_id: id });
+    const [snap, op] = await Promise.all([call(c, 'computer_snapshot', { computer_id: id }), call(c, other, { computer_id: id })]);
+    assert.equal(op.isError, false, JSON.stringify(op));
+    if (snap.isError) {
+      assert.match(snap.content[0].text, /not found|was reset or deleted while its snapshot was taken: nothing was saved/);
+      assert.deepEqual(snaps(), [], 'a refused snapshot leaves nothing');
+    } else await ok(c, 'snapshot_delete', { snapshot_id: snap.structuredContent.snapshot_id });
+  }
+  assert.deepEqual(snaps(), []);
   await s.close();
 });
 
