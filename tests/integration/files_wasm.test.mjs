@@ -206,3 +206,20 @@ test('attack: another agent cannot read or write a go_busybox computer\'s files 
   assert.equal((await ok(modern, 'file_edit', { sandbox_handle: mine.sandbox_handle, path: '/mine.txt', old_string: 'two', new_string: 'three' })).sha256, sha('one three'));
   assert.equal((await ok(victim, 'file_read', { computer_id: id, path: '/secret' })).content, 'secret-content');
 });
+
+test('wasm (a user\'s WASI module): the same file tools, in its computer\'s folder', { skip: !process.env.PROBE_WASM }, async () => {
+  const s = await startServer(['--backend', 'wasm', '--wasm-path', process.env.PROBE_WASM, '--tools', 'files'], { env: env() });
+  const c = s.client;
+  try {
+    const at = { computer_id: cid('wasm-files') };
+    const w = await ok(c, 'file_write', { ...at, path: 'data/x.txt', content: 'from the host side\n', make_dirs: true });
+    assert.deepEqual([w.path, w.sha256], ['/data/x.txt', sha('from the host side\n')]);
+    const root = path.join(state, 'wasm', at.computer_id, 'root');
+    assert.equal(fs.readFileSync(path.join(root, 'data', 'x.txt'), 'utf8'), 'from the host side\n');
+    assert.equal((await ok(c, 'file_edit', { ...at, path: '/data/x.txt', old_string: 'host', new_string: 'runner' })).replacements, 1);
+    assert.equal((await ok(c, 'file_read', { ...at, path: '/data/x.txt' })).content, 'from the runner side\n');
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'esc'));
+    await refused(c, 'file_read', { ...at, path: '/esc' }, /a symlink to a missing file/);
+    assertOutsideUntouched();
+  } finally { await s.close(); }
+});
