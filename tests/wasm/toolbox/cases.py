@@ -729,6 +729,19 @@ t("sh/long loop", "i=0; while [ $i -lt 300 ]; do i=$((i+1)); done; "
 t("sh/fd redirect order", "ls nope 2>&1 >/dev/null | wc -l", out="1\n")
 t("sh/local and shift", "f() { local a=$1; shift; echo $a $#; }; "
   "f x y z", out="x 2\n")
+t("sh/local scoping", "x=outer; f(){ local x=inner; echo $x; }; f; "
+  "echo $x", out="inner\nouter\n")
+t("sh/local nested and unset", "f(){ local a=1; g; echo $a; }; "
+  "g(){ local a=2; a=3; echo $a; }; unset a; f; echo \"[${a-unset}]\"",
+  out="3\n1\n[unset]\n")
+t("sh/local outside a function", "local x=1", rc=1,
+  err_has=["can only be used in a function"])
+t("sh/arith power", "echo $((3**2)) $((2**3**2)) $((-2**2)) "
+  "$((2*3**2)) $((2**62))", out="9 512 4 18 4611686018427387904\n")
+t("sh/arith negative exponent", "echo $((2**-1))", rc="nonzero",
+  err_has=["exponent less than 0"])
+t("sh/yes through a big pipe", "yes | head -c 20000000 | wc -c",
+  out="20000000\n")
 t("sh/recursion limit", "f() { f; }; f", rc="nonzero",
   err_has=["maximum"])
 t("sh/export listing", "export Q=1; export | grep -c \"Q='1'\"",
