@@ -210,6 +210,9 @@ t("sed/N join", ["sed", ":a;N;$!ba;s/\\n/,/g", "nums.txt"],
 t("sed/hold", ["sed", "-n", "1!G;h;$p", "nums.txt"], out="4\n33\n2\n10\n")
 t("sed/-i", ["sed", "-i", "s/file/FILE/", "a.txt", "b.txt"], out="",
   files={"a.txt": "FILE a\n", "b.txt": "FILE b\n"})
+t("sed/-i.bak from the shell", "sed -i.bak 's/a$/A/' a.txt; cat a.txt "
+  "a.txt.bak; sed --in-place=.orig 's/A/B/' a.txt; cat a.txt.orig a.txt",
+  out="file A\nfile a\nfile A\nfile B\n")
 t("sed/-i.bak", ["sed", "-i.bak", "s/a$/A/", "a.txt"], out="",
   files={"a.txt": "file A\n", "a.txt.bak": "file a\n"})
 t("sed/no eol kept", ["sed", "s/no/NO/", "noeol.txt"], out="NO newline")
@@ -476,7 +479,7 @@ t("find/-delete", ["find", "sub", "-name", "*.md", "-delete"], out="",
 t("find/-exec", ["find", "sub", "-name", "*.txt", "-exec", "cat", "{}",
                  ";"], out="inner wasm file\n")
 t("find/-exec +", ["find", "sub", "-type", "f", "-exec", "wc", "-l", "{}",
-                   "+"], out="1 sub/deep/x.md\n1 sub/inner.txt\n2 total\n")
+                   "+"], out=" 1 sub/deep/x.md\n 1 sub/inner.txt\n 2 total\n")
 t("find/missing", ["find", "nope"], rc=1,
   err="find: 'nope': No such file or directory\n")
 t("find/bad predicate", ["find", ".", "-bogus"], rc=1,
