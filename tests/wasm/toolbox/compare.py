@@ -57,6 +57,12 @@ SCRIPTS = [
     ("grep no match status", "grep -r nothing-here .; echo rc=$?"),
     ("grep -w -x -q", "grep -w pear data/words.txt | head -1; "
      "grep -qx fig data/words.txt && echo found"),
+    ("grep -c -m -l -n on files", "grep -c TODO src/*.c; "
+     "grep -m1 -n alpha docs/notes.txt; grep -l TODO src/*.c; "
+     "grep -H -n omega docs/notes.txt"),
+    ("grep binary and no final newline", "printf 'x\\0TODO\\n' > bin.dat; "
+     "grep TODO bin.dat; echo rc=$?; printf 'one\\nlast TODO' > nonl.txt; "
+     "grep -n TODO nonl.txt; grep -c TODO nonl.txt"),
     ("find -name", "find . -name '*.c' | sort"),
     ("find -type d", "find . -type d | sort"),
     ("find -name -exec {} ;", "find src -name '*.c' -exec wc -l {} \\; "
