@@ -385,7 +385,10 @@ wasm_snapshot(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
 	    req->computer_id, (unsigned long long)m.size);
 	goto out;
 fail:
-	if (!wasm_exists(d, req->computer_id)) {
+	/* Gone, or its root swapped by a reset or restore (a file that
+	 * vanished mid-copy, or no root at the moment of the open). */
+	if (!wasm_exists(d, req->computer_id) || (src >= 0 ?
+	    !same_root(d, req->computer_id, src) : rv == -ENOENT)) {
 		snprintf(err, errlen, "Computer '%s' was reset or deleted while "
 		    "its snapshot was taken: nothing was saved.",
 		    req->computer_id);
