@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ msc_snapshot_id_new(char out[MSC_SNAPSHOT_ID_LEN + 1])
 struct msc_snap_pins {
 	pthread_mutex_t mu;
 	struct msc_map *uses;   /* id -> struct use */
+	int making;             /* snapshots being made (msc_snap_reserve) */
 };
 
 struct use {
@@ -154,4 +156,31 @@ void
 msc_snap_release(struct msc_snap_pins *p, const char *id)
 {
 	drop(p, id);
+}
+
+int
+msc_snap_reserve(struct msc_snap_pins *p, size_t have, long max, char *err,
+    size_t errlen)
+{
+	int rv = 0;
+
+	pthread_mutex_lock(&p->mu);
+	if (have + (size_t)p->making >= (size_t)max)
+		rv = -EDQUOT;
+	else
+		p->making++;
+	pthread_mutex_unlock(&p->mu);
+	if (rv != 0)
+		snprintf(err, errlen, "This server keeps at most %ld snapshots "
+		    "(--max-snapshots): delete one with snapshot_delete "
+		    "first.", max);
+	return rv;
+}
+
+void
+msc_snap_unreserve(struct msc_snap_pins *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->making--;
+	pthread_mutex_unlock(&p->mu);
 }

@@ -8,6 +8,7 @@
 #define MSC_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define MSC_SNAPSHOT_PREFIX "snap-"
 #define MSC_SNAPSHOT_HEX 32
@@ -46,5 +47,13 @@ void msc_snap_unpin(struct msc_snap_pins *p, const char *id);
 /* 0 (claimed: release later), -EBUSY (pinned, or another delete's). */
 int msc_snap_claim(struct msc_snap_pins *p, const char *id);
 void msc_snap_release(struct msc_snap_pins *p, const char *id);
+/*
+ * Counts one more snapshot being made, given the `have` this principal
+ * keeps: 0 (unreserve when made or failed), or -EDQUOT at `max` with the
+ * reference's advice in err.
+ */
+int msc_snap_reserve(struct msc_snap_pins *p, size_t have, long max,
+    char *err, size_t errlen);
+void msc_snap_unreserve(struct msc_snap_pins *p);
 
 #endif /* MSC_SNAPSHOT_H */

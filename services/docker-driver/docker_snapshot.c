@@ -319,25 +319,8 @@ quota_take(struct dock_driver *d, char *err, size_t errlen)
 		return rv;
 	have = json_array_size(mine);
 	json_decref(mine);
-	pthread_mutex_lock(&d->mu);
-	if (have + (size_t)d->snap_making >= (size_t)d->cfg->max_snapshots)
-		rv = -EDQUOT;
-	else
-		d->snap_making++;
-	pthread_mutex_unlock(&d->mu);
-	if (rv != 0)
-		snprintf(err, errlen, "This server keeps at most %ld snapshots "
-		    "(--max-snapshots): delete one with snapshot_delete "
-		    "first.", d->cfg->max_snapshots);
-	return rv;
-}
-
-static void
-quota_give(struct dock_driver *d)
-{
-	pthread_mutex_lock(&d->mu);
-	d->snap_making--;
-	pthread_mutex_unlock(&d->mu);
+	return msc_snap_reserve(d->snap_pins, have, d->cfg->max_snapshots, err,
+	    errlen);
 }
 
 int
@@ -399,7 +382,7 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 	    &img, err, errlen)) == 0)
 		rv = fill_snapshot(d, img, base_size(d), out);
 	json_decref(img);
-	quota_give(d);
+	msc_snap_unreserve(d->snap_pins);
 	if (rv != 0) {
 		char why[DOCK_ERRLEN], ignore[DOCK_ERRLEN];
 

@@ -37,7 +37,6 @@ struct wasm_driver {
 	struct msc_map *leases;  /* computer id -> int fd, under mu */
 	char *snap_dir;         /* <dir>/.snapshots */
 	struct msc_snap_pins *pins; /* snapshots being read or deleted */
-	int snap_making;        /* snapshots being copied, under mu */
 };
 
 /* wasm_computers.c: the Driver operations on computer folders. */

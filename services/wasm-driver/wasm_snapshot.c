@@ -223,28 +223,8 @@ count_mine(struct wasm_driver *d)
 static int
 quota_take(struct wasm_driver *d, char *err, size_t errlen)
 {
-	size_t have = count_mine(d);
-	int rv = 0;
-
-	pthread_mutex_lock(&d->mu);
-	if (have + (size_t)d->snap_making >= (size_t)d->cfg->max_snapshots)
-		rv = -EDQUOT;
-	else
-		d->snap_making++;
-	pthread_mutex_unlock(&d->mu);
-	if (rv != 0)
-		snprintf(err, errlen, "This server keeps at most %ld snapshots "
-		    "(--max-snapshots): delete one with snapshot_delete "
-		    "first.", d->cfg->max_snapshots);
-	return rv;
-}
-
-static void
-quota_give(struct wasm_driver *d)
-{
-	pthread_mutex_lock(&d->mu);
-	d->snap_making--;
-	pthread_mutex_unlock(&d->mu);
+	return msc_snap_reserve(d->pins, count_mine(d),
+	    d->cfg->max_snapshots, err, errlen);
 }
 
 /* Opens <dir>/<id>/root, never through a symlink; -errno. */
@@ -404,7 +384,7 @@ out:
 		close(dst);
 	if (sdir >= 0)
 		close(sdir);
-	quota_give(d);
+	msc_snap_unreserve(d->pins);
 	return rv;
 }
 
