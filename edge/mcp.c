@@ -151,9 +151,14 @@ dispatch(struct mcp_conn *c, const char *method, json_t *id, json_t *params)
 
 	if (strcmp(method, "tools/call") == 0)
 		return mcp_tools_call(c, id, params, false);
-	if (strcmp(method, "initialize") == 0)
+	if (strcmp(method, "initialize") == 0) {
+		pthread_mutex_lock(&c->mu);
+		c->roots_declared = json_is_object(json_object_get(
+		    json_object_get(params, "capabilities"), "roots"));
+		pthread_mutex_unlock(&c->mu);
 		mcp_conn_send_result(c, id, mcp_initialize_result(params),
 		    false);
+	}
 	else if (strcmp(method, "ping") == 0)
 		mcp_conn_send_result(c, id, json_object(), false);
 	else if (strcmp(method, "tools/list") == 0) {
@@ -221,7 +226,9 @@ mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
 		return false;
 	}
 	if (method == NULL) {
-		/* A response from the client (we send no requests) or junk. */
+		/* A response from the client (to roots/list) or junk. */
+		if (mcp_roots_answered(c, msg))
+			return false;
 		if (json_object_get(msg, "result") == NULL &&
 		    json_object_get(msg, "error") == NULL)
 			mcp_conn_send_error(c, id, -32600,
@@ -242,6 +249,9 @@ mcp_conn_handle_json(struct mcp_conn *c, json_t *msg)
 		pthread_mutex_unlock(&c->mu);
 		mcp_live_notified(c->session, c->principal, sid, method,
 		    json_object_get(msg, "params"));
+		if (strcmp(method, "notifications/initialized") == 0 ||
+		    strcmp(method, "notifications/roots/list_changed") == 0)
+			mcp_roots_ask(c);
 		return false;
 	}
 	params = json_object_get(msg, "params");
@@ -311,5 +321,6 @@ mcp_conn_fini(struct mcp_conn *c, int wait_ms)
 		if (pthread_cond_timedwait(&c->idle_cv, &c->mu, &until) != 0)
 			break;
 	pthread_mutex_unlock(&c->mu);
+	mcp_roots_fini(c);
 	/* The mutex stays valid: a late reply may still take it. */
 }

@@ -67,6 +67,19 @@ struct mcp_conn {
 	 * client leaves.
 	 */
 	void (*watch_client)(void *ctx);
+	/*
+	 * The client's MCP roots (stdio, legacy era; mcp_xfer.c), under mu:
+	 * whether its initialize declared the capability, whether an
+	 * answer to roots/list is awaited, and the folders last answered
+	 * (real paths, owned).
+	 */
+	bool stdio;
+	bool roots_declared;
+	bool roots_waiting;
+	bool roots_known;
+	unsigned roots_asked;
+	char **roots;
+	size_t n_roots;
 };
 
 void mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,
@@ -144,6 +157,25 @@ void mcp_conn_reject_oversized(struct mcp_conn *c, size_t limit);
  * `c` must stay allocated until the session client is closed.
  */
 void mcp_conn_fini(struct mcp_conn *c, int wait_ms);
+
+/*
+ * Which session a call runs in, as terminal_execute's (mcp_call.c): false
+ * after answering the call with why not.
+ */
+bool mcp_pick_session(struct mcp_conn *c, json_t *id, bool modern,
+    json_t *args, char sid[64], bool *by_handle, bool *mint);
+
+/* --- mcp_xfer.c: computer_upload, computer_download and the roots ------- */
+
+/* Runs computer_upload or computer_download; true when it answers later. */
+bool mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
+    bool modern);
+/* Asks the client for its roots (roots/list) when it declared them. */
+void mcp_roots_ask(struct mcp_conn *c);
+/* A response from the client: true when it was the roots' answer. */
+bool mcp_roots_answered(struct mcp_conn *c, json_t *msg);
+/* Forgets the roots (at the connection's end). */
+void mcp_roots_fini(struct mcp_conn *c);
 /* One of c's calls in flight ended (mcp_conn_fini waits for the last). */
 void mcp_conn_call_done(struct mcp_conn *c);
 

@@ -433,6 +433,17 @@ pick_session(struct mcp_conn *c, struct pending_call *how, json_t *args,
 	return true;
 }
 
+bool
+mcp_pick_session(struct mcp_conn *c, json_t *id, bool modern, json_t *args,
+    char sid[64], bool *by_handle, bool *mint)
+{
+	struct pending_call how = { .id = id, .modern = modern };
+	bool ok = pick_session(c, &how, args, sid, mint);
+
+	*by_handle = how.by_handle;
+	return ok;
+}
+
 /*
  * Mints a handle (Session/Open) for a call whose arguments were checked;
  * the call follows in it (run_in_new_handle). True when the reply will
@@ -652,6 +663,8 @@ mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params, bool modern)
 	}
 	if (tool < 0 && json_is_true(json_object_get(args, "background")))
 		tool = TOOLS_PROC_START;
+	if (tool == TOOLS_FILE_UPLOAD || tool == TOOLS_FILE_DOWNLOAD)
+		return mcp_xfer_call(c, id, args, tool, modern);
 	if (tools_is_file(tool)) {
 		/* Short helper commands: no task, no progress. */
 		how.tool = tool;

@@ -161,6 +161,7 @@ edge_stdio_run(const struct msc_cfg *cfg, struct msc_client *session,
 	sigaction(SIGPIPE, &sa, NULL);
 	mcp_conn_init(&conn, cfg, session, NULL, send_line, NULL);
 	conn.desc = desc;
+	conn.stdio = true;
 	for (;;) {
 		struct pollfd fds[2] = { { STDIN_FILENO, POLLIN, 0 },
 			{ signal_pipe[0], POLLIN, 0 } };

@@ -72,6 +72,27 @@ static const struct {
 	    "is not the file's sha256: it changed since it was read. Answers "
 	    "the replacements, the size and the sha256 after the edit.",
 	    false, true },
+	[TOOLS_FILE_UPLOAD - TOOLS_FILE_BASE] = { "computer_upload",
+	    "Copy a local file or folder into the computer",
+	    "Copy a file or folder on the machine this server runs on "
+	    "(local_path: inside the client's MCP roots or the server's "
+	    "--workspace, symlinks resolved) into the computer at `path` "
+	    "(made with its parent folders; a folder merges into an existing "
+	    "one, a file replaces one). A folder goes whole as a tar stream: "
+	    "files with their modes, folders, symlinks as symlinks (devices "
+	    "and fifos left out). At most 200000 entries and 8 GiB. Answers "
+	    "how many files, folders, symlinks and bytes were copied.",
+	    false, true },
+	[TOOLS_FILE_DOWNLOAD - TOOLS_FILE_BASE] = { "computer_download",
+	    "Copy a file or folder from the computer to a local path",
+	    "Copy a file or folder at `path` in the computer to local_path on "
+	    "the machine this server runs on (inside the client's MCP roots "
+	    "or the server's --workspace; its parent folder must exist; a "
+	    "file there is replaced, a folder merged). Modes are kept; a "
+	    "symlink is kept when it points inside what is copied, else left "
+	    "out, as are devices and fifos. At most 200000 entries and 8 GiB. "
+	    "Answers how many files, folders, symlinks and bytes were "
+	    "copied.", false, true },
 };
 
 #define NFILES (sizeof(files) / sizeof(files[0]))
@@ -98,7 +119,20 @@ def(int tool)
 	json_t *props = tools_where_props(), *req = json_array();
 	char title[64];
 
+	if (tool == TOOLS_FILE_UPLOAD || tool == TOOLS_FILE_DOWNLOAD) {
+		json_object_set_new(props, "local_path", tools_prop(
+		    "Local Path", "string", tool == TOOLS_FILE_UPLOAD ?
+		    "The local file or folder to copy (absolute, or relative "
+		    "to the server's --workspace)." : "Where the copy goes "
+		    "locally (absolute, or relative to the server's "
+		    "--workspace): the file's or the folder's new path."));
+		json_array_append_new(req, json_string("local_path"));
+	}
 	json_object_set_new(props, "path", tools_prop("Path", "string",
+	    tool == TOOLS_FILE_UPLOAD ? "Where the copy goes in the "
+	    "computer (absolute, or relative to its working folder)." :
+	    tool == TOOLS_FILE_DOWNLOAD ? "The file or folder to copy from "
+	    "the computer (absolute, or relative to its working folder)." :
 	    "The file's path in the computer (absolute, or relative to its "
 	    "working folder)."));
 	json_array_append_new(req, json_string("path"));

@@ -196,6 +196,8 @@ set_defaults(struct msc_cfg *cfg)
 	cfg->lifecycle_tools = msc_cfg_truthy(getenv("ENABLE_LIFECYCLE_TOOLS"));
 	if ((env = getenv("KILNTAINERS_TOOLS")) != NULL && *env != '\0')
 		cfg->tools = env;
+	if ((env = getenv("KILNTAINERS_WORKSPACE")) != NULL && *env != '\0')
+		cfg->workspace = env;
 	/* A bad number is refused by the bounds check (msc_cfg_tools.c). */
 	if ((env = getenv("KILNTAINERS_MAX_SNAPSHOTS")) != NULL &&
 	    *env != '\0' && !parse_long(env, &cfg->max_snapshots))

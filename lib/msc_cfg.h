@@ -126,6 +126,9 @@ struct msc_cfg {
 	char **owned;                   /* strings read from --cluster */
 	size_t n_owned;
 	const char *tools;              /* --tools / KILNTAINERS_TOOLS */
+	/* --workspace / KILNTAINERS_WORKSPACE: a local folder that
+	 * computer_upload and computer_download may use (NULL: none). */
+	const char *workspace;
 	long max_background_processes;  /* per computer */
 	long process_log_limit;         /* bytes a background log keeps */
 	long max_snapshots;             /* --max-snapshots, per driver */

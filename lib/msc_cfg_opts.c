@@ -187,8 +187,13 @@ const struct opt msc_cfg_opts[] = {
 	    "Tool groups to offer, comma-separated: terminal (always on), "
 	    "lifecycle (as ENABLE_LIFECYCLE_TOOLS=true), processes "
 	    "(background processes), files (file_read, file_write, "
-	    "file_edit), snapshots (snapshots, rollback and forks) "
+	    "file_edit, computer_upload, computer_download), snapshots (snapshots, rollback and forks) "
 	    "(default: KILNTAINERS_TOOLS, else terminal)",
+	    EDGE },
+	{ "workspace", OPT_STR, F(workspace), 0, NULL, "DIR", NULL, DESC,
+	    "A local folder computer_upload and computer_download (--tools "
+	    "files) may read and write, besides the client's MCP roots; over "
+	    "HTTP the only one (default: KILNTAINERS_WORKSPACE, else none)",
 	    EDGE },
 	{ "max-background-processes", OPT_LONG, F(max_background_processes),
 	    0, "16", "N", NULL, DESC,

@@ -236,6 +236,14 @@ executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		set_text(&rep.stdout, "");
 		set_text(&rep.stderr, marker);
 		rep.exit_code = 1;
+	} else if (p->req->raw_output && res->stderr.len == 0) {
+		/* The helper's bytes, bounded by --output-limit alone. */
+		rep.stdout.data = malloc(res->stdout.len + 1);
+		rep.stdout.len = rep.stdout.data != NULL ? res->stdout.len : 0;
+		if (rep.stdout.data != NULL && res->stdout.len > 0)
+			memcpy(rep.stdout.data, res->stdout.data,
+			    res->stdout.len);
+		set_text(&rep.stderr, "");
 	} else {
 		/* Bounded to --reply-output-limit; may save it first. */
 		p->rep = rep;

@@ -649,12 +649,16 @@ hx_file_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	umask(022);
 	if (argc < 2)
-		return hxp_fail("usage: --file read|write|edit ...");
+		return hxp_fail("usage: --file read|write|edit|untar|tar ...");
 	if (strcmp(argv[1], "read") == 0)
 		return file_read(argc - 2, argv + 2);
 	if (strcmp(argv[1], "write") == 0)
 		return hxf_write(argc - 2, argv + 2);
 	if (strcmp(argv[1], "edit") == 0)
 		return hxf_edit(argc - 2, argv + 2);
+	if (strcmp(argv[1], "untar") == 0)
+		return hxf_untar(argc - 2, argv + 2);
+	if (strcmp(argv[1], "tar") == 0)
+		return hxf_tar(argc - 2, argv + 2);
 	return hxp_fail("unknown --file command %s", argv[1]);
 }

@@ -5,6 +5,8 @@
  *   msc-exec-helper --file read PATH OFFSET LIMIT BUDGET NUMBERS
  *   msc-exec-helper --file write PATH MODE MAKE_DIRS      (content on stdin)
  *   msc-exec-helper --file edit PATH OLD_LEN ALL SHA256   (old, new on stdin)
+ *   msc-exec-helper --file untar DEST MAKE_DIRS          (a tar on stdin)
+ *   msc-exec-helper --file tar SRC SKIP LEN              (a tar on stdout)
  *
  * each printing one JSON object on stdout (exit 0) or one line on stderr
  * (exit 2). helper_file.c resolves and guards paths and reads;
@@ -79,6 +81,9 @@ const char *hxf_kind(mode_t mode);
 
 int hxf_write(int argc, char **argv);
 int hxf_edit(int argc, char **argv);
+/* helper_file_tar.c: computer_upload's and computer_download's side. */
+int hxf_untar(int argc, char **argv);
+int hxf_tar(int argc, char **argv);
 
 /* ---- helper_file_text.c: pure parts ------------------------------------- */
 
