@@ -309,7 +309,8 @@ helper_failed(struct xfer *x, const Msc__V1__TerminalExecReply *rep)
 	if (rep->exit_code == 127 || rep->exit_code == 126)
 		fail(x, "This computer has no file helper (" XFER_HELPER "): "
 		    "computer_upload and computer_download work on the docker "
-		    "backend (Docker and Podman), in computers it started.");
+		    "backend (Docker and Podman), in computers it started, and "
+		    "on the WASM backends.");
 	else if (rep->exit_code == 124)
 		fail(x, "The file helper did not answer in time: this "
 		    "computer's exec helper may predate the copy tools "
@@ -538,11 +539,13 @@ mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
 		mcp_conn_send_result(c, id, tools_error_result(buf), modern);
 		return false;
 	}
-	if (strcmp(c->cfg->backend, "docker") != 0) {
+	if (strcmp(c->cfg->backend, "docker") != 0 &&
+	    strcmp(c->cfg->backend, "go_busybox") != 0 &&
+	    strcmp(c->cfg->backend, "wasm") != 0) {
 		snprintf(buf, sizeof(buf), "%s works on the docker backend "
-		    "(Docker and Podman) only for now: the %s backend has no "
-		    "copy yet; use file_write and file_read.", name,
-		    c->cfg->backend);
+		    "(Docker and Podman) and the WASM backends only for now: "
+		    "the %s backend has no copy yet; use file_write and "
+		    "file_read.", name, c->cfg->backend);
 		mcp_conn_send_result(c, id, tools_error_result(buf), modern);
 		return false;
 	}

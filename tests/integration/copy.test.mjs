@@ -17,7 +17,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep } from './lib.mjs';
+import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, startServer } from './lib.mjs';
 
 const RUN = `copy${randomBytes(3).toString('hex')}`;
 const FLAGS = [`--docker-run-flag=--label=msc.copy-test=${RUN}`, '--tools', 'files', '--driver-id', RUN,
@@ -275,4 +275,38 @@ test('HTTP: only with --workspace; 2025 sessions and 2026 handles; another agent
   assert.equal(cross.isError, true);
   assert.equal(fs.existsSync(path.join(WS, 'nope')), false);
   assert.match((await ok(victim, 'terminal_execute', { computer_id: id, command: 'ls /tmp/planted' })).stderr, /No such file/);
+});
+
+test('go_busybox: the runner unpacks and packs on the host side, in the computer\'s root', async () => {
+  const state = fs.mkdtempSync(path.join(TMP, 'wasm-'));
+  const outside = path.join(state, 'outside');
+  fs.mkdirSync(outside);
+  fs.writeFileSync(path.join(outside, 'secret.txt'), 'host secret\n');
+  const src = path.join(WS, 'wsrc');
+  fs.mkdirSync(src);
+  makeTree(src);
+  const s = await startServer(['--backend', 'go_busybox', '--tools', 'files', '--workspace', WS],
+    { env: { KILNTAINERS_WASM_DIR: state, HOME: state } });
+  const c = s.client;
+  try {
+    const up = await ok(c, 'computer_upload', { local_path: 'wsrc', path: '/work/src' });
+    assert.equal(up.files, 6);
+    const id = up.computer_id;
+    const root = path.join(state, 'go_busybox', id, 'root');
+    assert.deepEqual(snapshot(path.join(root, 'work', 'src')), snapshot(src));
+    await ok(c, 'computer_download', { path: '/work/src', local_path: 'wback' });
+    assert.deepEqual(snapshot(path.join(WS, 'wback')), snapshot(src));
+    // symlinks planted from the host toward it: resolved in the root, or left out
+    fs.symlinkSync(outside, path.join(root, 'work', 'src', 'host'));
+    fs.symlinkSync('../../../../outside', path.join(root, 'work', 'up'));
+    const d = await ok(c, 'computer_download', { path: '/work/src', local_path: 'wback2' });
+    assert.equal(d.skipped, 1);
+    assert.equal(fs.existsSync(path.join(WS, 'wback2', 'host')), false);
+    await refused(c, 'computer_download', { path: '/work/up/secret.txt', local_path: 'stolen' }, /no such file|does not exist|missing/i);
+    await call(c, 'computer_upload', { local_path: 'wsrc/a.txt', path: '/work/src/host/planted' });
+    assert.deepEqual(fs.readdirSync(outside), ['secret.txt']);
+    assert.equal(fs.existsSync(path.join(WS, 'stolen')), false);
+  } finally {
+    await s.close();
+  }
 });
