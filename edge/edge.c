@@ -1,13 +1,16 @@
 #include "edge.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mcp_http.h"
 #include "mcp_stdio.h"
 #include "msc_log.h"
 #include "msc_main.h"
+#include "xfer.h"
 
 int
 edge_run(const struct msc_cfg *cfg, struct msc_client *session,
@@ -16,7 +19,17 @@ edge_run(const struct msc_cfg *cfg, struct msc_client *session,
 	struct edge_http *http;
 	sigset_t set;
 	int sig, status;
+	char *ws;
 
+	/* --workspace: a folder, or the start fails (not a silent "none"). */
+	if (cfg->workspace != NULL) {
+		if ((ws = xfer_allow_dir(cfg->workspace)) == NULL) {
+			msc_log_err("--workspace %s: %s", cfg->workspace,
+			    errno == ENOTDIR ? "not a folder" : strerror(errno));
+			return 1;
+		}
+		free(ws);
+	}
 	if (strcmp(cfg->transport, "http") == 0) {
 		if (edge_http_start(cfg, session, desc, &http) != 0)
 			return 1;
