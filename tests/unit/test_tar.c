@@ -1,0 +1,205 @@
+/*
+ * test_tar.c - lib/msc_tar.c: headers written and read back (short and
+ * long names and links, the private MSC.offset and MSC.final keywords),
+ * a stream fed in any pieces, member names refused, a broken header.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "msc_tar.h"
+
+struct seen {
+	struct msc_tar_entry e[4];
+	int n, done;
+	uint8_t data[4096];
+	size_t len;
+};
+
+static int
+on_entry(void *arg, const struct msc_tar_entry *e)
+{
+	struct seen *s = arg;
+
+	if (s->n < 4)
+		s->e[s->n] = *e;
+	s->n++;
+	return 0;
+}
+
+static int
+on_data(void *arg, const uint8_t *p, size_t n)
+{
+	struct seen *s = arg;
+
+	memcpy(s->data + s->len, p, n);
+	s->len += n;
+	return 0;
+}
+
+static int
+on_done(void *arg, const struct msc_tar_entry *e)
+{
+	(void)e;
+	((struct seen *)arg)->done++;
+	return 0;
+}
+
+static const struct msc_tar_cb cb = { on_entry, on_data, on_done };
+
+/* A stream: a folder, a file with 700 bytes (a long name, a piece at
+ * offset 4096), a symlink with a long target, a final folder; trailer. */
+static size_t
+stream(uint8_t *buf)
+{
+	struct msc_tar_entry e = { .type = MSC_TAR_DIR, .mode = 0555,
+		.mtime = 1700000000 };
+	size_t n = 0;
+
+	strcpy(e.name, ".");
+	n += msc_tar_header(&e, buf + n);
+	memset(&e, 0, sizeof(e));
+	e.type = MSC_TAR_FILE;
+	e.mode = 0755;
+	e.size = 700;
+	e.offset = 4096;
+	memset(e.name, 'n', 150);
+	n += msc_tar_header(&e, buf + n);
+	for (int i = 0; i < 700; i++)
+		buf[n + (size_t)i] = (uint8_t)i;
+	n += 700;
+	memset(buf + n, 0, msc_tar_pad(700));
+	n += msc_tar_pad(700);
+	memset(&e, 0, sizeof(e));
+	e.type = MSC_TAR_SYMLINK;
+	e.mode = 0777;
+	strcpy(e.name, "sub/link");
+	memset(e.link, 'l', 120);
+	n += msc_tar_header(&e, buf + n);
+	memset(&e, 0, sizeof(e));
+	e.type = MSC_TAR_DIR;
+	e.mode = 0500;
+	e.final = true;
+	strcpy(e.name, "sub");
+	n += msc_tar_header(&e, buf + n);
+	memset(buf + n, 0, 1024);
+	return n + 1024;
+}
+
+static void
+check(const struct seen *s)
+{
+	assert_int_equal(s->n, 4);
+	assert_int_equal(s->done, 4);
+	assert_string_equal(s->e[0].name, ".");
+	assert_int_equal(s->e[0].type, MSC_TAR_DIR);
+	assert_int_equal(s->e[0].mode, 0555);
+	assert_int_equal(s->e[0].mtime, 1700000000);
+	assert_int_equal(strlen(s->e[1].name), 150);
+	assert_int_equal(s->e[1].size, 700);
+	assert_int_equal(s->e[1].offset, 4096);
+	assert_int_equal(s->e[1].mode, 0755);
+	assert_int_equal(s->len, 700);
+	for (int i = 0; i < 700; i++)
+		assert_int_equal(s->data[i], (uint8_t)i);
+	assert_int_equal(s->e[2].type, MSC_TAR_SYMLINK);
+	assert_int_equal(strlen(s->e[2].link), 120);
+	assert_false(s->e[2].final);
+	assert_true(s->e[3].final);
+	assert_int_equal(s->e[3].mode, 0500);
+}
+
+static void
+test_round_trip(void **state)
+{
+	uint8_t *buf = calloc(1, 65536);
+	size_t n = stream(buf);
+	struct msc_tar_rd rd;
+	struct seen s = { 0 };
+
+	(void)state;
+	msc_tar_rd_init(&rd);
+	assert_int_equal(msc_tar_feed(&rd, buf, n, &cb, &s), 0);
+	assert_true(msc_tar_rd_complete(&rd, false));
+	msc_tar_rd_fini(&rd);
+	check(&s);
+	/* the same, a byte at a time, and in pieces of 511 */
+	for (size_t piece = 1; piece <= 511; piece += 510) {
+		memset(&s, 0, sizeof(s));
+		msc_tar_rd_init(&rd);
+		for (size_t i = 0; i < n; i += piece)
+			assert_int_equal(msc_tar_feed(&rd, buf + i, n - i <
+			    piece ? n - i : piece, &cb, &s), 0);
+		assert_true(msc_tar_rd_complete(&rd, false));
+		msc_tar_rd_fini(&rd);
+		check(&s);
+	}
+	/* cut short: not complete */
+	memset(&s, 0, sizeof(s));
+	msc_tar_rd_init(&rd);
+	assert_int_equal(msc_tar_feed(&rd, buf, 600, &cb, &s), 0);
+	assert_false(msc_tar_rd_complete(&rd, false));
+	msc_tar_rd_fini(&rd);
+	free(buf);
+}
+
+static void
+test_bad_header(void **state)
+{
+	uint8_t *buf = calloc(1, 65536);
+	size_t n = stream(buf);
+	struct msc_tar_rd rd;
+	struct seen s = { 0 };
+
+	(void)state;
+	buf[10] ^= 1;           /* the first header's checksum fails */
+	msc_tar_rd_init(&rd);
+	assert_int_equal(msc_tar_feed(&rd, buf, n, &cb, &s), -EBADMSG);
+	msc_tar_rd_fini(&rd);
+	assert_int_equal(s.n, 0);
+	memset(buf, 'x', 512);  /* not tar at all */
+	msc_tar_rd_init(&rd);
+	assert_int_equal(msc_tar_feed(&rd, buf, 512, &cb, &s), -EBADMSG);
+	msc_tar_rd_fini(&rd);
+	free(buf);
+}
+
+static void
+test_names(void **state)
+{
+	char longname[MSC_TAR_NAME_MAX + 2];
+
+	(void)state;
+	assert_true(msc_tar_name_ok("."));
+	assert_true(msc_tar_name_ok("a"));
+	assert_true(msc_tar_name_ok("a/b c/..d/d..\n"));
+	assert_false(msc_tar_name_ok(""));
+	assert_false(msc_tar_name_ok("/etc/passwd"));
+	assert_false(msc_tar_name_ok(".."));
+	assert_false(msc_tar_name_ok("a/../../b"));
+	assert_false(msc_tar_name_ok("a/.."));
+	assert_false(msc_tar_name_ok("./a"));
+	assert_false(msc_tar_name_ok("a//b"));
+	assert_false(msc_tar_name_ok("a/"));
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_false(msc_tar_name_ok(longname));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_bad_header),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
