@@ -44,7 +44,8 @@
 #define XFER_HELPER "/.msc-helper"
 /* An upload batch: within the session's 2 MiB stdin bound. */
 #define XFER_BATCH (2 * 1024 * 1024 - 64 * 1024)
-/* A download part: within the driver's default --output-limit. */
+/* A download part: within the default --output-limit (2 MiB; half of a
+ * smaller one). */
 #define XFER_PART (1024 * 1024)
 #define XFER_STEP_S 120
 #define XFER_PATH_MAX 4095
@@ -192,6 +193,7 @@ struct xfer {
 	size_t len;
 	bool last;
 	unsigned long long skip;
+	size_t part;            /* a download part's bytes */
 	char num[2][32];
 };
 
@@ -382,7 +384,7 @@ stepped(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 			return;
 		}
 		x->skip += got;
-		if (got < XFER_PART) {
+		if (got < x->part) {
 			if (xfer_dst_finish(x->dst, err, sizeof(err)) != 0)
 				fail(x, "%s", err);
 			else
@@ -414,7 +416,7 @@ step(struct xfer *x)
 		req.stdin.len = x->len;
 	} else {
 		snprintf(x->num[0], sizeof(x->num[0]), "%llu", x->skip);
-		snprintf(x->num[1], sizeof(x->num[1]), "%d", XFER_PART);
+		snprintf(x->num[1], sizeof(x->num[1]), "%zu", x->part);
 		args[4] = x->num[0];
 		args[5] = x->num[1];
 		req.n_args = 6;
@@ -565,6 +567,12 @@ mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
 	x->c = c;
 	x->tool = tool;
 	x->modern = modern;
+	/* Within the command's output bound, whatever the operator set. */
+	x->part = XFER_PART;
+	if (c->cfg->output_limit > 0 &&
+	    (size_t)c->cfg->output_limit / 2 < x->part)
+		x->part = (size_t)c->cfg->output_limit / 2 < 4096 ? 4096 :
+		    (size_t)c->cfg->output_limit / 2;
 	/* The computer's path, its trailing slashes dropped. */
 	snprintf(x->path, sizeof(x->path), "%s", path);
 	pl = strlen(x->path);
