@@ -106,7 +106,7 @@ const sh = async (c, command) => (await ok(c, 'terminal_execute', { command })).
 test('stdio (2025): text and binary round trips, modes, edits, pages, and the bad inputs', async () => {
   const c = await stdioV1();
   const tools = (await c.listTools()).tools;
-  assert.deepEqual(tools.map((t) => t.name), ['terminal_execute', 'computer_release', 'file_read', 'file_write', 'file_edit']);
+  assert.deepEqual(tools.map((t) => t.name), ['terminal_execute', 'computer_release', 'file_read', 'file_write', 'file_edit', 'computer_upload', 'computer_download']);
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
   assert.deepEqual(byName.file_write.inputSchema.required, ['path', 'content']);
   assert.equal(byName.file_read.annotations.readOnlyHint, true);

@@ -60,7 +60,7 @@ test('go_busybox: round trips, edits and refusals as on Docker', async () => {
   try {
     const id = cid('bb-files');
     const at = { computer_id: id };
-    assert.deepEqual((await c.listTools()).tools.map((t) => t.name), ['terminal_execute', 'computer_release', 'file_read', 'file_write', 'file_edit']);
+    assert.deepEqual((await c.listTools()).tools.map((t) => t.name), ['terminal_execute', 'computer_release', 'file_read', 'file_write', 'file_edit', 'computer_upload', 'computer_download']);
     const text = `quotes ' " \` $HOME $(id) \\ back\nsecond line\ttab\n\u00e9\u4e16\u{1f600}\r\nend`;
     const w = await ok(c, 'file_write', { ...at, path: '/t/a.txt', content: text, make_dirs: true });
     assert.deepEqual([w.size, w.sha256, w.created, w.mode, w.path], [Buffer.byteLength(text), sha(text), true, '0644', '/t/a.txt']);
