@@ -131,9 +131,12 @@ mcp_roots_answered(struct mcp_conn *c, json_t *msg)
 		return false;
 	pthread_mutex_lock(&c->mu);
 	snprintf(want, sizeof(want), "msc-roots-%u", c->roots_asked);
+	/* Only the answer to the question asked last, on stdio. */
+	if (!c->stdio || !c->roots_waiting || strcmp(id, want) != 0) {
+		pthread_mutex_unlock(&c->mu);
+		return true;
+	}
 	pthread_mutex_unlock(&c->mu);
-	if (strcmp(id, want) != 0)
-		return true;            /* an older question's answer */
 	if ((roots = calloc(ROOTS_MAX, sizeof(*roots))) == NULL)
 		return true;
 	json_array_foreach(list, i, r) {
