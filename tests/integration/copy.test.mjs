@@ -20,7 +20,7 @@ import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, startServer } from './lib.mjs';
 
 const RUN = `copy${randomBytes(3).toString('hex')}`;
-const FLAGS = [`--docker-run-flag=--label=msc.copy-test=${RUN}`, '--tools', 'files', '--driver-id', RUN,
+const FLAGS = [`--docker-run-flag=--label=msc.copy-test=${RUN}`, '--tools', 'files', '--driver-id', RUN, '--warm-pool', '0',
   ...(ENGINE === 'podman' ? ['--engine', 'podman'] : [])];
 
 // This run's own helper folder (the computers run this build's exec helper), and local folders:

@@ -84,6 +84,11 @@ int hxf_edit(int argc, char **argv);
 /* helper_file_tar.c: computer_upload's and computer_download's side. */
 int hxf_untar(int argc, char **argv);
 int hxf_tar(int argc, char **argv);
+/* Opens `name` below folder `top`, nothing followed (openat2 with
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS); -1 with errno set. */
+int hxf_beneath(int top, const char *name, int flags, mode_t mode);
+/* Writes all of p[0..n) to fd: 0 or -errno. */
+int hxf_write_all(int fd, const uint8_t *p, size_t n);
 
 /* ---- helper_file_text.c: pure parts ------------------------------------- */
 
