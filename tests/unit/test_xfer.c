@@ -1,0 +1,254 @@
+/*
+ * test_xfer.c - the copy tools' local side (edge/xfer_*.c) against a
+ * hostile computer and hostile paths: a download stream that names ".."
+ * or an absolute path, plants a symlink out and then writes through it,
+ * or puts members below a file; local paths outside the allowed folder,
+ * with "..", or through a symlink that leads out. Nothing outside the
+ * allowed folder may change.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "msc_tar.h"
+#include "xfer.h"
+
+static char base[128], allowed_dir[192], outside[192];
+static const char *dirs[1];
+static struct xfer_allow allow;
+
+static int
+setup(void **state)
+{
+	char tmpl[] = "/tmp/msc-test-xfer-XXXXXX", *real;
+	FILE *f;
+
+	(void)state;
+	if (mkdtemp(tmpl) == NULL || (real = realpath(tmpl, NULL)) == NULL)
+		return -1;
+	snprintf(base, sizeof(base), "%.100s", real);
+	free(real);
+	snprintf(allowed_dir, sizeof(allowed_dir), "%s/allowed", base);
+	snprintf(outside, sizeof(outside), "%s/outside", base);
+	if (mkdir(allowed_dir, 0700) != 0 || mkdir(outside, 0700) != 0)
+		return -1;
+	if ((f = fopen("/dev/null", "r")) != NULL)
+		fclose(f);
+	dirs[0] = allowed_dir;
+	allow.dirs = dirs;
+	allow.n = 1;
+	allow.workspace = NULL;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Appends an entry (and its data) to buf at *n. */
+static void
+put(uint8_t *buf, size_t *n, char type, const char *name, const char *link,
+    const char *data)
+{
+	struct msc_tar_entry e = { .type = type, .mode = 0644 };
+	size_t len = data != NULL ? strlen(data) : 0;
+
+	snprintf(e.name, sizeof(e.name), "%s", name);
+	snprintf(e.link, sizeof(e.link), "%s", link != NULL ? link : "");
+	if (type == MSC_TAR_DIR)
+		e.mode = 0755;
+	e.size = len;
+	*n += msc_tar_header(&e, buf + *n);
+	memcpy(buf + *n, data != NULL ? data : "", len);
+	*n += len;
+	memset(buf + *n, 0, msc_tar_pad(len));
+	*n += msc_tar_pad(len);
+}
+
+static void
+trailer(uint8_t *buf, size_t *n)
+{
+	memset(buf + *n, 0, 1024);
+	*n += 1024;
+}
+
+/* Downloads buf into allowed/<name>: the feed's result (or finish's). */
+static int
+download(const char *name, const uint8_t *buf, size_t n, char *err,
+    size_t errlen, struct xfer_counts *counts)
+{
+	struct xfer_dst *d;
+	char path[PATH_MAX];
+	int rv;
+
+	snprintf(path, sizeof(path), "%s/%s", allowed_dir, name);
+	if ((rv = xfer_dst_open(&allow, path, &d, err, errlen)) != 0)
+		return rv;
+	rv = xfer_dst_feed(d, buf, n, err, errlen);
+	if (rv == 0)
+		rv = xfer_dst_finish(d, err, errlen);
+	if (counts != NULL)
+		*counts = *xfer_dst_counts(d);
+	xfer_dst_free(d);
+	return rv;
+}
+
+static int
+entries_in(const char *dir)
+{
+	char cmd[PATH_MAX + 64];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+	if ((p = popen(cmd, "r")) != NULL) {
+		if (fscanf(p, "%d", &n) != 1)
+			n = -1;
+		pclose(p);
+	}
+	return n;
+}
+
+static void
+test_hostile_stream(void **state)
+{
+	uint8_t *buf = calloc(1, 65536);
+	struct xfer_counts c;
+	char err[1024], p[PATH_MAX];
+	struct stat st;
+	size_t n = 0;
+
+	(void)state;
+	/* symlinks out are left out; one inside is made, and nothing is
+	 * written through it */
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	put(buf, &n, MSC_TAR_SYMLINK, "abs", outside, NULL);
+	put(buf, &n, MSC_TAR_SYMLINK, "up", "../../outside", NULL);
+	put(buf, &n, MSC_TAR_DIR, "sub", NULL, NULL);
+	put(buf, &n, MSC_TAR_SYMLINK, "in", "sub", NULL);
+	put(buf, &n, MSC_TAR_FILE, "sub/f", NULL, "inside");
+	trailer(buf, &n);
+	assert_int_equal(download("t1", buf, n, err, sizeof(err), &c), 0);
+	assert_int_equal(c.skipped, 2);
+	assert_int_equal(c.symlinks, 1);
+	snprintf(p, sizeof(p), "%s/t1/abs", allowed_dir);
+	assert_int_not_equal(lstat(p, &st), 0);
+	/* writing through the symlink made above: refused */
+	n = 0;
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	put(buf, &n, MSC_TAR_SYMLINK, "out", "sub", NULL);
+	trailer(buf, &n);
+	assert_int_equal(download("t2", buf, n, err, sizeof(err), NULL), 0);
+	snprintf(p, sizeof(p), "%s/t2/sub", allowed_dir);
+	assert_int_equal(symlink(outside, p), 0);      /* planted meanwhile */
+	n = 0;
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	put(buf, &n, MSC_TAR_FILE, "out/evil", NULL, "x");
+	trailer(buf, &n);
+	assert_int_not_equal(download("t2", buf, n, err, sizeof(err), NULL), 0);
+	assert_non_null(strstr(err, "symlink"));
+	n = 0;
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	put(buf, &n, MSC_TAR_FILE, "sub", NULL, "x");  /* over the link */
+	trailer(buf, &n);
+	assert_int_not_equal(download("t2", buf, n, err, sizeof(err), NULL), 0);
+	/* "..", absolute names, two tops, members below a file */
+	n = 0;
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	put(buf, &n, MSC_TAR_FILE, "../escape", NULL, "x");
+	trailer(buf, &n);
+	assert_int_not_equal(download("t3", buf, n, err, sizeof(err), NULL), 0);
+	assert_non_null(strstr(err, "\"..\""));
+	n = 0;
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	put(buf, &n, MSC_TAR_FILE, outside, NULL, "x");
+	trailer(buf, &n);
+	assert_int_not_equal(download("t4", buf, n, err, sizeof(err), NULL), 0);
+	n = 0;
+	put(buf, &n, MSC_TAR_FILE, ".", NULL, "top");
+	put(buf, &n, MSC_TAR_FILE, "below", NULL, "x");
+	trailer(buf, &n);
+	assert_int_not_equal(download("t5", buf, n, err, sizeof(err), NULL), 0);
+	/* a stream cut short */
+	n = 0;
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	assert_int_not_equal(download("t6", buf, n, err, sizeof(err), NULL), 0);
+	assert_non_null(strstr(err, "ended early"));
+	/* nothing changed outside */
+	assert_int_equal(entries_in(outside), 0);
+	free(buf);
+}
+
+static void
+test_local_paths(void **state)
+{
+	struct xfer_src *s;
+	struct xfer_dst *d;
+	char err[1024], p[PATH_MAX];
+	FILE *f;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/secret", outside);
+	assert_non_null(f = fopen(p, "w"));
+	fputs("secret", f);
+	fclose(f);
+	assert_int_equal(xfer_src_open(&allow, p, &s, err, sizeof(err)),
+	    -EACCES);
+	assert_non_null(strstr(err, "outside the folders"));
+	snprintf(p, sizeof(p), "%s/../outside/secret", allowed_dir);
+	assert_int_equal(xfer_src_open(&allow, p, &s, err, sizeof(err)),
+	    -EACCES);
+	assert_non_null(strstr(err, "\"..\""));
+	assert_int_equal(xfer_src_open(&allow, "relative", &s, err,
+	    sizeof(err)), -EINVAL);
+	/* a prefix of the allowed folder's name is not inside it */
+	snprintf(p, sizeof(p), "%s2/x", allowed_dir);
+	assert_int_equal(xfer_src_open(&allow, p, &s, err, sizeof(err)),
+	    -EACCES);
+	/* a symlink inside that leads out: refused by the kernel, both ways */
+	snprintf(p, sizeof(p), "%s/esc", allowed_dir);
+	assert_int_equal(symlink(outside, p), 0);
+	snprintf(p, sizeof(p), "%s/esc/secret", allowed_dir);
+	assert_int_not_equal(xfer_src_open(&allow, p, &s, err, sizeof(err)),
+	    0);
+	assert_non_null(strstr(err, "leads outside"));
+	snprintf(p, sizeof(p), "%s/esc/planted", allowed_dir);
+	assert_int_not_equal(xfer_dst_open(&allow, p, &d, err, sizeof(err)),
+	    0);
+	assert_int_equal(entries_in(outside), 1);
+	/* with no allowed folder at all */
+	allow.n = 0;
+	snprintf(p, sizeof(p), "%s/x", allowed_dir);
+	assert_int_equal(xfer_src_open(&allow, p, &s, err, sizeof(err)),
+	    -EACCES);
+	assert_non_null(strstr(err, "no local folder"));
+	allow.n = 1;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hostile_stream),
+		cmocka_unit_test(test_local_paths),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
