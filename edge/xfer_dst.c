@@ -259,6 +259,11 @@ d_entry(void *arg, const struct msc_tar_entry *e)
 		    "empty part or an absolute path", 0);
 	if (e->offset > 0)
 		return d_fail(d, e->name, "refused: a piece of a file", 0);
+	/* Refused by its header, before any of its bytes is written. */
+	if (e->type == MSC_TAR_FILE && e->size > (uint64_t)(XFER_BYTES_MAX -
+	    d->n.bytes))
+		return d_fail(d, ".", "more than 8 GiB of files: download "
+		    "a part of it, or an archive made smaller", 0);
 	if (strcmp(e->name, ".") == 0) {
 		if (d->top_seen)
 			return d_fail(d, ".", "the stream has two tops", 0);

@@ -186,6 +186,21 @@ test_hostile_stream(void **state)
 	put(buf, &n, MSC_TAR_FILE, "below", NULL, "x");
 	trailer(buf, &n);
 	assert_int_not_equal(download("t5", buf, n, err, sizeof(err), NULL), 0);
+	/* a file over the size bound: refused by its header, nothing
+	 * written */
+	n = 0;
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	{
+		struct msc_tar_entry e = { .type = MSC_TAR_FILE, .mode = 0644,
+			.size = 9ULL << 30 };
+
+		strcpy(e.name, "huge");
+		n += msc_tar_header(&e, buf + n);
+	}
+	assert_int_not_equal(download("t7", buf, n, err, sizeof(err), NULL), 0);
+	assert_non_null(strstr(err, "8 GiB"));
+	snprintf(p, sizeof(p), "%s/t7/huge", allowed_dir);
+	assert_int_not_equal(lstat(p, &st), 0);
 	/* a stream cut short */
 	n = 0;
 	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
