@@ -16,6 +16,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@mo
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, startServer } from './lib.mjs';
 
@@ -239,6 +240,28 @@ test('stdio with --workspace (no roots): relative local paths, a 1000-file folde
   await ok(c, 'computer_download', { path: '/work/many', local_path: 'many-back' });
   assert.deepEqual(snapshot(path.join(WS, 'many-back')), snapshot(many));
   await refused(c, 'computer_upload', { local_path: path.join(ROOT, 'src', 'a.txt'), path: '/tmp/a' }, /outside the folders/);
+  await c.close();
+});
+
+test('stdio at 2026-07-28: no roots are asked, --workspace only', async () => {
+  const start = async (flags) => {
+    const t = new StdioV2({ command: MSC_BIN, args: [...FLAGS, ...flags], stderr: 'pipe', env: ENV });
+    watch(t.stderr);
+    const c = new ClientV2({ name: 'copy-test', version: '1' }, { capabilities: { roots: { listChanged: true } }, versionNegotiation: { mode: 'auto' } });
+    clients.add(c);
+    await c.connect(t);
+    assert.equal(c.getNegotiatedProtocolVersion(), '2026-07-28');
+    return c;
+  };
+  fs.writeFileSync(path.join(WS, 'modern.txt'), 'modern\n');
+  const bare = await start([]);
+  await refused(bare, 'computer_upload', { local_path: path.join(WS, 'modern.txt'), path: '/tmp/m' }, /2026-07-28 the server asks the client for no MCP roots/);
+  await bare.close();
+  const c = await start(['--workspace', WS]);
+  const up = await ok(c, 'computer_upload', { local_path: 'modern.txt', path: '/tmp/m.txt' });
+  await ok(c, 'computer_download', { sandbox_handle: up.sandbox_handle, path: '/tmp/m.txt', local_path: 'modern-back.txt' });
+  assert.equal(fs.readFileSync(path.join(WS, 'modern-back.txt'), 'utf8'), 'modern\n');
+  await refused(c, 'computer_upload', { local_path: path.join(ROOT, 'x'), path: '/tmp/x' }, /outside the folders/);
   await c.close();
 });
 
