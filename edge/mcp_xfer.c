@@ -13,7 +13,7 @@
  * one after the other from the reply callback (no thread of its own): an
  * upload sends the local tree in batches of at most XFER_BATCH bytes,
  * each a whole tar stream the helper unpacks; a download asks for the
- * stream in parts of XFER_PART bytes (raw_output: not repaired to UTF-8,
+ * stream in parts of at most XFER_PART bytes (raw_output: not repaired to UTF-8,
  * not cut to --reply-output-limit) and writes what each completes. So
  * the edge holds one batch or part at a time, whatever the size. The
  * local side (xfer_local.c) confines local paths to the allowed folders.
@@ -44,9 +44,10 @@
 #define XFER_HELPER "/.msc-helper"
 /* An upload batch: within the session's 2 MiB stdin bound. */
 #define XFER_BATCH (2 * 1024 * 1024 - 64 * 1024)
-/* A download part: within the default --output-limit (2 MiB; half of a
- * smaller one). */
-#define XFER_PART (1024 * 1024)
+/* A download part: within --output-limit (2 MiB by default), with room
+ * for the helper's error line. */
+#define XFER_PART (2 * 1024 * 1024 - 64 * 1024)
+#define XFER_PART_ROOM (64 * 1024)
 #define XFER_STEP_S 120
 #define XFER_PATH_MAX 4095
 #define ROOTS_MAX 64
@@ -572,10 +573,13 @@ mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
 	x->modern = modern;
 	/* Within the command's output bound, whatever the operator set. */
 	x->part = XFER_PART;
-	if (c->cfg->output_limit > 0 &&
-	    (size_t)c->cfg->output_limit / 2 < x->part)
-		x->part = (size_t)c->cfg->output_limit / 2 < 4096 ? 4096 :
-		    (size_t)c->cfg->output_limit / 2;
+	if (c->cfg->output_limit > 0 && (size_t)c->cfg->output_limit <
+	    XFER_PART + XFER_PART_ROOM)
+		x->part = (size_t)c->cfg->output_limit < 2 * XFER_PART_ROOM ?
+		    (size_t)c->cfg->output_limit / 2 :
+		    (size_t)c->cfg->output_limit - XFER_PART_ROOM;
+	if (x->part < 512)
+		x->part = 512;
 	/* The computer's path, its trailing slashes dropped. */
 	snprintf(x->path, sizeof(x->path), "%s", path);
 	pl = strlen(x->path);

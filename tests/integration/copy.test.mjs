@@ -332,4 +332,14 @@ test('go_busybox: the runner unpacks and packs on the host side, in the computer
   } finally {
     await s.close();
   }
+  // a small --output-limit: the download comes in parts within it
+  const small = await startServer(['--backend', 'go_busybox', '--tools', 'files', '--workspace', WS, '--output-limit', '200000'],
+    { env: { KILNTAINERS_WASM_DIR: state, HOME: state } });
+  try {
+    await ok(small.client, 'computer_upload', { local_path: 'wsrc', path: '/work/src' });
+    await ok(small.client, 'computer_download', { path: '/work/src', local_path: 'wback3' });
+    assert.deepEqual(snapshot(path.join(WS, 'wback3')), snapshot(src));
+  } finally {
+    await small.close();
+  }
 });
