@@ -385,12 +385,13 @@ tools_file_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	char num[4][72], *err;
 	int rv = 0;
 
-	if (strcmp(cfg->backend, "docker") != 0) {
+	if (!tools_backend_has_helper(cfg->backend)) {
 		char *msg;
 
-		if (asprintf(&msg, "The file tools work on the docker backend "
-		    "(Docker and Podman) only: the %s backend has no file "
-		    "helper in its computers; use terminal_execute.",
+		if (asprintf(&msg, "The file tools work on the docker (Docker "
+		    "and Podman), e2b and modal backends only: the %s "
+		    "backend has no file helper in its computers; use "
+		    "terminal_execute.",
 		    cfg->backend) < 0)
 			return NULL;
 		return msg;
@@ -468,8 +469,9 @@ failed(const Msc__V1__TerminalExecReply *rep)
 		n--;
 	if (rep->exit_code == 127 || rep->exit_code == 126)
 		snprintf(err, sizeof(err), "This computer has no file helper ("
-		    FILE_HELPER "): the file tools work on the docker backend "
-		    "(Docker and Podman) only, in computers it started.");
+		    FILE_HELPER "): the file tools work on the docker (Docker "
+		    "and Podman), e2b and modal backends only, in computers "
+		    "they started.");
 	else if (rep->exit_code == 124)
 		snprintf(err, sizeof(err), "The file helper did not answer in "
 		    "time: this computer's exec helper may predate the file "
