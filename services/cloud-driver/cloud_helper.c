@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "msc_log.h"
 #include "msc_main.h"
 
@@ -26,6 +28,7 @@
 #define HELPER_MAX (32u << 20)
 #define MISSING_LINE "msc-helper: not in this sandbox\n"
 #define INSTALL_TIMEOUT_S 120
+#define COUNT_TIMEOUT_S 10
 
 /* The binary, read once and kept for the process's life. */
 static pthread_mutex_t bin_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -176,10 +179,11 @@ is_missing(const Msc__V1__ExecResult *res)
 	    memcmp(res->stderr.data, MISSING_LINE, n) == 0;
 }
 
-int
-cloud_helper_exec(cloud_exec_fn exec, void *be,
-    const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *res, char *err,
-    size_t errlen)
+/* cloud_helper_exec, copying a missing helper in only when may_install
+ * (else the missing line is the result). */
+static int
+helper_exec(cloud_exec_fn exec, void *be, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *res, bool may_install, char *err, size_t errlen)
 {
 	Msc__V1__ExecRequest q;
 	const uint8_t *b;
@@ -208,7 +212,7 @@ cloud_helper_exec(cloud_exec_fn exec, void *be,
 	q.args = argv;
 	q.n_args = req->n_args + 3;
 	rv = exec(be, &q, res, err, errlen);
-	if (rv == 0 && is_missing(res)) {
+	if (rv == 0 && may_install && is_missing(res)) {
 		free(res->stdout.data);
 		free(res->stderr.data);
 		res->stdout.data = res->stderr.data = NULL;
@@ -219,4 +223,56 @@ cloud_helper_exec(cloud_exec_fn exec, void *be,
 	}
 	free(argv);
 	return rv;
+}
+
+int
+cloud_helper_exec(cloud_exec_fn exec, void *be,
+    const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *res, char *err,
+    size_t errlen)
+{
+	return helper_exec(exec, be, req, res, true, err, errlen);
+}
+
+int
+cloud_helper_processes(cloud_exec_fn exec, void *be, const char *id)
+{
+	char *argv[] = { HELPER_ARG0, "--process", "list" };
+	Msc__V1__ExecRequest q = MSC__V1__EXEC_REQUEST__INIT;
+	Msc__V1__ExecResult res = MSC__V1__EXEC_RESULT__INIT;
+	char err[256];
+	json_t *root, *list, *row;
+	size_t i;
+	int rv, n = 0;
+
+	q.computer_id = (char *)id;
+	q.args = argv;
+	q.n_args = 3;
+	q.timeout_s = COUNT_TIMEOUT_S;
+	q.output_limit = 4u << 20;
+	rv = helper_exec(exec, be, &q, &res, false, err, sizeof(err));
+	if (rv == 0 && is_missing(&res))
+		rv = -ENOENT;           /* never copied in: none started */
+	else if (rv == 0 && (res.outcome != MSC__V1__EXEC_OUTCOME__EXITED ||
+	    res.exit_code != 0))
+		rv = -EIO;
+	root = rv == 0 ? json_loadb(res.stdout.len ? (const char *)
+	    res.stdout.data : "", res.stdout.len, 0, NULL) : NULL;
+	free(res.stdout.data);
+	free(res.stderr.data);
+	if (rv != 0)
+		return rv;
+	list = json_object_get(root, "processes");
+	if (!json_is_array(list)) {
+		json_decref(root);
+		return -EPROTO;
+	}
+	json_array_foreach(list, i, row) {
+		const char *state = json_string_value(json_object_get(row,
+		    "state"));
+
+		if (state != NULL && strcmp(state, "running") == 0)
+			n++;
+	}
+	json_decref(root);
+	return n;
 }

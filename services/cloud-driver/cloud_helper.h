@@ -31,4 +31,12 @@ int cloud_helper_exec(cloud_exec_fn exec, void *be,
     const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *res, char *err,
     size_t errlen);
 
+/*
+ * The background processes running in computer id (for Restart, Reset
+ * and Delete: Computer.processes_ended), through the helper's list; a
+ * negative errno when not known (-ENOENT: the helper was never copied
+ * in, so none were started). Never copies the helper in.
+ */
+int cloud_helper_processes(cloud_exec_fn exec, void *be, const char *id);
+
 #endif /* CLOUD_HELPER_H */

@@ -516,3 +516,9 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *req,
 {
 	return cloud_helper_exec(exec_direct, d, req, res, err, errlen);
 }
+
+int
+e2b_processes(void *be, const char *id)
+{
+	return cloud_helper_processes(exec_direct, be, id);
+}

@@ -120,3 +120,9 @@ modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *req,
 {
 	return cloud_helper_exec(exec_direct, d, req, res, err, errlen);
 }
+
+int
+modal_processes(void *be, const char *id)
+{
+	return cloud_helper_processes(exec_direct, be, id);
+}

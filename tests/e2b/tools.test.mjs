@@ -15,7 +15,7 @@ import { MSC_BIN, waitFor, waitExit, sleep } from '../integration/lib.mjs';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const KEY = 'e2b_fake' + randomBytes(6).toString('hex');
 const RUN = `e2bt${randomBytes(3).toString('hex')}`;
-const TOOLS = ['--backend', 'e2b', '--tools', 'processes,files'];
+const TOOLS = ['--backend', 'e2b', '--tools', 'processes,files,lifecycle'];
 const SANITIZER_RE = /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /;
 let fake;
 let api;
@@ -140,7 +140,18 @@ test('e2b: a background server answers, waits for its ready line, is read again 
   assert.equal(q.exit_code, 7);
   assert.equal(q.output, 'done-early\n');
   await refused(c2, 'process_output', { ...where, process_id: 'nope-1' }, /Unknown process_id/);
-  await ok(c2, 'computer_release', { ...where }).catch(() => {});
+  // E2B's restart is a pause and resume with the memory: the process lives on, none ended
+  const sl = await ok(c2, 'terminal_execute', { ...where, command: 'sleep 300', background: true });
+  const rs = await ok(c2, 'computer_restart', { computer_id: id });
+  assert.equal(rs.background_processes_ended, undefined, JSON.stringify(rs));
+  assert.equal((await ok(c2, 'process_output', { ...where, process_id: sl.process_id })).state, 'running');
+  // a factory reset (a new sandbox) and a delete end them, and say how many
+  const fr = await ok(c2, 'computer_factory_reset', { computer_id: id });
+  assert.equal(fr.background_processes_ended, 1, JSON.stringify(fr));
+  assert.deepEqual((await ok(c2, 'process_list', where)).processes, [], 'a reset computer has none');
+  await ok(c2, 'terminal_execute', { ...where, command: 'sleep 300', background: true });
+  const del = await ok(c2, 'computer_delete', { computer_id: id });
+  assert.equal(del.background_processes_ended, 1, JSON.stringify(del));
   await c2.close();
 });
 
