@@ -1,7 +1,7 @@
 // Background processes (issue 28) and the file tools (issue 29) on the modal backend, against the
 // local fake of Modal (fake_modal.py, real Docker containers behind its command router): the
 // driver copies the exec helper into the sandbox (a command with the binary on its stdin) and runs
-// its modes there. Through the official SDK over stdio (2025) and HTTP (2025 sessions).
+// its modes there. Through the official SDK over stdio (2025) and HTTP (2025 sessions, 2026 handles).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,7 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ClientV1, HttpV1, StdioV1 } from '../integration/sdk_clients.mjs';
+import { ClientV1, ClientV2, HttpV1, HttpV2, StdioV1 } from '../integration/sdk_clients.mjs';
 import { MSC_BIN, waitFor, waitExit } from '../integration/lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -119,6 +119,12 @@ test('modal: a background process is read with a pattern wait, listed, killed wi
   assert.equal(e1.sha256, sha('x = 2\ny = 1\n'));
   await refused(c, 'file_edit', { path: '/tmp/m/e.txt', old_string: 'y = 1', new_string: 'y = 2', expected_sha256: e0.sha256 }, /the file changed since it was read/);
   assert.equal(await sh(c, 'cat /tmp/m/e.txt'), 'x = 2\ny = 1\n');
+  // a restart (a new sandbox from a snapshot of the filesystem) ends them and says how many
+  const s3 = await ok(c, 'terminal_execute', { command: 'sleep 300', background: true });
+  const rs = await ok(c, 'computer_restart', { computer_id: p.computer_id });
+  assert.equal(rs.background_processes_ended, 1, JSON.stringify(rs));
+  assert.equal((await ok(c, 'process_output', { process_id: s3.process_id })).state, 'killed');
+  assert.equal(await sh(c, 'cat /tmp/m/e.txt'), 'x = 2\ny = 1\n', 'the files are kept');
   // a delete ends the running ones and says how many
   await ok(c, 'terminal_execute', { command: 'sleep 300', background: true });
   const del = await ok(c, 'computer_delete', { computer_id: p.computer_id });
@@ -126,7 +132,7 @@ test('modal: a background process is read with a pattern wait, listed, killed wi
   await c.close();
 });
 
-test('modal attack: another agent cannot read the processes or the files of a computer it does not hold', async () => {
+test('modal attack: another agent cannot read the processes or the files of a computer it does not hold (2025 sessions and 2026 handles)', async () => {
   const port = await freePort();
   const e = env();
   delete e.KILNTAINERS_AUTH_TOKEN;
@@ -151,6 +157,16 @@ test('modal attack: another agent cannot read the processes or the files of a co
     const r = await refused(thief, name, { computer_id: id, ...args }, /Temporary computer already has an active sandbox_handle/);
     assert.doesNotMatch(JSON.stringify(r), /secret-(output|file)/, name);
   }
+  // 2026: a handle names one computer; another id or an unknown handle is refused
+  const modern = new ClientV2({ name: 'm', version: '1' }, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
+  clients.add(modern);
+  await modern.connect(new HttpV2(url));
+  const mine = await ok(modern, 'terminal_execute', { command: 'true' });
+  assert.ok(mine.sandbox_handle, 'a handle was minted');
+  for (const name of ['process_list', 'process_output', 'file_read'])
+    await refused(modern, name, { sandbox_handle: mine.sandbox_handle, computer_id: id, process_id: v.process_id, path: '/tmp/secret.txt' },
+      /computer_id does not match sandbox_handle/);
+  await refused(modern, 'file_read', { sandbox_handle: 'a'.repeat(43), path: '/tmp/secret.txt' }, /Unknown or expired sandbox_handle/);
   assert.equal((await ok(victim, 'process_output', { computer_id: id, process_id: v.process_id })).state, 'running');
   assert.equal((await ok(victim, 'file_read', { computer_id: id, path: '/tmp/secret.txt' })).content, 'secret-file');
 });
