@@ -290,13 +290,17 @@ header(struct msc_tar_rd *r, const struct msc_tar_cb *cb, void *arg)
 			return -E2BIG;
 		if (r->pax == NULL && (r->pax = malloc(PAX_MAX)) == NULL)
 			return -ENOMEM;
-		r->in_pax = true;
 		r->pax_len = 0;
 		r->pax_size = (size_t)size;
 		r->left = size;
 		r->pad = msc_tar_pad(size);
+		/* An empty block has no bytes to wait for: its records (none)
+		 * are the next header's at once. */
+		r->in_pax = size > 0;
+		r->pax_pending = size == 0;
 		return 0;
 	}
+	r->in_pax = false;
 	get_str(h, H_NAME, name);
 	get_str(h, H_LINK, link);
 	memset(&r->e, 0, sizeof(r->e));
@@ -346,6 +350,8 @@ msc_tar_feed(struct msc_tar_rd *r, const uint8_t *p, size_t n,
 			size_t k = r->left < n ? (size_t)r->left : n;
 
 			if (r->in_pax) {
+				if (k > r->pax_size - r->pax_len)
+					return -EBADMSG;
 				memcpy(r->pax + r->pax_len, p, k);
 				r->pax_len += k;
 			} else if (cb->data != NULL &&

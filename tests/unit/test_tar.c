@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +193,95 @@ test_names(void **state)
 	assert_false(msc_tar_name_ok(longname));
 }
 
+/* A raw ustar header block, checksummed: what a hostile writer sends. */
+static void
+raw_header(uint8_t *h, const char *name, char type, uint64_t size)
+{
+	unsigned sum = 0;
+
+	memset(h, 0, 512);
+	memcpy(h, name, strlen(name));
+	memcpy(h + 100, "0000644", 7);
+	memcpy(h + 108, "0000000", 7);
+	memcpy(h + 116, "0000000", 7);
+	snprintf((char *)h + 124, 12, "%011llo", (unsigned long long)size);
+	memcpy(h + 136, "00000000000", 11);
+	h[156] = (uint8_t)type;
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	memset(h + 148, ' ', 8);
+	for (int i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+struct count {
+	int entries, done;
+	uint64_t bytes;
+	char name[64];
+};
+
+static int
+count_entry(void *arg, const struct msc_tar_entry *e)
+{
+	struct count *c = arg;
+
+	c->entries++;
+	memset(c->name, 0, sizeof(c->name));
+	memcpy(c->name, e->name, strnlen(e->name, sizeof(c->name) - 1));
+	return 0;
+}
+
+static int
+count_data(void *arg, const uint8_t *p, size_t n)
+{
+	(void)p;
+	((struct count *)arg)->bytes += n;
+	return 0;
+}
+
+static int
+count_done(void *arg, const struct msc_tar_entry *e)
+{
+	(void)e;
+	((struct count *)arg)->done++;
+	return 0;
+}
+
+static const struct msc_tar_cb count_cb = { count_entry, count_data,
+	count_done };
+
+/*
+ * The attack: a pax header of size 0, then a file of 200 KiB. The file's
+ * bytes are the file's (they once went into the 64 KiB pax buffer: a heap
+ * overflow in the edge and in the computer's untar).
+ */
+static void
+test_empty_pax(void **state)
+{
+	size_t fsize = 200 * 1024, n = 0;
+	uint8_t *buf = calloc(1, 4 * 512 + fsize);
+	struct msc_tar_rd rd;
+	struct count c = { 0 };
+
+	(void)state;
+	raw_header(buf + n, "PaxHeader", 'x', 0);
+	n += 512;
+	raw_header(buf + n, "f", '0', fsize);
+	n += 512;
+	memset(buf + n, 'A', fsize);
+	n += fsize + 1024;
+	msc_tar_rd_init(&rd);
+	assert_int_equal(msc_tar_feed(&rd, buf, n, &count_cb, &c), 0);
+	assert_true(msc_tar_rd_complete(&rd, false));
+	msc_tar_rd_fini(&rd);
+	assert_int_equal(c.entries, 1);
+	assert_int_equal(c.done, 1);
+	assert_int_equal(c.bytes, fsize);
+	assert_string_equal(c.name, "f");
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -199,6 +289,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_bad_header),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_empty_pax),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
