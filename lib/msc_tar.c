@@ -219,19 +219,25 @@ apply_pax(struct msc_tar_rd *r)
 {
 	char *p = r->pax, *end = r->pax + r->pax_len;
 
+	*end = '\0';            /* the block has room for it */
 	while (p < end) {
 		char *sp, *eq, *rec_end;
 		unsigned long long len;
 		size_t vl;
 
+		/* "LEN key=value\n": LEN's digits first (strtoull would skip
+		 * blanks and a sign), the record holds its space, a key,
+		 * '=' and '\n'. The block is NUL-ended, so strtoull stops. */
+		if (*p < '0' || *p > '9')
+			return false;
 		len = strtoull(p, &sp, 10);
-		if (sp == p || *sp != ' ' || len == 0 ||
-		    len > (size_t)(end - p))
+		if (*sp != ' ' || len > (size_t)(end - p) ||
+		    len < (size_t)(sp - p) + 4)
 			return false;
 		rec_end = p + len;
 		if (rec_end[-1] != '\n' ||
-		    (eq = memchr(sp + 1, '=', (size_t)(rec_end - sp - 1))) ==
-		    NULL)
+		    (eq = memchr(sp + 1, '=', (size_t)(rec_end - sp - 2))) ==
+		    NULL || eq == sp + 1)
 			return false;
 		*eq = '\0';
 		vl = (size_t)(rec_end - 1 - (eq + 1));
@@ -288,7 +294,7 @@ header(struct msc_tar_rd *r, const struct msc_tar_cb *cb, void *arg)
 	if (h[H_TYPE] == 'x') {
 		if (size > PAX_MAX)
 			return -E2BIG;
-		if (r->pax == NULL && (r->pax = malloc(PAX_MAX)) == NULL)
+		if (r->pax == NULL && (r->pax = malloc(PAX_MAX + 1)) == NULL)
 			return -ENOMEM;
 		r->pax_len = 0;
 		r->pax_size = (size_t)size;

@@ -282,6 +282,66 @@ test_empty_pax(void **state)
 	free(buf);
 }
 
+/* A stream with one pax block of `recs` (size `len`), then a file "f". */
+static int
+feed_pax(const char *recs, size_t len, struct count *c)
+{
+	size_t n = 0, sz = 512 + len + 512 + 512 + 1024;
+	uint8_t *buf = calloc(1, sz);
+	struct msc_tar_rd rd;
+	int rv;
+
+	raw_header(buf, "PaxHeader", 'x', len);
+	n += 512;
+	memcpy(buf + n, recs, len);
+	n += len + msc_tar_pad(len);
+	raw_header(buf + n, "f", '0', 0);
+	n += 512 + 1024;
+	msc_tar_rd_init(&rd);
+	rv = msc_tar_feed(&rd, buf, n, &count_cb, c);
+	msc_tar_rd_fini(&rd);
+	free(buf);
+	return rv;
+}
+
+/*
+ * The attack: pax records whose length strtoull reads after whitespace
+ * ("\n1 ...": a negative length given memchr, a write past the buffer),
+ * or a record of digits filling the whole 64 KiB block (strtoull read
+ * past its end). Each is refused, nothing read or written outside.
+ */
+static void
+test_hostile_pax(void **state)
+{
+	size_t big = 64 * 1024;
+	char *recs = malloc(big);
+	struct count c = { 0 };
+
+	(void)state;
+	/* "\n1 " then no '=' up to the block's end */
+	memset(recs, 'a', big);
+	memcpy(recs, "\n1 ", 3);
+	assert_int_equal(feed_pax(recs, big, &c), -EBADMSG);
+	/* the same with the '=' just after */
+	memcpy(recs, "\n1 path=zz\n", 11);
+	assert_int_equal(feed_pax(recs, 11, &c), -EBADMSG);
+	/* only digits */
+	memset(recs, '1', big);
+	assert_int_equal(feed_pax(recs, big, &c), -EBADMSG);
+	/* a leading blank, then a record that would fit */
+	assert_int_equal(feed_pax(" 12 path=ab\n", 12, &c), -EBADMSG);
+	/* records with no key, or too short to hold one */
+	assert_int_equal(feed_pax("4 =\n", 4, &c), -EBADMSG);
+	assert_int_equal(feed_pax("2\n", 2, &c), -EBADMSG);
+	assert_int_equal(feed_pax("3 \n", 3, &c), -EBADMSG);
+	/* a well-formed one still works */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(feed_pax("12 path=ab\n", 11, &c), -EBADMSG);
+	assert_int_equal(feed_pax("11 path=ab\n", 11, &c), 0);
+	assert_string_equal(c.name, "ab");
+	free(recs);
+}
+
 int
 main(void)
 {
@@ -290,6 +350,7 @@ main(void)
 		cmocka_unit_test(test_bad_header),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_empty_pax),
+		cmocka_unit_test(test_hostile_pax),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
