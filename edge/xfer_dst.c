@@ -157,11 +157,20 @@ d_final(struct xfer_dst *d, const char *name, unsigned mode)
 	return 0;
 }
 
-/* Whether a symlink at `name` with target `link` stays inside the top. */
+/*
+ * Whether a symlink at `name` with target `link` stays inside the top.
+ * Its ".." must all come first, and be no more than the folders the link
+ * is in: a ".." after a name could climb out of where that name (itself
+ * a symlink made here) leads, so symlinks checked one by one would lead
+ * out together (a/b/s -> "../..", then t -> "a/b/s/../.."). With this
+ * rule each link resolves from its own folder to an ancestor inside the
+ * top, then only goes down: through folders, or links that do the same.
+ */
 static bool
 link_inside(const char *name, const char *link)
 {
 	long depth = 0;
+	bool named = false;
 	const char *p;
 
 	if (link[0] == '/' || link[0] == '\0')
@@ -173,10 +182,10 @@ link_inside(const char *name, const char *link)
 		size_t len = slash != NULL ? (size_t)(slash - p) : strlen(p);
 
 		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			if (--depth < 0)
+			if (named || --depth < 0)
 				return false;
 		} else if (len > 0 && !(len == 1 && p[0] == '.'))
-			depth++;
+			named = true;
 		if (slash == NULL)
 			break;
 		p = slash + 1;

@@ -211,6 +211,50 @@ test_hostile_stream(void **state)
 	free(buf);
 }
 
+/*
+ * The attack: symlinks that each stay inside when checked alone but
+ * lead out together: a/b/s -> "../.." (the top), then t -> "a/b/s/../.."
+ * (the top's parent's parent: the base of the allowed folder, and
+ * through it "outside"). Only targets whose ".." all come first, and no
+ * more of them than the link's depth, are made.
+ */
+static void
+test_chained_symlinks(void **state)
+{
+	uint8_t *buf = calloc(1, 65536);
+	struct xfer_counts c;
+	char err[1024], p[PATH_MAX];
+	struct stat st;
+	size_t n = 0;
+
+	(void)state;
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	put(buf, &n, MSC_TAR_DIR, "a", NULL, NULL);
+	put(buf, &n, MSC_TAR_DIR, "a/b", NULL, NULL);
+	put(buf, &n, MSC_TAR_SYMLINK, "a/b/s", "../..", NULL);
+	put(buf, &n, MSC_TAR_SYMLINK, "t", "a/b/s/../..", NULL);
+	put(buf, &n, MSC_TAR_SYMLINK, "u", "a/./b/s/../../..", NULL);
+	put(buf, &n, MSC_TAR_SYMLINK, "a/v", "b/s/..", NULL);
+	/* these stay inside and are made */
+	put(buf, &n, MSC_TAR_SYMLINK, "a/b/w", "../../a/./b", NULL);
+	put(buf, &n, MSC_TAR_SYMLINK, "x", "./a/b/s/a", NULL);
+	trailer(buf, &n);
+	assert_int_equal(download("t8", buf, n, err, sizeof(err), &c), 0);
+	snprintf(p, sizeof(p), "%s/t8/t/outside", allowed_dir);
+	assert_int_not_equal(stat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/t8/u/outside", allowed_dir);
+	assert_int_not_equal(stat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/t8/a/v/t8", allowed_dir);
+	assert_int_not_equal(stat(p, &st), 0);
+	assert_int_equal(c.skipped, 3);
+	assert_int_equal(c.symlinks, 3);
+	snprintf(p, sizeof(p), "%s/t8/a/b/w/s/a/b", allowed_dir);
+	assert_int_equal(stat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/t8/x/b", allowed_dir);
+	assert_int_equal(stat(p, &st), 0);
+	free(buf);
+}
+
 static void
 test_local_paths(void **state)
 {
@@ -262,6 +306,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hostile_stream),
+		cmocka_unit_test(test_chained_symlinks),
 		cmocka_unit_test(test_local_paths),
 	};
 
