@@ -17,6 +17,10 @@
 
 /* ---- download: a tar stream into the local tree ------------------------- */
 
+/* The computer's mode for what is made here: its permission bits, never
+ * setuid, setgid or sticky on the host. */
+#define XFER_MODE(m) ((mode_t)(m) & 0777)
+
 struct xfer_dst {
 	char shown[PATH_MAX];
 	struct xfer_counts n;
@@ -198,6 +202,7 @@ static int
 d_top(struct xfer_dst *d, const struct msc_tar_entry *e)
 {
 	struct stat st;
+	bool made = false;
 	int fd;
 
 	d->top_seen = true;
@@ -206,8 +211,9 @@ d_top(struct xfer_dst *d, const struct msc_tar_entry *e)
 			fd = openat(d->rootfd, ".", O_RDONLY | O_DIRECTORY |
 			    O_CLOEXEC);
 		else {
-			if (mkdirat(d->parentfd, d->base, 0700) != 0 &&
-			    errno != EEXIST)
+			if (mkdirat(d->parentfd, d->base, 0700) == 0)
+				made = true;
+			else if (errno != EEXIST)
 				return d_fail(d, ".", "cannot make the folder",
 				    errno);
 			fd = openat(d->parentfd, d->base, O_RDONLY |
@@ -218,8 +224,10 @@ d_top(struct xfer_dst *d, const struct msc_tar_entry *e)
 			    "is a symlink" : errno == ENOTDIR ? "exists and "
 			    "is not a folder" : "cannot open the folder",
 			    errno == ELOOP || errno == ENOTDIR ? 0 : errno);
-		if (fchmod(fd, e->mode | 0700) != 0 ||
-		    d_final(d, ".", e->mode) != 0) {
+		/* Only a folder made here takes the computer's mode: never
+		 * the allowed folder, nor one that was there. */
+		if (made && (fchmod(fd, XFER_MODE(e->mode) | 0700) != 0 ||
+		    d_final(d, ".", XFER_MODE(e->mode)) != 0)) {
 			close(fd);
 			return d_fail(d, ".", "cannot set the folder's mode",
 			    errno);
@@ -258,6 +266,7 @@ d_entry(void *arg, const struct msc_tar_entry *e)
 	char dir[MSC_TAR_NAME_MAX + 1];
 	const char *base, *slash;
 	struct stat st;
+	bool made = false;
 	int pfd, rv = 0, fd;
 
 	if (++d->entries > XFER_ENTRIES_MAX)
@@ -302,9 +311,10 @@ d_entry(void *arg, const struct msc_tar_entry *e)
 		    "refused: its folder is a symlink" : "cannot open its "
 		    "folder", errno == ELOOP || errno == EXDEV ? 0 : errno);
 	if (e->type == MSC_TAR_DIR) {
-		if (mkdirat(pfd, base, 0700) == 0)
+		if (mkdirat(pfd, base, 0700) == 0) {
+			made = true;
 			d->n.folders++;
-		else if (errno != EEXIST)
+		} else if (errno != EEXIST)
 			rv = d_fail(d, e->name, "cannot make the folder",
 			    errno);
 		if (rv == 0 && (fd = openat(pfd, base, O_RDONLY |
@@ -312,8 +322,8 @@ d_entry(void *arg, const struct msc_tar_entry *e)
 			rv = d_fail(d, e->name, "exists and is not a folder",
 			    0);
 		else if (rv == 0) {
-			if (fchmod(fd, e->mode | 0700) != 0 ||
-			    d_final(d, e->name, e->mode) != 0)
+			if (made && (fchmod(fd, XFER_MODE(e->mode) | 0700) !=
+			    0 || d_final(d, e->name, XFER_MODE(e->mode)) != 0))
 				rv = d_fail(d, e->name, "cannot set the "
 				    "folder's mode", errno);
 			close(fd);
@@ -381,7 +391,7 @@ d_done(void *arg, const struct msc_tar_entry *e)
 
 	if (d->fd < 0)
 		return 0;
-	if (fchmod(d->fd, e->mode) != 0)
+	if (fchmod(d->fd, XFER_MODE(e->mode)) != 0)
 		rv = d_fail(d, e->name, "cannot set the file's mode", errno);
 	if (e->mtime > 0)
 		(void)futimens(d->fd, ts);

@@ -98,7 +98,10 @@ download(const char *name, const uint8_t *buf, size_t n, char *err,
 	char path[PATH_MAX];
 	int rv;
 
-	snprintf(path, sizeof(path), "%s/%s", allowed_dir, name);
+	if (strcmp(name, ".") == 0)
+		snprintf(path, sizeof(path), "%s", allowed_dir);
+	else
+		snprintf(path, sizeof(path), "%s/%s", allowed_dir, name);
 	if ((rv = xfer_dst_open(&allow, path, &d, err, errlen)) != 0)
 		return rv;
 	rv = xfer_dst_feed(d, buf, n, err, errlen);
@@ -255,6 +258,86 @@ test_chained_symlinks(void **state)
 	free(buf);
 }
 
+/* Appends an entry with a mode of the computer's choosing. */
+static void
+put_mode(uint8_t *buf, size_t *n, char type, const char *name,
+    unsigned mode, const char *data)
+{
+	size_t at = *n;
+
+	put(buf, n, type, name, NULL, data);
+	{
+		struct msc_tar_entry e = { .type = type, .mode = mode,
+			.size = data != NULL ? strlen(data) : 0 };
+
+		snprintf(e.name, sizeof(e.name), "%s", name);
+		(void)msc_tar_header(&e, buf + at);
+	}
+}
+
+static unsigned
+mode_of(const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", allowed_dir, rel);
+	if (stat(p, &st) != 0)
+		return 0xffffffffu;
+	return (unsigned)(st.st_mode & 07777);
+}
+
+/*
+ * The attack: the computer sends setuid/setgid/sticky modes, and
+ * world-writable modes for folders that were already on the host (the
+ * allowed folder itself among them). Made files and folders take only
+ * the permission bits; folders that were there keep their mode.
+ */
+static void
+test_modes(void **state)
+{
+	uint8_t *buf = calloc(1, 65536);
+	char err[1024], p[PATH_MAX];
+	unsigned root_mode;
+	size_t n = 0;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/pre", allowed_dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_int_equal(chmod(p, 0700), 0);
+	root_mode = mode_of(".");
+	/* into the allowed folder itself */
+	put_mode(buf, &n, MSC_TAR_DIR, ".", 01777, NULL);
+	put_mode(buf, &n, MSC_TAR_DIR, "pre", 0777, NULL);
+	put_mode(buf, &n, MSC_TAR_DIR, "newdir", 02777, NULL);
+	put_mode(buf, &n, MSC_TAR_FILE, "suid", 04755, "#!/bin/sh\n");
+	put_mode(buf, &n, MSC_TAR_FILE, "sgid", 02755, "x");
+	trailer(buf, &n);
+	assert_int_equal(download(".", buf, n, err, sizeof(err), NULL), 0);
+	assert_int_equal(mode_of("."), root_mode);
+	assert_int_equal(mode_of("pre"), 0700);
+	assert_int_equal(mode_of("newdir"), 0777);
+	assert_int_equal(mode_of("suid"), 0755);
+	assert_int_equal(mode_of("sgid"), 0755);
+	/* a top folder that was there */
+	n = 0;
+	put_mode(buf, &n, MSC_TAR_DIR, ".", 0777, NULL);
+	trailer(buf, &n);
+	assert_int_equal(download("pre", buf, n, err, sizeof(err), NULL), 0);
+	assert_int_equal(mode_of("pre"), 0700);
+	/* one made here takes the bits */
+	n = 0;
+	put_mode(buf, &n, MSC_TAR_DIR, ".", 03555, NULL);
+	trailer(buf, &n);
+	assert_int_equal(download("made", buf, n, err, sizeof(err), NULL), 0);
+	assert_int_equal(mode_of("made"), 0555);
+	snprintf(p, sizeof(p), "%s/made", allowed_dir);
+	(void)chmod(p, 0700);
+	snprintf(p, sizeof(p), "%s/newdir", allowed_dir);
+	(void)chmod(p, 0700);
+	free(buf);
+}
+
 static void
 test_local_paths(void **state)
 {
@@ -307,6 +390,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hostile_stream),
 		cmocka_unit_test(test_chained_symlinks),
+		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_local_paths),
 	};
 
