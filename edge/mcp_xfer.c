@@ -388,7 +388,8 @@ stepped(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 			return;
 		}
 		x->skip += got;
-		if (got < x->part) {
+		/* The end-of-archive, or the computer's stream ran out. */
+		if (got < x->part || xfer_dst_ended(x->dst)) {
 			if (xfer_dst_finish(x->dst, err, sizeof(err)) != 0)
 				fail(x, "%s", err);
 			else

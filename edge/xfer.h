@@ -63,9 +63,13 @@ void xfer_src_free(struct xfer_src *s);
  * download into; its parent must exist. 0 or a negative errno, err set. */
 int xfer_dst_open(const struct xfer_allow *a, const char *path,
     struct xfer_dst **out, char *err, size_t errlen);
-/* Writes what p[0..n) of the stream completes; 0 or -errno, err set. */
+/* Writes what p[0..n) of the stream completes; 0 or -errno, err set
+ * (-EFBIG: more stream than XFER_BYTES_MAX of files and the entries'
+ * headers take). */
 int xfer_dst_feed(struct xfer_dst *d, const uint8_t *p, size_t n, char *err,
     size_t errlen);
+/* Whether the stream's end-of-archive was read: ask for no more. */
+bool xfer_dst_ended(const struct xfer_dst *d);
 /* The stream ended: checks it whole and gives folders their modes. */
 int xfer_dst_finish(struct xfer_dst *d, char *err, size_t errlen);
 const struct xfer_counts *xfer_dst_counts(const struct xfer_dst *d);

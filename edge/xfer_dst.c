@@ -32,6 +32,7 @@ struct xfer_dst {
 	int topfd;                      /* the top folder, or -1 */
 	int fd;                         /* the file being written, or -1 */
 	bool top_seen;
+	unsigned long long fed;         /* stream bytes fed */
 	struct msc_tar_rd rd;
 	struct final *finals;
 	size_t n_finals, cap_finals;
@@ -411,12 +412,30 @@ xfer_dst_feed(struct xfer_dst *d, const uint8_t *p, size_t n, char *err,
 	d->err = err;
 	d->errlen = errlen;
 	err[0] = '\0';
+	/* Beyond the files' bytes, a stream holds only each entry's header
+	 * and padding and the trailer: more is a computer that does not
+	 * stop (skipped entries' bytes, padding, bytes after the end). */
+	if (d->fed > (unsigned long long)XFER_BYTES_MAX +
+	    (unsigned long long)(d->entries + 1) * (MSC_TAR_HEADER_MAX +
+	    MSC_TAR_BLOCK) + 2 * MSC_TAR_BLOCK) {
+		snprintf(err, errlen, "the computer's answer is longer than "
+		    "8 GiB of files and their headers: download a part of "
+		    "it");
+		return -EFBIG;
+	}
+	d->fed += n;
 	rv = msc_tar_feed(&d->rd, p, n, &cb, d);
 	if (rv != 0 && err[0] == '\0')
 		snprintf(err, errlen, "the computer's answer is not a tar "
 		    "stream%s", rv == -EBADMSG ? " (the path may have changed "
 		    "during the download: try again)" : "");
 	return rv;
+}
+
+bool
+xfer_dst_ended(const struct xfer_dst *d)
+{
+	return d->rd.end;
 }
 
 int

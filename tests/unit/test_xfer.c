@@ -338,6 +338,60 @@ test_modes(void **state)
 	free(buf);
 }
 
+/*
+ * The attack: a computer whose stream never stops: one entry of a type
+ * left out (its bytes written nowhere), bigger than any transfer. The
+ * stream is refused once past 8 GiB and the headers; and a stream's end
+ * is seen, so the caller asks for no more after it.
+ */
+static void
+test_endless_stream(void **state)
+{
+	size_t chunk = 1 << 20, n = 0;
+	uint8_t *buf = calloc(1, chunk);
+	struct xfer_dst *d;
+	char err[1024], p[PATH_MAX];
+	unsigned long long fed = 0;
+	int rv = 0;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/t9", allowed_dir);
+	assert_int_equal(xfer_dst_open(&allow, p, &d, err, sizeof(err)), 0);
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	{
+		struct msc_tar_entry e = { .type = 'g', .mode = 0644 };
+
+		e.size = 077777777776ULL;      /* ustar's most: 8 GiB */
+		strcpy(e.name, "skipped");
+		n += msc_tar_header(&e, buf + n);
+	}
+	rv = xfer_dst_feed(d, buf, n, err, sizeof(err));
+	assert_int_equal(rv, 0);
+	memset(buf, 0, chunk);
+	/* 12 GiB at most: the second skipped entry's header never comes */
+	while (rv == 0 && fed < (12ULL << 30)) {
+		rv = xfer_dst_feed(d, buf, chunk, err, sizeof(err));
+		fed += chunk;
+	}
+	assert_int_equal(rv, -EFBIG);
+	assert_true(fed < (9ULL << 30));
+	assert_non_null(strstr(err, "8 GiB"));
+	xfer_dst_free(d);
+	/* the end-of-archive is seen */
+	snprintf(p, sizeof(p), "%s/t10", allowed_dir);
+	assert_int_equal(xfer_dst_open(&allow, p, &d, err, sizeof(err)), 0);
+	n = 0;
+	put(buf, &n, MSC_TAR_DIR, ".", NULL, NULL);
+	assert_int_equal(xfer_dst_feed(d, buf, n, err, sizeof(err)), 0);
+	assert_false(xfer_dst_ended(d));
+	memset(buf, 0, 1024);
+	assert_int_equal(xfer_dst_feed(d, buf, 1024, err, sizeof(err)), 0);
+	assert_true(xfer_dst_ended(d));
+	assert_int_equal(xfer_dst_finish(d, err, sizeof(err)), 0);
+	xfer_dst_free(d);
+	free(buf);
+}
+
 static void
 test_local_paths(void **state)
 {
@@ -391,6 +445,7 @@ main(void)
 		cmocka_unit_test(test_hostile_stream),
 		cmocka_unit_test(test_chained_symlinks),
 		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_endless_stream),
 		cmocka_unit_test(test_local_paths),
 	};
 
