@@ -204,6 +204,7 @@ d_top(struct xfer_dst *d, const struct msc_tar_entry *e)
 {
 	struct stat st;
 	bool made = false;
+	mode_t found;
 	int fd;
 
 	d->top_seen = true;
@@ -247,14 +248,12 @@ d_top(struct xfer_dst *d, const struct msc_tar_entry *e)
 		return d_fail(d, ".", S_ISDIR(st.st_mode) ? "is a folder: "
 		    "name the file's path" : S_ISLNK(st.st_mode) ? "refused: "
 		    "it is a symlink" : "refused: it is not a regular file", 0);
-	fd = openat(d->parentfd, d->base, O_WRONLY | O_CREAT | O_TRUNC |
-	    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	fd = xfer_open_reg(d->parentfd, d->base, O_WRONLY | O_CREAT |
+	    O_TRUNC | O_NONBLOCK, 0600, &found);
+	if (fd < 0 && found != 0)
+		return d_fail(d, ".", "refused: it is not a regular file", 0);
 	if (fd < 0)
 		return d_fail(d, ".", "cannot write the file", errno);
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return d_fail(d, ".", "refused: it is not a regular file", 0);
-	}
 	d->fd = fd;
 	d->n.files++;
 	return 0;
@@ -268,6 +267,7 @@ d_entry(void *arg, const struct msc_tar_entry *e)
 	const char *base, *slash;
 	struct stat st;
 	bool made = false;
+	mode_t found;
 	int pfd, rv = 0, fd;
 
 	if (++d->entries > XFER_ENTRIES_MAX)
@@ -346,10 +346,13 @@ d_entry(void *arg, const struct msc_tar_entry *e)
 			rv = d_fail(d, e->name, S_ISDIR(st.st_mode) ?
 			    "exists and is a folder" : "refused: it exists "
 			    "and is not a regular file", 0);
-		else if ((fd = openat(pfd, base, O_WRONLY | O_CREAT | O_TRUNC |
-		    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600)) < 0)
-			rv = d_fail(d, e->name, "cannot write the file",
-			    errno);
+		/* Opened as a regular file only: not a fifo or a device
+		 * put there after the check above. */
+		else if ((fd = xfer_open_reg(pfd, base, O_WRONLY | O_CREAT |
+		    O_TRUNC | O_NONBLOCK, 0600, &found)) < 0)
+			rv = d_fail(d, e->name, found != 0 ? "refused: it "
+			    "exists and is not a regular file" : "cannot write "
+			    "the file", found != 0 ? 0 : errno);
 		else {
 			d->fd = fd;
 			d->n.files++;

@@ -36,6 +36,15 @@ int xfer_openat2(int dfd, const char *path, int flags, uint64_t resolve);
  */
 int xfer_locate(const struct xfer_allow *a, const char *path,
     struct xfer_place *p, char *err, size_t errlen);
+/*
+ * Opens dfd/name, a regular file and nothing else (never a symlink, a
+ * fifo or a device, even one swapped in after a check): looked at through
+ * O_PATH, then opened again through that very inode with flags. With
+ * O_CREAT, a name that is not there is made (O_EXCL). -1 with errno set;
+ * on something not a regular file errno is EINVAL and *found its mode.
+ */
+int xfer_open_reg(int dfd, const char *name, int flags, mode_t mode,
+    mode_t *found);
 /* "a folder", "a fifo", ... */
 const char *xfer_kind(mode_t m);
 /* The agent's text for an open of `shown` that failed with e; -e. */

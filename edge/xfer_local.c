@@ -27,6 +27,40 @@ xfer_openat2(int dfd, const char *path, int flags, uint64_t resolve)
 	return fd < 0 ? -1 : (int)fd;
 }
 
+int
+xfer_open_reg(int dfd, const char *name, int flags, mode_t mode,
+    mode_t *found)
+{
+	char proc[40];
+	struct stat st;
+	int pfd, fd;
+
+	*found = 0;
+	pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 && errno == ENOENT && (flags & O_CREAT)) {
+		/* Not there: made here, so a regular file. */
+		return openat(dfd, name, (flags & ~O_TRUNC) | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, mode);
+	}
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, &st) != 0) {
+		close(pfd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(pfd);
+		*found = st.st_mode;
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) |
+	    O_CLOEXEC);
+	close(pfd);
+	return fd;
+}
+
 char *
 xfer_allow_dir(const char *path)
 {
@@ -101,9 +135,18 @@ xfer_locate(const struct xfer_allow *a, const char *path, struct xfer_place *p,
 			rel = p->shown + dl + 1;
 		if (rel == NULL)
 			continue;
-		if ((p->rootfd = open(d, O_PATH | O_DIRECTORY |
-		    O_CLOEXEC)) < 0)
-			continue;
+		/* Its real path was taken when it was named: a symlink on
+		 * the way now is one put there since, not followed. */
+		if ((p->rootfd = xfer_openat2(AT_FDCWD, d, O_PATH |
+		    O_DIRECTORY, RESOLVE_NO_SYMLINKS |
+		    RESOLVE_NO_MAGICLINKS)) < 0) {
+			if (errno != ELOOP)
+				continue;
+			snprintf(err, errlen, "local_path: %s: refused: the "
+			    "folder %s this server may use is now reached "
+			    "through a symlink", p->shown, d);
+			return -EACCES;
+		}
 		snprintf(p->rel, sizeof(p->rel), "%s", rel);
 		return 0;
 	}

@@ -242,10 +242,22 @@ next_name(struct xfer_src *s, uint8_t *buf, size_t *pos, char *err,
 	e.mode = st.st_mode & 07777;
 	e.mtime = st.st_mtim.tv_sec;
 	if (S_ISREG(st.st_mode)) {
-		fd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW |
-		    O_NONBLOCK | O_CLOEXEC);
+		mode_t found;
+
+		fd = xfer_open_reg(dfd, de->d_name, O_RDONLY | O_NONBLOCK,
+		    0, &found);
+		if (fd < 0 && found != 0) {
+			s->n.skipped++; /* swapped for a fifo, a device */
+			return 0;
+		}
 		if (fd < 0)
 			return 0;       /* gone, or unreadable: left out */
+		if (fstat(fd, &st) != 0) {
+			close(fd);
+			return 0;
+		}
+		e.mode = st.st_mode & 07777;
+		e.mtime = st.st_mtim.tv_sec;
 		e.type = MSC_TAR_FILE;
 		s->cur = e;
 		s->fd = fd;

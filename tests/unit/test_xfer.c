@@ -17,12 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "msc_tar.h"
 #include "xfer.h"
+#include "xfer_int.h"
 
 static char base[128], allowed_dir[192], outside[192];
 static const char *dirs[1];
@@ -438,6 +440,89 @@ test_local_paths(void **state)
 	allow.n = 1;
 }
 
+/*
+ * The attack: the allowed folder (a real path when it was named) is
+ * swapped for a symlink to elsewhere; a transfer must not follow it.
+ */
+static void
+test_swapped_root(void **state)
+{
+	struct xfer_src *s;
+	struct xfer_dst *d;
+	char err[1024], p[PATH_MAX], moved[PATH_MAX];
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/lure", outside);
+	assert_non_null(f = fopen(p, "w"));
+	fclose(f);
+	snprintf(moved, sizeof(moved), "%s.real", allowed_dir);
+	assert_int_equal(rename(allowed_dir, moved), 0);
+	assert_int_equal(symlink(outside, allowed_dir), 0);
+	snprintf(p, sizeof(p), "%s/planted", allowed_dir);
+	assert_int_equal(xfer_dst_open(&allow, p, &d, err, sizeof(err)),
+	    -EACCES);
+	assert_non_null(strstr(err, "symlink"));
+	snprintf(p, sizeof(p), "%s/lure", allowed_dir);
+	assert_int_equal(xfer_src_open(&allow, p, &s, err, sizeof(err)),
+	    -EACCES);
+	assert_int_equal(unlink(allowed_dir), 0);
+	assert_int_equal(rename(moved, allowed_dir), 0);
+	snprintf(p, sizeof(p), "%s/planted", outside);
+	assert_int_not_equal(lstat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/lure", outside);
+	assert_int_equal(unlink(p), 0);
+}
+
+/*
+ * What a local file is opened as: only a regular file, never a fifo, a
+ * device or a symlink found where one was (a swap after a check); one
+ * not there is made.
+ */
+static void
+test_open_regular(void **state)
+{
+	char p[PATH_MAX];
+	mode_t found;
+	int dfd, fd;
+
+	(void)state;
+	assert_true((dfd = open(allowed_dir, O_RDONLY | O_DIRECTORY)) >= 0);
+	snprintf(p, sizeof(p), "%s/fifo", allowed_dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(xfer_open_reg(dfd, "fifo", O_WRONLY | O_CREAT |
+	    O_TRUNC | O_NONBLOCK, 0600, &found), -1);
+	assert_true(S_ISFIFO(found));
+	assert_int_equal(xfer_open_reg(dfd, "fifo", O_RDONLY | O_NONBLOCK, 0,
+	    &found), -1);
+	snprintf(p, sizeof(p), "%s/dev", allowed_dir);
+	if (mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0) {
+		assert_int_equal(xfer_open_reg(dfd, "dev", O_RDONLY |
+		    O_NONBLOCK, 0, &found), -1);
+		assert_true(S_ISCHR(found));
+	}
+	assert_int_equal(symlinkat("fifo", dfd, "lnk"), 0);
+	assert_int_equal(xfer_open_reg(dfd, "lnk", O_WRONLY | O_CREAT |
+	    O_TRUNC, 0600, &found), -1);
+	assert_true(S_ISLNK(found));
+	/* a new one is made, an old one truncated */
+	assert_true((fd = xfer_open_reg(dfd, "reg", O_WRONLY | O_CREAT |
+	    O_TRUNC, 0600, &found)) >= 0);
+	assert_int_equal(write(fd, "abc", 3), 3);
+	close(fd);
+	assert_true((fd = xfer_open_reg(dfd, "reg", O_WRONLY | O_CREAT |
+	    O_TRUNC, 0600, &found)) >= 0);
+	{
+		struct stat st;
+
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_int_equal(st.st_size, 0);
+	}
+	close(fd);
+	close(dfd);
+}
+
 int
 main(void)
 {
@@ -447,6 +532,8 @@ main(void)
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_endless_stream),
 		cmocka_unit_test(test_local_paths),
+		cmocka_unit_test(test_swapped_root),
+		cmocka_unit_test(test_open_regular),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
