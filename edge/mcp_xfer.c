@@ -199,9 +199,12 @@ struct xfer {
 	unsigned long long skip;
 	size_t part;            /* a download part's bytes */
 	char num[2][32];
+	bool by_root;           /* local_path is in a client's root only */
+	unsigned roots_gen;     /* the roots asked for when it was checked */
 };
 
 static int step(struct xfer *x);
+static const char *roots_still(struct xfer *x);
 
 static void
 ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
@@ -333,6 +336,7 @@ stepped(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
 	struct xfer *x = arg;
 	Msc__V1__TerminalExecReply *rep = (Msc__V1__TerminalExecReply *)resp;
+	const char *why;
 	char err[1024];
 	int rv;
 
@@ -342,6 +346,11 @@ stepped(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 			fail(x, HANDLE_UNKNOWN_TEXT);
 		else
 			fail(x, "%s", mcp_failed_text(st, err, sizeof(err)));
+		return;
+	}
+	if ((why = roots_still(x)) != NULL) {
+		protobuf_c_message_free_unpacked(resp, NULL);
+		fail(x, "%s", why);
 		return;
 	}
 	if (x->mint && rep->sandbox_handle[0] != '\0') {
@@ -401,6 +410,41 @@ stepped(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		fail(x, "%s", msc_reason_session_unsent(rv, NULL));
 }
 
+/*
+ * Whether local_path is still in the client's roots, when it came from
+ * them: the client may withdraw a root (notifications/roots/list_changed)
+ * while a copy runs, and no step is taken in a folder it withdrew. NULL,
+ * or the error text (static).
+ */
+static const char *
+roots_still(struct xfer *x)
+{
+	struct mcp_conn *c = x->c;
+	const char *local = x->src != NULL ? xfer_src_path(x->src) :
+	    xfer_dst_path(x->dst), *why = NULL;
+	bool in = false;
+
+	if (!x->by_root)
+		return NULL;
+	pthread_mutex_lock(&c->mu);
+	if (c->roots_asked == x->roots_gen) {
+		pthread_mutex_unlock(&c->mu);
+		return NULL;
+	}
+	if (c->roots_waiting)
+		why = "The client's MCP roots changed during the copy and its "
+		    "new list has not come: stopped; try again";
+	for (size_t i = 0; why == NULL && i < c->n_roots && !in; i++)
+		in = xfer_below(c->roots[i], local);
+	if (why == NULL && !in)
+		why = "local_path: refused: the client withdrew the MCP root "
+		    "it is in during the copy: stopped";
+	if (why == NULL)
+		x->roots_gen = c->roots_asked;
+	pthread_mutex_unlock(&c->mu);
+	return why;
+}
+
 /* Sends the next helper command; 0 or a negative errno. */
 static int
 step(struct xfer *x)
@@ -445,7 +489,7 @@ step(struct xfer *x)
 /* The folders this call may use: NULL, or why none (static). */
 static const char *
 allowed(struct mcp_conn *c, bool modern, char **dirs, size_t *n,
-    char **ws)
+    char **ws, unsigned *gen)
 {
 	const char *why = NULL;
 
@@ -470,6 +514,7 @@ allowed(struct mcp_conn *c, bool modern, char **dirs, size_t *n,
 		return why;
 	}
 	pthread_mutex_lock(&c->mu);
+	*gen = c->roots_asked;
 	/* Asked again (list_changed): the old ones may be revoked. */
 	if (c->roots_declared && c->roots_waiting)
 		why = "The client's MCP roots are not known yet (its answer "
@@ -605,7 +650,8 @@ mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
 		free(x);
 		return false;
 	}
-	if ((bad = allowed(c, modern, dirs, &n, &ws)) != NULL) {
+	if ((bad = allowed(c, modern, dirs, &n, &ws, &x->roots_gen)) !=
+	    NULL) {
 		for (size_t i = 0; i < n; i++)
 			free(dirs[i]);
 		mcp_conn_send_result(c, id, tools_error_result(bad), modern);
@@ -619,6 +665,11 @@ mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
 		rv = xfer_src_open(&allow, local, &x->src, buf, sizeof(buf));
 	else
 		rv = xfer_dst_open(&allow, local, &x->dst, buf, sizeof(buf));
+	/* In the server's workspace, or only in a client's root. */
+	if (rv == 0)
+		x->by_root = ws == NULL || !xfer_below(ws, tool ==
+		    TOOLS_FILE_UPLOAD ? xfer_src_path(x->src) :
+		    xfer_dst_path(x->dst));
 	for (size_t i = 0; i < n; i++)
 		free(dirs[i]);
 	if (rv != 0) {

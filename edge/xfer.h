@@ -76,6 +76,9 @@ const struct xfer_counts *xfer_dst_counts(const struct xfer_dst *d);
 const char *xfer_dst_path(const struct xfer_dst *d);
 void xfer_dst_free(struct xfer_dst *d);
 
+/* Whether normalized `path` is the real folder `dir` or below it. */
+bool xfer_below(const char *dir, const char *path);
+
 /*
  * A folder named by the operator or the client, as kept in xfer_allow:
  * its real path (malloc'd), or NULL with errno set (not a folder).

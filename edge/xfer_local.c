@@ -79,6 +79,15 @@ xfer_allow_dir(const char *path)
 
 
 
+bool
+xfer_below(const char *dir, const char *path)
+{
+	size_t dl = strlen(dir);
+
+	return strcmp(dir, "/") == 0 || strcmp(path, dir) == 0 ||
+	    (strncmp(path, dir, dl) == 0 && path[dl] == '/');
+}
+
 /*
  * Normalizes path (joined to the workspace when relative) and finds the
  * allowed folder it is below; 0, or -EACCES/-EINVAL with err set.

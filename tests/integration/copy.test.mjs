@@ -227,6 +227,27 @@ test('stdio with the client\'s roots: a folder and a file round trip, byte-ident
   await c.close();
 });
 
+test('stdio with the client\'s roots: a root withdrawn while a download runs stops it', async () => {
+  // 32 KiB parts (--output-limit 64 KiB): a 32 MiB file takes 1024 steps, the withdrawal comes
+  // during them; the copy stops at the next step, not after writing into the withdrawn folder.
+  const roots = { list: [ROOT] };
+  const c = await stdioV1(['--output-limit', '65536'], roots);
+  const size = 32 * 1024 * 1024;
+  await ok(c, 'terminal_execute', { command: `head -c ${size} /dev/urandom > /tmp/big` });
+  const local = path.join(ROOT, 'withdrawn.bin');
+  let done = null;
+  const running = call(c, 'computer_download', { path: '/tmp/big', local_path: local }).then((r) => { done = r; return r; });
+  assert.ok(await waitFor(() => done !== null || (fs.existsSync(local) && fs.statSync(local).size > 0), { timeoutMs: 60000, intervalMs: 10 }), 'the download started');
+  assert.equal(done, null, `the download ran to its end first: ${JSON.stringify(done).slice(0, 500)}`);
+  roots.list = [WS];
+  await c.notification({ method: 'notifications/roots/list_changed' });
+  const res = await running;
+  assert.equal(res.isError, true, JSON.stringify(res).slice(0, 500));
+  assert.match(res.content[0].text, /withdrew the MCP root|roots changed during the copy/);
+  assert.ok(fs.statSync(local).size < size, 'stopped before the end');
+  await c.close();
+});
+
 test('stdio with --workspace (no roots): relative local paths, a 1000-file folder', async () => {
   const many = path.join(WS, 'many');
   for (let i = 0; i < 10; i++) {
