@@ -2,7 +2,8 @@
 # Runs the libFuzzer targets for $1 seconds in all (default 60) with ASan
 # and UBSan: the JSON-RPC reader from tests/fuzz/corpus, then the WASI host
 # (fuzz_wasi_args) from tests/fuzz/corpus-wasi, then the network policy
-# names (fuzz_netpolicy) from tests/fuzz/corpus-netpolicy.
+# names (fuzz_netpolicy) from tests/fuzz/corpus-netpolicy, then the tar
+# reader (fuzz_tar) from tests/fuzz/corpus-tar.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -13,7 +14,7 @@ if [ ! -d build-fuzz ]; then
 fi
 # fuzz.sh build: only compile the targets (scripts/test.sh does it early).
 if [ "$secs" = build ]; then
-	targets="tests/fuzz/fuzz_jsonrpc tests/fuzz/fuzz_netpolicy"
+	targets="tests/fuzz/fuzz_jsonrpc tests/fuzz/fuzz_netpolicy tests/fuzz/fuzz_tar"
 	if ninja -C build-fuzz -t query tests/fuzz/fuzz_wasi_args >/dev/null 2>&1; then
 		targets="$targets tests/fuzz/fuzz_wasi_args"
 	fi
@@ -28,9 +29,12 @@ wsecs=$((secs / 3))
 # A sixth (at least 1 s) to the network policy names (fuzz_netpolicy).
 nsecs=$((secs / 6))
 [ "$nsecs" -ge 1 ] || nsecs=1
-jsecs=$((secs - wsecs - nsecs))
+# A sixth (at least 1 s) to the tar reader (fuzz_tar).
+tsecs=$((secs / 6))
+[ "$tsecs" -ge 1 ] || tsecs=1
+jsecs=$((secs - wsecs - nsecs - tsecs))
 [ "$jsecs" -ge 1 ] || jsecs=1
-mkdir "$work/jsonrpc" "$work/wasi" "$work/netpolicy"
+mkdir "$work/jsonrpc" "$work/wasi" "$work/netpolicy" "$work/tar"
 # run NAME ARGS...: one target; its last lines shown, its failure (a crash,
 # a sanitizer report) this script's, with the input kept in crash-* here.
 run() {
@@ -57,3 +61,7 @@ ninja -C build-fuzz tests/fuzz/fuzz_netpolicy >/dev/null
 cp tests/fuzz/corpus-netpolicy/* "$work/netpolicy/"
 run netpolicy ./build-fuzz/tests/fuzz/fuzz_netpolicy -max_total_time="$nsecs" \
 	-max_len=1024 -print_final_stats=1 "$work/netpolicy"
+ninja -C build-fuzz tests/fuzz/fuzz_tar >/dev/null
+cp tests/fuzz/corpus-tar/* "$work/tar/"
+run tar ./build-fuzz/tests/fuzz/fuzz_tar -max_total_time="$tsecs" \
+	-max_len=140000 -print_final_stats=1 "$work/tar"
