@@ -42,6 +42,15 @@ before(async () => {
   cluster.startAll();
   const up = await waitFor(async () => (await L.healthy('e1')) && (await L.healthy('e2')), { timeoutMs: 15000 });
   assert.ok(up, `edges not serving: ${cluster.stderrTail('e1')}`);
+  // Serving is not ready: each edge must reach the session service (which
+  // may still be starting in its namespace, slower under the sanitizers).
+  for (const e of ['e1', 'e2']) {
+    let sid = null;
+    await waitFor(async () => { try { sid = await initialize(e); return true; } catch { return false; } },
+      { timeoutMs: 30000, intervalMs: 500 });
+    assert.ok(sid, `${e} cannot reach the session service: ${cluster.stderrTail(e)}`);
+    await endSession(e, sid);
+  }
 });
 
 after(async () => {
