@@ -57,6 +57,7 @@ struct dock_driver {
 	bool disk_size_opt;         /* new containers get StorageOpt size */
 	char disk_text[256];        /* what computer_list says of it */
 	int snap_making;            /* snapshots being committed, under mu */
+	struct dock_preview *preview;   /* preview URLs (docker_preview.h) */
 
 	/* The runtimes (docker_runtime.c), learned from /info; under mu. */
 	char rt_default[64];        /* the engine's default runtime */

@@ -1,0 +1,430 @@
+/*
+ * docker_preview.c - the preview URLs' table (issue 30): which
+ * capability opens which port of which computer.
+ *
+ * Kept in memory (one list under a mutex, at most DOCK_PREVIEW_MAX rows)
+ * and in one host file per computer, BASE/preview-<driver id>/<id>, a
+ * line "PORT CAPABILITY" per exposed port (written whole, then renamed
+ * over the old one), so that a permanent computer's URLs outlive the
+ * driver: the files are read again at start. A row whose computer is
+ * gone (a temporary one deleted, or deleted behind our back) is
+ * forgotten at its first request. The computer's address is asked of
+ * the engine (never of the computer) and kept a second, so that a
+ * restarted computer's new address is found.
+ */
+#include "docker_driver_int.h"
+#include "docker_preview.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "msc_log.h"
+#include "msc_random.h"
+#include "msc_slug.h"
+#include "msc_time.h"
+
+/* How long an address asked of the engine is used again. */
+#define ADDR_KEEP_MS 1000
+
+struct row {
+	TAILQ_ENTRY(row) link;
+	char cap[DOCK_PREVIEW_CAP_LEN + 1];
+	char id[MSC_SLUG_MAX + 1];
+	uint16_t port;
+	char ip[64];            /* "" until asked */
+	uint64_t ip_at;         /* when asked (msc_now_ms) */
+};
+
+TAILQ_HEAD(rows, row);
+
+struct dock_preview {
+	struct dock_driver *d;
+	pthread_mutex_t mu;     /* guards rows, n, loop, listen_port */
+	struct rows rows;
+	size_t n;
+	char dir[600];          /* the files' folder */
+	struct dock_proxy_loop *loop;   /* NULL until started */
+	uint16_t listen_port;
+};
+
+static struct row *
+find_cap_locked(struct dock_preview *p, const char *cap)
+{
+	struct row *r;
+
+	TAILQ_FOREACH(r, &p->rows, link)
+		if (strcmp(r->cap, cap) == 0)
+			return r;
+	return NULL;
+}
+
+static struct row *
+find_port_locked(struct dock_preview *p, const char *id, uint16_t port)
+{
+	struct row *r;
+
+	TAILQ_FOREACH(r, &p->rows, link)
+		if (r->port == port && strcmp(r->id, id) == 0)
+			return r;
+	return NULL;
+}
+
+static size_t
+count_locked(struct dock_preview *p, const char *id)
+{
+	struct row *r;
+	size_t n = 0;
+
+	TAILQ_FOREACH(r, &p->rows, link)
+		n += strcmp(r->id, id) == 0;
+	return n;
+}
+
+/* Writes computer id's rows to its file (none: removes it). */
+static int
+save_locked(struct dock_preview *p, const char *id)
+{
+	char path[700], tmp[720];
+
+	struct row *r;
+	FILE *f;
+	int rv = 0;
+
+	snprintf(path, sizeof(path), "%.600s/%.63s", p->dir, id);
+	if (count_locked(p, id) == 0) {
+		if (unlink(path) != 0 && errno != ENOENT)
+			return -errno;
+		return 0;
+	}
+	if (mkdir(p->dir, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	snprintf(tmp, sizeof(tmp), "%.700s.tmp", path);
+	if ((f = fopen(tmp, "w")) == NULL)
+		return -errno;
+	TAILQ_FOREACH(r, &p->rows, link)
+		if (strcmp(r->id, id) == 0 &&
+		    fprintf(f, "%u %s\n", r->port, r->cap) < 0)
+			rv = -EIO;
+	if (fclose(f) != 0 && rv == 0)
+		rv = -errno;
+	if (rv == 0 && rename(tmp, path) != 0)
+		rv = -errno;
+	if (rv != 0)
+		unlink(tmp);
+	return rv;
+}
+
+static bool
+cap_valid(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' &&
+		    s[i] <= 'f')))
+			return false;
+	return i == DOCK_PREVIEW_CAP_LEN;
+}
+
+static void
+load_file(struct dock_preview *p, const char *id)
+{
+	char path[700], line[128], cap[64];
+	unsigned port;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%.600s/%.63s", p->dir, id);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL &&
+	    p->n < DOCK_PREVIEW_MAX) {
+		struct row *r;
+
+		if (sscanf(line, "%u %63s", &port, cap) != 2 || port < 1 ||
+		    port > 65535 || !cap_valid(cap) ||
+		    find_cap_locked(p, cap) != NULL ||
+		    count_locked(p, id) >= DOCK_PREVIEW_PER_COMPUTER ||
+		    (r = calloc(1, sizeof(*r))) == NULL)
+			continue;
+		memcpy(r->cap, cap, DOCK_PREVIEW_CAP_LEN);
+		snprintf(r->id, sizeof(r->id), "%.63s", id);
+		r->port = (uint16_t)port;
+		TAILQ_INSERT_TAIL(&p->rows, r, link);
+		p->n++;
+	}
+	fclose(f);
+}
+
+/* Starts the listener once; under mu. */
+static int
+listen_locked(struct dock_preview *p, char *err, size_t errlen)
+{
+	const struct msc_cfg *cfg = p->d->cfg;
+
+	if (p->loop != NULL)
+		return 0;
+	return dock_preview_listen(p, cfg->preview_listen != NULL ?
+	    cfg->preview_listen : "127.0.0.1:8790",
+	    cfg->preview_domain != NULL ? cfg->preview_domain : "localhost",
+	    &p->loop, &p->listen_port, err, errlen);
+}
+
+int
+dock_preview_init(struct dock_driver *d, struct dock_preview **pp)
+{
+	struct dock_preview *p = calloc(1, sizeof(*p));
+	char base[512], err[256];
+	struct dirent *e;
+	DIR *dir;
+
+	if (p == NULL)
+		return -ENOMEM;
+	p->d = d;
+	pthread_mutex_init(&p->mu, NULL);
+	TAILQ_INIT(&p->rows);
+	if (dock_pol_base(base, sizeof(base)) != 0) {
+		free(p);
+		return -ENAMETOOLONG;
+	}
+	snprintf(p->dir, sizeof(p->dir), "%s/preview-%s", base,
+	    d->cfg->driver_id != NULL && msc_slug_valid(d->cfg->driver_id) ?
+	    d->cfg->driver_id : "docker");
+	if ((dir = opendir(p->dir)) != NULL) {
+		while ((e = readdir(dir)) != NULL)
+			if (msc_slug_valid(e->d_name))
+				load_file(p, e->d_name);
+		closedir(dir);
+	}
+	*pp = p;
+	if (p->n > 0) {
+		pthread_mutex_lock(&p->mu);
+		if (listen_locked(p, err, sizeof(err)) != 0)
+			msc_log_warn("preview URLs kept from before are not "
+			    "served: %s", err);
+		else
+			msc_log_info("preview listener on port %u: %zu URLs "
+			    "kept from before", p->listen_port, p->n);
+		pthread_mutex_unlock(&p->mu);
+	}
+	return 0;
+}
+
+void
+dock_preview_free(struct dock_preview *p)
+{
+	struct row *r;
+
+	if (p == NULL)
+		return;
+	if (p->loop != NULL)
+		dock_preview_listen_stop(p->loop);
+	while ((r = TAILQ_FIRST(&p->rows)) != NULL) {
+		TAILQ_REMOVE(&p->rows, r, link);
+		free(r);
+	}
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* The computer's address on the sandbox network, else on any. */
+static int
+address_of(json_t *ctr, char *ip, size_t iplen)
+{
+	json_t *nets = json_object_get(json_object_get(ctr, "NetworkSettings"),
+	    "Networks");
+	const char *a = json_string_value(json_object_get(json_object_get(nets,
+	    DOCK_NET_NAME), "IPAddress"));
+	const char *key;
+	json_t *v;
+
+	if (!json_is_true(json_object_get(json_object_get(ctr, "State"),
+	    "Running")))
+		return -ENETUNREACH;
+	if (a == NULL || a[0] == '\0')
+		json_object_foreach(nets, key, v) {
+			a = json_string_value(json_object_get(v, "IPAddress"));
+			if (a != NULL && a[0] != '\0')
+				break;
+		}
+	if (a == NULL || a[0] == '\0' || strlen(a) >= iplen)
+		return -ENETUNREACH;
+	snprintf(ip, iplen, "%s", a);
+	return 0;
+}
+
+static void
+put_ports_locked(struct dock_preview *p, const char *id, Msc__V1__Preview *out)
+{
+	struct row *r;
+
+	out->ports = calloc(DOCK_PREVIEW_PER_COMPUTER, sizeof(*out->ports));
+	if (out->ports == NULL)
+		return;
+	TAILQ_FOREACH(r, &p->rows, link)
+		if (strcmp(r->id, id) == 0 &&
+		    out->n_ports < DOCK_PREVIEW_PER_COMPUTER)
+			out->ports[out->n_ports++] = r->port;
+}
+
+int
+dock_preview_expose(struct dock_driver *d,
+    const Msc__V1__SnapshotRequest *req, Msc__V1__Preview *out, char *err,
+    size_t errlen)
+{
+	struct dock_preview *p = d->preview;
+	const char *domain = d->cfg->preview_domain != NULL ?
+	    d->cfg->preview_domain : "localhost";
+	uint16_t port = (uint16_t)req->port;
+	json_t *ctr = NULL;
+	struct row *r;
+	int rv;
+
+	if (p == NULL) {
+		snprintf(err, errlen, "preview URLs are not served here");
+		return -ENOSYS;
+	}
+	/* The computer is ours and exists (its address is asked later). */
+	if ((rv = dock_find(d, req->computer_id, &ctr, err, errlen)) != 0)
+		return rv;
+	json_decref(ctr);
+	pthread_mutex_lock(&p->mu);
+	r = find_port_locked(p, req->computer_id, port);
+	if (req->unexpose) {
+		if (r == NULL) {
+			pthread_mutex_unlock(&p->mu);
+			snprintf(err, errlen, "Port %u of computer '%s' is not "
+			    "exposed.", port, req->computer_id);
+			return -ENOENT;
+		}
+		TAILQ_REMOVE(&p->rows, r, link);
+		p->n--;
+		free(r);
+		if ((rv = save_locked(p, req->computer_id)) != 0)
+			msc_log_warn("preview: cannot update %s/%s: %s",
+			    p->dir, req->computer_id, strerror(-rv));
+		goto answer;
+	}
+	if ((rv = listen_locked(p, err, errlen)) != 0) {
+		pthread_mutex_unlock(&p->mu);
+		return -EADDRNOTAVAIL;
+	}
+	if (r == NULL) {
+		if (count_locked(p, req->computer_id) >=
+		    DOCK_PREVIEW_PER_COMPUTER || p->n >= DOCK_PREVIEW_MAX) {
+			pthread_mutex_unlock(&p->mu);
+			snprintf(err, errlen, "A computer exposes at most %d "
+			    "ports at once (and this server %d): unexpose one "
+			    "first.", DOCK_PREVIEW_PER_COMPUTER,
+			    DOCK_PREVIEW_MAX);
+			return -EDQUOT;
+		}
+		if ((r = calloc(1, sizeof(*r))) == NULL) {
+			pthread_mutex_unlock(&p->mu);
+			return -ENOMEM;
+		}
+		msc_random_hex(r->cap, DOCK_PREVIEW_CAP_LEN / 2);
+		snprintf(r->id, sizeof(r->id), "%s", req->computer_id);
+		r->port = port;
+		TAILQ_INSERT_TAIL(&p->rows, r, link);
+		p->n++;
+		if ((rv = save_locked(p, req->computer_id)) != 0)
+			msc_log_warn("preview: cannot save %s/%s (the URL "
+			    "will not outlive this server): %s", p->dir,
+			    req->computer_id, strerror(-rv));
+	}
+	if (asprintf(&out->url, "http://%s.%s:%u/", r->cap, domain,
+	    p->listen_port) < 0)
+		out->url = NULL;
+answer:
+	out->port = port;
+	out->computer_id = strdup(req->computer_id);
+	put_ports_locked(p, req->computer_id, out);
+	pthread_mutex_unlock(&p->mu);
+	if ((!req->unexpose && out->url == NULL) || out->computer_id == NULL) {
+		msc_preview_fini(out);
+		return -ENOMEM;
+	}
+	if (out->url == NULL)
+		out->url = strdup("");
+	return out->url == NULL ? -ENOMEM : 0;
+}
+
+bool
+dock_preview_known(struct dock_preview *p, const char *cap)
+{
+	bool known;
+
+	pthread_mutex_lock(&p->mu);
+	known = find_cap_locked(p, cap) != NULL;
+	pthread_mutex_unlock(&p->mu);
+	return known;
+}
+
+/* Forgets every row of computer id (gone). */
+static void
+forget_locked(struct dock_preview *p, const char *id)
+{
+	struct row *r, *next;
+
+	for (r = TAILQ_FIRST(&p->rows); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, link);
+		if (strcmp(r->id, id) == 0) {
+			TAILQ_REMOVE(&p->rows, r, link);
+			p->n--;
+			free(r);
+		}
+	}
+	(void)save_locked(p, id);
+}
+
+int
+dock_preview_target(struct dock_preview *p, const char *cap, bool fresh,
+    char *ip, size_t iplen, uint16_t *portp)
+{
+	char id[MSC_SLUG_MAX + 1], err[256], addr[64] = "";
+	json_t *ctr = NULL;
+	struct row *r;
+	int rv;
+
+	pthread_mutex_lock(&p->mu);
+	if ((r = find_cap_locked(p, cap)) == NULL) {
+		pthread_mutex_unlock(&p->mu);
+		return -ENOENT;
+	}
+	*portp = r->port;
+	if (!fresh && r->ip[0] != '\0' &&
+	    msc_now_ms() - r->ip_at < ADDR_KEEP_MS) {
+		snprintf(ip, iplen, "%s", r->ip);
+		pthread_mutex_unlock(&p->mu);
+		return 0;
+	}
+	snprintf(id, sizeof(id), "%s", r->id);
+	pthread_mutex_unlock(&p->mu);
+
+	rv = dock_find(p->d, id, &ctr, err, sizeof(err));
+	if (rv == 0)
+		rv = address_of(ctr, addr, sizeof(addr));
+	json_decref(ctr);
+	pthread_mutex_lock(&p->mu);
+	if (rv == -ENOENT)
+		forget_locked(p, id);
+	else if ((r = find_cap_locked(p, cap)) == NULL)
+		rv = -ENOENT;           /* revoked meanwhile */
+	else if (rv == 0) {
+		snprintf(r->ip, sizeof(r->ip), "%s", addr);
+		r->ip_at = msc_now_ms();
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (rv == 0)
+		snprintf(ip, iplen, "%s", addr);
+	else if (rv != -ENOENT)
+		rv = -ENETUNREACH;
+	return rv;
+}
