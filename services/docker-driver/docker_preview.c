@@ -103,7 +103,13 @@ save_locked(struct dock_preview *p, const char *id)
 			return -errno;
 		return 0;
 	}
-	if (mkdir(p->dir, 0700) != 0 && errno != EEXIST)
+	char base[600];
+
+	snprintf(base, sizeof(base), "%s", p->dir);
+	if (strrchr(base, '/') != NULL)
+		*strrchr(base, '/') = '\0';
+	if ((mkdir(base, 0700) != 0 && errno != EEXIST) ||
+	    (mkdir(p->dir, 0700) != 0 && errno != EEXIST))
 		return -errno;
 	snprintf(tmp, sizeof(tmp), "%.700s.tmp", path);
 	if ((f = fopen(tmp, "w")) == NULL)

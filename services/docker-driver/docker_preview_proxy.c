@@ -470,6 +470,21 @@ head_end(const struct buf *b)
 	return e == NULL ? 0 : (size_t)(e - b->d) + 4;
 }
 
+/* A LF without its CR before the head's end: refused at once rather
+ * than waited on (the head's end is looked for as CRLF CRLF). */
+static bool
+bare_lf(const struct buf *b)
+{
+	size_t end = head_end(b);
+
+	if (end == 0)
+		end = b->len;
+	for (size_t i = 0; i < end; i++)
+		if (b->d[i] == '\n' && (i == 0 || b->d[i - 1] != '\r'))
+			return true;
+	return false;
+}
+
 /* Writes what b holds to fd; false on a broken connection. */
 static bool
 flush(int fd, struct buf *b, bool *moved)
@@ -529,7 +544,10 @@ step(struct dock_proxy_loop *l, struct conn *c, short cre, short ure)
 				return false;
 			moved = true;
 		}
-		if ((he = head_end(&c->in)) > 0)
+		if (bare_lf(&c->in))
+			answer(c, 400, "Bad Request", "Malformed request head "
+			    "(a line not ended by CRLF).\n");
+		else if ((he = head_end(&c->in)) > 0)
 			on_request(l, c, he);
 		else if (c->in.len >= HEAD_MAX) {
 			answer(c, 431, "Request Header Fields Too Large",
@@ -646,7 +664,7 @@ expired(const struct conn *c, uint64_t now)
 	uint64_t limit = c->st == ST_HEAD ? (c->in.len > 0 ? HEAD_MS :
 	    KEEP_MS) : c->st == ST_CONNECT ? CONNECT_MS : IDLE_MS;
 
-	return now - c->since > limit;
+	return now > c->since && now - c->since > limit;
 }
 
 static void
