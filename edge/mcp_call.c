@@ -512,7 +512,7 @@ done:
 
 /*
  * Snapshots (issue 31): their tools, or computer_create's from_snapshot,
- * need the snapshots group and the docker backend. computer_create with
+ * need the snapshots group and the docker or a WASM backend. computer_create with
  * count becomes TOOLS_SNAP_FORK. NULL or the error text (malloc'd).
  */
 static char *
@@ -526,10 +526,12 @@ snapshot_refused(struct mcp_conn *c, struct pending_call *how,
 	if (!(c->cfg->tool_groups & MSC_TOOLS_SNAPSHOTS))
 		return strdup("from_snapshot needs the snapshots tool group "
 		    "(--tools snapshots)");
-	if (strcmp(c->cfg->backend, "docker") != 0) {
+	if (strcmp(c->cfg->backend, "docker") != 0 &&
+	    strcmp(c->cfg->backend, "go_busybox") != 0 &&
+	    strcmp(c->cfg->backend, "wasm") != 0) {
 		if (asprintf(&msg, "Snapshots are kept on the docker backend "
-		    "(Docker and Podman) only: the %s backend has none yet.",
-		    c->cfg->backend) < 0)
+		    "(Docker and Podman) and the WASM backends only: the %s "
+		    "backend has none yet.", c->cfg->backend) < 0)
 			return NULL;
 		return msg;
 	}

@@ -14,8 +14,10 @@
  * structuredContent and text; a failure is one line on stderr with status
  * 2, the error shown. A binary file_read answers its bytes as an embedded
  * resource (a base64 blob and a mime type). The answer fits the session's
- * reply bound (--reply-output-limit), which the helper is told. Only the
- * docker backend (Docker and Podman) mounts the helper in its computers.
+ * reply bound (--reply-output-limit), which the helper is told. The
+ * docker backend (Docker and Podman) mounts the helper in its computers;
+ * the WASM backends' runner runs the same commands on the host side, in
+ * the computer's root (services/wasm-driver/host/runner_files.c).
  */
 #include "tools.h"
 
@@ -385,13 +387,15 @@ tools_file_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	char num[4][72], *err;
 	int rv = 0;
 
-	if (strcmp(cfg->backend, "docker") != 0) {
+	if (strcmp(cfg->backend, "docker") != 0 &&
+	    strcmp(cfg->backend, "go_busybox") != 0 &&
+	    strcmp(cfg->backend, "wasm") != 0) {
 		char *msg;
 
 		if (asprintf(&msg, "The file tools work on the docker backend "
-		    "(Docker and Podman) only: the %s backend has no file "
-		    "helper in its computers; use terminal_execute.",
-		    cfg->backend) < 0)
+		    "(Docker and Podman) and the WASM backends only: the %s "
+		    "backend has no file helper in its computers; use "
+		    "terminal_execute.", cfg->backend) < 0)
 			return NULL;
 		return msg;
 	}
@@ -469,7 +473,8 @@ failed(const Msc__V1__TerminalExecReply *rep)
 	if (rep->exit_code == 127 || rep->exit_code == 126)
 		snprintf(err, sizeof(err), "This computer has no file helper ("
 		    FILE_HELPER "): the file tools work on the docker backend "
-		    "(Docker and Podman) only, in computers it started.");
+		    "(Docker and Podman), in computers it started, and on the "
+		    "WASM backends.");
 	else if (rep->exit_code == 124)
 		snprintf(err, sizeof(err), "The file helper did not answer in "
 		    "time: this computer's exec helper may predate the file "

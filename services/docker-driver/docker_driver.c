@@ -13,6 +13,7 @@
 #include "docker_preview.h"
 #include "msc_driver.h"
 #include "msc_log.h"
+#include "msc_snapshot.h"
 
 MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
     msc_describe_docker);
@@ -104,6 +105,7 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 	pthread_mutex_init(&d->net_mu, NULL);
 	pthread_mutex_init(&d->pol.mu, NULL);
 	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
+	    (rv = msc_snap_pins_new(&d->snap_pins)) != 0 ||
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0 ||
 	    (rv = dock_disk_init(d)) != 0)
 		goto fail;
@@ -186,6 +188,7 @@ dock_driver_stop(struct dock_driver *d)
 	if (d->fx_procs != NULL)
 		msc_map_each(d->fx_procs, free_value, NULL);
 	msc_map_free(d->fx_procs);
+	msc_snap_pins_free(d->snap_pins);
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->fx_mu);
 	pthread_mutex_destroy(&d->net_mu);

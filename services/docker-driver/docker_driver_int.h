@@ -56,7 +56,7 @@ struct dock_driver {
 	uint64_t disk_quota;        /* bytes; 0: none */
 	bool disk_size_opt;         /* new containers get StorageOpt size */
 	char disk_text[256];        /* what computer_list says of it */
-	int snap_making;            /* snapshots being committed, under mu */
+	struct msc_snap_pins *snap_pins; /* restores' images; deletes */
 	struct dock_preview *preview;   /* preview URLs (docker_preview.h) */
 
 	/* The runtimes (docker_runtime.c), learned from /info; under mu. */

@@ -13,7 +13,10 @@
  * tmpfs, and /.msc-helper, a bind mount) are not part of a commit; the
  * allowlist proxy's variables are blanked in the image (a fork gets its
  * own), and the warm pool's label is cleared so that no fork is taken
- * for a spare.
+ * for a spare. A restore or a fork pins its snapshot (msc_snap_pin) from
+ * before it finds the image until its container exists: a delete
+ * meanwhile is refused as "in use", never leaving a computer without its
+ * container.
  */
 #include "docker_driver_int.h"
 
@@ -316,25 +319,8 @@ quota_take(struct dock_driver *d, char *err, size_t errlen)
 		return rv;
 	have = json_array_size(mine);
 	json_decref(mine);
-	pthread_mutex_lock(&d->mu);
-	if (have + (size_t)d->snap_making >= (size_t)d->cfg->max_snapshots)
-		rv = -EDQUOT;
-	else
-		d->snap_making++;
-	pthread_mutex_unlock(&d->mu);
-	if (rv != 0)
-		snprintf(err, errlen, "This server keeps at most %ld snapshots "
-		    "(--max-snapshots): delete one with snapshot_delete "
-		    "first.", d->cfg->max_snapshots);
-	return rv;
-}
-
-static void
-quota_give(struct dock_driver *d)
-{
-	pthread_mutex_lock(&d->mu);
-	d->snap_making--;
-	pthread_mutex_unlock(&d->mu);
+	return msc_snap_reserve(d->snap_pins, have, d->cfg->max_snapshots, err,
+	    errlen);
 }
 
 int
@@ -396,7 +382,7 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 	    &img, err, errlen)) == 0)
 		rv = fill_snapshot(d, img, base_size(d), out);
 	json_decref(img);
-	quota_give(d);
+	msc_snap_unreserve(d->snap_pins);
 	if (rv != 0) {
 		char why[DOCK_ERRLEN], ignore[DOCK_ERRLEN];
 
@@ -457,20 +443,99 @@ create_failed(int rv, const char *id, char *err, size_t errlen)
 	return rv;
 }
 
+/*
+ * Pins snapshot id for a restore or a fork: a snapshot_delete meanwhile
+ * is refused, so the image cannot go between the old container's removal
+ * and the new one's creation (which would leave the computer gone). 0, or
+ * -ENOENT when a delete holds it (as if it were gone already).
+ */
+static int
+pin(struct dock_driver *d, const char *id, char *err, size_t errlen)
+{
+	int rv = msc_snap_pin(d->snap_pins, id);
+
+	if (rv == -ENOENT)
+		return not_found(id, err, errlen);
+	if (rv != 0)
+		snprintf(err, errlen, "out of memory");
+	return rv;
+}
+
+/* What computer id records: its lifecycle and principal; 0 or -errno. */
+static int
+marks(struct dock_driver *d, const char *id, bool *temporary,
+    char principal[MSC_PRINCIPAL_TAG_LEN + 1], char *err, size_t errlen)
+{
+	json_t *ctr = NULL, *labels;
+	const char *tmp, *owner;
+	int rv;
+
+	if ((rv = dock_find(d, id, &ctr, err, errlen)) != 0)
+		return rv;
+	labels = json_object_get(json_object_get(ctr, "Config"), "Labels");
+	tmp = json_string_value(json_object_get(labels,
+	    "kilntainers.temporary"));
+	owner = json_string_value(json_object_get(labels,
+	    MSC_PRINCIPAL_LABEL));
+	*temporary = tmp == NULL || strcmp(tmp, "false") != 0;
+	snprintf(principal, MSC_PRINCIPAL_TAG_LEN + 1, "%s", owner != NULL ?
+	    owner : "");
+	json_decref(ctr);
+	return 0;
+}
+
+/*
+ * A restore whose new container could not be made after the old one
+ * went: the computer is made again from the configured image (its id,
+ * lifecycle and owner kept), so that it is never left gone; err says so.
+ */
+static void
+fall_back(struct dock_driver *d, const char *id, bool temporary,
+    const char *principal, char *err, size_t errlen)
+{
+	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
+	char why[DOCK_ERRLEN], ignore[DOCK_ERRLEN];
+	json_t *ctr = NULL;
+
+	if (dock_find(d, id, &ctr, ignore, sizeof(ignore)) != -ENOENT) {
+		json_decref(ctr);
+		return;                 /* still there: nothing was lost */
+	}
+	snprintf(why, sizeof(why), "%s", err);
+	if (dock_create_owned(d, id, temporary, principal, &c, ignore,
+	    sizeof(ignore)) != 0) {
+		msc_log_warn("restore of %s failed and so did its factory "
+		    "reset: %s", id, ignore);
+		return;
+	}
+	msc_computer_fini(&c);
+	snprintf(err, errlen, "%s It was factory reset instead: same id, "
+	    "lifecycle and owner, with the image's files.", why);
+}
+
 int
 dock_restore(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
+	char ref[80], principal[MSC_PRINCIPAL_TAG_LEN + 1];
 	json_t *img = NULL;
-	char ref[80];
+	bool temporary;
 	int rv;
 
-	if ((rv = snap_find(d, req->snapshot_id, req->principal, false, &img,
-	    err, errlen)) != 0 || (rv = image_id(img, ref, sizeof(ref), err,
-	    errlen)) != 0)
+	if ((rv = pin(d, req->snapshot_id, err, errlen)) != 0)
 		return rv;
-	rv = dock_recreate(d, req->computer_id, ref, out, err, errlen);
-	return create_failed(rv, req->computer_id, err, errlen);
+	if ((rv = snap_find(d, req->snapshot_id, req->principal, false, &img,
+	    err, errlen)) == 0 && (rv = image_id(img, ref, sizeof(ref), err,
+	    errlen)) == 0 && (rv = marks(d, req->computer_id, &temporary,
+	    principal, err, errlen)) == 0) {
+		rv = create_failed(dock_recreate(d, req->computer_id, ref, out,
+		    err, errlen), req->computer_id, err, errlen);
+		if (rv != 0)
+			fall_back(d, req->computer_id, temporary, principal,
+			    err, errlen);
+	}
+	msc_snap_unpin(d->snap_pins, req->snapshot_id);
+	return rv;
 }
 
 int
@@ -482,13 +547,16 @@ dock_create_from(struct dock_driver *d, const Msc__V1__CreateRequest *req,
 	int rv;
 
 	if ((rv = dock_validate(d, err, errlen)) != 0 ||
-	    (rv = snap_find(d, req->from_snapshot, req->principal, false,
-	    &img, err, errlen)) != 0 ||
-	    (rv = image_id(img, ref, sizeof(ref), err, errlen)) != 0)
+	    (rv = pin(d, req->from_snapshot, err, errlen)) != 0)
 		return rv;
-	rv = dock_create_image(d, req->computer_id, req->temporary, ref,
-	    req->principal, out, err, errlen);
-	return create_failed(rv, req->computer_id, err, errlen);
+	if ((rv = snap_find(d, req->from_snapshot, req->principal, false,
+	    &img, err, errlen)) == 0 &&
+	    (rv = image_id(img, ref, sizeof(ref), err, errlen)) == 0)
+		rv = create_failed(dock_create_image(d, req->computer_id,
+		    req->temporary, ref, req->principal, out, err, errlen),
+		    req->computer_id, err, errlen);
+	msc_snap_unpin(d->snap_pins, req->from_snapshot);
+	return rv;
 }
 
 static int
@@ -551,8 +619,16 @@ dock_snapshot_delete(struct dock_driver *d,
 	    err, errlen)) != 0)
 		return rv;
 	json_decref(img);
+	/* Not while a restore or fork reads it (pin). */
+	if (msc_snap_claim(d->snap_pins, req->snapshot_id) != 0) {
+		snprintf(err, errlen, "Snapshot '%s' is in use: a computer is "
+		    "being restored or created from it (retry when it is "
+		    "done).", req->snapshot_id);
+		return -EEXIST;
+	}
 	snap_ref(req->snapshot_id, ref, sizeof(ref));
 	rv = dock_image_remove(d->engine, ref, T_SNAP_OP, err, errlen);
+	msc_snap_release(d->snap_pins, req->snapshot_id);
 	if (rv == -ENOENT)
 		return not_found(req->snapshot_id, err, errlen);
 	if (rv == -EBUSY) {

@@ -44,6 +44,41 @@ owner(void *be, const char *id, char *tag, size_t taglen, char *err,
 	return wasm_owner(be, id, tag, taglen, err, errlen);
 }
 
+static int
+snapshot(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Snapshot *out, char *err, size_t errlen)
+{
+	return wasm_snapshot(be, req, out, err, errlen);
+}
+
+static int
+restore(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return wasm_restore(be, req, out, err, errlen);
+}
+
+static int
+snapshots(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__SnapshotList *out, char *err, size_t errlen)
+{
+	return wasm_snapshots(be, req, out, err, errlen);
+}
+
+static int
+snapshot_delete(void *be, const Msc__V1__SnapshotRequest *req, char *err,
+    size_t errlen)
+{
+	return wasm_snapshot_delete(be, req, err, errlen);
+}
+
+static int
+create_from(void *be, const Msc__V1__CreateRequest *req,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return wasm_create_from(be, req, out, err, errlen);
+}
+
 #define STATE_DIR ".mcp-sandbox-computer-vm-for-ai"
 
 /* mkdir -p with mode 0700 for the folders we make. */
@@ -266,6 +301,11 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 		goto fail;
 	}
 	sweep_leftovers(d);
+	if ((rv = wasm_snap_init(d)) != 0) {
+		msc_cfg_error("cannot use the snapshots' folder %s: %s",
+		    d->snap_dir ? d->snap_dir : "", strerror(-rv));
+		goto fail;
+	}
 	if ((rv = msc_map_new(&d->leases)) != 0)
 		goto fail;
 	/* A restarted server removes at once what its dead one held. */
@@ -276,6 +316,11 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 		wasm_ops = wasm_ops_base;
 		wasm_ops.create_owned = create_owned;
 		wasm_ops.owner = owner;
+		wasm_ops.snapshot = snapshot;
+		wasm_ops.restore = restore;
+		wasm_ops.snapshots = snapshots;
+		wasm_ops.snapshot_delete = snapshot_delete;
+		wasm_ops.create_from = create_from;
 	}
 	if (rv != 0 || (rv = msc_map_new(&d->running)) != 0 ||
 	    (rv = msc_driver_start(url, &wasm_ops, d, (int)cfg->driver_workers,
@@ -318,6 +363,7 @@ wasm_driver_stop(struct wasm_driver *d)
 		return;         /* a job still runs and uses d: the process ends */
 	msc_map_free(d->running);
 	wasm_lease_fini(d);
+	wasm_snap_fini(d);
 	free(d->dir);
 	free(d->runner);
 	free(d->module_so);

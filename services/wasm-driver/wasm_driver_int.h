@@ -35,6 +35,8 @@ struct wasm_driver {
 	pthread_mutex_t mu;     /* guards running */
 	struct msc_map *running; /* computer id -> struct wasm_running */
 	struct msc_map *leases;  /* computer id -> int fd, under mu */
+	char *snap_dir;         /* <dir>/.snapshots */
+	struct msc_snap_pins *pins; /* snapshots being read or deleted */
 };
 
 /* wasm_computers.c: the Driver operations on computer folders. */
@@ -87,5 +89,37 @@ int wasm_remove(struct wasm_driver *d, const char *id);
 int wasm_rmtree_at(int dirfd, const char *name);
 int wasm_computer_root(struct wasm_driver *d, const char *id, char *buf,
     size_t len);
+/* The deepest folder a snapshot copies (two descriptors per level). */
+#define WASM_TREE_MAX_DEPTH 256
+/* The bytes under folder dirfd (borrowed) as the disk quota counts them
+ * (wasi_quota.c): allocated bytes, at least 4096 an entry. 0 or -errno
+ * (-ELOOP: deeper than WASM_TREE_MAX_DEPTH). */
+int wasm_tree_size(int dirfd, uint64_t *bytes);
+/*
+ * Copies what is in folder sdir into the empty folder ddir (both
+ * borrowed): folders, regular files (reflinked where the file system
+ * can), symlinks as symlinks; modes and times kept; fifos, sockets and
+ * devices left out. *bytes: what was copied, counted as wasm_tree_size;
+ * past limit (0: none) it stops with -ENOSPC. 0 or -errno.
+ */
+int wasm_copy_tree(int sdir, int ddir, uint64_t limit, uint64_t *bytes);
+
+/*
+ * wasm_snapshot.c: snapshots (issue 31), each a copy of a computer's
+ * root in <dir>/.snapshots/<id>/ with its meta.json.
+ */
+int wasm_snap_init(struct wasm_driver *d);
+void wasm_snap_fini(struct wasm_driver *d);
+int wasm_snapshot(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Snapshot *out, char *err, size_t errlen);
+int wasm_restore(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+int wasm_snapshots(struct wasm_driver *d,
+    const Msc__V1__SnapshotRequest *req, Msc__V1__SnapshotList *out,
+    char *err, size_t errlen);
+int wasm_snapshot_delete(struct wasm_driver *d,
+    const Msc__V1__SnapshotRequest *req, char *err, size_t errlen);
+int wasm_create_from(struct wasm_driver *d, const Msc__V1__CreateRequest *req,
+    Msc__V1__Computer *out, char *err, size_t errlen);
 
 #endif /* WASM_DRIVER_INT_H */

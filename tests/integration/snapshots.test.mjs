@@ -198,19 +198,7 @@ test('stdio (2025): write, snapshot, change, restore, read the old content; fork
   assert.equal((await ok(c, 'snapshot_list', {})).count, 0);
 });
 
-test('another backend (go_busybox): the snapshot tools say they are docker-only', async () => {
-  const t = new StdioV1({ command: MSC_BIN, args: ['--backend', 'go_busybox', '--tools', 'lifecycle,snapshots'], stderr: 'pipe', env: { ...process.env } });
-  watch(t.stderr);
-  const c = new ClientV1({ name: 'snap-test', version: '1' }, { capabilities: {} });
-  clients.add(c);
-  await c.connect(t);
-  const id = (await ok(c, 'computer_create', {})).computer_id;
-  const re = /Snapshots are kept on the docker backend \(Docker and Podman\) only: the go_busybox backend has none yet/;
-  await refused(c, 'computer_snapshot', { computer_id: id }, re);
-  await refused(c, 'snapshot_list', {}, re);
-  await refused(c, 'computer_create', { from_snapshot: `snap-${'0'.repeat(32)}` }, re);
-  await c.close();
-});
+// go_busybox keeps snapshots too: snapshots_wasm.test.mjs.
 
 test('bad input: crafted and unknown ids, counts, names, from_snapshot with a computer_id; the quota', async () => {
   const c = await stdioV1(['--max-snapshots', '1']);
@@ -334,4 +322,60 @@ test('HTTP: another principal\'s snapshot is refused in both eras; a restarted s
     { timeoutMs: 20000 });
   await ok(a3, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
   await stop(srv);
+});
+
+test('race: a snapshot_delete during a computer_restore never loses the computer (the restore pins its image)', async () => {
+  const c = await stdioV1();
+  const id = (await ok(c, 'computer_create', {})).computer_id;
+  await sh(c, 'echo base > /root/data.txt', { computer_id: id });
+  const outcomes = new Set();
+  for (let round = 0; round < 2; round++) {
+    const snap = await ok(c, 'computer_snapshot', { computer_id: id });
+    await sh(c, `echo round-${round} > /root/data.txt`, { computer_id: id });
+    // The delete is sent while the restore runs (it inspects the image, then removes the
+    // container and creates the new one from the image).
+    const restore = call(c, 'computer_restore', { computer_id: id, snapshot_id: snap.snapshot_id });
+    await sleep(round * 60);
+    const del = await call(c, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
+    const r = await restore;
+    const computers = (await ok(c, 'computer_list', {})).computers.map((x) => x.computer_id);
+    assert.ok(computers.includes(id), `round ${round}: the computer is gone (restore: ${JSON.stringify(r.content)}, delete: ${JSON.stringify(del.content)})`);
+    const data = (await sh(c, 'cat /root/data.txt', { computer_id: id })).stdout;
+    if (r.isError) {
+      assert.match(r.content[0].text, /was not found/);
+      assert.equal(data, `round-${round}\n`, 'a refused restore changed nothing');
+      await sh(c, 'echo base > /root/data.txt', { computer_id: id });
+    } else assert.equal(data, 'base\n');
+    if (del.isError) {
+      assert.match(del.content[0].text, /is in use/);
+      outcomes.add('delete refused');
+      await ok(c, 'computer_factory_reset', { computer_id: id });
+      await sh(c, 'echo base > /root/data.txt', { computer_id: id });
+      await ok(c, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
+    } else outcomes.add(r.isError ? 'delete first' : 'restore first');
+  }
+  process.stderr.write(`restore/delete race outcomes: ${[...outcomes].join(', ')}\n`);
+  // The image removed behind the server's back (docker rmi, no pin stops it) while a restore
+  // runs: a restore that cannot make its new container makes the computer again from the
+  // configured image, never leaving it gone.
+  const seen = new Set();
+  for (let round = 0; round < 2; round++) {
+    const snap = await ok(c, 'computer_snapshot', { computer_id: id });
+    const img = (await docker(['images', '-q', '--filter', `label=kilntainers.snapshot.id=${snap.snapshot_id}`])).stdout.trim();
+    await sh(c, `echo round-${round} > /root/data.txt`, { computer_id: id });
+    const restore = call(c, 'computer_restore', { computer_id: id, snapshot_id: snap.snapshot_id });
+    await sleep(round * 80);
+    await docker(['rmi', '-f', img]);
+    const r = await restore;
+    const data = await ok(c, 'terminal_execute', { command: 'cat /root/data.txt 2>/dev/null || echo none', computer_id: id });
+    if (!r.isError) { seen.add('restored'); assert.equal(data.stdout, 'base\n'); } else if (/factory reset instead/.test(r.content[0].text)) {
+      seen.add('reset'); assert.equal(data.stdout, 'none\n');
+    } else { seen.add('refused'); assert.match(r.content[0].text, /was not found/); assert.equal(data.stdout, `round-${round}\n`); }
+    await ok(c, 'computer_factory_reset', { computer_id: id });
+    await sh(c, 'echo base > /root/data.txt', { computer_id: id });
+    await call(c, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
+  }
+  process.stderr.write(`restore/rmi race outcomes: ${[...seen].join(', ')}\n`);
+  await ok(c, 'computer_delete', { computer_id: id });
+  await c.close();
 });

@@ -347,6 +347,33 @@ snapshot_requests(void **state)
 	json_decref(args);
 }
 
+/* A restore or fork pins its snapshot; a delete claims it (issue 31). */
+static void
+snapshot_pins(void **state)
+{
+	struct msc_snap_pins *p;
+	const char *a = "snap-00000000000000000000000000000001";
+
+	(void)state;
+	assert_int_equal(msc_snap_pins_new(&p), 0);
+	assert_int_equal(msc_snap_pin(p, a), 0);
+	assert_int_equal(msc_snap_pin(p, a), 0);        /* two restores */
+	assert_int_equal(msc_snap_claim(p, a), -EBUSY);
+	msc_snap_unpin(p, a);
+	assert_int_equal(msc_snap_claim(p, a), -EBUSY); /* one still reads */
+	msc_snap_unpin(p, a);
+	assert_int_equal(msc_snap_claim(p, a), 0);
+	assert_int_equal(msc_snap_pin(p, a), -ENOENT);  /* being deleted */
+	assert_int_equal(msc_snap_claim(p, a), -EBUSY);
+	msc_snap_release(p, a);
+	assert_int_equal(msc_snap_pin(p, a), 0);        /* a new one, say */
+	msc_snap_unpin(p, a);
+	msc_snap_unpin(p, a);                           /* too many: nothing */
+	assert_int_equal(msc_snap_claim(p, a), 0);
+	msc_snap_release(p, a);
+	msc_snap_pins_free(p);
+}
+
 int
 main(void)
 {
@@ -354,6 +381,7 @@ main(void)
 		cmocka_unit_test(process_requests),
 		cmocka_unit_test(file_requests),
 		cmocka_unit_test(snapshot_requests),
+		cmocka_unit_test(snapshot_pins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

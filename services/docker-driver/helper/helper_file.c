@@ -29,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -38,6 +40,73 @@
 #define HXF_CHUNK	65536
 /* The answer's room for everything but the content. */
 #define HXF_META	768
+
+struct hxf_root hxf_root = { .fd = -1 };
+
+/* ---- a root (hxf_root): paths resolved in it ---------------------------- */
+
+/* Opens guest path abs (absolute) in the root; -1 with errno set. */
+static int
+root_open(const char *abs, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, hxf_root.fd, abs, &how, sizeof(how));
+
+	return fd < 0 ? -1 : (int)fd;
+}
+
+/* path made absolute against the guest's working folder; 0 or -1. */
+static int
+root_abs(const char *path, char *out, size_t len)
+{
+	const char *cwd = hxf_root.cwd != NULL ? hxf_root.cwd : "/";
+	int n = path[0] == '/' ? snprintf(out, len, "%s", path) :
+	    snprintf(out, len, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/",
+		path);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/*
+ * What `abs`'s symlink leads to, as a guest path: its target opened in
+ * the root (symlinks resolved there) and named by its host path less the
+ * root's. NULL with errno set.
+ */
+static char *
+root_realpath(const char *abs, char out[PATH_MAX])
+{
+	char proc[40], host[PATH_MAX];
+	size_t rl = hxf_root.host != NULL ? strlen(hxf_root.host) : 0;
+	ssize_t n;
+	int fd;
+
+	if (rl == 0) {
+		errno = ENOSYS;         /* no /proc: the root's path unknown */
+		return NULL;
+	}
+	if ((fd = root_open(abs, O_PATH)) < 0)
+		return NULL;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, host, sizeof(host) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	host[n] = '\0';
+	if (rl == 1)                    /* the root is the host's "/" */
+		snprintf(out, PATH_MAX, "%s", host);
+	else if (strcmp(host, hxf_root.host) == 0)
+		strcpy(out, "/");
+	else if (strncmp(host, hxf_root.host, rl) == 0 && host[rl] == '/')
+		snprintf(out, PATH_MAX, "%s", host + rl);
+	else {
+		errno = EXDEV;          /* moved out meanwhile */
+		return NULL;
+	}
+	return out;
+}
 
 /* ---- guards ------------------------------------------------------------- */
 
@@ -81,6 +150,8 @@ hxf_forbidden(int fd, const struct stat *st)
 	for (size_t i = 0; i < sizeof(kernel) / sizeof(kernel[0]); i++)
 		if ((long)sf.f_type == kernel[i].magic)
 			return kernel[i].why;
+	if (hxf_root.fd >= 0)
+		return NULL;            /* no helper in a root's computer */
 	if (stat(HXF_MSC_DIR, &m) == 0 && ((st->st_dev == m.st_dev &&
 	    st->st_ino == m.st_ino) || (st->st_dev == m.st_dev &&
 	    stat("/", &root) == 0 && root.st_dev != m.st_dev)))
@@ -91,22 +162,36 @@ hxf_forbidden(int fd, const struct stat *st)
 	return NULL;
 }
 
-/* Opens name in dfd as a folder and checks it; -1 with the line written. */
+/*
+ * Opens name in dfd as a folder and checks it; -1 with the line written.
+ * With a root, the folder is opened as `abs`, the guest path that leads
+ * to it (dfd's and name), from the root.
+ */
 static int
-open_dir(int dfd, const char *name, const char *path, bool make)
+open_dir(int dfd, const char *name, const char *abs, const char *path,
+    bool make)
 {
+	const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
 	struct stat st;
 	const char *why;
 	int fd;
 
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = hxf_root.fd >= 0 ? root_open(abs, flags) : openat(dfd, name,
+	    flags);
 	if (fd < 0 && errno == ENOENT && make) {
+		if (hxf_root.charge != NULL &&
+		    hxf_root.charge(hxf_root.arg, HXF_ENTRY_BYTES) != 0) {
+			(void)hxp_fail("%s: cannot make the folder %s: no space "
+			    "left on the computer's disk", path, name);
+			return -1;
+		}
 		if (mkdirat(dfd, name, 0755) != 0 && errno != EEXIST) {
 			(void)hxp_fail("%s: cannot make the folder %s: %s",
 			    path, name, strerror(errno));
 			return -1;
 		}
-		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = hxf_root.fd >= 0 ? root_open(abs, flags) : openat(dfd,
+		    name, flags);
 	}
 	if (fd < 0) {
 		if (errno == ENOENT)
@@ -132,16 +217,22 @@ open_dir(int dfd, const char *name, const char *path, bool make)
 	return fd;
 }
 
-/* Walks path's folders from / or the working folder; -1 on failure. */
+/*
+ * Walks path's folders from / or the working folder; -1 on failure. With
+ * a root, path is made absolute first and each folder opened from the
+ * root by the path that leads to it.
+ */
 static int
 walk(const char *path, bool make_dirs, struct hxf_target *t)
 {
-	char copy[PATH_MAX], *last, *p, *slash;
+	char copy[PATH_MAX], abs[PATH_MAX] = "", *last, *p, *slash;
 	int dfd;
 
-	if (strlen(path) >= sizeof(copy))
+	if (strlen(path) >= sizeof(copy) || (hxf_root.fd >= 0 &&
+	    root_abs(path, copy, sizeof(copy)) != 0))
 		return hxp_fail("path: longer than %d bytes", PATH_MAX - 1), -1;
-	strcpy(copy, path);
+	if (hxf_root.fd < 0)
+		strcpy(copy, path);
 	last = strrchr(copy, '/');
 	p = last != NULL ? last + 1 : copy;
 	if (*p == '\0' || strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
@@ -150,7 +241,7 @@ walk(const char *path, bool make_dirs, struct hxf_target *t)
 		return hxp_fail("%s: the name is longer than 255 bytes",
 		    path), -1;
 	strcpy(t->base, p);
-	if ((dfd = open_dir(AT_FDCWD, copy[0] == '/' ? "/" : ".", path,
+	if ((dfd = open_dir(AT_FDCWD, copy[0] == '/' ? "/" : ".", "/", path,
 	    false)) < 0)
 		return -1;
 	if (last == NULL)
@@ -162,7 +253,11 @@ walk(const char *path, bool make_dirs, struct hxf_target *t)
 		if ((slash = strchr(p, '/')) != NULL)
 			*slash = '\0';
 		if (*p != '\0' && strcmp(p, ".") != 0) {
-			nfd = open_dir(dfd, p, path, make_dirs);
+			/* The guest path to p (used with a root only). */
+			size_t al = strlen(abs);
+
+			snprintf(abs + al, sizeof(abs) - al, "/%s", p);
+			nfd = open_dir(dfd, p, abs, path, make_dirs);
 			close(dfd);
 			if (nfd < 0)
 				return -1;
@@ -177,7 +272,8 @@ walk(const char *path, bool make_dirs, struct hxf_target *t)
 int
 hxf_resolve(const char *path, bool make_dirs, struct hxf_target *t)
 {
-	char real[PATH_MAX];
+	char real[PATH_MAX], abs[PATH_MAX];
+	const char *cwd;
 
 	memset(t, 0, sizeof(*t));
 	t->dirfd = -1;
@@ -203,7 +299,9 @@ hxf_resolve(const char *path, bool make_dirs, struct hxf_target *t)
 		if (round == 1)
 			return hxp_fail("%s: the symlink changed while it was "
 			    "followed", path);
-		if (realpath(path, real) == NULL)
+		if (hxf_root.fd >= 0 ? (root_abs(path, abs, sizeof(abs)) != 0 ||
+		    root_realpath(abs, real) == NULL) :
+		    realpath(path, real) == NULL)
 			return hxp_fail("%s: a symlink to a missing file or "
 			    "one that cannot be followed (%s)", path,
 			    strerror(errno));
@@ -211,10 +309,12 @@ hxf_resolve(const char *path, bool make_dirs, struct hxf_target *t)
 	}
 	/* Named as given, made absolute (the working folder's). */
 	t->shown[0] = '\0';
-	if (path[0] != '/' && getcwd(real, sizeof(real)) != NULL &&
-	    strlen(real) + strlen(path) + 2 <= sizeof(t->shown)) {
-		strcpy(t->shown, real);
-		if (strcmp(real, "/") != 0)
+	cwd = path[0] == '/' ? NULL : hxf_root.fd >= 0 ? hxf_root.cwd :
+	    getcwd(real, sizeof(real));     /* real is path's: not then */
+	if (cwd != NULL &&
+	    strlen(cwd) + strlen(path) + 2 <= sizeof(t->shown)) {
+		strcpy(t->shown, cwd);
+		if (strcmp(cwd, "/") != 0)
 			strcat(t->shown, "/");
 	}
 	if (strlen(t->shown) + strlen(path) < sizeof(t->shown))

@@ -31,6 +31,29 @@
 /* What the binary test looks at. */
 #define HXF_SNIFF		8192
 
+/*
+ * Where the file commands resolve paths. By default (fd < 0) the process's
+ * own "/" and working folder: the helper in its container. The WASM
+ * runner (services/wasm-driver/host/runner_files.c) names a root instead,
+ * a host folder that is the computer's "/": every folder, file and
+ * symlink on a path is then resolved from it with openat2() and
+ * RESOLVE_IN_ROOT (the kernel treats it as "/" for "..", absolute paths
+ * and symlinks), so no path or symlink leads out of it. `charge`, when
+ * set, asks the computer's disk quota for bytes about to be stored:
+ * 0, or -ENOSPC when they do not fit.
+ */
+struct hxf_root {
+	int fd;                 /* the root folder, or -1 */
+	const char *cwd;        /* the guest's working folder (absolute) */
+	const char *host;       /* the root's real host path, or NULL */
+	int (*charge)(void *arg, uint64_t bytes);
+	void *arg;
+};
+extern struct hxf_root hxf_root;
+
+/* What one new file or folder costs against a quota, at least. */
+#define HXF_ENTRY_BYTES		4096
+
 /* A path resolved to its folder (an open descriptor) and its last name. */
 struct hxf_target {
 	int dirfd;

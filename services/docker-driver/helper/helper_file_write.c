@@ -95,6 +95,15 @@ read_stdin(size_t *len)
 	return NULL;
 }
 
+/* Asks a root's disk quota for bytes (hxf_root.charge); 0 or -ENOSPC. */
+static int
+charge(uint64_t bytes)
+{
+	if (hxf_root.charge == NULL)
+		return 0;
+	return hxf_root.charge(hxf_root.arg, bytes) != 0 ? -ENOSPC : 0;
+}
+
 /*
  * Replaces t's file with data[0..len), or with stdin when data is NULL;
  * mode < 0 keeps the old file's. Fills sha, *size and *mode_out.
@@ -123,7 +132,11 @@ replace(struct hxf_target *t, const char *path, const uint8_t *data,
 		    write_error(errno));
 	hx_sha256_init(&sh);
 	*size = 0;
-	if (data != NULL) {
+	/* A root's disk quota (hxf_root): the new file, then its bytes. */
+	rc = charge(HXF_ENTRY_BYTES + (data != NULL ? len : 0));
+	if (rc != 0)
+		;
+	else if (data != NULL) {
 		rc = write_all(fd, data, len);
 		hx_sha256_add(&sh, data, len);
 		*size = (long long)len;
@@ -142,6 +155,8 @@ replace(struct hxf_target *t, const char *path, const uint8_t *data,
 				rc = -EFBIG;
 				break;
 			}
+			if ((rc = charge((uint64_t)r)) != 0)
+				break;
 			if ((rc = write_all(fd, chunk, (size_t)r)) != 0)
 				break;
 			hx_sha256_add(&sh, chunk, (size_t)r);

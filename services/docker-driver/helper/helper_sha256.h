@@ -1,6 +1,7 @@
 /*
  * helper_sha256.h - SHA-256 for the exec helper's file commands
- * (helper_file.c): static, libc only, streamed in pieces.
+ * (helper_file.c; the wasm runners run them too, host/runner_files.c):
+ * static, libc only, streamed in pieces.
  */
 #ifndef MSC_HELPER_SHA256_H
 #define MSC_HELPER_SHA256_H

@@ -45,6 +45,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "runner_files.h"
 #include "runner_module.h"
 #include "runner_seccomp.h"
 #include "wasi_host.h"
@@ -394,6 +395,12 @@ runner_main(int argc, char **argv, const struct runner_module *builtin)
 		_exit(setup_error("working directory '%s': %s", o.cwd,
 		    rv == -ENOTDIR ? "not a directory" : strerror(-rv)));
 	snprintf(pwd, sizeof(pwd), "PWD=%s", cwd);
+	/* The file tools run here, natively, not in the guest. */
+	if (runner_is_file_tool(o.argv)) {
+		rv = runner_file_tool(&ctx, cwd, o.argv);
+		status_line("exit %d", rv);
+		_exit(rv);
+	}
 	/* No atexit handlers or stdio buffers matter; a trap may have left
 	 * the guest mid-call, so leave at once. */
 	_exit(run(m, &o, &ctx));

@@ -210,6 +210,9 @@ t("sed/N join", ["sed", ":a;N;$!ba;s/\\n/,/g", "nums.txt"],
 t("sed/hold", ["sed", "-n", "1!G;h;$p", "nums.txt"], out="4\n33\n2\n10\n")
 t("sed/-i", ["sed", "-i", "s/file/FILE/", "a.txt", "b.txt"], out="",
   files={"a.txt": "FILE a\n", "b.txt": "FILE b\n"})
+t("sed/-i.bak from the shell", "sed -i.bak 's/a$/A/' a.txt; cat a.txt "
+  "a.txt.bak; sed --in-place=.orig 's/A/B/' a.txt; cat a.txt.orig a.txt",
+  out="file A\nfile a\nfile A\nfile B\n")
 t("sed/-i.bak", ["sed", "-i.bak", "s/a$/A/", "a.txt"], out="",
   files={"a.txt": "file A\n", "a.txt.bak": "file a\n"})
 t("sed/no eol kept", ["sed", "s/no/NO/", "noeol.txt"], out="NO newline")
@@ -476,7 +479,7 @@ t("find/-delete", ["find", "sub", "-name", "*.md", "-delete"], out="",
 t("find/-exec", ["find", "sub", "-name", "*.txt", "-exec", "cat", "{}",
                  ";"], out="inner wasm file\n")
 t("find/-exec +", ["find", "sub", "-type", "f", "-exec", "wc", "-l", "{}",
-                   "+"], out="1 sub/deep/x.md\n1 sub/inner.txt\n2 total\n")
+                   "+"], out=" 1 sub/deep/x.md\n 1 sub/inner.txt\n 2 total\n")
 t("find/missing", ["find", "nope"], rc=1,
   err="find: 'nope': No such file or directory\n")
 t("find/bad predicate", ["find", ".", "-bogus"], rc=1,
@@ -729,6 +732,19 @@ t("sh/long loop", "i=0; while [ $i -lt 300 ]; do i=$((i+1)); done; "
 t("sh/fd redirect order", "ls nope 2>&1 >/dev/null | wc -l", out="1\n")
 t("sh/local and shift", "f() { local a=$1; shift; echo $a $#; }; "
   "f x y z", out="x 2\n")
+t("sh/local scoping", "x=outer; f(){ local x=inner; echo $x; }; f; "
+  "echo $x", out="inner\nouter\n")
+t("sh/local nested and unset", "f(){ local a=1; g; echo $a; }; "
+  "g(){ local a=2; a=3; echo $a; }; unset a; f; echo \"[${a-unset}]\"",
+  out="3\n1\n[unset]\n")
+t("sh/local outside a function", "local x=1", rc=1,
+  err_has=["can only be used in a function"])
+t("sh/arith power", "echo $((3**2)) $((2**3**2)) $((-2**2)) "
+  "$((2*3**2)) $((2**62))", out="9 512 4 18 4611686018427387904\n")
+t("sh/arith negative exponent", "echo $((2**-1))", rc="nonzero",
+  err_has=["exponent less than 0"])
+t("sh/yes through a big pipe", "yes | head -c 20000000 | wc -c",
+  out="20000000\n")
 t("sh/recursion limit", "f() { f; }; f", rc="nonzero",
   err_has=["maximum"])
 t("sh/export listing", "export Q=1; export | grep -c \"Q='1'\"",

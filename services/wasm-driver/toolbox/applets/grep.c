@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #define GREP_INBUF (64 * 1024)
 
@@ -27,6 +29,7 @@ struct grep {
 	bool		 any;	/* a line was selected somewhere */
 	bool		 error;
 	char		*inbuf;		/* a large read buffer for files */
+	struct tb_buf	 file;		/* a whole file, for grep_buffer */
 };
 
 static void
@@ -172,8 +175,13 @@ grep_stream(struct grep *g, FILE *in, const char *name)
 		lineno++;
 		if (line[len - 1] == '\n')
 			line[--len] = '\0';
-		if (!g->text && memchr(line, '\0', len) != NULL)
+		if (!g->text && memchr(line, '\0', len) != NULL) {
+			/* As GNU grep: NULs end lines for matching. */
 			binary = true;
+			for (size_t i = 0; i < len; i++)
+				if (line[i] == '\0')
+					line[i] = '\n';
+		}
 		sel = find_match(g, line, strlen(line), 0, &so, &eo) !=
 		    g->invert;
 		if (!sel) {
@@ -241,7 +249,7 @@ next:
 	}
 	if (binary && nsel > 0 && !g->count && !g->quiet && !g->list &&
 	    !g->list_none)
-		fprintf(g->io->out, "Binary file %s matches\n", name);
+		tb_err(g->io, "grep", "%s: binary file matches", name);
 	if (g->count)
 		fprintf(g->io->out, g->with_name ? "%s:%lld\n" : "%.0s%lld\n",
 		    name, nsel);
@@ -255,6 +263,100 @@ next:
 	free(ringlen);
 	free(line);
 	return nsel;
+}
+
+/*
+ * The common case (one fixed string, case-sensitive, whole lines printed,
+ * no context, no -v -w -x -o): true when grep_buffer can take a file.
+ */
+static bool
+grep_fast_ok(const struct grep *g)
+{
+	return g->fixed && !g->match_all && g->npats == 1 && !g->invert &&
+	    !g->icase && !g->word && !g->line && !g->only && g->before == 0 &&
+	    g->after == 0 && strchr(g->pats[0], '\n') == NULL;
+}
+
+/*
+ * Searches a whole file held in memory with memmem, looking at lines only
+ * where the string occurs (GNU grep's way); the same output as grep_stream
+ * for text without NUL bytes, which the caller checked.
+ */
+static long long
+grep_buffer(struct grep *g, const char *buf, size_t len, const char *name)
+{
+	const char *p = g->pats[0], *end = buf + len, *pos = buf;
+	const char *counted = buf;	/* line numbers are known up to here */
+	size_t pl = strlen(p);
+	long long nsel = 0, lineno = 1;
+
+	while (pos < end) {
+		const char *m = memmem(pos, (size_t)(end - pos), p, pl), *ls,
+		    *le;
+
+		if (m == NULL)
+			break;
+		for (ls = m; ls > pos && ls[-1] != '\n'; ls--)
+			;
+		le = memchr(m, '\n', (size_t)(end - m));
+		if (le == NULL)
+			le = end;
+		nsel++;
+		g->any = true;
+		if (g->quiet || g->list || g->list_none)
+			break;
+		if (!g->count) {
+			if (g->number)
+				for (; counted < ls; counted++)
+					lineno += *counted == '\n';
+			print_prefix(g, name, lineno, ':');
+			fwrite(ls, 1, (size_t)(le - ls), g->io->out);
+			fputc('\n', g->io->out);
+		}
+		pos = le + 1;
+		if (g->max > 0 && nsel >= g->max)
+			break;
+	}
+	if (g->count)
+		fprintf(g->io->out, g->with_name ? "%s:%lld\n" : "%.0s%lld\n",
+		    name, nsel);
+	if (g->list && nsel > 0)
+		fprintf(g->io->out, "%s\n", name);
+	if (g->list_none && nsel == 0)
+		fprintf(g->io->out, "%s\n", name);
+	return nsel;
+}
+
+/*
+ * Reads the regular file fd (size bytes by its stat) into g->file; false
+ * when it could not, or when it holds a NUL byte (grep_stream's binary
+ * rules apply then).
+ */
+static bool
+grep_slurp(struct grep *g, int fd, off_t size)
+{
+	size_t want = size > 0 ? (size_t)size + 1 : 4096;
+
+	g->file.len = 0;
+	for (;;) {
+		ssize_t n;
+
+		if (g->file.cap - g->file.len < want) {
+			size_t cap = g->file.len + want;
+
+			g->file.data = tb_xrealloc(g->file.data, cap);
+			g->file.cap = cap;
+		}
+		n = read(fd, g->file.data + g->file.len,
+		    g->file.cap - g->file.len);
+		if (n < 0)
+			return false;
+		if (n == 0)
+			break;
+		g->file.len += (size_t)n;
+		want = 65536;
+	}
+	return memchr(g->file.data, '\0', g->file.len) == NULL;
 }
 
 static bool
@@ -322,6 +424,22 @@ grep_path(struct grep *g, const char *path, bool top)
 	    tb_basename(path))) || name_matches(g->excl, g->nexcl,
 	    tb_basename(path))))
 		return;
+	if (grep_fast_ok(g) && S_ISREG(st.st_mode)) {
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0) {
+			if (!g->silent)
+				tb_errno(g->io, "grep", path);
+			g->error = true;
+			return;
+		}
+		if (grep_slurp(g, fd, st.st_size)) {
+			close(fd);
+			grep_buffer(g, g->file.data, g->file.len, path);
+			return;
+		}
+		close(fd);
+	}
 	if ((in = fopen(path, "r")) == NULL) {
 		if (!g->silent)
 			tb_errno(g->io, "grep", path);
@@ -432,6 +550,7 @@ grep_free(struct grep *g)
 	free_strs(g->excl, g->nexcl);
 	free_strs(g->excl_dir, g->nexcl_dir);
 	free(g->inbuf);
+	tb_buf_free(&g->file);
 }
 
 static int

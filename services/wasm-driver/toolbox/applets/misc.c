@@ -152,12 +152,18 @@ applet_dirname(struct tb_io *io, int argc, char **argv)
 	return 0;
 }
 
-#define YES_MAX (4u << 20)	/* bytes: more than the default output limit */
+/*
+ * Pipe stages run one after another, so yes cannot wait for its reader:
+ * it writes until its output refuses more (a pipe stage holds at most
+ * TB_MEM_LIMIT bytes) or YES_MAX bytes, whichever comes first, in blocks.
+ */
+#define YES_MAX		((size_t)TB_MEM_LIMIT)
+#define YES_BLOCK	8192
 
 int
 applet_yes(struct tb_io *io, int argc, char **argv)
 {
-	struct tb_buf line = { 0 };
+	struct tb_buf line = { 0 }, block = { 0 };
 	size_t written = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -168,11 +174,19 @@ applet_yes(struct tb_io *io, int argc, char **argv)
 	if (argc < 2)
 		tb_buf_addc(&line, 'y');
 	tb_buf_addc(&line, '\n');
+	do
+		tb_buf_add(&block, line.data, line.len);
+	while (block.len + line.len <= YES_BLOCK);
 	while (written < YES_MAX) {
-		if (fwrite(line.data, 1, line.len, io->out) != line.len)
+		size_t n = block.len;
+
+		if (n > YES_MAX - written)
+			n = YES_MAX - written;
+		if (fwrite(block.data, 1, n, io->out) != n)
 			break;
-		written += line.len;
+		written += n;
 	}
+	tb_buf_free(&block);
 	tb_buf_free(&line);
 	return 0;
 }

@@ -89,12 +89,18 @@ applet_sed(struct tb_io *io, int argc, char **argv)
 	struct tb_buf script = { 0 };
 	struct tb_opt o;
 	const char *suffix = NULL;
+	char *suffix_copy = NULL;
 	bool have_script = false;
 	int c, rc = 1;
 
+	/* The argument becomes "-i" in place: argv's strings are the
+	 * caller's (the shell frees them), so no pointer is swapped in. */
 	for (int i = 1; i < argc; i++)
-		if (inplace_arg(argv[i], &suffix))
-			argv[i] = (char *)"-i";
+		if (inplace_arg(argv[i], &suffix)) {
+			free(suffix_copy);
+			suffix = suffix_copy = tb_xstrdup(suffix);
+			strcpy(argv[i], "-i");
+		}
 	tb_opt_init(&o, io, "sed", argc, argv);
 	while ((c = tb_opt_next(&o, "ne:f:Ersuiz")) != TB_OPT_END) {
 		switch (c) {
@@ -191,5 +197,6 @@ out:
 	tb_buf_free(&sd.hs);
 	tb_buf_free(&sd.next);
 	tb_buf_free(&sd.append);
+	free(suffix_copy);
 	return rc;
 }

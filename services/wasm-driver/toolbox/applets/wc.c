@@ -1,6 +1,8 @@
 /* wc.c - line, word, character and byte counts. */
 #include "../toolbox.h"
 
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +61,7 @@ int
 applet_wc(struct tb_io *io, int argc, char **argv)
 {
 	bool show[WC_N] = { false };
-	unsigned long long (*counts)[WC_N], total[WC_N] = { 0 }, max = 0;
+	unsigned long long (*counts)[WC_N], total[WC_N] = { 0 };
 	struct tb_opt o;
 	int c, rc = 0, nfiles, ncols = 0, width = 1;
 	char **names;
@@ -107,15 +109,30 @@ applet_wc(struct tb_io *io, int argc, char **argv)
 		for (int k = 0; k < WC_N; k++) {
 			total[k] = k == WC_MAXLINE ? (counts[i][k] > total[k] ?
 			    counts[i][k] : total[k]) : total[k] + counts[i][k];
-			if (show[k] && total[k] > max)
-				max = total[k];
 		}
 	}
+	/* GNU's width: the digits of the regular files' total size, at
+	 * least 7 when one input is not a regular file (stdin, a pipe);
+	 * 1 for a single count of a single input. */
 	if (ncols > 1 || nfiles > 1) {
-		for (unsigned long long m = max; m >= 10; m /= 10)
+		unsigned long long size = 0;
+		int minimum = 1;
+
+		for (int i = 0; i < (nfiles > 0 ? nfiles : 1); i++) {
+			struct stat st;
+
+			if (!ok[i])
+				continue;
+			if (nfiles > 0 && strcmp(names[i], "-") != 0 &&
+			    stat(names[i], &st) == 0 && S_ISREG(st.st_mode))
+				size += (unsigned long long)st.st_size;
+			else
+				minimum = 7;
+		}
+		for (; size >= 10; size /= 10)
 			width++;
-		if (nfiles == 0)
-			width = width < 7 ? 7 : width;
+		if (width < minimum)
+			width = minimum;
 	}
 	for (int i = 0; i < (nfiles > 0 ? nfiles : 1); i++)
 		if (ok[i])

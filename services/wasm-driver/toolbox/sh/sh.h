@@ -74,6 +74,14 @@ struct sh_func {
 	struct sh_func	*next;
 };
 
+/* A variable shadowed by `local`, restored when its function returns. */
+struct sh_local {
+	char		*name;
+	char		*old;		/* NULL: it was unset */
+	int		 frame;		/* sh->funcs of the declaring call */
+	struct sh_local	*next;
+};
+
 /* Shell state for one `sh` applet run. */
 struct sh {
 	struct tb_io	*io;		/* the shell's own streams */
@@ -92,6 +100,7 @@ struct sh {
 	unsigned	 nsubst;	/* $(...) run so far */
 	bool		 errexit, xtrace, nounset, pipefail, noglob;
 	struct sh_func	*functions;
+	struct sh_local	*locals;	/* innermost first */
 };
 
 /* sh_lex.c: the tokenizer, driven by the parser. */
@@ -210,6 +219,8 @@ int sh_setvar(struct sh *sh, const char *name, const char *value);
 /* Reads a variable (special parameters included); NULL when unset. The
  * result is borrowed until the next call. */
 const char *sh_getvar(struct sh *sh, const char *name, char buf[32]);
+/* Restores the variables that `local` shadowed in frames >= frame. */
+void sh_locals_pop(struct sh *sh, int frame);
 /* Runs a function; -1 when name is no function. */
 int sh_call_function(struct sh *sh, struct tb_io *io, int argc, char **argv);
 

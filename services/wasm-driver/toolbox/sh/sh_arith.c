@@ -175,6 +175,34 @@ ar_unary(struct ar *a)
 	return ar_primary(a);
 }
 
+/*
+ * x ** y: right-associative, binding tighter than * and looser than the
+ * unary operators (bash: -2**2 is 4); a negative exponent is an error.
+ */
+static long long
+ar_power(struct ar *a)
+{
+	long long x = ar_unary(a), y;
+	unsigned long long r = 1, b;
+
+	if (a->err || !eat(a, "**"))
+		return x;
+	y = ar_power(a);
+	if (a->err)
+		return 0;
+	if (y < 0) {
+		if (!a->skip)
+			ar_error(a, "exponent less than 0");
+		return 0;
+	}
+	for (b = (unsigned long long)x; y > 0; y >>= 1) {
+		if (y & 1)
+			r *= b;
+		b *= b;
+	}
+	return (long long)r;
+}
+
 /* Binary levels, lowest precedence last. */
 static const char *const levels[][5] = {
 	{ "*", "/", "%", NULL },
@@ -227,7 +255,7 @@ apply(struct ar *a, const char *op, long long x, long long y)
 static long long
 ar_binary(struct ar *a, int level)
 {
-	long long x = level == 0 ? ar_unary(a) : ar_binary(a, level - 1);
+	long long x = level == 0 ? ar_power(a) : ar_binary(a, level - 1);
 
 	for (;;) {
 		const char *op = NULL;
@@ -239,7 +267,7 @@ ar_binary(struct ar *a, int level)
 			}
 		if (op == NULL || a->err)
 			return x;
-		long long y = level == 0 ? ar_unary(a) :
+		long long y = level == 0 ? ar_power(a) :
 		    ar_binary(a, level - 1);
 
 		x = apply(a, op, x, y);

@@ -85,6 +85,7 @@ sh_call_function(struct sh *sh, struct tb_io *io, int argc, char **argv)
 	f->body->refs++;	/* survives a redefinition while running */
 	sh->funcs++;
 	rc = sh_run(sh, f->body, io);
+	sh_locals_pop(sh, sh->funcs);
 	sh->funcs--;
 	sh_node_free(f->body);
 	sh->returning = false;
@@ -500,21 +501,65 @@ sh_bi_break(struct sh *sh, struct tb_io *io, int argc, char **argv)
 	return 0;
 }
 
+void
+sh_locals_pop(struct sh *sh, int frame)
+{
+	while (sh->locals != NULL && sh->locals->frame >= frame) {
+		struct sh_local *l = sh->locals;
+
+		sh->locals = l->next;
+		if (l->old != NULL)
+			(void)setenv(l->name, l->old, 1);
+		else
+			(void)unsetenv(l->name);
+		free(l->name);
+		free(l->old);
+		free(l);
+	}
+}
+
+/* Saves name's value for the current function call, once per call. */
+static void
+local_save(struct sh *sh, const char *name)
+{
+	struct sh_local *l;
+	const char *v;
+
+	for (l = sh->locals; l != NULL && l->frame == sh->funcs; l = l->next)
+		if (strcmp(l->name, name) == 0)
+			return;
+	l = tb_xmalloc(sizeof(*l));
+	l->name = tb_xstrdup(name);
+	v = getenv(name);
+	l->old = v != NULL ? tb_xstrdup(v) : NULL;
+	l->frame = sh->funcs;
+	l->next = sh->locals;
+	sh->locals = l;
+}
+
 int
 sh_bi_local(struct sh *sh, struct tb_io *io, int argc, char **argv)
 {
 	int rc = 0;
 
+	if (sh->funcs == 0) {
+		tb_err(io, "sh", "%s: can only be used in a function",
+		    argv[0]);
+		return 1;
+	}
 	for (int i = 1; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
 
 		if (eq != NULL)
 			*eq = '\0';
-		if (sh_setvar(sh, argv[i], eq ? eq + 1 : (getenv(argv[i]) ?
-		    getenv(argv[i]) : "")) != 0) {
+		if (!sh_is_name(argv[i], strlen(argv[i]))) {
 			tb_err(io, "sh", "%s: '%s': not a valid identifier",
 			    argv[0], argv[i]);
 			rc = 1;
+		} else {
+			local_save(sh, argv[i]);
+			if (eq != NULL && sh_setvar(sh, argv[i], eq + 1) != 0)
+				rc = 1;
 		}
 		if (eq != NULL)
 			*eq = '=';

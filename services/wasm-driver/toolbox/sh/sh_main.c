@@ -208,6 +208,7 @@ sh_builtin(struct sh *sh, struct tb_io *io, int argc, char **argv)
 static void
 sh_free(struct sh *sh)
 {
+	sh_locals_pop(sh, 0);
 	sh_free_fields(sh->params, sh->nparams);
 	while (sh->functions != NULL) {
 		struct sh_func *f = sh->functions;

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Runs the same scripts through bash + this machine's tools and through the
+toolbox shell, and compares: stdout, exit status and the files left behind.
+
+    compare.py PREFIX...            e.g. build/.../msc-toolbox-native
+    TOOLBOX_PREFIX='node run-node.mjs busybox.wasm' compare.py
+
+PREFIX is what run_tests.py takes ("{root}" is the scratch directory); each
+script runs as PREFIX sh -c SCRIPT in a fresh copy of the fixture tree, and
+as bash -c SCRIPT (GNU coreutils, grep, sed, findutils, diffutils, the
+system awk) in another. Stderr is not compared (messages differ in wording),
+only whether both wrote some. The scripts are what agents type: grep -rn,
+find -name -exec, sed -i, awk field sums, sort | uniq -c, xargs. Output
+whose order the real tools leave to the file system (find, grep -r) goes
+through sort in the script itself.
+
+COMPARE_FILTER=regex runs the scripts whose name matches; -v prints each.
+Exit status 0 when every script agrees, 1 otherwise, 77 (skip) without bash.
+"""
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+FIXTURES = {
+    "src/main.c": "#include <stdio.h>\n// TODO: args\nint main(void)\n{\n"
+                  "\tprintf(\"hello\\n\");\n\treturn 0;\n}\n",
+    "src/util.c": "/* util */\nint add(int a, int b) { return a + b; }\n"
+                  "// TODO: overflow\n",
+    "src/util.h": "int add(int a, int b);\n",
+    "src/lib/deep.c": "static int deep = 42; // todo lower case\n",
+    "docs/README.md": "# Title\n\nSome text. TODO: write more.\n",
+    "docs/notes.txt": "alpha beta\ngamma delta\nalpha omega\n",
+    "data/sales.csv": "region,item,qty,price\nnorth,apple,3,1.50\n"
+                      "south,pear,5,2.25\nnorth,pear,2,2.25\n"
+                      "east,apple,7,1.50\nsouth,apple,1,1.50\n",
+    "data/access.log": "10.0.0.1 GET /index.html 200\n"
+                       "10.0.0.2 GET /about 404\n"
+                       "10.0.0.1 POST /login 302\n"
+                       "10.0.0.3 GET /index.html 200\n"
+                       "10.0.0.1 GET /index.html 304\n",
+    "data/words.txt": "pear\napple\nfig\napple\nbanana\npear\napple\n",
+    "config.ini": "name=demo\nport=8080\ndebug=false\n",
+    "empty/": None,
+}
+
+# (name, script): each must be deterministic under bash + GNU tools.
+SCRIPTS = [
+    ("grep -rn", "grep -rn TODO . | sort"),
+    ("grep -rn --include", "grep -rn --include='*.c' TODO src | sort"),
+    ("grep -rni -l", "grep -rli todo . | sort"),
+    ("grep -c and -v", "grep -c alpha docs/notes.txt; "
+     "grep -v alpha docs/notes.txt"),
+    ("grep -E -o", "grep -Eo '[0-9]+\\.[0-9]+' data/sales.csv"),
+    ("grep no match status", "grep -r nothing-here .; echo rc=$?"),
+    ("grep -w -x -q", "grep -w pear data/words.txt | head -1; "
+     "grep -qx fig data/words.txt && echo found"),
+    ("grep -c -m -l -n on files", "grep -c TODO src/*.c; "
+     "grep -m1 -n alpha docs/notes.txt; grep -l TODO src/*.c; "
+     "grep -H -n omega docs/notes.txt"),
+    ("grep binary and no final newline", "printf 'x\\0TODO\\n' > bin.dat; "
+     "grep TODO bin.dat; echo rc=$?; printf 'one\\nlast TODO' > nonl.txt; "
+     "grep -n TODO nonl.txt; grep -c TODO nonl.txt"),
+    ("find -name", "find . -name '*.c' | sort"),
+    ("find -type d", "find . -type d | sort"),
+    ("find -name -exec {} ;", "find src -name '*.c' -exec wc -l {} \\; "
+     "| sort"),
+    ("find -exec {} +", "find src -name '*.h' -exec cat {} +"),
+    ("find -exec grep -l", "find . -type f -exec grep -l TODO {} \\; | sort"),
+    ("find -maxdepth -empty", "find . -maxdepth 1 -empty; "
+     "find . -maxdepth 1 -type f"),
+    ("find -path -prune", "find . -path ./src -prune -o -type f -print "
+     "| sort"),
+    ("find -newer -delete", "find data -name '*.log' -delete; ls data"),
+    ("sed -i s///g", "sed -i 's/apple/APPLE/g' data/sales.csv; "
+     "cat data/sales.csv"),
+    ("sed -i.bak", "sed -i.bak 's/^port=.*/port=9090/' config.ini; "
+     "cat config.ini config.ini.bak"),
+    ("sed -n p ranges", "sed -n '2,3p' data/words.txt; "
+     "sed -n '/gamma/,$p' docs/notes.txt"),
+    ("sed -E groups", "sed -E 's/([a-z]+),([a-z]+)/\\2:\\1/' "
+     "data/sales.csv"),
+    ("sed d and a", "sed -e '/^#/d' -e '$a\\' -e 'end' docs/README.md"),
+    ("sed -i on many files", "sed -i 's/TODO/DONE/' src/*.c; "
+     "grep -rn DONE src | sort"),
+    ("awk field sum", "awk -F, 'NR>1 { s += $3 } END { print s }' "
+     "data/sales.csv"),
+    ("awk sum by key", "awk -F, 'NR>1 { q[$1] += $3 * $4 } END "
+     "{ for (k in q) printf \"%s %.2f\\n\", k, q[k] }' data/sales.csv "
+     "| sort"),
+    ("awk NF NR $NF", "awk '{ print NR, NF, $NF }' data/access.log"),
+    ("awk pattern count", "awk '$4 == 200 { n++ } END { print n+0 }' "
+     "data/access.log"),
+    ("awk printf columns", "awk '{ printf \"%-10s|%5s\\n\", $1, $4 }' "
+     "data/access.log"),
+    ("awk -v and length", "awk -v min=4 'length($0) > min' "
+     "data/words.txt"),
+    ("awk gsub and toupper", "awk '{ gsub(/a/, \"A\"); "
+     "print toupper(substr($0, 1, 3)) }' docs/notes.txt"),
+    ("awk split", "echo 'a:b:c' | awk '{ n = split($0, p, \":\"); "
+     "print n, p[3] }'"),
+    ("sort | uniq -c", "sort data/words.txt | uniq -c"),
+    ("sort | uniq -c | sort -rn", "sort data/words.txt | uniq -c "
+     "| sort -rn | head -2"),
+    ("cut | sort | uniq -c", "cut -d' ' -f1 data/access.log | sort "
+     "| uniq -c | sort -rn"),
+    ("sort -t -k -n", "sort -t, -k3,3n data/sales.csv"),
+    ("sort -u and -r", "sort -u data/words.txt; sort -r data/words.txt"),
+    ("uniq -d -u", "sort data/words.txt | uniq -d; "
+     "sort data/words.txt | uniq -u"),
+    ("xargs", "find src -name '*.c' | sort | xargs wc -l"),
+    ("xargs grep", "find . -name '*.c' | sort | xargs grep -n TODO"),
+    ("xargs -I", "printf 'a\\nb\\n' | xargs -I{} echo item-{}-end"),
+    ("xargs -n", "echo 1 2 3 4 5 | xargs -n 2 echo"),
+    ("xargs -0", "find src -name '*.h' -print0 | xargs -0 cat"),
+    ("head tail wc", "head -n 2 data/access.log; tail -n 1 "
+     "data/access.log; wc -l < data/access.log"),
+    ("tr and cut", "tr 'a-z' 'A-Z' < config.ini | cut -d= -f1"),
+    ("diff -u", "sed 's/8080/8081/' config.ini > new.ini; "
+     "diff -u config.ini new.ini | tail -n +3; echo rc=$?"),
+    ("wc -l on files", "wc -l data/words.txt docs/notes.txt"),
+    ("for loop over files", "for f in src/*.c; do echo \"$f: "
+     "$(wc -l < $f)\"; done"),
+    ("while read", "while IFS=, read -r r i q p; do "
+     "[ \"$r\" = north ] && echo \"$i $q\"; done < data/sales.csv"),
+    ("local and arith", "f() { local n=$1; echo $((n ** 2 + 1)); }; "
+     "n=7; f 3; echo $n"),
+    ("yes | head -c | wc -c", "yes | head -c 20000000 | wc -c"),
+    ("mkdir -p cp mv rm", "mkdir -p out/a/b && cp -r src out/a/b/ && "
+     "mv out/a/b/src out/copy && rm -r out/a && find out | sort"),
+]
+
+
+def make_tree(root):
+    for path, content in FIXTURES.items():
+        full = os.path.join(root, path)
+        if path.endswith("/"):
+            os.makedirs(full, exist_ok=True)
+            continue
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as f:
+            f.write(content)
+
+
+def snapshot(root):
+    """{relative path: bytes or 'dir'} of the tree."""
+    tree = {}
+    for d, dirs, files in os.walk(root):
+        for n in dirs:
+            tree[os.path.relpath(os.path.join(d, n), root)] = "dir"
+        for n in files:
+            p = os.path.join(d, n)
+            with open(p, "rb") as f:
+                tree[os.path.relpath(p, root)] = f.read()
+    return tree
+
+
+def run(cmd, root):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PWD": root,
+           "HOME": root, "TZ": "UTC", "LC_ALL": "C", "TOOLBOX_ROOT": root}
+    try:
+        p = subprocess.run(cmd, cwd=root, env=env, capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=60)
+    except subprocess.TimeoutExpired:
+        return None, b"", b"timeout", {}
+    return p.returncode, p.stdout, p.stderr, snapshot(root)
+
+
+def main():
+    args = sys.argv[1:]
+    verbose = args[:1] == ["-v"]
+    if verbose:
+        args = args[1:]
+    prefix = shlex.split(os.environ["TOOLBOX_PREFIX"]) \
+        if os.environ.get("TOOLBOX_PREFIX") else args
+    if not prefix:
+        print(__doc__, file=sys.stderr)
+        return 2
+    bash = shutil.which("bash")
+    if bash is None:
+        print("compare: no bash here", file=sys.stderr)
+        return 77
+    prefix = [os.path.abspath(p) if "/" in p and os.path.exists(p) else p
+              for p in prefix]
+    flt = os.environ.get("COMPARE_FILTER", "")
+    import re
+    todo = [s for s in SCRIPTS if re.search(flt, s[0])]
+    base = tempfile.mkdtemp(prefix="toolbox-compare-")
+    failed = 0
+    try:
+        for n, (name, script) in enumerate(todo, 1):
+            ref_root = os.path.join(base, "ref%d" % n)
+            our_root = os.path.join(base, "our%d" % n)
+            make_tree(ref_root)
+            make_tree(our_root)
+            want = run([bash, "-c", script], ref_root)
+            got = run([p.replace("{root}", our_root) for p in prefix] +
+                      ["sh", "-c", script], our_root)
+            bad = []
+            if got[0] != want[0]:
+                bad.append("exit %s, bash %s" % (got[0], want[0]))
+            if got[1] != want[1]:
+                bad.append("stdout %r\n        bash   %r" % (got[1], want[1]))
+            if bool(got[2]) != bool(want[2]):
+                bad.append("stderr %r\n        bash   %r" % (got[2], want[2]))
+            if got[3] != want[3]:
+                keys = sorted(set(got[3]) ^ set(want[3]) |
+                              {k for k in got[3] if k in want[3] and
+                               got[3][k] != want[3][k]})
+                bad.append("files differ: %s" % ", ".join(keys))
+            if bad:
+                failed += 1
+                print("FAIL %s: %s" % (name, script))
+                for b in bad:
+                    print("    " + b)
+            elif verbose:
+                print("ok   %s" % name)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print("%d/%d comparison scripts agree with bash" %
+          (len(todo) - failed, len(todo)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
