@@ -47,8 +47,8 @@ msc_snapshot_list_fini(Msc__V1__SnapshotList *l)
 void
 msc_preview_fini(Msc__V1__Preview *p)
 {
-	free(p->url);
-	free(p->computer_id);
+	free_str(p->url);       /* INIT's are protobuf_c_empty_string */
+	free_str(p->computer_id);
 	free(p->ports);
 	*p = (Msc__V1__Preview)MSC__V1__PREVIEW__INIT;
 }
