@@ -310,6 +310,14 @@ list_payload(const Msc__V1__ComputerList *l)
 		if (row != NULL && c->runtime != NULL && c->runtime[0] != '\0')
 			json_object_set_new(row, "runtime",
 			    json_string(c->runtime));
+		if (row != NULL && c->n_exposed_ports > 0) {
+			json_t *ports = json_array();
+
+			for (size_t k = 0; k < c->n_exposed_ports; k++)
+				json_array_append_new(ports,
+				    json_integer(c->exposed_ports[k]));
+			json_object_set_new(row, "exposed_ports", ports);
+		}
 		json_array_append_new(arr, row);
 	}
 	return json_pack("{s:o, s:I}", "computers", arr, "count",

@@ -15,6 +15,7 @@
 
 #include "docker_lease.h"
 #include "docker_pool.h"
+#include "docker_preview.h"
 #include "docker_runflags.h"
 #include "msc_log.h"
 #include "msc_principal.h"
@@ -207,6 +208,9 @@ dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
 	out->disk = dock_disk_text(d);
 	out->runtime = dock_runtime_of(d, ctr, labels);
 	out->principal = dup_or_empty(owner);
+	if (dock_preview_ports(d->preview, id, &out->exposed_ports,
+	    &out->n_exposed_ports) != 0)
+		return -ENOMEM;
 	if (!out->driver || !out->computer_id || !out->sandbox_id || !out->image ||
 	    !out->state || !out->created_at || !out->backend || !out->network ||
 	    !out->disk || !out->runtime || !out->principal)
@@ -551,6 +555,7 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 		if (rv == 0) {
 			dock_fx_forget(d, name);
 			dock_pol_release(d, ctr);
+			dock_preview_forget(d->preview, id);
 			msc_log_info("removed computer %s", id);
 		}
 	}

@@ -390,6 +390,40 @@ forget_locked(struct dock_preview *p, const char *id)
 	(void)save_locked(p, id);
 }
 
+void
+dock_preview_forget(struct dock_preview *p, const char *id)
+{
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	forget_locked(p, id);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int
+dock_preview_ports(struct dock_preview *p, const char *id, uint32_t **ports,
+    size_t *n)
+{
+	struct row *r;
+	size_t k;
+
+	*ports = NULL;
+	*n = 0;
+	if (p == NULL)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	if ((k = count_locked(p, id)) > 0 &&
+	    (*ports = calloc(k, sizeof(**ports))) == NULL) {
+		pthread_mutex_unlock(&p->mu);
+		return -ENOMEM;
+	}
+	TAILQ_FOREACH(r, &p->rows, link)
+		if (strcmp(r->id, id) == 0 && *n < k)
+			(*ports)[(*n)++] = r->port;
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
+
 int
 dock_preview_target(struct dock_preview *p, const char *cap, bool fresh,
     char *ip, size_t iplen, uint16_t *portp)

@@ -48,6 +48,15 @@ int dock_preview_expose(struct dock_driver *d,
 int dock_preview_target(struct dock_preview *p, const char *cap, bool fresh,
     char *ip, size_t iplen, uint16_t *portp);
 
+/* Computer id is gone: its URLs are revoked, its file removed (their
+ * open connections end within a second). p may be NULL. */
+void dock_preview_forget(struct dock_preview *p, const char *id);
+
+/* The ports of computer id exposed now, sorted by exposure, into *ports
+ * (malloc'd, NULL when none) and *n. 0 or -ENOMEM. p may be NULL. */
+int dock_preview_ports(struct dock_preview *p, const char *id,
+    uint32_t **ports, size_t *n);
+
 /* Whether `cap` is still in the table (a revoked one closes its
  * connections). */
 bool dock_preview_known(struct dock_preview *p, const char *cap);

@@ -47,6 +47,7 @@
 #define KEEP_MS 60000           /* an idle kept-alive connection */
 #define CONNECT_MS 5000
 #define IDLE_MS 300000          /* nothing moved either way */
+#define SWEEP_MS 1000           /* revoked URLs' connections looked for */
 
 enum st { ST_HEAD, ST_CONNECT, ST_EXCHANGE, ST_TUNNEL, ST_FLUSH };
 
@@ -697,6 +698,7 @@ loop_main(void *arg)
 	struct dock_proxy_loop *l = arg;
 	struct pollfd *fds = calloc(2 + 2 * CONNS_MAX, sizeof(*fds));
 	struct conn **who = calloc(CONNS_MAX, sizeof(*who));
+	uint64_t last_sweep = msc_now_ms();
 
 	if (fds == NULL || who == NULL) {
 		msc_log_err("preview listener: out of memory");
@@ -705,9 +707,10 @@ loop_main(void *arg)
 		return NULL;
 	}
 	for (;;) {
-		struct conn *c, *next;
+		struct conn *c;
 		size_t k = 0, nf = 2;
 		uint64_t now;
+		bool sweep;
 
 		fds[0] = (struct pollfd){ l->wake[0], POLLIN, 0 };
 		fds[1] = (struct pollfd){ l->lfd, POLLIN, 0 };
@@ -740,19 +743,22 @@ loop_main(void *arg)
 		if (fds[0].revents & POLLIN)
 			break;
 		now = msc_now_ms();
+		/* Once a second, busy or not: a revoked URL, or its computer
+		 * deleted, ends its exchanges and tunnels. */
+		sweep = now - last_sweep >= SWEEP_MS;
+		if (sweep)
+			last_sweep = now;
 		for (size_t i = 0; i < k; i++) {
 			c = who[i];
 			if (!step(l, c, fds[2 + 2 * i].revents,
 			    c->ufd >= 0 ? fds[3 + 2 * i].revents : 0) ||
-			    expired(c, now) || (c->st != ST_HEAD &&
+			    expired(c, now) || (sweep && c->st != ST_HEAD &&
 				c->cap[0] != '\0' &&
-				(fds[2 + 2 * i].revents | fds[3 + 2 * i].revents)
-				== 0 && !dock_preview_known(l->p, c->cap)))
+				!dock_preview_known(l->p, c->cap)))
 				conn_close(l, c);
 		}
 		if (fds[1].revents & POLLIN)
 			accept_one(l);
-		(void)next;
 	}
 	while (!LIST_EMPTY(&l->conns))
 		conn_close(l, LIST_FIRST(&l->conns));

@@ -38,6 +38,7 @@ while (1) {
     my $head = '';
     while ($head !~ /\r\n\r\n$/) { my $r = sysread($c, my $b, 1); exit 0 unless $r; $head .= $b; }
     my ($path) = $head =~ /^\S+ (\S+)/;
+    sleep 3600 if $path eq "/stall";   # never reads the body: the proxy must push back
     if ($head =~ /^Sec-WebSocket-Key:\s*(\S+)/mi) {
       my $acc = b64(sha1($1 . '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'));
       syswrite($c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: $acc\r\n\r\n");
