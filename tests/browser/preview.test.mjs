@@ -153,6 +153,35 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
   assert.match(capped ?? '', /at most 32 ports/);
   for (let p = 10000; p < 10040; p++) await call('computer_unexpose_port', { computer_id: A, port: p });
 
+  // An endless body to a server that never reads it: the proxy pushes back (bounded buffers), and
+  // serves other requests meanwhile.
+  const accepted = await new Promise((resolve) => {
+    const s = net.connect(previewPort, '127.0.0.1');
+    const chunk = Buffer.alloc(1 << 16, 0x61);
+    let done = 0, ended = false;
+    s.on('error', () => {});
+    s.on('connect', () => {
+      s.write(`POST /stall HTTP/1.1\r\nHost: ${hA}\r\nContent-Length: 1000000000\r\n\r\n`);
+      const pump = () => { while (!ended && done < (256 << 20) && s.write(chunk, () => { done += chunk.length; })); };
+      s.on('drain', pump);
+      pump();
+    });
+    setTimeout(() => { ended = true; s.destroy(); resolve(done); }, 4000);
+  });
+  assert.ok(accepted < (48 << 20), `the proxy took ${accepted} bytes of a body nobody reads`);
+  assert.match(await rawExchange([`GET /busy HTTP/1.1\r\nHost: ${hB}\r\n\r\n`], { wait: 800 }), /path \/busy/);
+
+  // A computer cannot reach the preview listener (nor the MCP port): not on its gateway, not on
+  // its own loopback.
+  const probe = await call('terminal_execute', { computer_id: A, temporary: false, command: `perl -MIO::Socket::INET -e '
+    open my $r, "<", "/proc/net/route" or die; my $gw;
+    while (<$r>) { my @f = split; if ($f[1] eq "00000000") { $gw = join ".", reverse map { hex } unpack "(A2)4", $f[2]; } }
+    for my $h ($gw, "127.0.0.1") { for my $p (${previewPort}, ${srv.port}) {
+      my $s = IO::Socket::INET->new(PeerAddr => $h, PeerPort => $p, Timeout => 2);
+      print "$h:$p ", ($s ? "open" : "closed"), "\n"; } }'` });
+  assert.equal((probe.json?.stdout ?? probe.text).match(/closed/g)?.length, 4, probe.text);
+  assert.doesNotMatch(probe.text, /open/);
+
   // computer_restart: a new container process, the same URL.
   const rs = await call('computer_restart', { computer_id: A });
   assert.ok(!rs.r.isError, rs.text);
