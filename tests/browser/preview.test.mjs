@@ -64,7 +64,13 @@ after(async () => {
   await browser?.close();
   for (const id of [A, B]) await call('computer_delete', { computer_id: id }).catch(() => {});
   await client?.close();
+  const alive = srv?.proc.exitCode === null && srv?.proc.signalCode === null;
   await srv?.stop();
+  // The server lived through it, and the sanitizers (an ASan build) found nothing, at exit too.
+  if (srv && (!alive || /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /.test(srv.stderr()))) {
+    process.stderr.write(`the server died or a sanitizer spoke:\n${srv.stderr().slice(-6000)}\n`);
+    process.exitCode = 1;
+  }
 });
 
 test('a browser opens a page and a WebSocket through the preview URL; isolation; restart; revocation', { timeout: 240000 }, async () => {
