@@ -521,9 +521,12 @@ dock_restart(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		json_decref(ctr);
 		return rv;
 	}
+	dock_preview_moved(d->preview, id);
 	rv = dock_container_restart(d->engine,
 	    json_string_value(json_object_get(ctr, "Id")), 5, T_OP, err, errlen);
 	json_decref(ctr);
+	/* Its address may be another's now: asked of the engine again. */
+	dock_preview_moved(d->preview, id);
 	if (rv != 0)
 		return rv;
 	return dock_attach(d, id, out, err, errlen);
@@ -593,6 +596,7 @@ dock_recreate(struct dock_driver *d, const char *id, const char *image,
 	if (rv == 0)
 		dock_pol_release(d, ctr);
 	json_decref(ctr);
+	dock_preview_moved(d->preview, id);     /* a new address comes */
 	if (rv != 0)
 		return rv;
 	{

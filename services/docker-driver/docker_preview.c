@@ -40,6 +40,8 @@ struct row {
 	uint16_t port;
 	char ip[64];            /* "" until asked */
 	uint64_t ip_at;         /* when asked (msc_now_ms) */
+	unsigned moved;         /* dock_preview_moved calls: an answer asked
+				 * before one is not kept */
 };
 
 TAILQ_HEAD(rows, row);
@@ -400,6 +402,22 @@ dock_preview_forget(struct dock_preview *p, const char *id)
 	pthread_mutex_unlock(&p->mu);
 }
 
+void
+dock_preview_moved(struct dock_preview *p, const char *id)
+{
+	struct row *r;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	TAILQ_FOREACH(r, &p->rows, link)
+		if (strcmp(r->id, id) == 0) {
+			r->ip[0] = '\0';
+			r->moved++;
+		}
+	pthread_mutex_unlock(&p->mu);
+}
+
 int
 dock_preview_ports(struct dock_preview *p, const char *id, uint32_t **ports,
     size_t *n)
@@ -431,6 +449,7 @@ dock_preview_target(struct dock_preview *p, const char *cap, bool fresh,
 	char id[MSC_SLUG_MAX + 1], err[256], addr[64] = "";
 	json_t *ctr = NULL;
 	struct row *r;
+	unsigned moved;
 	int rv;
 
 	pthread_mutex_lock(&p->mu);
@@ -446,6 +465,7 @@ dock_preview_target(struct dock_preview *p, const char *cap, bool fresh,
 		return 0;
 	}
 	snprintf(id, sizeof(id), "%s", r->id);
+	moved = r->moved;
 	pthread_mutex_unlock(&p->mu);
 
 	rv = dock_find(p->d, id, &ctr, err, sizeof(err));
@@ -457,6 +477,8 @@ dock_preview_target(struct dock_preview *p, const char *cap, bool fresh,
 		forget_locked(p, id);
 	else if ((r = find_cap_locked(p, cap)) == NULL)
 		rv = -ENOENT;           /* revoked meanwhile */
+	else if (rv == 0 && r->moved != moved)
+		rv = -ENETUNREACH;      /* restarted meanwhile: ask again */
 	else if (rv == 0) {
 		snprintf(r->ip, sizeof(r->ip), "%s", addr);
 		r->ip_at = msc_now_ms();

@@ -52,6 +52,11 @@ int dock_preview_target(struct dock_preview *p, const char *cap, bool fresh,
  * open connections end within a second). p may be NULL. */
 void dock_preview_forget(struct dock_preview *p, const char *id);
 
+/* Computer id restarts or is made again: the address kept for its URLs
+ * is dropped, so that the next request asks the engine (the old address
+ * may be another computer's by then). p may be NULL. */
+void dock_preview_moved(struct dock_preview *p, const char *id);
+
 /* The ports of computer id exposed now, sorted by exposure, into *ports
  * (malloc'd, NULL when none) and *n. 0 or -ENOMEM. p may be NULL. */
 int dock_preview_ports(struct dock_preview *p, const char *id,
