@@ -159,22 +159,28 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
   assert.match(capped ?? '', /at most 32 ports/);
   for (let p = 10000; p < 10040; p++) await call('computer_unexpose_port', { computer_id: A, port: p });
 
-  // An endless body to a server that never reads it: the proxy pushes back (bounded buffers), and
-  // serves other requests meanwhile.
-  const accepted = await new Promise((resolve) => {
+  // An endless body, and an endless WebSocket stream, to a server that never reads them: the proxy
+  // pushes back (bounded buffers) and serves other requests meanwhile.
+  const flood = (head, chunk) => new Promise((resolve) => {
     const s = net.connect(previewPort, '127.0.0.1');
-    const chunk = Buffer.alloc(1 << 16, 0x61);
     let done = 0, ended = false;
     s.on('error', () => {});
     s.on('connect', () => {
-      s.write(`POST /stall HTTP/1.1\r\nHost: ${hA}\r\nContent-Length: 1000000000\r\n\r\n`);
-      const pump = () => { while (!ended && done < (256 << 20) && s.write(chunk, () => { done += chunk.length; })); };
+      s.write(head);
+      const pump = () => { while (!ended && s.write(chunk, () => { done += chunk.length; })); };
       s.on('drain', pump);
       pump();
     });
-    setTimeout(() => { ended = true; s.destroy(); resolve(done); }, 4000);
+    setTimeout(() => { ended = true; s.destroy(); resolve(done); }, 3000);
   });
-  assert.ok(accepted < (48 << 20), `the proxy took ${accepted} bytes of a body nobody reads`);
+  const body = await flood(`POST /stall HTTP/1.1\r\nHost: ${hA}\r\nContent-Length: 1000000000\r\n\r\n`, Buffer.alloc(1 << 16, 0x61));
+  assert.ok(body < (48 << 20), `the proxy took ${body} bytes of a body nobody reads`);
+  // masked binary frames of 65,536 bytes (client to server), after the handshake
+  const frame = Buffer.concat([Buffer.from([0x82, 0xff, 0, 0, 0, 0, 0, 1, 0, 0, 1, 2, 3, 4]), Buffer.alloc(1 << 16, 7)]);
+  const stream = await flood(`GET /ws-stall HTTP/1.1\r\nHost: ${hA}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+    `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`, frame);
+  assert.ok(stream < (48 << 20), `the proxy took ${stream} bytes of a WebSocket stream nobody reads`);
+  console.log(`# taken of an unread body: ${body} bytes; of an unread WebSocket stream: ${stream} bytes`);
   assert.match(await rawExchange([`GET /busy HTTP/1.1\r\nHost: ${hB}\r\n\r\n`], { wait: 800 }), /path \/busy/);
 
   // A computer cannot reach the preview listener (nor the MCP port): not on its gateway, not on

@@ -42,6 +42,7 @@ while (1) {
     if ($head =~ /^Sec-WebSocket-Key:\s*(\S+)/mi) {
       my $acc = b64(sha1($1 . '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'));
       syswrite($c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: $acc\r\n\r\n");
+      sleep 3600 if $path eq "/ws-stall";   # never reads the stream
       while (1) {
         my ($b1, $b2) = unpack('CC', readn($c, 2));
         my $len = $b2 & 127;
