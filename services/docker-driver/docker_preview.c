@@ -392,6 +392,25 @@ forget_locked(struct dock_preview *p, const char *id)
 	(void)save_locked(p, id);
 }
 
+int
+dock_preview_kept(struct dock_preview *p, const char *cap, char *ip,
+    size_t iplen, uint16_t *portp)
+{
+	struct row *r;
+	int rv = -EAGAIN;
+
+	pthread_mutex_lock(&p->mu);
+	if ((r = find_cap_locked(p, cap)) == NULL)
+		rv = -ENOENT;
+	else if (r->ip[0] != '\0' && msc_now_ms() - r->ip_at < ADDR_KEEP_MS) {
+		snprintf(ip, iplen, "%s", r->ip);
+		*portp = r->port;
+		rv = 0;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return rv;
+}
+
 void
 dock_preview_forget(struct dock_preview *p, const char *id)
 {

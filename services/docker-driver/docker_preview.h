@@ -7,7 +7,8 @@
  * Driver/ExposePort. docker_preview_proxy.c is the listener: one thread,
  * one poll loop, which routes each request by its Host header,
  * `<capability>.<preview domain>`, to the exposed port of that computer
- * at its address on the sandbox network, asked of the engine.
+ * at its address on the sandbox network, asked of the engine (by
+ * docker_preview_resolve.c's thread, off the listener's loop).
  */
 #ifndef DOCKER_PREVIEW_H
 #define DOCKER_PREVIEW_H
@@ -65,6 +66,35 @@ int dock_preview_ports(struct dock_preview *p, const char *id,
 /* Whether `cap` is still in the table (a revoked one closes its
  * connections). */
 bool dock_preview_known(struct dock_preview *p, const char *cap);
+
+/* The address kept for `cap` when it is fresh, without blocking: 0;
+ * -ENOENT when the capability is unknown; -EAGAIN when the engine must
+ * be asked (dock_preview_target, through the resolver). */
+int dock_preview_kept(struct dock_preview *p, const char *cap, char *ip,
+    size_t iplen, uint16_t *portp);
+
+/*
+ * The resolver (docker_preview_resolve.c): one thread that answers
+ * dock_preview_target for the listener, whose loop must not block. An
+ * answer names its question's serial; dock_resolver_fd is readable when
+ * answers wait.
+ */
+#define DOCK_RESOLVE_MAX 1024
+struct dock_resolver;
+struct dock_resolved {
+	uint64_t serial;
+	int rv;                 /* dock_preview_target's */
+	char ip[64];
+	uint16_t port;
+};
+int dock_resolver_start(struct dock_preview *p, struct dock_resolver **rp);
+int dock_resolver_fd(const struct dock_resolver *r);
+/* false: too many questions (or no memory): answer 503. */
+bool dock_resolver_ask(struct dock_resolver *r, uint64_t serial,
+    const char *cap, bool fresh);
+/* The next answer into *out; false when none waits. */
+bool dock_resolver_answer(struct dock_resolver *r, struct dock_resolved *out);
+void dock_resolver_stop(struct dock_resolver *r);
 
 /* The listener (docker_preview_proxy.c): started once, on `listen`
  * ("HOST:PORT"); its port is written to *portp. */

@@ -9,7 +9,9 @@
  * before a colon), and routed by its own Host, `<capability>.<domain>`:
  * an unknown or revoked capability is answered 404 without any engine
  * call or connection. Otherwise a new connection to the computer's
- * address (asked of the engine) and its exposed port carries this one
+ * address (kept a second, else asked of the engine by the resolver's
+ * thread, docker_preview_resolve.c, so that this loop never waits on the
+ * engine) and its exposed port carries this one
  * request ("Connection: close" upstream); the answer goes back with the
  * client's connection kept alive when the client can tell where the
  * answer ends. A request with a chunked body ends the client's
@@ -46,10 +48,12 @@
 #define HEAD_MS 10000           /* a request head's whole arrival */
 #define KEEP_MS 60000           /* an idle kept-alive connection */
 #define CONNECT_MS 5000
+#define RESOLVE_MS 30000        /* the engine's answer (its calls' deadline) */
 #define IDLE_MS 300000          /* nothing moved either way */
 #define SWEEP_MS 1000           /* revoked URLs' connections looked for */
 
-enum st { ST_HEAD, ST_CONNECT, ST_EXCHANGE, ST_TUNNEL, ST_FLUSH };
+/* ST_RESOLVE: the engine is asked where the computer is (the resolver). */
+enum st { ST_HEAD, ST_RESOLVE, ST_CONNECT, ST_EXCHANGE, ST_TUNNEL, ST_FLUSH };
 
 struct buf {
 	char d[BUF_MAX];
@@ -72,6 +76,7 @@ struct conn {
 	bool upgrade;           /* the request asks to upgrade */
 	bool client_eof, up_eof;
 	bool fresh_tried;       /* connect failed once: address asked again */
+	uint64_t serial;        /* its question to the resolver */
 	uint64_t since;         /* the state's start or last progress */
 	char ip[64];
 	uint16_t port;
@@ -87,6 +92,8 @@ struct dock_proxy_loop {
 	pthread_t thread;
 	struct conns conns;
 	size_t n;
+	struct dock_resolver *res;
+	uint64_t serial;        /* the last question's */
 };
 
 static void
@@ -286,6 +293,34 @@ connect_to(const char *ip, uint16_t port)
 	return fd;
 }
 
+/* The computer's address is in c->ip: connect (without waiting). */
+static void
+start_connect(struct conn *c)
+{
+	if ((c->ufd = connect_to(c->ip, c->port)) < 0) {
+		c->ufd = -1;
+		answer(c, 502, "Bad Gateway", "Nothing listens on that port "
+		    "of the computer.\n");
+		return;
+	}
+	c->st = ST_CONNECT;
+	c->since = msc_now_ms();
+}
+
+/* Asks the resolver where c's computer is (fresh: not the kept address). */
+static void
+ask(struct dock_proxy_loop *l, struct conn *c, bool fresh)
+{
+	c->serial = ++l->serial;
+	if (!dock_resolver_ask(l->res, c->serial, c->cap, fresh)) {
+		answer(c, 503, "Service Unavailable", "Too many requests wait "
+		    "for the engine: try again.\n");
+		return;
+	}
+	c->st = ST_RESOLVE;
+	c->since = msc_now_ms();
+}
+
 /* A request head is in c->in: route it. */
 static void
 on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
@@ -354,23 +389,6 @@ on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
 		answer(c, 404, "Not Found", "No such preview.\n");
 		return;
 	}
-	rv = dock_preview_target(l->p, c->cap, false, c->ip, sizeof(c->ip),
-	    &c->port);
-	if (rv == -ENOENT) {
-		answer(c, 404, "Not Found", "No such preview.\n");
-		return;
-	}
-	if (rv != 0) {
-		answer(c, 502, "Bad Gateway", "The computer is not running or "
-		    "has no network.\n");
-		return;
-	}
-	if ((c->ufd = connect_to(c->ip, c->port)) < 0) {
-		c->ufd = -1;
-		answer(c, 502, "Bad Gateway", "Nothing listens on that port "
-		    "of the computer.\n");
-		return;
-	}
 	c->keep = http11 && !close_asked && !chunked && !c->upgrade;
 	c->body_left = chunked || c->upgrade ? -1 : cl;
 	/* The head again, hop-by-hop headers replaced. */
@@ -390,8 +408,39 @@ on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
 	c->uin.len = 0;
 	c->resp_head_done = false;
 	c->up_eof = false;
-	c->st = ST_CONNECT;
-	c->since = msc_now_ms();
+	c->fresh_tried = false;
+	/* Where the computer is: kept, else asked of the engine off the loop. */
+	rv = dock_preview_kept(l->p, c->cap, c->ip, sizeof(c->ip), &c->port);
+	if (rv == -ENOENT)
+		answer(c, 404, "Not Found", "No such preview.\n");
+	else if (rv == 0)
+		start_connect(c);
+	else
+		ask(l, c, false);
+}
+
+/* An answer of the resolver: the connection that asked goes on. */
+static void
+resolved(struct dock_proxy_loop *l, const struct dock_resolved *a)
+{
+	struct conn *c;
+
+	LIST_FOREACH(c, &l->conns, link)
+		if (c->st == ST_RESOLVE && c->serial == a->serial)
+			break;
+	if (c == NULL)
+		return;                 /* closed meanwhile */
+	if (a->rv == -ENOENT)
+		answer(c, 404, "Not Found", "No such preview.\n");
+	else if (a->rv != 0)
+		answer(c, 502, "Bad Gateway", c->fresh_tried ? "Nothing listens "
+		    "on that port of the computer.\n" : "The computer is not "
+		    "running or has no network.\n");
+	else {
+		snprintf(c->ip, sizeof(c->ip), "%s", a->ip);
+		c->port = a->port;
+		start_connect(c);
+	}
 }
 
 /* Body bytes already read go upstream (no more than the body). */
@@ -566,14 +615,12 @@ step(struct dock_proxy_loop *l, struct conn *c, short cre, short ure)
 		    err != 0) {
 			close(c->ufd);
 			c->ufd = -1;
-			/* A restarted computer's new address: once. */
-			if (!c->fresh_tried && dock_preview_target(l->p, c->cap,
-			    true, c->ip, sizeof(c->ip), &c->port) == 0 &&
-			    (c->ufd = connect_to(c->ip, c->port)) >= 0) {
+			/* A restarted computer's new address: asked once. */
+			if (!c->fresh_tried) {
 				c->fresh_tried = true;
-				return true;
+				ask(l, c, true);
+				break;
 			}
-			c->ufd = -1;
 			answer(c, 502, "Bad Gateway", "Nothing listens on that "
 			    "port of the computer.\n");
 			break;
@@ -641,6 +688,7 @@ step(struct dock_proxy_loop *l, struct conn *c, short cre, short ure)
 			c->st = ST_FLUSH;
 		break;
 	}
+	case ST_RESOLVE:        /* the resolver's answer moves it */
 	case ST_FLUSH:
 		break;
 	}
@@ -663,7 +711,8 @@ static bool
 expired(const struct conn *c, uint64_t now)
 {
 	uint64_t limit = c->st == ST_HEAD ? (c->in.len > 0 ? HEAD_MS :
-	    KEEP_MS) : c->st == ST_CONNECT ? CONNECT_MS : IDLE_MS;
+	    KEEP_MS) : c->st == ST_CONNECT ? CONNECT_MS : c->st == ST_RESOLVE ?
+	    RESOLVE_MS : IDLE_MS;
 
 	return now > c->since && now - c->since > limit;
 }
@@ -696,7 +745,7 @@ static void *
 loop_main(void *arg)
 {
 	struct dock_proxy_loop *l = arg;
-	struct pollfd *fds = calloc(2 + 2 * CONNS_MAX, sizeof(*fds));
+	struct pollfd *fds = calloc(3 + 2 * CONNS_MAX, sizeof(*fds));
 	struct conn **who = calloc(CONNS_MAX, sizeof(*who));
 	uint64_t last_sweep = msc_now_ms();
 
@@ -708,12 +757,13 @@ loop_main(void *arg)
 	}
 	for (;;) {
 		struct conn *c;
-		size_t k = 0, nf = 2;
+		size_t k = 0, nf = 3;
 		uint64_t now;
 		bool sweep;
 
 		fds[0] = (struct pollfd){ l->wake[0], POLLIN, 0 };
 		fds[1] = (struct pollfd){ l->lfd, POLLIN, 0 };
+		fds[2] = (struct pollfd){ dock_resolver_fd(l->res), POLLIN, 0 };
 		LIST_FOREACH(c, &l->conns, link) {
 			short ce = 0, ue = 0;
 
@@ -734,7 +784,10 @@ loop_main(void *arg)
 			if ((c->st == ST_EXCHANGE || c->st == ST_TUNNEL) &&
 			    c->up.len > 0)
 				ue |= POLLOUT;
-			fds[nf++] = (struct pollfd){ c->cfd, ce, 0 };
+			/* Waiting for the resolver: not polled (a hung-up
+			 * client would wake the loop until the answer). */
+			fds[nf++] = (struct pollfd){ c->st == ST_RESOLVE ? -1 :
+			    c->cfd, ce, 0 };
 			fds[nf++] = (struct pollfd){ c->ufd, ue, 0 };
 			who[k++] = c;
 		}
@@ -750,8 +803,8 @@ loop_main(void *arg)
 			last_sweep = now;
 		for (size_t i = 0; i < k; i++) {
 			c = who[i];
-			if (!step(l, c, fds[2 + 2 * i].revents,
-			    c->ufd >= 0 ? fds[3 + 2 * i].revents : 0) ||
+			if (!step(l, c, fds[3 + 2 * i].revents,
+			    c->ufd >= 0 ? fds[4 + 2 * i].revents : 0) ||
 			    expired(c, now) || (sweep && c->st != ST_HEAD &&
 				c->cap[0] != '\0' &&
 				!dock_preview_known(l->p, c->cap)))
@@ -759,6 +812,12 @@ loop_main(void *arg)
 		}
 		if (fds[1].revents & POLLIN)
 			accept_one(l);
+		if (fds[2].revents & POLLIN) {
+			struct dock_resolved a;
+
+			while (dock_resolver_answer(l->res, &a))
+				resolved(l, &a);
+		}
 	}
 	while (!LIST_EMPTY(&l->conns))
 		conn_close(l, LIST_FIRST(&l->conns));
@@ -821,13 +880,15 @@ dock_preview_listen(struct dock_preview *p, const char *where,
 	*portp = ntohs(ss.ss_family == AF_INET ?
 	    ((struct sockaddr_in *)&ss)->sin_port :
 	    ((struct sockaddr_in6 *)&ss)->sin6_port);
-	if ((rv = pthread_create(&l->thread, NULL, loop_main, l)) != 0) {
+	if ((rv = dock_resolver_start(p, &l->res)) != 0 ||
+	    (rv = -pthread_create(&l->thread, NULL, loop_main, l)) != 0) {
+		dock_resolver_stop(l->res);
 		close(l->lfd);
 		close(l->wake[0]);
 		close(l->wake[1]);
 		free(l);
 		snprintf(err, errlen, "no thread for the preview listener");
-		return -rv;
+		return rv;
 	}
 	msc_log_info("preview listener on %s (port %u), URLs "
 	    "http://CAPABILITY.%s:%u/", where, *portp, domain, *portp);
@@ -840,6 +901,7 @@ dock_preview_listen_stop(struct dock_proxy_loop *l)
 {
 	(void)!write(l->wake[1], "x", 1);
 	pthread_join(l->thread, NULL);
+	dock_resolver_stop(l->res);     /* after an engine call at most */
 	close(l->lfd);
 	close(l->wake[0]);
 	close(l->wake[1]);
