@@ -184,6 +184,49 @@ listen_locked(struct dock_preview *p, char *err, size_t errlen)
 	    &p->loop, &p->listen_port, err, errlen);
 }
 
+static void forget_locked(struct dock_preview *p, const char *id);
+
+/* At start: the rows of computers the engine no longer has are dropped
+ * (their files too), so that no listener starts for them. One engine
+ * call per computer with a file; an engine that does not answer keeps
+ * them (forgotten at their first request then). */
+static void
+drop_gone(struct dock_preview *p)
+{
+	char id[MSC_SLUG_MAX + 1], err[256];
+	struct row *r;
+	json_t *ctr;
+
+	for (;;) {
+		bool asked = false;
+
+		pthread_mutex_lock(&p->mu);
+		TAILQ_FOREACH(r, &p->rows, link)
+			if (r->ip_at == 0) {
+				snprintf(id, sizeof(id), "%s", r->id);
+				asked = true;
+				break;
+			}
+		pthread_mutex_unlock(&p->mu);
+		if (!asked)
+			return;
+		ctr = NULL;
+		int rv = dock_find(p->d, id, &ctr, err, sizeof(err));
+
+		json_decref(ctr);
+		pthread_mutex_lock(&p->mu);
+		if (rv == -ENOENT) {
+			msc_log_info("preview: computer %s is gone: its URLs "
+			    "are dropped", id);
+			forget_locked(p, id);
+		} else
+			TAILQ_FOREACH(r, &p->rows, link)
+				if (strcmp(r->id, id) == 0)
+					r->ip_at = 1;   /* seen; no address */
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
 int
 dock_preview_init(struct dock_driver *d, struct dock_preview **pp)
 {
@@ -211,6 +254,7 @@ dock_preview_init(struct dock_driver *d, struct dock_preview **pp)
 		closedir(dir);
 	}
 	*pp = p;
+	drop_gone(p);
 	if (p->n > 0) {
 		pthread_mutex_lock(&p->mu);
 		if (listen_locked(p, err, sizeof(err)) != 0)

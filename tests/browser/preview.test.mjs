@@ -5,7 +5,8 @@
 // refused, 502 for a port nothing listens on, the per-computer cap, the URL after computer_restart, revocation.
 // Run: meson test -C build browser/preview (exits 77 when the browser or node_modules is missing).
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,8 @@ const H = await import('./host.mjs');
 const RUN = `pv${randomBytes(3).toString('hex')}`;
 const A = `${RUN}-a`, B = `${RUN}-b`;
 const SERVER = readFileSync(path.join(HERE, 'preview_server.pl'), 'utf8');
+// The driver's state (the preview table's files) of this test's server alone.
+const STATE = mkdtempSync(path.join(os.tmpdir(), 'msc-preview-test-'));
 let srv, client, browser, previewPort;
 
 async function call(name, args) {
@@ -52,7 +55,8 @@ function rawExchange(heads, { wait = 1500 } = {}) {
 const capOf = (url) => new URL(url).hostname.split('.')[0];
 
 before(async () => {
-  srv = await H.startServer({ flags: ['--tools', 'ports', '--preview-listen', '127.0.0.1:0'], trace: process.env.MSC_TEST_TRACE === '1' });
+  srv = await H.startServer({ flags: ['--tools', 'ports', '--preview-listen', '127.0.0.1:0'], env: { MSC_PROXY_DIR: STATE },
+    trace: process.env.MSC_TEST_TRACE === '1' });
   client = await H.connectClient(srv.mcpUrl);
   for (const id of [A, B]) {
     const { text } = await call('computer_create', { computer_id: id, temporary: false });
@@ -66,6 +70,7 @@ after(async () => {
   await client?.close();
   const alive = srv?.proc.exitCode === null && srv?.proc.signalCode === null;
   await srv?.stop();
+  rmSync(STATE, { recursive: true, force: true });
   // The server lived through it, and the sanitizers (an ASan build) found nothing, at exit too.
   if (srv && (!alive || /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /.test(srv.stderr()))) {
     process.stderr.write(`the server died or a sanitizer spoke:\n${srv.stderr().slice(-6000)}\n`);

@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -177,7 +177,12 @@ test('ownership, computer_list, deletion under an open WebSocket, a permanent UR
   srv.proc.kill('SIGTERM');
   assert.ok(await waitExit(srv.proc, 15000) !== undefined);
   assert.equal(await get(ep.url), '', 'nothing serves while the server is down');
+  // A file left by a computer deleted behind the server's back: dropped at start.
+  const ghostCap = randomBytes(16).toString('hex');
+  writeFileSync(path.join(previewDir(), `${RUN}-ghost`), `8000 ${ghostCap}\n`);
   srv = await startHttp(previewPort);
+  assert.deepEqual(readdirSync(previewDir()).filter((f) => f.startsWith(RUN)), [perm], 'the ghost\'s file is gone');
+  assert.match(await get(`http://${ghostCap}.localhost:${previewPort}/`), /^HTTP\/1\.1 404/);
   // No expose call: the listener is up from the kept table.
   assert.ok(await waitFor(async () => /path \/after/.test(await get(ep.url, '/after')), { timeoutMs: 10000, intervalMs: 200 }),
     'the URL answers after the server\'s restart');
