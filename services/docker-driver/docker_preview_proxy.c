@@ -21,6 +21,7 @@
  * the writer); a connection that moves nothing for IDLE_MS ends.
  */
 #include "docker_preview.h"
+#include "docker_preview_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,7 +43,6 @@
 #include "msc_time.h"
 
 #define HEAD_MAX 16384
-#define HEADERS_MAX 100
 #define BUF_MAX 65536
 #define CONNS_MAX 512
 #define HEAD_MS 10000           /* a request head's whole arrival */
@@ -143,123 +143,6 @@ answer(struct conn *c, int code, const char *reason, const char *text)
 	c->since = msc_now_ms();
 }
 
-static bool
-tchar(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-	    (ch >= '0' && ch <= '9') || strchr("!#$%&'*+-.^_`|~", ch) != NULL;
-}
-
-/* One header of a head: name [nb, ne), value [vb, ve) trimmed. */
-struct hdr {
-	const char *n, *v;
-	size_t nl, vl;
-};
-
-/*
- * Splits head (ending "\r\n\r\n") into its first line and headers; 0 or
- * -EPROTO for what the strict rules refuse.
- */
-static int
-split_head(const char *h, size_t len, size_t *first_len, struct hdr *hs,
-    size_t *nh)
-{
-	const char *p = h, *end = h + len - 2;  /* the last CRLF's start */
-	const char *eol;
-
-	*nh = 0;
-	for (size_t i = 0; i + 1 < len; i++)
-		if ((h[i + 1] == '\n' && h[i] != '\r') || h[i] == '\0' ||
-		    (h[i] == '\r' && h[i + 1] != '\n'))
-			return -EPROTO;         /* bare LF or CR, NUL */
-	if ((eol = memmem(p, (size_t)(end - p) + 2, "\r\n", 2)) == NULL)
-		return -EPROTO;
-	*first_len = (size_t)(eol - p);
-	p = eol + 2;
-	while (p < end) {
-		const char *colon, *v, *ve;
-
-		eol = memmem(p, (size_t)(end - p) + 2, "\r\n", 2);
-		if (eol == NULL || *nh >= HEADERS_MAX)
-			return -EPROTO;
-		if (*p == ' ' || *p == '\t')
-			return -EPROTO;         /* obs-fold */
-		for (colon = p; colon < eol && tchar(*colon); colon++)
-			;
-		if (colon == p || colon >= eol || *colon != ':')
-			return -EPROTO;         /* no name, or space before ':' */
-		for (v = colon + 1; v < eol && (*v == ' ' || *v == '\t'); v++)
-			;
-		for (ve = eol; ve > v && (ve[-1] == ' ' || ve[-1] == '\t');
-		    ve--)
-			;
-		hs[*nh] = (struct hdr){ p, v, (size_t)(colon - p),
-			(size_t)(ve - v) };
-		(*nh)++;
-		p = eol + 2;
-	}
-	return 0;
-}
-
-static bool
-is(const struct hdr *h, const char *name)
-{
-	return h->nl == strlen(name) && strncasecmp(h->n, name, h->nl) == 0;
-}
-
-static bool
-value_has(const struct hdr *h, const char *token)
-{
-	size_t tl = strlen(token);
-
-	for (size_t i = 0; i + tl <= h->vl; i++)
-		if (strncasecmp(h->v + i, token, tl) == 0 &&
-		    (i == 0 || h->v[i - 1] == ',' || h->v[i - 1] == ' ') &&
-		    (i + tl == h->vl || h->v[i + tl] == ',' ||
-			h->v[i + tl] == ' '))
-			return true;
-	return false;
-}
-
-static bool
-hop_by_hop(const struct hdr *h)
-{
-	return is(h, "connection") || is(h, "keep-alive") ||
-	    is(h, "proxy-connection") || is(h, "upgrade") || is(h, "te") ||
-	    is(h, "trailer");
-}
-
-/* The capability a Host value names, or false. */
-static bool
-host_cap(const struct dock_proxy_loop *l, const char *v, size_t vl,
-    char cap[DOCK_PREVIEW_CAP_LEN + 1])
-{
-	size_t dl = strlen(l->domain), hl = vl;
-	const char *colon = memchr(v, ':', vl);
-
-	if (colon != NULL) {
-		hl = (size_t)(colon - v);
-		for (const char *q = colon + 1; q < v + vl; q++)
-			if (*q < '0' || *q > '9')
-				return false;
-	}
-	if (hl != DOCK_PREVIEW_CAP_LEN + 1 + dl || v[DOCK_PREVIEW_CAP_LEN] !=
-	    '.' || strncasecmp(v + DOCK_PREVIEW_CAP_LEN + 1, l->domain, dl) !=
-	    0)
-		return false;
-	for (size_t i = 0; i < DOCK_PREVIEW_CAP_LEN; i++) {
-		char ch = v[i];
-
-		if (ch >= 'A' && ch <= 'F')
-			ch = (char)(ch - 'A' + 'a');
-		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
-			return false;
-		cap[i] = ch;
-	}
-	cap[DOCK_PREVIEW_CAP_LEN] = '\0';
-	return true;
-}
-
 static int
 connect_to(const char *ip, uint16_t port)
 {
@@ -325,15 +208,15 @@ ask(struct dock_proxy_loop *l, struct conn *c, bool fresh)
 static void
 on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
 {
-	struct hdr hs[HEADERS_MAX];
+	struct dock_http_hdr hs[DOCK_HTTP_HEADERS_MAX];
 	size_t nh, first_len, nhost = 0, ncl = 0, nte = 0;
-	const struct hdr *host = NULL;
+	const struct dock_http_hdr *host = NULL;
 	long long cl = 0;
 	bool chunked = false, close_asked = false, http11;
 	const char *sp1, *sp2;
 	int rv;
 
-	if (split_head(c->in.d, head_len, &first_len, hs, &nh) != 0) {
+	if (dock_http_split(c->in.d, head_len, &first_len, hs, &nh) != 0) {
 		answer(c, 400, "Bad Request", "Malformed request head.\n");
 		return;
 	}
@@ -348,7 +231,7 @@ on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
 		return;
 	}
 	for (const char *q = c->in.d; q < sp1; q++)
-		if (!tchar(*q)) {
+		if (!dock_http_tchar(*q)) {
 			answer(c, 400, "Bad Request", "Malformed method.\n");
 			return;
 		}
@@ -356,10 +239,10 @@ on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
 	c->head_req = sp1 - c->in.d == 4 && strncmp(c->in.d, "HEAD", 4) == 0;
 	c->upgrade = false;
 	for (size_t i = 0; i < nh; i++) {
-		if (is(&hs[i], "host")) {
+		if (dock_http_is(&hs[i], "host")) {
 			host = &hs[i];
 			nhost++;
-		} else if (is(&hs[i], "content-length")) {
+		} else if (dock_http_is(&hs[i], "content-length")) {
 			ncl++;
 			cl = 0;
 			if (hs[i].vl == 0 || hs[i].vl > 15)
@@ -369,13 +252,13 @@ on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
 					ncl = 99;
 				cl = cl * 10 + (hs[i].v[k] - '0');
 			}
-		} else if (is(&hs[i], "transfer-encoding")) {
+		} else if (dock_http_is(&hs[i], "transfer-encoding")) {
 			nte++;
 			chunked = hs[i].vl == 7 &&
 			    strncasecmp(hs[i].v, "chunked", 7) == 0;
-		} else if (is(&hs[i], "connection")) {
-			close_asked |= value_has(&hs[i], "close");
-			c->upgrade |= value_has(&hs[i], "upgrade");
+		} else if (dock_http_is(&hs[i], "connection")) {
+			close_asked |= dock_http_has(&hs[i], "close");
+			c->upgrade |= dock_http_has(&hs[i], "upgrade");
 		}
 	}
 	if (nhost != 1 || ncl > 1 || nte > 1 || (ncl && nte) ||
@@ -384,7 +267,7 @@ on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
 		    "Content-Length or Transfer-Encoding is ambiguous.\n");
 		return;
 	}
-	if (!host_cap(l, host->v, host->vl, c->cap) ||
+	if (!dock_http_host_cap(l->domain, host->v, host->vl, c->cap) ||
 	    !dock_preview_known(l->p, c->cap)) {
 		answer(c, 404, "Not Found", "No such preview.\n");
 		return;
@@ -395,7 +278,7 @@ on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
 	c->up.len = 0;
 	put(&c->up, c->in.d, first_len + 2);
 	for (size_t i = 0; i < nh; i++) {
-		if (hop_by_hop(&hs[i]) && !(c->upgrade && is(&hs[i],
+		if (dock_http_hop_by_hop(&hs[i]) && !(c->upgrade && dock_http_is(&hs[i],
 		    "upgrade")))
 			continue;
 		put(&c->up, hs[i].n, (size_t)(hs[i].v + hs[i].vl - hs[i].n));
@@ -466,12 +349,12 @@ move_body(struct conn *c)
 static void
 on_response(struct conn *c, size_t head_len)
 {
-	struct hdr hs[HEADERS_MAX];
+	struct dock_http_hdr hs[DOCK_HTTP_HEADERS_MAX];
 	size_t nh, first_len;
 	bool framed = false;
 	int status;
 
-	if (split_head(c->uin.d, head_len, &first_len, hs, &nh) != 0 ||
+	if (dock_http_split(c->uin.d, head_len, &first_len, hs, &nh) != 0 ||
 	    first_len < 12 || strncmp(c->uin.d, "HTTP/1.", 7) != 0) {
 		answer(c, 502, "Bad Gateway", "The computer's server answered "
 		    "something else than HTTP/1.1.\n");
@@ -479,9 +362,9 @@ on_response(struct conn *c, size_t head_len)
 	}
 	status = atoi(c->uin.d + 9);
 	for (size_t i = 0; i < nh; i++)
-		if (is(&hs[i], "content-length") ||
-		    (is(&hs[i], "transfer-encoding") &&
-			value_has(&hs[i], "chunked")))
+		if (dock_http_is(&hs[i], "content-length") ||
+		    (dock_http_is(&hs[i], "transfer-encoding") &&
+			dock_http_has(&hs[i], "chunked")))
 			framed = true;
 	if (status == 204 || status == 304 || c->head_req ||
 	    (status >= 100 && status < 200))
@@ -490,8 +373,8 @@ on_response(struct conn *c, size_t head_len)
 		c->keep = false;
 	put(&c->down, c->uin.d, first_len + 2);
 	for (size_t i = 0; i < nh; i++) {
-		if (hop_by_hop(&hs[i]) && !(status == 101 && c->upgrade &&
-		    is(&hs[i], "upgrade")))
+		if (dock_http_hop_by_hop(&hs[i]) && !(status == 101 && c->upgrade &&
+		    dock_http_is(&hs[i], "upgrade")))
 			continue;
 		put(&c->down, hs[i].n, (size_t)(hs[i].v + hs[i].vl - hs[i].n));
 		puts_buf(&c->down, "\r\n");

@@ -38,18 +38,32 @@ async function startPerl(id, port) {
   const { text } = await call('terminal_execute', { command: cmd, computer_id: id, temporary: false });
   assert.match(text, /started/, text);
 }
-/** Raw requests on one TCP connection: returns the answers' status lines and bodies in order. */
-function rawExchange(heads, { wait = 1500 } = {}) {
+/** Whether data holds n whole answers (heads and Content-Length bodies). */
+function answered(data, n) {
+  let pos = 0;
+  for (let k = 0; k < n; k++) {
+    const he = data.indexOf('\r\n\r\n', pos);
+    if (he < 0) return false;
+    const m = /content-length: *(\d+)/i.exec(data.slice(pos, he));
+    pos = he + 4 + (m ? Number(m[1]) : 0);
+    if (data.length < pos) return false;
+  }
+  return true;
+}
+/** Raw requests on one TCP connection: the answers, once there is one per request (or the connection
+ * closed, or `wait` ms passed). */
+function rawExchange(heads, { wait = 15000 } = {}) {
   return new Promise((resolve, reject) => {
     const s = net.connect(previewPort, '127.0.0.1');
     let data = '';
-    s.on('data', (d) => { data += d; });
+    const done = () => { clearTimeout(timer); s.destroy(); resolve(data); };
+    const timer = setTimeout(done, wait);
+    s.on('data', (d) => { data += d; if (answered(data, heads.length)) done(); });
     s.on('error', reject);
     s.on('connect', async () => {
       for (const h of heads) { s.write(h); await new Promise((r) => setTimeout(r, 300)); }
-      setTimeout(() => { s.destroy(); resolve(data); }, wait);
     });
-    s.on('close', () => resolve(data));
+    s.on('close', done);
   });
 }
 const capOf = (url) => new URL(url).hostname.split('.')[0];
@@ -120,11 +134,11 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
   assert.ok(!out.includes('path /3'));
   // The MCP endpoint's names and the port of the URL changed: not routed.
   for (const host of [`127.0.0.1:${srv.port}`, `localhost:${previewPort}`, `127.0.0.1:${previewPort}`, `${capOf(url)}.localhost.evil:${previewPort}`]) {
-    const o = await rawExchange([`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`], { wait: 500 });
+    const o = await rawExchange([`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`]);
     assert.match(o, /^HTTP\/1\.1 404/, host);
   }
   // The other port (8001) of A is never reached through A's URL, whatever the Host's port says.
-  const o8001 = await rawExchange([`GET /x HTTP/1.1\r\nHost: ${capOf(url)}.localhost:8001\r\n\r\n`], { wait: 500 });
+  const o8001 = await rawExchange([`GET /x HTTP/1.1\r\nHost: ${capOf(url)}.localhost:8001\r\n\r\n`]);
   assert.match(o8001, /port 8000 path \/x/);
   // Smuggling: the MCP listener's rules.
   for (const bad of [
@@ -135,7 +149,7 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
     `POST / HTTP/1.1\r\nHost: ${hA}\r\nTransfer-Encoding: gzip, chunked\r\n\r\n`,
     `GET / HTTP/1.1\nHost: ${hA}\n\n`,
   ]) {
-    const o = await rawExchange([bad], { wait: 500 });
+    const o = await rawExchange([bad]);
     assert.match(o, /^HTTP\/1\.1 400/, JSON.stringify(bad));
     assert.ok(!o.includes('hello from'), JSON.stringify(bad));
   }
@@ -146,7 +160,7 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
   // Nothing listens: 502.
   const e9 = await call('computer_expose_port', { computer_id: A, port: 9 });
   // (fetch sends its own Host: raw requests name the preview's.)
-  const r9 = await rawExchange([`GET / HTTP/1.1\r\nHost: ${new URL(e9.json.url).host}\r\n\r\n`], { wait: 500 });
+  const r9 = await rawExchange([`GET / HTTP/1.1\r\nHost: ${new URL(e9.json.url).host}\r\n\r\n`]);
   assert.match(r9, /^HTTP\/1\.1 502[\s\S]*Nothing listens/);
   // Bad input.
   for (const port of [0, 65536, -1, 1.5, 'x']) {
@@ -186,7 +200,7 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
     `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`, frame);
   assert.ok(stream < (48 << 20), `the proxy took ${stream} bytes of a WebSocket stream nobody reads`);
   console.log(`# taken of an unread body: ${body} bytes; of an unread WebSocket stream: ${stream} bytes`);
-  assert.match(await rawExchange([`GET /busy HTTP/1.1\r\nHost: ${hB}\r\n\r\n`], { wait: 800 }), /path \/busy/);
+  assert.match(await rawExchange([`GET /busy HTTP/1.1\r\nHost: ${hB}\r\n\r\n`]), /path \/busy/);
 
   // A computer cannot reach the preview listener (nor the MCP port): not on its gateway, not on
   // its own loopback.
@@ -209,6 +223,6 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
   // Revocation: 404, without touching the computer.
   const un = await call('computer_unexpose_port', { computer_id: A, port: 8000 });
   assert.equal(un.json?.revoked, true, un.text);
-  assert.match(await rawExchange([`GET / HTTP/1.1\r\nHost: ${hA}\r\n\r\n`], { wait: 500 }), /^HTTP\/1\.1 404/);
-  assert.match(await rawExchange([`GET / HTTP/1.1\r\nHost: ${hB}\r\n\r\n`], { wait: 500 }), /^HTTP\/1\.1 200/);
+  assert.match(await rawExchange([`GET / HTTP/1.1\r\nHost: ${hA}\r\n\r\n`]), /^HTTP\/1\.1 404/);
+  assert.match(await rawExchange([`GET / HTTP/1.1\r\nHost: ${hB}\r\n\r\n`]), /^HTTP\/1\.1 200/);
 });
