@@ -16,13 +16,13 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@mo
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { MSC_BIN, docker, waitFor, waitExit, sleep } from './lib.mjs';
+import { MSC_BIN, docker, waitFor, waitExit, sleep, withPoolFlag } from './lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const RUN = `ports${randomBytes(3).toString('hex')}`;
 const SERVER = readFileSync(path.join(HERE, '..', 'browser', 'preview_server.pl'), 'utf8');
 const STATE = mkdtempSync(path.join(os.tmpdir(), 'msc-ports-test-'));
-const FLAGS = [`--docker-run-flag=--label=msc.ports-test=${RUN}`, '--tools', 'ports'];
+const FLAGS = withPoolFlag([`--docker-run-flag=--label=msc.ports-test=${RUN}`, '--tools', 'ports']);
 const ENV = { ...process.env, MSC_PROXY_DIR: STATE, ENABLE_LIFECYCLE_TOOLS: 'true' };
 const procs = new Set();
 const clients = new Set();
