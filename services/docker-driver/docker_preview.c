@@ -334,6 +334,7 @@ dock_preview_expose(struct dock_driver *d,
 	const char *domain = d->cfg->preview_domain != NULL ?
 	    d->cfg->preview_domain : "localhost";
 	uint16_t port = (uint16_t)req->port;
+	const char *mode;
 	json_t *ctr = NULL;
 	struct row *r;
 	int rv;
@@ -345,6 +346,15 @@ dock_preview_expose(struct dock_driver *d,
 	/* The computer is ours and exists (its address is asked later). */
 	if ((rv = dock_find(d, req->computer_id, &ctr, err, errlen)) != 0)
 		return rv;
+	mode = json_string_value(json_object_get(json_object_get(ctr,
+	    "HostConfig"), "NetworkMode"));
+	if (!req->unexpose && mode != NULL && strcmp(mode, "none") == 0) {
+		json_decref(ctr);
+		snprintf(err, errlen, "Computer '%s' has no network "
+		    "(--no-network): its ports cannot be previewed.",
+		    req->computer_id);
+		return -EINVAL;         /* the request, for this computer */
+	}
 	json_decref(ctr);
 	pthread_mutex_lock(&p->mu);
 	r = find_port_locked(p, req->computer_id, port);

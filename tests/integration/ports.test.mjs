@@ -193,15 +193,19 @@ test('ownership, computer_list, deletion under an open WebSocket, a permanent UR
   assert.match(await get(ep.url), /^HTTP\/1\.1 404/);
 });
 
-test('the other backends refuse clearly; the default tool list has no ports tools', async () => {
-  for (const [backend, flags] of [['go_busybox', ['--tools', 'ports']], ['docker', []]]) {
-    const t = new StdioV1({ command: MSC_BIN, args: ['--backend', backend, ...flags, `--docker-run-flag=--label=msc.ports-test=${RUN}`], stderr: 'pipe', env: ENV });
+test('the other backends and a computer without network refuse clearly; the default tool list has no ports tools', async () => {
+  for (const [backend, flags] of [['go_busybox', ['--tools', 'ports']], ['docker', []], ['docker', ['--tools', 'ports', '--no-network']]]) {
+    const t = new StdioV1({ command: MSC_BIN, args: ['--backend', backend, ...withPoolFlag([...flags, `--docker-run-flag=--label=msc.ports-test=${RUN}`])], stderr: 'pipe', env: ENV });
     watch(t.stderr);
     const c = new ClientV1({ name: 'ports-test', version: '1' }, { capabilities: {} });
     clients.add(c);
     await c.connect(t);
     const names = (await c.listTools()).tools.map((x) => x.name);
-    if (flags.length) {
+    if (flags.includes('--no-network')) {
+      const id = `${RUN}-nonet`;
+      await ok(c, 'terminal_execute', { computer_id: id, command: 'true' });
+      await refused(c, 'computer_expose_port', { computer_id: id, port: 8000 }, /Computer '.*-nonet' has no network \(--no-network\): its ports cannot be previewed/);
+    } else if (flags.length) {
       assert.ok(names.includes('computer_expose_port'), names.join());
       await refused(c, 'computer_expose_port', { computer_id: `${RUN}-w`, port: 8000 }, /Preview URLs are served on the docker backend \(Docker and Podman\) only: the go_busybox backend/);
     } else {
