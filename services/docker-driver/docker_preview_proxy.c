@@ -680,7 +680,8 @@ loop_main(void *arg)
 			break;
 		now = msc_now_ms();
 		/* Once a second, busy or not: a revoked URL, or its computer
-		 * deleted, ends its exchanges and tunnels. */
+		 * deleted, ends its exchanges and tunnels (not an answer
+		 * being written: a 404 for an unknown one among them). */
 		sweep = now - last_sweep >= SWEEP_MS;
 		if (sweep)
 			last_sweep = now;
@@ -689,7 +690,7 @@ loop_main(void *arg)
 			if (!step(l, c, fds[3 + 2 * i].revents,
 			    c->ufd >= 0 ? fds[4 + 2 * i].revents : 0) ||
 			    expired(c, now) || (sweep && c->st != ST_HEAD &&
-				c->cap[0] != '\0' &&
+				c->st != ST_FLUSH && c->cap[0] != '\0' &&
 				!dock_preview_known(l->p, c->cap)))
 				conn_close(l, c);
 		}
