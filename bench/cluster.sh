@@ -131,6 +131,14 @@ procs="$procs --pid inventory=$last"
 start "$bin/services/session/msc-session" $cl --listen "tls+tcp://127.0.0.1:$((base + 2))" \
 	--tls-cert "$tmp/certs/session.pem" $session_flags
 procs="$procs --pid session=$last"
+# The edges start once the five services listen (as a unit ordering
+# would have it): the load must measure the cluster, not its start-up.
+i=0
+until [ "$(grep -c 'serving on tls+tcp' "$tmp/services.log")" -ge 5 ]; do
+	i=$((i + 1))
+	[ "$i" -lt 300 ] || { echo "cluster-bench: the services did not start" >&2; tail -n 20 "$tmp/services.log" >&2; exit 1; }
+	sleep 0.1
+done
 for e in 1 2; do
 	# shellcheck disable=SC2086
 	start "$bin/edge/msc-edge" $cl --port $((base + 50 + e)) --tls-cert "$tmp/certs/edge.pem" $edge_flags

@@ -156,6 +156,14 @@ exec_in_handle(struct pending_call *pc)
 			pc->progress = mcp_progress_start(pc->c->session,
 			    pc->c->principal, pc->token, pc->handle, key,
 			    pc->c->send, pc->c->send_ctx);
+			/*
+			 * Before the call: once it is sent, its reply may
+			 * free pc (pending_done) and the transport's call
+			 * (finished) before this thread reads either again.
+			 */
+			if (pc->c->exec_sent != NULL)
+				pc->c->exec_sent(pc->c->send_ctx, pc->handle,
+				    key);
 		}
 		rv = msc_client_call(pc->c->session,
 		    &msc__v1__session__descriptor, "TerminalExec", &req.base,
@@ -163,8 +171,7 @@ exec_in_handle(struct pending_call *pc)
 		if (rv != 0) {
 			mcp_progress_stop(pc->progress);
 			pc->progress = NULL;
-		} else if (pc->c->exec_sent != NULL && req.call_key[0] != '\0')
-			pc->c->exec_sent(pc->c->send_ctx, pc->handle, key);
+		}
 	}
 	free(msg);
 	tools_exec_request_fini(&req);

@@ -122,8 +122,8 @@ int msc_client_open(const char *url, const char *peer_role,
 /*
  * Whether a connection to the peer is up now. One down for a few seconds
  * is dialed anew in the background (as msc_client_call does when it
- * returns -ENOTCONN), so a periodic check keeps an idle client trying.
- * Does not block.
+ * returns -ENOTCONN), so a periodic check keeps an idle client trying;
+ * one down for ten seconds is dialed anew anyway. Does not block.
  */
 bool msc_client_up(struct msc_client *c);
 

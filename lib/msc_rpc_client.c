@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
+#include <time.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -33,9 +35,10 @@ struct msc_client {
 	struct client_call *calls;      /* open calls */
 	bool shut;                      /* msc_client_shutdown: no new calls */
 	uint32_t live[CLIENT_MAX_PIPES];        /* pipes counted in `pipes` */
-	pthread_mutex_t dial_mu;        /* guards dialer and redialed */
-	nng_dialer dialer;
+	nng_dialer dialer;              /* replaced by the redialer only */
 	nng_time redialed;              /* when the dialer was last made */
+	atomic_bool want_redial;        /* a call found the peer down */
+	LIST_ENTRY(msc_client) link;    /* on redialer.clients */
 };
 
 /* A peer down this long makes calls fail at once, not at their deadline. */
@@ -286,7 +289,7 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* Makes and starts c's dialer (in the background). dial_mu held. */
+/* Makes and starts c's dialer (in the background). redialer.mu held. */
 static int
 client_dial(struct msc_client *c)
 {
@@ -305,25 +308,94 @@ client_dial(struct msc_client *c)
 }
 
 /*
- * The peer has been unreachable past the grace period: replace the
- * dialer, at most every CLIENT_REDIAL_MS. NNG 1.5's dialer stops for good
- * when a connection closes while it is being set up (NNG_ECLOSED: a peer
- * killed as it accepted); a new one dials again. Does not block.
+ * The redialer: one thread per process that gives a client a new dialer
+ * when a call (or msc_client_up) found its peer down past the grace, as
+ * soon as it asks, and on its own when the peer has been down for
+ * CLIENT_IDLE_REDIAL_MS (an idle client). NNG 1.5's dialer can stop for
+ * good when a connection closes while it is being set up (NNG_ECLOSED:
+ * a peer killed as it accepted). nng_dialer_close blocks until the
+ * dialer's callbacks end, so it never runs on NNG's threads, where a
+ * callback's call would wait for itself (seen: a session service whose
+ * four task threads all closed dialers to stopped drivers hung at exit).
+ * Closing a dialer also closes a connection it made just then: hence
+ * redials only on demand, or rarely.
+ */
+#define CLIENT_IDLE_REDIAL_MS 10000
+
+static struct {
+	pthread_once_t once;
+	pthread_mutex_t mu;             /* guards clients; held while redialing */
+	pthread_cond_t cv;              /* a client wants a redial */
+	bool up;
+	LIST_HEAD(, msc_client) clients;
+} redialer = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_COND_INITIALIZER, false,
+	LIST_HEAD_INITIALIZER(redialer.clients) };
+
+/*
+ * Asks the redialer for a new dialer of c. Does not block: not even on
+ * redialer.mu, held while a dialer closes (a wake-up lost to that is
+ * made up within the second).
  */
 static void
-client_redial(struct msc_client *c)
+client_want_redial(struct msc_client *c)
 {
-	nng_time now = nng_clock();
+	if (!atomic_exchange(&c->want_redial, true))
+		pthread_cond_signal(&redialer.cv);
+}
 
-	pthread_mutex_lock(&c->dial_mu);
-	if (now - c->redialed >= CLIENT_REDIAL_MS) {
-		msc_log_debug("rpc: %s cannot be reached; dialing anew",
-		    c->url);
-		(void)nng_dialer_close(c->dialer);
-		if (client_dial(c) != 0)
-			c->redialed = now;      /* try again later */
+/* Replaces c's dialer if it asked, or if idle down long (redialer.mu). */
+static void
+client_redial_locked(struct msc_client *c, nng_time now)
+{
+	nng_time since = atomic_load(&c->since);
+	bool want = atomic_load(&c->want_redial);
+
+	if (atomic_load(&c->pipes) > 0 || now - c->redialed < CLIENT_REDIAL_MS)
+		return;
+	if (!want && (now <= since || now - since < CLIENT_IDLE_REDIAL_MS ||
+	    now - c->redialed < CLIENT_IDLE_REDIAL_MS))
+		return;
+	atomic_store(&c->want_redial, false);
+	msc_log_debug("rpc: %s cannot be reached; dialing anew", c->url);
+	(void)nng_dialer_close(c->dialer);
+	if (client_dial(c) != 0)
+		c->redialed = now;      /* try again later */
+}
+
+static void *
+redialer_main(void *arg)
+{
+	struct msc_client *c;
+
+	(void)arg;
+	pthread_mutex_lock(&redialer.mu);
+	for (;;) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		(void)pthread_cond_timedwait(&redialer.cv, &redialer.mu,
+		    &until);
+		LIST_FOREACH(c, &redialer.clients, link)
+			client_redial_locked(c, nng_clock());
 	}
-	pthread_mutex_unlock(&c->dial_mu);
+	return NULL;
+}
+
+static void
+redialer_start(void)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	redialer.up = pthread_create(&t, &a, redialer_main, NULL) == 0;
+	pthread_attr_destroy(&a);
+	if (!redialer.up)
+		msc_log_warn("rpc: no redial thread: a peer that was down "
+		    "may stay unreachable");
 }
 
 int
@@ -346,21 +418,25 @@ msc_client_open(const char *url, const char *peer_role,
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, MSC_RPC_MAX_MSG);
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_mutex_init(&c->dial_mu, NULL);
 	atomic_init(&c->open, 0);
 	atomic_init(&c->pipes, 0);
 	atomic_init(&c->connects, 0);
 	atomic_init(&c->next_id, 1);
 	atomic_init(&c->since, nng_clock());
+	atomic_init(&c->want_redial, false);
 	snprintf(c->url, sizeof(c->url), "%s", url);
 	snprintf(c->peer_role, sizeof(c->peer_role), "%s",
 	    peer_role != NULL ? peer_role : "");
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, pipe_event, c);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, pipe_event, c);
-	if ((rv = client_dial(c)) != 0) {
+	pthread_once(&redialer.once, redialer_start);
+	pthread_mutex_lock(&redialer.mu);
+	if ((rv = client_dial(c)) == 0)
+		LIST_INSERT_HEAD(&redialer.clients, c, link);
+	pthread_mutex_unlock(&redialer.mu);
+	if (rv != 0) {
 		nng_close(c->sock);
 		pthread_mutex_destroy(&c->mu);
-		pthread_mutex_destroy(&c->dial_mu);
 		free(c);
 		return rv;
 	}
@@ -377,7 +453,7 @@ msc_client_up(struct msc_client *c)
 		return true;
 	since = atomic_load(&c->since);
 	if (now > since && now - since > CLIENT_DOWN_GRACE_MS)
-		client_redial(c);
+		client_want_redial(c);
 	return false;
 }
 
@@ -409,13 +485,15 @@ msc_client_close(struct msc_client *c)
 	 * call is refused, so the wait ends with the callbacks.
 	 */
 	msc_client_shutdown(c);
+	pthread_mutex_lock(&redialer.mu);
+	LIST_REMOVE(c, link);
+	pthread_mutex_unlock(&redialer.mu);
 	for (int i = 0; i < 500 && atomic_load(&c->open) > 0; i++)
 		nng_msleep(10);
 	nng_close(c->sock);
 	if (atomic_load(&c->open) > 0)
 		return;         /* a callback still runs: keep c valid */
 	pthread_mutex_destroy(&c->mu);
-	pthread_mutex_destroy(&c->dial_mu);
 	free(c);
 }
 
@@ -441,7 +519,7 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 		down = atomic_load(&c->since);
 		down = now > down ? now - down : 0;
 		if (down > CLIENT_DOWN_GRACE_MS) {
-			client_redial(c);
+			client_want_redial(c);
 			return -ENOTCONN;
 		}
 		/* Wait for the peer to come back until the grace ends. */
