@@ -143,6 +143,9 @@ int tools_processes_find(const char *name);
 
 /* Whether `tool` is one of TOOLS_PROC_*. */
 bool tools_is_process(int tool);
+/* Whether the backend runs the exec helper's modes (background processes,
+ * file tools): docker mounts it, e2b and modal copy it into a sandbox. */
+bool tools_backend_has_helper(const char *backend);
 
 /* Adds terminal_execute's `background` and the process tools to a
  * tools/list result. */

@@ -387,13 +387,13 @@ tools_file_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	char num[4][72], *err;
 	int rv = 0;
 
-	if (strcmp(cfg->backend, "docker") != 0 &&
+	if (!tools_backend_has_helper(cfg->backend) &&
 	    strcmp(cfg->backend, "go_busybox") != 0 &&
 	    strcmp(cfg->backend, "wasm") != 0) {
 		char *msg;
 
-		if (asprintf(&msg, "The file tools work on the docker backend "
-		    "(Docker and Podman) and the WASM backends only: the %s "
+		if (asprintf(&msg, "The file tools work on the docker (Docker "
+		    "and Podman), e2b, modal and WASM backends only: the %s "
 		    "backend has no file helper in its computers; use "
 		    "terminal_execute.", cfg->backend) < 0)
 			return NULL;
@@ -474,7 +474,7 @@ failed(const Msc__V1__TerminalExecReply *rep)
 		snprintf(err, sizeof(err), "This computer has no file helper ("
 		    FILE_HELPER "): the file tools work on the docker backend "
 		    "(Docker and Podman), in computers it started, and on the "
-		    "WASM backends.");
+		    "e2b, modal and WASM backends.");
 	else if (rep->exit_code == 124)
 		snprintf(err, sizeof(err), "The file helper did not answer in "
 		    "time: this computer's exec helper may predate the file "

@@ -72,6 +72,13 @@ tools_processes_find(const char *name)
 }
 
 bool
+tools_backend_has_helper(const char *backend)
+{
+	return strcmp(backend, "docker") == 0 || strcmp(backend, "e2b") == 0 ||
+	    strcmp(backend, "modal") == 0;
+}
+
+bool
 tools_is_process(int tool)
 {
 	return tool >= TOOLS_PROC_BASE && tool <= TOOLS_PROC_START;
@@ -292,12 +299,13 @@ tools_process_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	char num[4][32];
 	int rv = 0;
 
-	if (strcmp(cfg->backend, "docker") != 0) {
+	if (!tools_backend_has_helper(cfg->backend)) {
 		char *msg;
 
 		if (asprintf(&msg, "Background processes run on the docker "
-		    "backend (Docker and Podman) only: the %s backend has no "
-		    "process supervisor in its computers.", cfg->backend) < 0)
+		    "(Docker and Podman), e2b and modal backends only: the %s "
+		    "backend has no process supervisor in its computers.",
+		    cfg->backend) < 0)
 			return NULL;
 		return msg;
 	}
@@ -408,8 +416,8 @@ tools_process_result(int tool, const Msc__V1__TerminalExecReply *rep,
 		if (rep->exit_code == 127 || rep->exit_code == 126)
 			snprintf(err, sizeof(err), "This computer has no process "
 			    "supervisor (" PROC_HELPER "): background processes "
-			    "run on the docker backend (Docker and Podman) only, "
-			    "in computers it started.");
+			    "run on the docker (Docker and Podman), e2b and modal "
+			    "backends only, in computers they started.");
 		else if (rep->exit_code == 124)
 			snprintf(err, sizeof(err), "The process supervisor did not "
 			    "answer in time: this computer's exec helper may "

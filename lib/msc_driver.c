@@ -37,7 +37,8 @@ processes_before(struct job *j)
 
 	if ((j->kind != JOB_RESTART && j->kind != JOB_RESET &&
 	    j->kind != JOB_DELETE) || !ref->count_processes ||
-	    j->d->ops->processes == NULL)
+	    j->d->ops->processes == NULL ||
+	    (j->kind == JOB_RESTART && j->d->ops->restart_keeps_processes))
 		return 0;
 	n = j->d->ops->processes(j->d->be, ref->computer_id);
 	return n > 0 ? (uint32_t)n : 0;

@@ -63,6 +63,9 @@ struct msc_driver_ops {
 	 * reply carries the count (Computer.processes_ended). Blocking.
 	 */
 	int (*processes)(void *be, const char *id);
+	/* The backend's Restart keeps the computer's memory (E2B's pause and
+	 * resume): its processes live on, none are counted as ended. */
+	bool restart_keeps_processes;
 
 	/*
 	 * Optional, all or none (issue 31): snapshots. snapshot saves

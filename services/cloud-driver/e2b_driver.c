@@ -17,6 +17,8 @@
 
 MSC_DRIVER_OPS(e2b_ops, e2b, "cloud-driver", msc_driver_code_cloud,
     msc_describe_e2b);
+/* e2b_ops with the optional ops, filled once before any service. */
+static struct msc_driver_ops e2b_ops_full;
 
 static const char *
 env_or(const char *name, const char *def)
@@ -100,11 +102,16 @@ e2b_driver_start(const struct msc_cfg *cfg, const char *url,
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
 	d->cfg = cfg;
+	if (e2b_ops_full.exec == NULL) {
+		e2b_ops_full = e2b_ops;
+		e2b_ops_full.processes = e2b_processes;
+		e2b_ops_full.restart_keeps_processes = true;
+	}
 	if ((rv = configure(d, cfg)) != 0 ||
 	    (rv = msc_known_new(sizeof(struct e2b_known), &d->known)) != 0 ||
 	    (rv = e2b_lease_start(d)) != 0 ||
-	    (rv = msc_driver_start(url, &e2b_ops, d, (int)cfg->driver_workers,
-		 &d->svc)) != 0)
+	    (rv = msc_driver_start(url, &e2b_ops_full, d,
+		 (int)cfg->driver_workers, &d->svc)) != 0)
 		goto fail;
 	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
 	*dp = d;

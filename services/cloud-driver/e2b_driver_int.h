@@ -68,5 +68,7 @@ int e2b_list(struct e2b_driver *d, Msc__V1__ComputerList *out, char *err,
 /* Commands through envd's process API (e2b_exec.c). */
 int e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
+/* The running background processes, for Computer.processes_ended. */
+int e2b_processes(void *be, const char *id);
 
 #endif /* E2B_DRIVER_INT_H */

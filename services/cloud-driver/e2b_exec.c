@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cloud_helper.h"
 #include "msc_driver.h"
 #include "msc_driver_live.h"
 #include "msc_log.h"
@@ -411,10 +412,11 @@ refresh_ttl(struct x *x)
 	(void)msc_known_update(x->d->known, x->id, false, refreshed, NULL);
 }
 
-int
-e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
+static int
+exec_direct(void *be, const Msc__V1__ExecRequest *r,
     Msc__V1__ExecResult *res, char *err, size_t errlen)
 {
+	struct e2b_driver *d = be;
 	struct x x = { .d = d, .id = r->computer_id };
 	struct stream s = { 0 };
 	char tok[33];
@@ -505,4 +507,18 @@ e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *r,
 	curl_slist_free_all(x.hdrs);
 	res->duration_ms = msc_now_ms() - start;
 	return rv;
+}
+
+/* The agent's command, or the exec helper's mode (cloud_helper.c). */
+int
+e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *res, char *err, size_t errlen)
+{
+	return cloud_helper_exec(exec_direct, d, req, res, err, errlen);
+}
+
+int
+e2b_processes(void *be, const char *id)
+{
+	return cloud_helper_processes(exec_direct, be, id);
 }

@@ -18,6 +18,8 @@
 
 MSC_DRIVER_OPS(modal_ops, modal, "cloud-driver", msc_driver_code_cloud,
     msc_describe_modal);
+/* modal_ops with the optional ops, filled once before any service. */
+static struct msc_driver_ops modal_ops_full;
 
 #define DEFAULT_IMAGE "debian:bookworm-slim"
 
@@ -86,11 +88,15 @@ modal_driver_start(const struct msc_cfg *cfg, const char *url,
 	d->cfg = cfg;
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->build_mu, NULL);
+	if (modal_ops_full.exec == NULL) {
+		modal_ops_full = modal_ops;
+		modal_ops_full.processes = modal_processes;
+	}
 	if ((rv = configure(d, cfg)) != 0 ||
 	    (rv = msc_known_new(sizeof(struct modal_known), &d->known)) != 0 ||
 	    (rv = modal_lease_start(d)) != 0 ||
-	    (rv = msc_driver_start(url, &modal_ops, d, (int)cfg->driver_workers,
-		 &d->svc)) != 0)
+	    (rv = msc_driver_start(url, &modal_ops_full, d,
+		 (int)cfg->driver_workers, &d->svc)) != 0)
 		goto fail;
 	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
 	if (d->creds.token_id[0] == '\0' || d->creds.token_secret[0] == '\0')

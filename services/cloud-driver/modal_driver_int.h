@@ -103,6 +103,8 @@ int modal_list(struct modal_driver *d, Msc__V1__ComputerList *out,
 /* The Exec op (modal_exec.c). */
 int modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
+/* The running background processes, for Computer.processes_ended. */
+int modal_processes(void *be, const char *id);
 
 /* Commands through the task's command router (modal_run.c). */
 struct modal_run {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cloud_helper.h"
 #include "msc_driver.h"
 #include "msc_log.h"
 #include "msc_random.h"
@@ -33,10 +34,11 @@ sweep(struct modal_driver *d, struct modal_known *k, const char *marker)
 	modal_run_fini(&r);
 }
 
-int
-modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *q,
+static int
+exec_direct(void *be, const Msc__V1__ExecRequest *q,
     Msc__V1__ExecResult *res, char *err, size_t errlen)
 {
+	struct modal_driver *d = be;
 	struct modal_known k;
 	struct modal_run r = { 0 };
 	const char *shell_argv[3], *const *argv;
@@ -109,4 +111,18 @@ modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *q,
 	explicit_bzero(&k, sizeof(k));
 	res->duration_ms = msc_now_ms() - start;
 	return rv;
+}
+
+/* The agent's command, or the exec helper's mode (cloud_helper.c). */
+int
+modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *res, char *err, size_t errlen)
+{
+	return cloud_helper_exec(exec_direct, d, req, res, err, errlen);
+}
+
+int
+modal_processes(void *be, const char *id)
+{
+	return cloud_helper_processes(exec_direct, be, id);
 }

@@ -97,13 +97,13 @@ process_requests(void **state)
 	json_decref(args);
 	json_decref(keep);
 	/* another backend */
-	cfg.backend = "e2b";
+	cfg.backend = "go_busybox";
 	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	keep = json_array();
 	args = json_pack("{}");
 	msg = tools_process_request(TOOLS_PROC_LIST, &cfg, args, &req, keep);
 	assert_non_null(msg);
-	assert_non_null(strstr(msg, "the e2b backend has no process supervisor"));
+	assert_non_null(strstr(msg, "the go_busybox backend has no process supervisor"));
 	free(msg);
 	json_decref(args);
 	json_decref(keep);
@@ -252,13 +252,13 @@ file_requests(void **state)
 		json_decref(res);
 	}
 	/* another backend */
-	cfg.backend = "modal";
+	cfg.backend = "fly";
 	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	keep = json_array();
 	args = json_pack("{s:s}", "path", "/a");
 	msg = tools_file_request(TOOLS_FILE_READ, &cfg, args, &req, keep);
 	assert_non_null(msg);
-	assert_non_null(strstr(msg, "the modal backend has no file helper"));
+	assert_non_null(strstr(msg, "the fly backend has no file helper"));
 	free(msg);
 	json_decref(args);
 	json_decref(keep);
