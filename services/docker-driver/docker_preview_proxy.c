@@ -576,7 +576,10 @@ step(struct dock_proxy_loop *l, struct conn *c, short cre, short ure)
 		break;
 	}
 	if (c->st == ST_FLUSH && c->down.len == 0) {
-		if (!c->keep || c->client_eof)
+		/* Not kept when the request's body was not all passed on: its
+		 * rest is no next request (request smuggling). */
+		if (!c->keep || c->client_eof || c->body_left != 0 ||
+		    c->up.len != 0)
 			return false;
 		/* The answer is out: the next request, on its own Host. */
 		c->st = ST_HEAD;

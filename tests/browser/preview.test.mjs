@@ -156,6 +156,11 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
   // A body of Content-Length bytes, then the next request on the connection.
   const ob = await rawExchange([`POST /p HTTP/1.1\r\nHost: ${hA}\r\nContent-Length: 5\r\n\r\nGET /`, `GET /after HTTP/1.1\r\nHost: ${hB}\r\n\r\n`]);
   assert.match(ob, new RegExp(`hello from ${B} port 8000 path /after`));
+  // Smuggling: the rest of a body the computer answered without reading is not a next request.
+  const sm = await rawExchange([`POST /early HTTP/1.1\r\nHost: ${hA}\r\nContent-Length: 60\r\n\r\n`,
+    `GET /smuggled HTTP/1.1\r\nHost: ${hB}\r\n\r\n`]);
+  assert.match(sm, /path \/early/);
+  assert.ok(!sm.includes('path /smuggled'), sm);
 
   // Nothing listens: 502.
   const e9 = await call('computer_expose_port', { computer_id: A, port: 9 });
