@@ -50,6 +50,7 @@
 #define CONNECT_MS 5000
 #define RESOLVE_MS 30000        /* the engine's answer (its calls' deadline) */
 #define IDLE_MS 300000          /* nothing moved either way */
+#define ACCEPT_PAUSE_MS 100     /* accept(2) out of descriptors */
 #define SWEEP_MS 1000           /* revoked URLs' connections looked for */
 
 /* ST_RESOLVE: the engine is asked where the computer is (the resolver). */
@@ -70,6 +71,7 @@ struct conn {
 	struct buf uin;         /* from the computer, its head */
 	struct buf down;        /* to the client */
 	long long body_left;    /* request body bytes still to pass; -1 all */
+	long long resp_left;    /* answer body bytes still to pass; -1 all */
 	bool resp_head_done;
 	bool keep;              /* the client's connection stays after */
 	bool head_req;          /* HEAD: no body in the answer */
@@ -94,6 +96,7 @@ struct dock_proxy_loop {
 	size_t n;
 	struct dock_resolver *res;
 	uint64_t serial;        /* the last question's */
+	uint64_t accept_after;  /* accept(2) failed (EMFILE): paused till */
 };
 
 static void
@@ -290,6 +293,7 @@ on_request(struct dock_proxy_loop *l, struct conn *c, size_t head_len)
 	c->in.len -= head_len;
 	c->uin.len = 0;
 	c->resp_head_done = false;
+	c->resp_left = -1;
 	c->up_eof = false;
 	c->fresh_tried = false;
 	/* Where the computer is: kept, else asked of the engine off the loop. */
@@ -345,43 +349,80 @@ move_body(struct conn *c)
 		c->body_left -= (long long)n;
 }
 
-/* The computer's answer head is in c->uin: pass it on. */
+/*
+ * The computer's answer head is in c->uin: checked, then passed on.
+ * Its framing is enforced here (whatever a front proxy shared by other
+ * users would believe): one Content-Length, a number; no body after
+ * HEAD, 204 or 304; a 101 only to an upgrade asked for; nothing past
+ * the body relayed. The client's connection stays only when the end of
+ * the answer is known here (Content-Length, or no body).
+ */
 static void
 on_response(struct conn *c, size_t head_len)
 {
 	struct dock_http_hdr hs[DOCK_HTTP_HEADERS_MAX];
-	size_t nh, first_len;
-	bool framed = false;
+	size_t nh, first_len, ncl = 0, nte = 0;
+	long long cl = 0;
+	bool bad = false;
 	int status;
 
 	if (dock_http_split(c->uin.d, head_len, &first_len, hs, &nh) != 0 ||
-	    first_len < 12 || strncmp(c->uin.d, "HTTP/1.", 7) != 0) {
+	    first_len < 12 || strncmp(c->uin.d, "HTTP/1.", 7) != 0 ||
+	    c->uin.d[8] != ' ' || (first_len > 12 && c->uin.d[12] != ' ') ||
+	    c->uin.d[9] < '1' || c->uin.d[9] > '5' || c->uin.d[10] < '0' ||
+	    c->uin.d[10] > '9' || c->uin.d[11] < '0' || c->uin.d[11] > '9') {
 		answer(c, 502, "Bad Gateway", "The computer's server answered "
 		    "something else than HTTP/1.1.\n");
 		return;
 	}
-	status = atoi(c->uin.d + 9);
-	for (size_t i = 0; i < nh; i++)
-		if (dock_http_is(&hs[i], "content-length") ||
-		    (dock_http_is(&hs[i], "transfer-encoding") &&
-			dock_http_has(&hs[i], "chunked")))
-			framed = true;
-	if (status == 204 || status == 304 || c->head_req ||
-	    (status >= 100 && status < 200))
-		framed = true;
-	if (!framed)
+	status = (c->uin.d[9] - '0') * 100 + (c->uin.d[10] - '0') * 10 +
+	    (c->uin.d[11] - '0');
+	for (size_t i = 0; i < nh; i++) {
+		if (dock_http_is(&hs[i], "content-length")) {
+			ncl++;
+			cl = 0;
+			if (hs[i].vl == 0 || hs[i].vl > 15)
+				bad = true;
+			for (size_t k = 0; k < hs[i].vl && !bad; k++) {
+				if (hs[i].v[k] < '0' || hs[i].v[k] > '9')
+					bad = true;
+				cl = cl * 10 + (hs[i].v[k] - '0');
+			}
+		} else if (dock_http_is(&hs[i], "transfer-encoding"))
+			nte++;
+	}
+	if (bad || ncl > 1 || (ncl && nte) || (status == 101 && !c->upgrade)) {
+		answer(c, 502, "Bad Gateway", "The computer's server answered "
+		    "with an ambiguous length or an upgrade nobody asked "
+		    "for.\n");
+		return;
+	}
+	if (status >= 100 && status < 200 && status != 101)
+		c->resp_left = 0;       /* interim: the final one follows */
+	else if (status == 204 || status == 304 || c->head_req)
+		c->resp_left = 0;
+	else if (ncl == 1 && status != 101)
+		c->resp_left = cl;
+	else {
+		c->resp_left = -1;      /* chunked, or until the end */
 		c->keep = false;
+	}
 	put(&c->down, c->uin.d, first_len + 2);
 	for (size_t i = 0; i < nh; i++) {
-		if (dock_http_hop_by_hop(&hs[i]) && !(status == 101 && c->upgrade &&
-		    dock_http_is(&hs[i], "upgrade")))
+		if ((dock_http_hop_by_hop(&hs[i]) && !(status == 101 &&
+		    dock_http_is(&hs[i], "upgrade"))) ||
+		    dock_http_is(&hs[i], "referrer-policy"))
 			continue;
 		put(&c->down, hs[i].n, (size_t)(hs[i].v + hs[i].vl - hs[i].n));
 		puts_buf(&c->down, "\r\n");
 	}
-	if (status == 101 && c->upgrade) {
+	/* A preview's URL holds its capability: never sent on as a Referer. */
+	if (status >= 200)
+		puts_buf(&c->down, "Referrer-Policy: no-referrer\r\n");
+	if (status == 101) {
 		puts_buf(&c->down, "Connection: Upgrade\r\n\r\n");
 		c->st = ST_TUNNEL;
+		c->resp_left = -1;
 	} else
 		puts_buf(&c->down, c->keep ? "\r\n" : "Connection: close\r\n\r\n");
 	memmove(c->uin.d, c->uin.d + head_len, c->uin.len - head_len);
@@ -391,7 +432,11 @@ on_response(struct conn *c, size_t head_len)
 		return;
 	}
 	c->resp_head_done = true;
+	if (c->resp_left >= 0 && (long long)c->uin.len > c->resp_left)
+		c->uin.len = (size_t)c->resp_left;      /* past the body: dropped */
 	put(&c->down, c->uin.d, c->uin.len);
+	if (c->resp_left > 0)
+		c->resp_left -= (long long)c->uin.len;
 	c->uin.len = 0;
 }
 
@@ -544,12 +589,16 @@ step(struct dock_proxy_loop *l, struct conn *c, short cre, short ure)
 			struct buf *into = c->resp_head_done ? &c->down :
 			    &c->uin;
 
-			n = fill(c->ufd, into, c->resp_head_done ? BUF_MAX :
-			    HEAD_MAX - c->uin.len);
+			n = fill(c->ufd, into, !c->resp_head_done ?
+			    HEAD_MAX - c->uin.len : c->resp_left >= 0 ?
+			    (size_t)c->resp_left : BUF_MAX);
 			if (n == 0 || n == -2)
 				c->up_eof = true;
-			if (n > 0)
+			if (n > 0) {
 				moved = true;
+				if (c->resp_head_done && c->resp_left > 0)
+					c->resp_left -= n;
+			}
 		}
 		while (!c->resp_head_done && c->st != ST_FLUSH &&
 		    (he = head_end(&c->uin)) > 0)
@@ -562,7 +611,12 @@ step(struct dock_proxy_loop *l, struct conn *c, short cre, short ure)
 			    "closed the connection without an answer.\n");
 			break;
 		}
-		if (c->up_eof && c->resp_head_done) {
+		if (c->resp_head_done && (c->up_eof || (c->st == ST_EXCHANGE &&
+		    c->resp_left == 0))) {
+			/* The answer's end, or the computer's: an answer cut
+			 * short ends the client's connection too. */
+			if (c->resp_left != 0)
+				c->keep = false;
 			close(c->ufd);
 			c->ufd = -1;
 			c->st = ST_FLUSH;
@@ -609,8 +663,18 @@ accept_one(struct dock_proxy_loop *l)
 	int fd = accept4(l->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	struct conn *c;
 
-	if (fd < 0)
+	if (fd < 0) {
+		/* Out of descriptors or memory: the pending connection stays
+		 * queued and the listener readable; not polled for a while
+		 * (else the loop spins). */
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			l->accept_after = msc_now_ms() + ACCEPT_PAUSE_MS;
+			msc_log_warn("preview listener: accept: %s",
+			    strerror(errno));
+		}
 		return;
+	}
 	if (l->n >= CONNS_MAX || (c = calloc(1, sizeof(*c))) == NULL) {
 		static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
 		    "Content-Length: 0\r\nConnection: close\r\n\r\n";
@@ -645,10 +709,11 @@ loop_main(void *arg)
 		struct conn *c;
 		size_t k = 0, nf = 3;
 		uint64_t now;
-		bool sweep;
+		bool sweep, paused;
 
 		fds[0] = (struct pollfd){ l->wake[0], POLLIN, 0 };
-		fds[1] = (struct pollfd){ l->lfd, POLLIN, 0 };
+		paused = msc_now_ms() < l->accept_after;
+		fds[1] = (struct pollfd){ paused ? -1 : l->lfd, POLLIN, 0 };
 		fds[2] = (struct pollfd){ dock_resolver_fd(l->res), POLLIN, 0 };
 		LIST_FOREACH(c, &l->conns, link) {
 			short ce = 0, ue = 0;
@@ -677,7 +742,8 @@ loop_main(void *arg)
 			fds[nf++] = (struct pollfd){ c->ufd, ue, 0 };
 			who[k++] = c;
 		}
-		if (poll(fds, nf, 1000) < 0 && errno != EINTR)
+		if (poll(fds, nf, paused ? ACCEPT_PAUSE_MS : 1000) < 0 &&
+		    errno != EINTR)
 			break;
 		if (fds[0].revents & POLLIN)
 			break;

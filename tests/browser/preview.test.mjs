@@ -161,6 +161,14 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
     `GET /smuggled HTTP/1.1\r\nHost: ${hB}\r\n\r\n`]);
   assert.match(sm, /path \/early/);
   assert.ok(!sm.includes('path /smuggled'), sm);
+  // The computer's answers framed strictly (queue poisoning): nothing past Content-Length or after
+  // HEAD's head, 502 for two Content-Lengths or a 101 nobody asked for, no keep-alive after chunked.
+  for (const [req, want, next] of [['GET /extra', /^HTTP\/1\.1 200[^]*?\r\n\r\nhello/, true], ['HEAD /extra', /^HTTP\/1\.1 200/, true],
+    ['GET /dupcl', /^HTTP\/1\.1 502/, false], ['GET /u101', /^HTTP\/1\.1 502/, false], ['GET /chunked', /^HTTP\/1\.1 200/, false]]) {
+    const o = await rawExchange([`${req} HTTP/1.1\r\nHost: ${hA}\r\n\r\n`, `GET /next HTTP/1.1\r\nHost: ${hA}\r\n\r\n`]);
+    assert.match(o, want, req);
+    assert.ok(!o.includes('poisoned') && o.includes('path /next') === next, `${req}: ${o}`);
+  }
 
   // Nothing listens: 502.
   const e9 = await call('computer_expose_port', { computer_id: A, port: 9 });

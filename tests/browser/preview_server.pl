@@ -39,6 +39,13 @@ while (1) {
     while ($head !~ /\r\n\r\n$/) { my $r = sysread($c, my $b, 1); exit 0 unless $r; $head .= $b; }
     my ($path) = $head =~ /^\S+ (\S+)/;
     sleep 3600 if $path eq "/stall";   # never reads the body: the proxy must push back
+    # Badly framed answers (the proxy must not relay what follows them as another answer).
+    my $poison = "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\npoisoned";
+    my %bad = ('/extra' => "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello$poison",
+      '/dupcl' => "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+      '/u101' => "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n$poison",
+      '/chunked' => "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    if ($bad{$path}) { syswrite($c, $bad{$path}); exit 0; }
     if ($head =~ /^Sec-WebSocket-Key:\s*(\S+)/mi) {
       my $acc = b64(sha1($1 . '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'));
       syswrite($c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: $acc\r\n\r\n");
