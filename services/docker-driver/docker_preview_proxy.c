@@ -506,7 +506,11 @@ step(struct dock_proxy_loop *l, struct conn *c, short cre, short ure)
 	bool moved = false;
 	ssize_t n;
 
-	if (cre & (POLLOUT | POLLERR | POLLHUP)) {
+	/* The client is gone (or broken), whatever the state: polling it
+	 * again would return at once, forever. */
+	if (cre & (POLLERR | POLLHUP | POLLNVAL))
+		return false;
+	if (cre & POLLOUT) {
 		if (!flush(c->cfd, &c->down, &moved))
 			return false;
 	}

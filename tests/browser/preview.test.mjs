@@ -4,6 +4,7 @@
 // by its own Host (another computer's capability, an unknown one, the MCP endpoint's names), request smuggling
 // refused, 502 for a port nothing listens on, the per-computer cap, the URL after computer_restart, revocation.
 // Run: meson test -C build browser/preview (exits 77 when the browser or node_modules is missing).
+import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -214,6 +215,18 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
   assert.ok(stream < (48 << 20), `the proxy took ${stream} bytes of a WebSocket stream nobody reads`);
   console.log(`# taken of an unread body: ${body} bytes; of an unread WebSocket stream: ${stream} bytes`);
   assert.match(await rawExchange([`GET /busy HTTP/1.1\r\nHost: ${hB}\r\n\r\n`]), /path \/busy/);
+  // A client that resets its connection while the computer has not answered: the listener does not spin
+  // (POLLHUP/POLLERR of a socket not being read). CPU ticks (1/100 s) of the server and its children.
+  const cpu = () => [srv.proc.pid, ...execSync(`pgrep -P ${srv.proc.pid} || true`).toString().split(/\s+/).filter(Boolean)]
+    .reduce((t, pid) => { try { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return t + Number(f[11]) + Number(f[12]); } catch { return t; } }, 0);
+  const rst = net.connect(previewPort, '127.0.0.1');
+  await new Promise((r) => rst.on('connect', r));
+  rst.write(`GET /stall HTTP/1.1\r\nHost: ${hA}\r\n\r\n`);
+  await new Promise((r) => setTimeout(r, 1000));
+  rst.resetAndDestroy();
+  const t0 = cpu();
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.ok(cpu() - t0 < 100, `the server used ${cpu() - t0} ticks in 2 s after a client's reset`);
 
   // A computer cannot reach the preview listener (nor the MCP port): not on its gateway, not on
   // its own loopback.
