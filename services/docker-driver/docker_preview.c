@@ -4,11 +4,13 @@
  *
  * Kept in memory (one list under a mutex, at most DOCK_PREVIEW_MAX rows)
  * and in one host file per computer, BASE/preview-<driver id>/<id>, a
- * line "PORT CAPABILITY" per exposed port (written whole, then renamed
- * over the old one), so that a permanent computer's URLs outlive the
- * driver: the files are read again at start. A row whose computer is
- * gone (a temporary one deleted, or deleted behind our back) is
- * forgotten at its first request. The computer's address is asked of
+ * line "PORT CAPABILITY CONTAINER-ID" per exposed port (written whole,
+ * then renamed over the old one), so that a permanent computer's URLs
+ * outlive the driver: the files are read again at start. Each row names
+ * the engine's container Id of its computer: a row whose computer is
+ * gone, or is another container now (deleted behind our back, then made
+ * again by the same name), is forgotten at its first request; a
+ * computer's creation forgets the rows of its name. The computer's address is asked of
  * the engine (never of the computer) and kept a second, so that a
  * restarted computer's new address is found.
  */
@@ -30,6 +32,8 @@
 #include "msc_slug.h"
 #include "msc_time.h"
 
+#define DOCK_CTR_ID_MAX 64
+
 /* How long an address asked of the engine is used again. */
 #define ADDR_KEEP_MS 1000
 
@@ -38,6 +42,7 @@ struct row {
 	char cap[DOCK_PREVIEW_CAP_LEN + 1];
 	char id[MSC_SLUG_MAX + 1];
 	uint16_t port;
+	char ctr[DOCK_CTR_ID_MAX + 1];  /* the engine's container Id */
 	char ip[64];            /* "" until asked */
 	uint64_t ip_at;         /* when asked (msc_now_ms) */
 	unsigned moved;         /* dock_preview_moved calls: an answer asked
@@ -118,7 +123,7 @@ save_locked(struct dock_preview *p, const char *id)
 		return -errno;
 	TAILQ_FOREACH(r, &p->rows, link)
 		if (strcmp(r->id, id) == 0 &&
-		    fprintf(f, "%u %s\n", r->port, r->cap) < 0)
+		    fprintf(f, "%u %s %s\n", r->port, r->cap, r->ctr) < 0)
 			rv = -EIO;
 	if (fclose(f) != 0 && rv == 0)
 		rv = -errno;
@@ -141,10 +146,31 @@ cap_valid(const char *s)
 	return i == DOCK_PREVIEW_CAP_LEN;
 }
 
+static bool
+ctr_valid(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' &&
+		    s[i] <= 'f')))
+			return false;
+	return i > 0 && i <= DOCK_CTR_ID_MAX;
+}
+
+/* The container's Id in an inspect answer, or "". */
+static const char *
+ctr_id(json_t *ctr)
+{
+	const char *s = json_string_value(json_object_get(ctr, "Id"));
+
+	return s != NULL && ctr_valid(s) ? s : "";
+}
+
 static void
 load_file(struct dock_preview *p, const char *id)
 {
-	char path[700], line[128], cap[64];
+	char path[700], line[192], cap[64], ctr[DOCK_CTR_ID_MAX + 1];
 	unsigned port;
 	FILE *f;
 
@@ -155,8 +181,11 @@ load_file(struct dock_preview *p, const char *id)
 	    p->n < DOCK_PREVIEW_MAX) {
 		struct row *r;
 
-		if (sscanf(line, "%u %63s", &port, cap) != 2 || port < 1 ||
-		    port > 65535 || !cap_valid(cap) ||
+		/* (A line without its container's Id, of an older version,
+		 * is dropped: whose it was cannot be told.) */
+		if (sscanf(line, "%u %63s %64s", &port, cap, ctr) != 3 ||
+		    port < 1 || port > 65535 || !cap_valid(cap) ||
+		    !ctr_valid(ctr) ||
 		    find_cap_locked(p, cap) != NULL ||
 		    count_locked(p, id) >= DOCK_PREVIEW_PER_COMPUTER ||
 		    (r = calloc(1, sizeof(*r))) == NULL)
@@ -164,6 +193,7 @@ load_file(struct dock_preview *p, const char *id)
 		memcpy(r->cap, cap, DOCK_PREVIEW_CAP_LEN);
 		snprintf(r->id, sizeof(r->id), "%.63s", id);
 		r->port = (uint16_t)port;
+		snprintf(r->ctr, sizeof(r->ctr), "%s", ctr);
 		TAILQ_INSERT_TAIL(&p->rows, r, link);
 		p->n++;
 	}
@@ -184,7 +214,8 @@ listen_locked(struct dock_preview *p, char *err, size_t errlen)
 	    &p->loop, &p->listen_port, err, errlen);
 }
 
-static void forget_locked(struct dock_preview *p, const char *id);
+static void forget_locked(struct dock_preview *p, const char *id,
+    const char *keep_ctr);
 
 /* At start: the rows of computers the engine no longer has are dropped
  * (their files too), so that no listener starts for them. One engine
@@ -213,17 +244,21 @@ drop_gone(struct dock_preview *p)
 		ctr = NULL;
 		int rv = dock_find(p->d, id, &ctr, err, sizeof(err));
 
-		json_decref(ctr);
 		pthread_mutex_lock(&p->mu);
 		if (rv == -ENOENT) {
 			msc_log_info("preview: computer %s is gone: its URLs "
 			    "are dropped", id);
-			forget_locked(p, id);
-		} else
+			forget_locked(p, id, NULL);
+		} else {
+			/* Another container by that name: not its URLs. */
+			if (rv == 0)
+				forget_locked(p, id, ctr_id(ctr));
 			TAILQ_FOREACH(r, &p->rows, link)
 				if (strcmp(r->id, id) == 0)
 					r->ip_at = 1;   /* seen; no address */
+		}
 		pthread_mutex_unlock(&p->mu);
+		json_decref(ctr);
 	}
 }
 
@@ -334,6 +369,7 @@ dock_preview_expose(struct dock_driver *d,
 	const char *domain = d->cfg->preview_domain != NULL ?
 	    d->cfg->preview_domain : "localhost";
 	uint16_t port = (uint16_t)req->port;
+	char cid[DOCK_CTR_ID_MAX + 1];
 	const char *mode;
 	json_t *ctr = NULL;
 	struct row *r;
@@ -355,8 +391,18 @@ dock_preview_expose(struct dock_driver *d,
 		    req->computer_id);
 		return -EINVAL;         /* the request, for this computer */
 	}
+	snprintf(cid, sizeof(cid), "%s", ctr_id(ctr));
 	json_decref(ctr);
+	if (cid[0] == '\0' && !req->unexpose) {
+		snprintf(err, errlen, "The engine did not name computer '%s''s "
+		    "container.", req->computer_id);
+		return -EPROTO;
+	}
 	pthread_mutex_lock(&p->mu);
+	/* Rows of an earlier container by this name (deleted meanwhile,
+	 * or behind our back) are not this one's: forgotten. */
+	if (cid[0] != '\0')
+		forget_locked(p, req->computer_id, cid);
 	r = find_port_locked(p, req->computer_id, port);
 	if (req->unexpose) {
 		if (r == NULL) {
@@ -393,6 +439,7 @@ dock_preview_expose(struct dock_driver *d,
 		}
 		msc_random_hex(r->cap, DOCK_PREVIEW_CAP_LEN / 2);
 		snprintf(r->id, sizeof(r->id), "%s", req->computer_id);
+		snprintf(r->ctr, sizeof(r->ctr), "%s", cid);
 		r->port = port;
 		TAILQ_INSERT_TAIL(&p->rows, r, link);
 		p->n++;
@@ -429,21 +476,26 @@ dock_preview_known(struct dock_preview *p, const char *cap)
 	return known;
 }
 
-/* Forgets every row of computer id (gone). */
+/* Forgets every row of computer id (gone), but those of container
+ * keep_ctr when not NULL (the one by that name now). */
 static void
-forget_locked(struct dock_preview *p, const char *id)
+forget_locked(struct dock_preview *p, const char *id, const char *keep_ctr)
 {
 	struct row *r, *next;
+	bool any = false;
 
 	for (r = TAILQ_FIRST(&p->rows); r != NULL; r = next) {
 		next = TAILQ_NEXT(r, link);
-		if (strcmp(r->id, id) == 0) {
+		if (strcmp(r->id, id) == 0 && (keep_ctr == NULL ||
+		    strcmp(r->ctr, keep_ctr) != 0)) {
 			TAILQ_REMOVE(&p->rows, r, link);
 			p->n--;
 			free(r);
+			any = true;
 		}
 	}
-	(void)save_locked(p, id);
+	if (any || keep_ctr == NULL)
+		(void)save_locked(p, id);
 }
 
 int
@@ -471,7 +523,7 @@ dock_preview_forget(struct dock_preview *p, const char *id)
 	if (p == NULL)
 		return;
 	pthread_mutex_lock(&p->mu);
-	forget_locked(p, id);
+	forget_locked(p, id, NULL);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -488,6 +540,26 @@ dock_preview_moved(struct dock_preview *p, const char *id)
 			r->ip[0] = '\0';
 			r->moved++;
 		}
+	pthread_mutex_unlock(&p->mu);
+}
+
+void
+dock_preview_renamed(struct dock_preview *p, const char *id, const char *old,
+    const char *now)
+{
+	struct row *r;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (now != NULL && ctr_valid(now) && old[0] != '\0') {
+		TAILQ_FOREACH(r, &p->rows, link)
+			if (strcmp(r->id, id) == 0 && strcmp(r->ctr, old) == 0)
+				snprintf(r->ctr, sizeof(r->ctr), "%s", now);
+		forget_locked(p, id, now);
+		(void)save_locked(p, id);
+	} else
+		forget_locked(p, id, NULL);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -542,12 +614,16 @@ dock_preview_target(struct dock_preview *p, const char *cap, bool fresh,
 	pthread_mutex_unlock(&p->mu);
 
 	rv = dock_find(p->d, id, &ctr, err, sizeof(err));
+	pthread_mutex_lock(&p->mu);
+	/* Another container by that name now (the computer was deleted
+	 * and made again, by us or behind our back): its rows are not this
+	 * one's. */
+	if (rv == 0)
+		forget_locked(p, id, ctr_id(ctr));
 	if (rv == 0)
 		rv = address_of(ctr, addr, sizeof(addr));
-	json_decref(ctr);
-	pthread_mutex_lock(&p->mu);
 	if (rv == -ENOENT)
-		forget_locked(p, id);
+		forget_locked(p, id, NULL);
 	else if ((r = find_cap_locked(p, cap)) == NULL)
 		rv = -ENOENT;           /* revoked meanwhile */
 	else if (rv == 0 && r->moved != moved)
@@ -557,6 +633,7 @@ dock_preview_target(struct dock_preview *p, const char *cap, bool fresh,
 		r->ip_at = msc_now_ms();
 	}
 	pthread_mutex_unlock(&p->mu);
+	json_decref(ctr);
 	if (rv == 0)
 		snprintf(ip, iplen, "%s", addr);
 	else if (rv != -ENOENT)

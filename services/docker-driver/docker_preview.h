@@ -57,6 +57,10 @@ void dock_preview_forget(struct dock_preview *p, const char *id);
  * is dropped, so that the next request asks the engine (the old address
  * may be another computer's by then). p may be NULL. */
 void dock_preview_moved(struct dock_preview *p, const char *id);
+/* Computer id's rows of container old name container now (the same
+ * computer made again: reset, restore); the others are forgotten. */
+void dock_preview_renamed(struct dock_preview *p, const char *id,
+    const char *old, const char *now);
 
 /* The ports of computer id exposed now, sorted by exposure, into *ports
  * (malloc'd, NULL when none) and *n. 0 or -ENOMEM. p may be NULL. */

@@ -251,4 +251,10 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
   assert.equal(un.json?.revoked, true, un.text);
   assert.match(await rawExchange([`GET / HTTP/1.1\r\nHost: ${hA}\r\n\r\n`]), /^HTTP\/1\.1 404/);
   assert.match(await rawExchange([`GET / HTTP/1.1\r\nHost: ${hB}\r\n\r\n`]), /^HTTP\/1\.1 200/);
+  // A URL does not outlive its computer: B removed behind the server's back, then made again by the
+  // same name, is not reached through B's old URL.
+  execSync(`${process.env.MSC_DOCKER || 'docker'} rm -f kilntainer-${B}`, { stdio: 'ignore' });
+  assert.match((await call('computer_create', { computer_id: B, temporary: false })).text, new RegExp(B));
+  await startPerl(B, 8000).catch(() => startPerl(B, 8000));   // (the first call may meet the old helper)
+  assert.match(await rawExchange([`GET / HTTP/1.1\r\nHost: ${hB}\r\n\r\n`]), /^HTTP\/1\.1 404/);
 });
