@@ -19,6 +19,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,15 +95,45 @@ count_locked(struct dock_preview *p, const char *id)
 	return n;
 }
 
-/* Writes computer id's rows to its file (none: removes it). */
+/*
+ * Whether folder path is ours alone: a folder (not a link), owned by
+ * this user, writable by no one else (private: nor readable). For a
+ * non-root driver the base is in /tmp, where another local user could
+ * have made it first to read or plant capabilities.
+ */
+static bool
+dir_safe(const char *path, bool private)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() ||
+	    (st.st_mode & (private ? 077 : 022)) != 0) {
+		msc_log_warn("preview: %s is not a folder of this user alone "
+		    "(owner, mode): the preview URLs are not kept there", path);
+		return false;
+	}
+	return true;
+}
+
+/* The base folder (p->dir's parent) into base. */
+static void
+base_of(const struct dock_preview *p, char *base, size_t len)
+{
+	snprintf(base, len, "%s", p->dir);
+	if (strrchr(base, '/') != NULL)
+		*strrchr(base, '/') = '\0';
+}
+
+/* Writes computer id's rows to its file (none: removes it). The file is
+ * made anew (0600, never through a link), then renamed over the old. */
 static int
 save_locked(struct dock_preview *p, const char *id)
 {
-	char path[700], tmp[720];
-
+	char path[700], tmp[720], base[600];
 	struct row *r;
 	FILE *f;
-	int rv = 0;
+	int rv = 0, fd;
 
 	snprintf(path, sizeof(path), "%.600s/%.63s", p->dir, id);
 	if (count_locked(p, id) == 0) {
@@ -110,17 +141,23 @@ save_locked(struct dock_preview *p, const char *id)
 			return -errno;
 		return 0;
 	}
-	char base[600];
-
-	snprintf(base, sizeof(base), "%s", p->dir);
-	if (strrchr(base, '/') != NULL)
-		*strrchr(base, '/') = '\0';
+	base_of(p, base, sizeof(base));
 	if ((mkdir(base, 0700) != 0 && errno != EEXIST) ||
 	    (mkdir(p->dir, 0700) != 0 && errno != EEXIST))
 		return -errno;
+	if (!dir_safe(base, false) || !dir_safe(p->dir, true))
+		return -EPERM;
 	snprintf(tmp, sizeof(tmp), "%.700s.tmp", path);
-	if ((f = fopen(tmp, "w")) == NULL)
+	(void)unlink(tmp);              /* one of a crash (the folder is ours) */
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) < 0)
 		return -errno;
+	if ((f = fdopen(fd, "w")) == NULL) {
+		rv = -errno;
+		close(fd);
+		unlink(tmp);
+		return rv;
+	}
 	TAILQ_FOREACH(r, &p->rows, link)
 		if (strcmp(r->id, id) == 0 &&
 		    fprintf(f, "%u %s %s\n", r->port, r->cap, r->ctr) < 0)
@@ -171,12 +208,22 @@ static void
 load_file(struct dock_preview *p, const char *id)
 {
 	char path[700], line[192], cap[64], ctr[DOCK_CTR_ID_MAX + 1];
+	struct stat st;
 	unsigned port;
 	FILE *f;
+	int fd;
 
 	snprintf(path, sizeof(path), "%.600s/%.63s", p->dir, id);
-	if ((f = fopen(path, "r")) == NULL)
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 077) != 0 ||
+	    (f = fdopen(fd, "r")) == NULL) {
+		msc_log_warn("preview: %s is not a file of this user alone: "
+		    "ignored", path);
+		close(fd);
+		return;
+	}
 	while (fgets(line, sizeof(line), f) != NULL &&
 	    p->n < DOCK_PREVIEW_MAX) {
 		struct row *r;
@@ -198,6 +245,8 @@ load_file(struct dock_preview *p, const char *id)
 		p->n++;
 	}
 	fclose(f);
+	if (count_locked(p, id) == 0)
+		(void)unlink(path);     /* nothing usable in it */
 }
 
 /* Starts the listener once; under mu. */
@@ -266,7 +315,7 @@ int
 dock_preview_init(struct dock_driver *d, struct dock_preview **pp)
 {
 	struct dock_preview *p = calloc(1, sizeof(*p));
-	char base[512], err[256];
+	char base[512], pbase[600], err[256];
 	struct dirent *e;
 	DIR *dir;
 
@@ -282,7 +331,10 @@ dock_preview_init(struct dock_driver *d, struct dock_preview **pp)
 	snprintf(p->dir, sizeof(p->dir), "%s/preview-%s", base,
 	    d->cfg->driver_id != NULL && msc_slug_valid(d->cfg->driver_id) ?
 	    d->cfg->driver_id : "docker");
-	if ((dir = opendir(p->dir)) != NULL) {
+	base_of(p, pbase, sizeof(pbase));
+	/* Read only from folders nobody else could write (nor read). */
+	if (access(p->dir, F_OK) == 0 && dir_safe(pbase, false) &&
+	    dir_safe(p->dir, true) && (dir = opendir(p->dir)) != NULL) {
 		while ((e = readdir(dir)) != NULL)
 			if (msc_slug_valid(e->d_name))
 				load_file(p, e->d_name);

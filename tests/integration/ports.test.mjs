@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -173,13 +173,16 @@ test('ownership, computer_list, deletion under an open WebSocket, a permanent UR
   assert.deepEqual(ep.exposed_ports, [8000]);
   assert.match(await get(ep.url, '/before'), /hello from x port 8000 path \/before/);
   assert.deepEqual(readdirSync(previewDir()).filter((f) => f.startsWith(RUN)), [perm]);
+  // The capabilities' store is read by no one else.
+  assert.equal(statSync(path.join(previewDir(), perm)).mode & 0o077, 0, 'the file is 0600');
+  assert.equal(statSync(previewDir()).mode & 0o077, 0, 'the folder is 0700');
   for (const c of [victim, thief, modern]) { clients.delete(c); await c.close().catch(() => {}); }
   srv.proc.kill('SIGTERM');
   assert.ok(await waitExit(srv.proc, 15000) !== undefined);
   assert.equal(await get(ep.url), '', 'nothing serves while the server is down');
   // A file left by a computer deleted behind the server's back: dropped at start.
   const ghostCap = randomBytes(16).toString('hex');
-  writeFileSync(path.join(previewDir(), `${RUN}-ghost`), `8000 ${ghostCap}\n`);
+  writeFileSync(path.join(previewDir(), `${RUN}-ghost`), `8000 ${ghostCap} ${'ab'.repeat(32)}\n`, { mode: 0o600 });
   srv = await startHttp(previewPort);
   assert.deepEqual(readdirSync(previewDir()).filter((f) => f.startsWith(RUN)), [perm], 'the ghost\'s file is gone');
   assert.match(await get(`http://${ghostCap}.localhost:${previewPort}/`), /^HTTP\/1\.1 404/);
@@ -189,7 +192,20 @@ test('ownership, computer_list, deletion under an open WebSocket, a permanent UR
   const again = await v1Http(srv.url);
   const ep2 = await ok(again, 'computer_expose_port', { computer_id: perm, port: 8000 });
   assert.equal(ep2.url, ep.url, 'the same URL');
-  await ok(again, 'computer_delete', { computer_id: perm });
+  // A store others can write (another local user made it first, planted a capability): refused.
+  clients.delete(again); await again.close().catch(() => {});
+  srv.proc.kill('SIGTERM');
+  assert.ok(await waitExit(srv.proc, 15000) !== undefined);
+  const plantCap = randomBytes(16).toString('hex');
+  const permId = (await docker(['inspect', '-f', '{{.Id}}', `kilntainer-${perm}`])).stdout.trim();
+  writeFileSync(path.join(previewDir(), perm), `8000 ${plantCap} ${permId}\n`, { mode: 0o600 });
+  chmodSync(previewDir(), 0o777);
+  srv = await startHttp(previewPort);
+  const last = await v1Http(srv.url);
+  await ok(last, 'computer_expose_port', { computer_id: perm, port: 8001 });
+  assert.doesNotMatch(await get(`http://${plantCap}.localhost:${previewPort}/`), /hello from/);
+  chmodSync(previewDir(), 0o700);
+  await ok(last, 'computer_delete', { computer_id: perm });
   assert.match(await get(ep.url), /^HTTP\/1\.1 404/);
 });
 
