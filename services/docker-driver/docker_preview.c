@@ -62,13 +62,28 @@ struct dock_preview {
 	uint16_t listen_port;
 };
 
+/* Whether two capabilities are the same, in a time that does not say
+ * how many of their first characters are (a capability is a secret
+ * guessed over the network otherwise, character by character). */
+static bool
+cap_equal(const char *a, const char *b)
+{
+	unsigned char diff = 0;
+
+	for (size_t i = 0; i < DOCK_PREVIEW_CAP_LEN; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
 static struct row *
 find_cap_locked(struct dock_preview *p, const char *cap)
 {
 	struct row *r;
 
+	if (strnlen(cap, DOCK_PREVIEW_CAP_LEN + 1) != DOCK_PREVIEW_CAP_LEN)
+		return NULL;
 	TAILQ_FOREACH(r, &p->rows, link)
-		if (strcmp(r->cap, cap) == 0)
+		if (cap_equal(r->cap, cap))
 			return r;
 	return NULL;
 }

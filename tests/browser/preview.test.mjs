@@ -130,6 +130,7 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
     `GET /3 HTTP/1.1\r\nHost: ${other}\r\n\r\n`,
   ]);
   assert.match(out, new RegExp(`hello from ${A} port 8000 path /1`));
+  assert.match(out, /\r\nReferrer-Policy: no-referrer\r\n/, 'the URL (a capability) is never sent on as a Referer');
   assert.match(out, new RegExp(`hello from ${B} port 8000 path /2`));
   assert.match(out, /404 Not Found[\s\S]*No such preview/);
   assert.ok(!out.includes('path /3'));
