@@ -246,6 +246,11 @@ test('a browser opens a page and a WebSocket through the preview URL; isolation;
   await startPerl(A, 8000);
   await page.goto(url + 'after-restart');
   assert.match(await page.textContent('#t'), /path \/after-restart/);
+  // computer_factory_reset: a new container of the same computer, the same URL.
+  const fr = await call('computer_factory_reset', { computer_id: A });
+  assert.ok(!fr.r.isError, fr.text);
+  await startPerl(A, 8000).catch(() => startPerl(A, 8000));
+  assert.match(await rawExchange([`GET /after-reset HTTP/1.1\r\nHost: ${hA}\r\n\r\n`]), /path \/after-reset/);
 
   // Revocation: 404, without touching the computer.
   const un = await call('computer_unexpose_port', { computer_id: A, port: 8000 });
