@@ -141,6 +141,8 @@ mcp_tools_list(struct mcp_conn *c, json_t *id)
 		tools_files_extend(list);
 	if (list != NULL && (c->cfg->tool_groups & MSC_TOOLS_SNAPSHOTS))
 		tools_snapshots_extend(list);
+	if (list != NULL && (c->cfg->tool_groups & MSC_TOOLS_PORTS))
+		tools_ports_extend(list);
 	return list;
 }
 

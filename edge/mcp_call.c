@@ -568,6 +568,11 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 
 	if (msg == NULL)
 		msg = snapshot_refused(c, how, &req);
+	if (msg == NULL && tools_is_port(how->tool) &&
+	    strcmp(c->cfg->backend, "docker") != 0 && asprintf(&msg,
+	    "Preview URLs are served on the docker backend (Docker and "
+	    "Podman) only: the %s backend has none yet.", c->cfg->backend) < 0)
+		msg = NULL;
 	if (msg != NULL) {
 		mcp_conn_send_result(c, how->id, tools_error_result(msg),
 		    how->modern);
@@ -657,6 +662,8 @@ mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params, bool modern)
 		tool = tools_files_find(name);
 	if (tool < 0 && (c->cfg->tool_groups & MSC_TOOLS_SNAPSHOTS))
 		tool = tools_snapshots_find(name);
+	if (tool < 0 && (c->cfg->tool_groups & MSC_TOOLS_PORTS))
+		tool = tools_ports_find(name);
 	if (strcmp(name, "terminal_execute") != 0 && tool < 0) {
 		char text[300];
 

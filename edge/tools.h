@@ -248,4 +248,27 @@ char *tools_snapshot_create_args(json_t *args, Msc__V1__ComputerRequest *req);
 json_t *tools_snapshot_result(int tool, const char *named,
     const struct msc_status *st, ProtobufCMessage *resp, const char *handle);
 
+/* --- tools_ports.c (--tools ports) -------------------------------------- */
+
+/* The preview URL tools' numbers (Session/ExposePort). */
+enum {
+	TOOLS_PORT_BASE = 400,
+	TOOLS_PORT_EXPOSE = TOOLS_PORT_BASE,
+	TOOLS_PORT_UNEXPOSE,
+	TOOLS_PORT_END,
+};
+
+/* The number of port tool `name`, or -1. */
+int tools_ports_find(const char *name);
+/* Whether `tool` is one of TOOLS_PORT_*. */
+bool tools_is_port(int tool);
+/* Adds the port tools to a tools/list result. */
+void tools_ports_extend(json_t *list);
+/* Fills req from `args` (borrowed): NULL or the error text (malloc'd). */
+char *tools_port_request(int tool, json_t *args,
+    Msc__V1__ComputerRequest *req);
+/* The MCP result of port tool `tool`. */
+json_t *tools_port_result(int tool, const struct msc_status *st,
+    ProtobufCMessage *resp);
+
 #endif /* EDGE_TOOLS_H */

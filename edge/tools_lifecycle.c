@@ -137,6 +137,8 @@ tools_lifecycle_method(int tool)
 {
 	if (tools_is_snapshot(tool))
 		return tools_snapshot_method(tool);
+	if (tools_is_port(tool))
+		return "ExposePort";
 	return lifecycle[tool].method;
 }
 
@@ -211,6 +213,8 @@ tools_lifecycle_request(int tool, json_t *args, Msc__V1__ComputerRequest *req)
 		tool = T_CREATE;        /* with count: parsed as it */
 	else if (tools_is_snapshot(tool))
 		return tools_snapshot_request(tool, args, req);
+	else if (tools_is_port(tool))
+		return tools_port_request(tool, args, req);
 	if (args != NULL && !json_is_object(args))
 		return arg_error(tool, "arguments", "Input should be a valid "
 						    "dictionary");
@@ -306,6 +310,14 @@ list_payload(const Msc__V1__ComputerList *l)
 		if (row != NULL && c->runtime != NULL && c->runtime[0] != '\0')
 			json_object_set_new(row, "runtime",
 			    json_string(c->runtime));
+		if (row != NULL && c->n_exposed_ports > 0) {
+			json_t *ports = json_array();
+
+			for (size_t k = 0; k < c->n_exposed_ports; k++)
+				json_array_append_new(ports,
+				    json_integer(c->exposed_ports[k]));
+			json_object_set_new(row, "exposed_ports", ports);
+		}
 		json_array_append_new(arr, row);
 	}
 	return json_pack("{s:o, s:I}", "computers", arr, "count",
@@ -328,6 +340,8 @@ tools_lifecycle_result(int tool, const char *computer_id,
 	if (tools_is_snapshot(tool))
 		return tools_snapshot_result(tool, computer_id, st, resp,
 		    handle);
+	if (tools_is_port(tool))
+		return tools_port_result(tool, st, resp);
 	if (resp == NULL)
 		return tools_payload_result(json_pack("{s:s}", "error",
 		    st->message), true);

@@ -132,6 +132,8 @@ struct msc_cfg {
 	long max_background_processes;  /* per computer */
 	long process_log_limit;         /* bytes a background log keeps */
 	long max_snapshots;             /* --max-snapshots, per driver */
+	const char *preview_domain;     /* --preview-domain (issue 30) */
+	const char *preview_listen;     /* --preview-listen HOST:PORT */
 	bool share_snapshots;           /* any principal may use any one */
 	/* environment, and --tools */
 	bool lifecycle_tools;
@@ -148,6 +150,7 @@ enum {
 	MSC_TOOLS_PROCESSES = 1u << 2,
 	MSC_TOOLS_FILES = 1u << 3,
 	MSC_TOOLS_SNAPSHOTS = 1u << 4,  /* issue 31 */
+	MSC_TOOLS_PORTS = 1u << 5,      /* issue 30 */
 };
 
 /*

@@ -187,7 +187,8 @@ const struct opt msc_cfg_opts[] = {
 	    "Tool groups to offer, comma-separated: terminal (always on), "
 	    "lifecycle (as ENABLE_LIFECYCLE_TOOLS=true), processes "
 	    "(background processes), files (file_read, file_write, "
-	    "file_edit, computer_upload, computer_download), snapshots (snapshots, rollback and forks) "
+	    "file_edit, computer_upload, computer_download), snapshots (snapshots, rollback and forks), ports "
+	    "(preview URLs: computer_expose_port, computer_unexpose_port) "
 	    "(default: KILNTAINERS_TOOLS, else terminal)",
 	    EDGE },
 	{ "workspace", OPT_STR, F(workspace), 0, NULL, "DIR", NULL, DESC,
@@ -215,6 +216,17 @@ const struct opt msc_cfg_opts[] = {
 	    "snapshot (default: KILNTAINERS_SHARE_SNAPSHOTS; else a snapshot "
 	    "is its maker's alone; deleting stays the maker's)",
 	    DRV },
+	{ "preview-domain", OPT_STR, F(preview_domain), 0, "localhost",
+	    "DOMAIN", NULL, DOCK, "Preview URLs (--tools ports) are "
+	    "http://CAPABILITY.DOMAIN:PORT/; name a wildcard domain that "
+	    "reaches --preview-listen (default: localhost, which browsers "
+	    "send to loopback)",
+	    DOCKER },
+	{ "preview-listen", OPT_STR, F(preview_listen), 0, "127.0.0.1:8790",
+	    "HOST:PORT", NULL, DOCK, "Where the preview listener binds, "
+	    "started at the first exposed port (default: 127.0.0.1:8790; "
+	    "port 0 picks a free one)",
+	    DOCKER },
 	{ "tool-instruction-override", OPT_STR, F(tool_instruction_override),
 	    0, NULL, "TOOL_INSTRUCTION_OVERRIDE", NULL, DESC,
 	    "Replace the entire terminal_execute tool description",

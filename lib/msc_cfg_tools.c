@@ -17,6 +17,7 @@ static const struct {
 	{ "processes", MSC_TOOLS_PROCESSES },   /* issue 28 */
 	{ "files", MSC_TOOLS_FILES },           /* issue 29 */
 	{ "snapshots", MSC_TOOLS_SNAPSHOTS },   /* issue 31 */
+	{ "ports", MSC_TOOLS_PORTS },           /* issue 30 */
 };
 
 static int

@@ -213,7 +213,7 @@ msc_job_run_call(struct job *j, char *err)
 
 static const char *const kind_names[] = { "Create", "Attach", "Exec", "Stop",
 	"Delete", "Restart", "Reset", "List", "Snapshot", "Restore",
-	"ListSnapshots", "DeleteSnapshot" };
+	"ListSnapshots", "DeleteSnapshot", "ExposePort" };
 
 /*
  * Starts a job for computer `id` (NULL: names none), on its lane when
@@ -330,6 +330,14 @@ h_snapshot_delete(void *s, struct msc_call *call, const ProtobufCMessage *req)
 	handle(s, call, req, JOB_SNAPSHOT_DELETE, NULL, false);
 }
 
+/* Preview URLs (issue 30): off the lane, as a snapshot. */
+static void
+h_expose(void *s, struct msc_call *call, const ProtobufCMessage *req)
+{
+	handle(s, call, req, JOB_EXPOSE,
+	    ((const Msc__V1__SnapshotRequest *)req)->computer_id, false);
+}
+
 /* Answered at once: a description is built from the configuration. */
 static void
 h_describe(void *s, struct msc_call *call, const ProtobufCMessage *req)
@@ -378,6 +386,7 @@ static const struct msc_method driver_methods[] = {
 	{ "Restore", h_restore },
 	{ "ListSnapshots", h_snapshots },
 	{ "DeleteSnapshot", h_snapshot_delete },
+	{ "ExposePort", h_expose },
 	{ NULL, NULL },
 };
 

@@ -88,6 +88,17 @@ struct msc_driver_ops {
 	    Msc__V1__Computer *out, char *err, size_t errlen);
 
 	/*
+	 * Optional (issue 30): exposes port req->port of computer
+	 * req->computer_id (or revokes it, req->unexpose) and writes its
+	 * preview URL to out (freed by msc_preview_fini). The principal is
+	 * checked before. NULL: every such call is UNIMPLEMENTED with the
+	 * text of `preview_refusal` when set.
+	 */
+	int (*expose_port)(void *be, const Msc__V1__SnapshotRequest *req,
+	    Msc__V1__Preview *out, char *err, size_t errlen);
+	const char *preview_refusal;
+
+	/*
 	 * Optional, both or neither: a backend that keeps who made each
 	 * computer (msc_principal.h). create_owned is create recording the
 	 * principal tag `principal` (used when it is not empty); owner
@@ -172,6 +183,7 @@ struct msc_driver_ops {
 void msc_computer_fini(Msc__V1__Computer *c);
 void msc_computer_list_fini(Msc__V1__ComputerList *l);
 void msc_snapshot_fini(Msc__V1__Snapshot *s);
+void msc_preview_fini(Msc__V1__Preview *p);
 void msc_snapshot_list_fini(Msc__V1__SnapshotList *l);
 
 /*

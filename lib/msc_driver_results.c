@@ -41,6 +41,7 @@ msc_computer_fini(Msc__V1__Computer *c)
 	free_field(c->disk);
 	free_field(c->runtime);
 	free_field(c->principal);
+	free(c->exposed_ports);
 	*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 }
 

@@ -44,6 +44,45 @@ msc_snapshot_list_fini(Msc__V1__SnapshotList *l)
 	l->n_snapshots = 0;
 }
 
+void
+msc_preview_fini(Msc__V1__Preview *p)
+{
+	free_str(p->url);       /* INIT's are protobuf_c_empty_string */
+	free_str(p->computer_id);
+	free(p->ports);
+	*p = (Msc__V1__Preview)MSC__V1__PREVIEW__INIT;
+}
+
+/* ExposePort (issue 30): the principal checked, then the backend's. */
+static void
+run_expose(struct job *j, char *err)
+{
+	const struct msc_driver_ops *ops = j->d->ops;
+	const Msc__V1__SnapshotRequest *r = (const void *)j->req;
+	Msc__V1__Preview p = MSC__V1__PREVIEW__INIT;
+	int rv;
+
+	if (ops->expose_port == NULL) {
+		msc_call_fail(j->call, MSC__V1__CODE__UNIMPLEMENTED, "%s",
+		    ops->preview_refusal != NULL ? ops->preview_refusal :
+		    "this backend has no preview URLs");
+		return;
+	}
+	if (r->port < 1 || r->port > 65535) {
+		msc_call_fail(j->call, MSC__V1__CODE__INVALID_ARGUMENT,
+		    "port must be a whole number from 1 to 65535");
+		return;
+	}
+	if (!msc_job_principal_may(j, r->computer_id, r->principal, err))
+		return;
+	if ((rv = ops->expose_port(j->d->be, r, &p, err,
+	    MSC_DRIVER_ERRLEN)) == 0)
+		msc_call_reply(j->call, &p.base);
+	else
+		msc_job_fail(j, rv, err);
+	msc_preview_fini(&p);
+}
+
 /* Refuses what no backend may see; 0 when req may go on. */
 static int
 check(struct job *j, const Msc__V1__SnapshotRequest *r, char *err)
@@ -79,6 +118,10 @@ msc_job_run_snapshot(struct job *j, char *err)
 	Msc__V1__Empty e = MSC__V1__EMPTY__INIT;
 	int rv;
 
+	if (j->kind == JOB_EXPOSE) {
+		run_expose(j, err);
+		return true;
+	}
 	if (j->kind != JOB_SNAPSHOT && j->kind != JOB_RESTORE &&
 	    j->kind != JOB_SNAPSHOTS && j->kind != JOB_SNAPSHOT_DELETE)
 		return false;

@@ -15,6 +15,7 @@
 
 #include "docker_lease.h"
 #include "docker_pool.h"
+#include "docker_preview.h"
 #include "docker_runflags.h"
 #include "msc_log.h"
 #include "msc_principal.h"
@@ -207,6 +208,9 @@ dock_fill_computer(struct dock_driver *d, json_t *ctr, const char *id,
 	out->disk = dock_disk_text(d);
 	out->runtime = dock_runtime_of(d, ctr, labels);
 	out->principal = dup_or_empty(owner);
+	if (dock_preview_ports(d->preview, id, &out->exposed_ports,
+	    &out->n_exposed_ports) != 0)
+		return -ENOMEM;
 	if (!out->driver || !out->computer_id || !out->sandbox_id || !out->image ||
 	    !out->state || !out->created_at || !out->backend || !out->network ||
 	    !out->disk || !out->runtime || !out->principal)
@@ -383,11 +387,21 @@ dock_create(struct dock_driver *d, const char *id, bool temporary,
 	return dock_create_owned(d, id, temporary, "", out, err, errlen);
 }
 
-int
-dock_create_owned(struct dock_driver *d, const char *id, bool temporary,
-    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen)
+/* A new computer (image NULL: the default one, a warm one if any). */
+static int
+create_any(struct dock_driver *d, const char *id, bool temporary,
+    const char *image, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen)
 {
 	int rv;
+
+	if (image != NULL) {
+		dock_pool_cold(d, 1);
+		rv = create_cold(d, id, temporary, image, principal, out, err,
+		    errlen);
+		dock_pool_cold(d, -1);
+		return rv;
+	}
 
 	/*
 	 * A temporary computer takes a warm one when there is one. Waiting
@@ -406,15 +420,28 @@ dock_create_owned(struct dock_driver *d, const char *id, bool temporary,
 }
 
 int
+dock_create_owned(struct dock_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	int rv = create_any(d, id, temporary, NULL, principal, out, err,
+	    errlen);
+
+	/* A new computer: no preview URL of an old one by its name opens it. */
+	if (rv == 0)
+		dock_preview_forget(d->preview, id);
+	return rv;
+}
+
+int
 dock_create_image(struct dock_driver *d, const char *id, bool temporary,
     const char *image, const char *principal, Msc__V1__Computer *out,
     char *err, size_t errlen)
 {
-	int rv;
+	int rv = create_any(d, id, temporary, image, principal, out, err,
+	    errlen);
 
-	dock_pool_cold(d, 1);
-	rv = create_cold(d, id, temporary, image, principal, out, err, errlen);
-	dock_pool_cold(d, -1);
+	if (rv == 0)
+		dock_preview_forget(d->preview, id);
 	return rv;
 }
 
@@ -517,9 +544,12 @@ dock_restart(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		json_decref(ctr);
 		return rv;
 	}
+	dock_preview_moved(d->preview, id);
 	rv = dock_container_restart(d->engine,
 	    json_string_value(json_object_get(ctr, "Id")), 5, T_OP, err, errlen);
 	json_decref(ctr);
+	/* Its address may be another's now: asked of the engine again. */
+	dock_preview_moved(d->preview, id);
 	if (rv != 0)
 		return rv;
 	return dock_attach(d, id, out, err, errlen);
@@ -551,6 +581,7 @@ dock_stop(struct dock_driver *d, const char *id, bool remove, char *err,
 		if (rv == 0) {
 			dock_fx_forget(d, name);
 			dock_pol_release(d, ctr);
+			dock_preview_forget(d->preview, id);
 			msc_log_info("removed computer %s", id);
 		}
 	}
@@ -571,7 +602,7 @@ dock_recreate(struct dock_driver *d, const char *id, const char *image,
 {
 	json_t *ctr = NULL, *labels;
 	const char *tmp, *owner;
-	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1], old[80];
 	bool temporary;
 	int rv;
 
@@ -583,11 +614,14 @@ dock_recreate(struct dock_driver *d, const char *id, const char *image,
 	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
 	owner = json_string_value(json_object_get(labels, MSC_PRINCIPAL_LABEL));
 	snprintf(principal, sizeof(principal), "%s", owner != NULL ? owner : "");
+	snprintf(old, sizeof(old), "%s", json_string_value(json_object_get(ctr,
+	    "Id")) != NULL ? json_string_value(json_object_get(ctr, "Id")) : "");
 	rv = dock_container_remove(d->engine,
 	    json_string_value(json_object_get(ctr, "Id")), T_STOP, err, errlen);
 	if (rv == 0)
 		dock_pol_release(d, ctr);
 	json_decref(ctr);
+	dock_preview_moved(d->preview, id);     /* a new address comes */
 	if (rv != 0)
 		return rv;
 	{
@@ -599,18 +633,28 @@ dock_recreate(struct dock_driver *d, const char *id, const char *image,
 	}
 	/* AutoRemove containers may still be going away: wait for the name. */
 	for (int i = 0; i < 50; i++) {
-		rv = image != NULL ? dock_create_image(d, id, temporary, image,
-		    principal, out, err, errlen) : dock_create_owned(d, id,
-		    temporary, principal, out, err,
+		rv = create_any(d, id, temporary, image, principal, out, err,
 		    errlen);
 		if (rv != -EEXIST)
 			break;
 		msc_computer_fini(out);
 		usleep(100 * 1000);
 	}
-	if (rv == 0)
+	if (rv == 0) {
+		/* The same computer in a new container: its preview URLs
+		 * follow it (they name the container's Id). */
+		json_t *now = NULL;
+		char e2[256];
+
+		if (dock_find(d, id, &now, e2, sizeof(e2)) == 0)
+			dock_preview_renamed(d->preview, id, old,
+			    json_string_value(json_object_get(now, "Id")));
+		else
+			dock_preview_forget(d->preview, id);
+		json_decref(now);
 		msc_log_info("%s computer %s", image != NULL ? "restored" :
 		    "factory reset", id);
+	}
 	return rv;
 }
 

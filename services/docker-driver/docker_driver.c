@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "docker_lease.h"
+#include "docker_preview.h"
 #include "msc_driver.h"
 #include "msc_log.h"
 #include "msc_snapshot.h"
@@ -43,6 +44,13 @@ snap_delete(void *be, const Msc__V1__SnapshotRequest *req, char *err,
     size_t errlen)
 {
 	return dock_snapshot_delete(be, req, err, errlen);
+}
+
+static int
+expose_port(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Preview *out, char *err, size_t errlen)
+{
+	return dock_preview_expose(be, req, out, err, errlen);
 }
 
 static int
@@ -116,7 +124,8 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		    dock_runtime_name(d));
 	dock_fx_init(d);
 	if ((rv = dock_lease_start(d)) != 0 || (rv = dock_net_init(d)) != 0 ||
-	    (rv = dock_pol_init(d)) != 0)
+	    (rv = dock_pol_init(d)) != 0 ||
+	    (!tool && (rv = dock_preview_init(d, &d->preview)) != 0))
 		goto fail;
 	if (docker_ops.create == NULL) {        /* once, before any service */
 		docker_ops = docker_ops_base;
@@ -127,6 +136,7 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		docker_ops.snapshots = snap_list;
 		docker_ops.snapshot_delete = snap_delete;
 		docker_ops.create_from = snap_create_from;
+		docker_ops.expose_port = expose_port;
 		docker_ops.create_owned = create_owned;
 		docker_ops.owner = owner;
 	}
@@ -170,6 +180,7 @@ dock_driver_stop(struct dock_driver *d)
 	dock_pol_restore_wait(d);
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
+	dock_preview_free(d->preview);  /* its thread asks the engine */
 	dock_pool_free(d);
 	dock_lease_stop(d);
 	dock_engine_free(d->engine);

@@ -57,6 +57,7 @@ struct dock_driver {
 	bool disk_size_opt;         /* new containers get StorageOpt size */
 	char disk_text[256];        /* what computer_list says of it */
 	struct msc_snap_pins *snap_pins; /* restores' images; deletes */
+	struct dock_preview *preview;   /* preview URLs (docker_preview.h) */
 
 	/* The runtimes (docker_runtime.c), learned from /info; under mu. */
 	char rt_default[64];        /* the engine's default runtime */

@@ -513,6 +513,7 @@ static const struct msc_method inventory_methods[] = {
 	{ "Restore", inv_h_restore },
 	{ "ListSnapshots", inv_h_snapshots },
 	{ "DeleteSnapshot", inv_h_snapshot_delete },
+	{ "ExposePort", inv_h_expose },
 	{ NULL, NULL },
 };
 

@@ -154,6 +154,8 @@ void inv_h_restore(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 void inv_h_snapshots(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
+void inv_h_expose(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
 void inv_h_snapshot_delete(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 

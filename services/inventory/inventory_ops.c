@@ -241,6 +241,12 @@ inv_h_restore(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	snapshot_op(state, call, req, "Restore");
 }
 
+void
+inv_h_expose(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	snapshot_op(state, call, req, "ExposePort");
+}
+
 /* The snapshot is on one driver: the one that has it answers. */
 void
 inv_h_snapshot_delete(void *state, struct msc_call *call,

@@ -319,6 +319,7 @@ static const struct msc_method session_methods[] = {
 	{ "ListSnapshots", sess_h_snapshots },
 	{ "DeleteSnapshot", sess_h_snapshot_delete },
 	{ "ForkComputers", sess_h_fork },
+	{ "ExposePort", sess_h_expose },
 	{ "Describe", sess_h_describe },
 	{ "CancelExec", sess_h_cancel_exec },
 	{ "PeekExec", sess_h_peek_exec },

@@ -196,6 +196,8 @@ void sess_h_restore(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 void sess_h_snapshots(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
+void sess_h_expose(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
 void sess_h_snapshot_delete(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 void sess_h_fork(void *state, struct msc_call *call,

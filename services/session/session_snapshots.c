@@ -53,6 +53,8 @@ snap_request(struct lc_op *op, const Msc__V1__ComputerRequest *r,
 	q->name = r->name;
 	q->principal = op->principal;
 	q->owner = op->session_id;
+	q->port = r->port;
+	q->unexpose = r->unexpose;
 }
 
 /* What a snapshot call checks before it goes on. */
@@ -116,6 +118,14 @@ sess_h_snapshot_delete(void *state, struct msc_call *call,
     const ProtobufCMessage *req)
 {
 	snap_call(state, call, req, "DeleteSnapshot", false, SNAP_CHECK_ID);
+}
+
+/* Preview URLs (issue 30): on the computer, as a snapshot; the driver
+ * checks the port. */
+void
+sess_h_expose(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	snap_call(state, call, req, "ExposePort", true, SNAP_CHECK_NONE);
 }
 
 /* --- forks ------------------------------------------------------------- */

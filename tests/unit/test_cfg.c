@@ -236,7 +236,7 @@ tool_groups(void **state)
 	unsetenv("ENABLE_LIFECYCLE_TOOLS");
 	assert_int_not_equal(parse_capture(&cfg, bad, err, sizeof(err)), 0);
 	assert_non_null(strstr(err, "unknown tool group 'nope' (the groups: "
-	    "terminal, lifecycle, processes, files, snapshots)"));
+	    "terminal, lifecycle, processes, files, snapshots, ports)"));
 	msc_cfg_fini(&cfg);
 	assert_int_equal(parse(&cfg, all), 0);
 	assert_int_equal(cfg.tool_groups, MSC_TOOLS_TERMINAL |
