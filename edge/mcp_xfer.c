@@ -591,11 +591,11 @@ mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
 		mcp_conn_send_result(c, id, tools_error_result(buf), modern);
 		return false;
 	}
-	if (strcmp(c->cfg->backend, "docker") != 0 &&
+	if (!tools_backend_has_helper(c->cfg->backend) &&
 	    strcmp(c->cfg->backend, "go_busybox") != 0 &&
 	    strcmp(c->cfg->backend, "wasm") != 0) {
-		snprintf(buf, sizeof(buf), "%s works on the docker backend "
-		    "(Docker and Podman) and the WASM backends only for now: "
+		snprintf(buf, sizeof(buf), "%s works on the docker (Docker "
+		    "and Podman), e2b, modal and WASM backends only for now: "
 		    "the %s backend has no copy yet; use file_write and "
 		    "file_read.", name, c->cfg->backend);
 		mcp_conn_send_result(c, id, tools_error_result(buf), modern);

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
+import os from 'node:os';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, statSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClientV1, ClientV2, HttpV1, HttpV2, StdioV1 } from '../integration/sdk_clients.mjs';
@@ -191,6 +193,35 @@ test('e2b: file_write, file_read and file_edit keep any bytes, answer size and s
   assert.equal(all.replacements, 2);
   assert.equal(await sh(c, {}, 'cat /tmp/t/e.py'), 'a="$(two)"\nb=1\nprint(a)\n');
   await c.close();
+});
+
+test('e2b: computer_upload and computer_download carry a folder tree both ways, bytes and modes kept', async () => {
+  const ws = mkdtempSync(path.join(os.tmpdir(), 'msc-e2b-ws-'));
+  try {
+    mkdirSync(path.join(ws, 'src', 'sub'), { recursive: true });
+    const bytes = Buffer.from([...Array(256).keys()]);
+    writeFileSync(path.join(ws, 'src', 'a.txt'), 'quotes \' " $HOME\n');
+    writeFileSync(path.join(ws, 'src', 'sub', 'all.bin'), bytes);
+    writeFileSync(path.join(ws, 'src', 'run.sh'), '#!/bin/sh\necho ran\n', { mode: 0o755 });
+    const t = new StdioV1({ command: MSC_BIN, args: [...TOOLS, '--workspace', ws], stderr: 'pipe', env: env() });
+    watch(t.stderr);
+    const c = new ClientV1({ name: 'e2b-copy-test', version: '1' }, { capabilities: {} });
+    clients.add(c);
+    await c.connect(t);
+    const up = await ok(c, 'computer_upload', { local_path: 'src', path: '/tmp/up' });
+    assert.equal(up.files, 3, JSON.stringify(up));
+    assert.equal(await sh(c, {}, '/tmp/up/run.sh'), 'ran\n');
+    assert.equal((await sh(c, {}, 'sha256sum /tmp/up/sub/all.bin')).split(' ')[0], sha(bytes));
+    await sh(c, {}, 'echo made > /tmp/up/sub/new.txt');
+    const down = await ok(c, 'computer_download', { path: '/tmp/up', local_path: 'back' });
+    assert.equal(down.files, 4, JSON.stringify(down));
+    assert.ok(readFileSync(path.join(ws, 'back', 'sub', 'all.bin')).equals(bytes), 'byte-identical');
+    assert.equal(readFileSync(path.join(ws, 'back', 'sub', 'new.txt'), 'utf8'), 'made\n');
+    assert.equal(statSync(path.join(ws, 'back', 'run.sh')).mode & 0o777, 0o755);
+    await c.close();
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
 });
 
 test('e2b attack: another agent cannot list, read or kill the processes, nor read or write the files (2025 sessions and 2026 handles)', async () => {

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, statSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,6 +130,31 @@ test('modal: a background process is read with a pattern wait, listed, killed wi
   const del = await ok(c, 'computer_delete', { computer_id: p.computer_id });
   assert.equal(del.background_processes_ended, 1, JSON.stringify(del));
   await c.close();
+});
+
+test('modal: computer_upload and computer_download carry a folder tree both ways, bytes and modes kept', async () => {
+  const ws = mkdtempSync(path.join(os.tmpdir(), 'msc-modal-ws-'));
+  try {
+    mkdirSync(path.join(ws, 'src', 'sub'), { recursive: true });
+    const bytes = Buffer.from([...Array(256).keys()]);
+    writeFileSync(path.join(ws, 'src', 'sub', 'all.bin'), bytes);
+    writeFileSync(path.join(ws, 'src', 'run.sh'), '#!/bin/sh\necho ran\n', { mode: 0o755 });
+    const t = new StdioV1({ command: MSC_BIN, args: [...TOOLS, '--workspace', ws], stderr: 'pipe', env: env() });
+    watch(t.stderr);
+    const c = new ClientV1({ name: 'modal-copy-test', version: '1' }, { capabilities: {} });
+    clients.add(c);
+    await c.connect(t);
+    const up = await ok(c, 'computer_upload', { local_path: 'src', path: '/tmp/up' });
+    assert.equal(up.files, 2, JSON.stringify(up));
+    assert.equal(await sh(c, '/tmp/up/run.sh'), 'ran\n');
+    const down = await ok(c, 'computer_download', { path: '/tmp/up', local_path: 'back' });
+    assert.equal(down.files, 2, JSON.stringify(down));
+    assert.ok(readFileSync(path.join(ws, 'back', 'sub', 'all.bin')).equals(bytes), 'byte-identical');
+    assert.equal(statSync(path.join(ws, 'back', 'run.sh')).mode & 0o777, 0o755);
+    await c.close();
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
 });
 
 test('modal attack: another agent cannot read the processes or the files of a computer it does not hold (2025 sessions and 2026 handles)', async () => {
