@@ -5,9 +5,9 @@
 # in headless Chromium), the fuzz corpus, under ASan+UBSan, then 30 s of
 # libFuzzer.
 #
-# The release build runs the unit tests, the package, the acceptance cases
-# and the timing-sensitive files; every other test runs in the sanitizer
-# build only.
+# The release build runs the unit tests, the package, the Podman and runsc
+# runs, the acceptance cases and the timing-sensitive files; every other
+# test runs in the sanitizer build only.
 # The sanitizer and fuzzer builds compile, at the lowest priority, while the
 # release tests run: those mostly wait on the engine. A ThreadSanitizer
 # build of the in-process unit tests (the suite 'threads', only their
@@ -35,10 +35,12 @@ print(" ".join(sorted({os.path.relpath(t["cmd"][0], "build-tsan")
 builds=$!
 echo "== tests (release build)" >&2
 # The release build runs what users run as built: the unit tests, the
-# package, the acceptance cases and the timing-sensitive files. Every
-# other file runs in the sanitizer build only, which checks its behaviour
-# and memory in one pass (each run twice had CI past its 45 minutes).
-meson test -C build --print-errorlogs --suite unit --suite package
+# package, the Podman and runsc runs (registered in it alone), the
+# acceptance cases and the timing-sensitive files. Every other file runs
+# in the sanitizer build only, which checks its behaviour and memory in
+# one pass (each run twice had CI past its 45 minutes).
+meson test -C build --print-errorlogs --suite unit --suite package \
+	--suite podman --suite runsc
 ./scripts/no-skips.py build
 meson test -C build --print-errorlogs --no-rebuild integration/exec \
 	integration/long integration/lease http/long
