@@ -314,9 +314,10 @@ client_dial(struct msc_client *c)
  * CLIENT_IDLE_REDIAL_MS (an idle client). NNG 1.5's dialer can stop for
  * good when a connection closes while it is being set up (NNG_ECLOSED:
  * a peer killed as it accepted). nng_dialer_close blocks until the
- * dialer's callbacks end, so it never runs on NNG's threads, where a
- * callback's call would wait for itself (seen: a session service whose
- * four task threads all closed dialers to stopped drivers hung at exit).
+ * dialer's callbacks end, so it never runs on NNG's threads, where it
+ * can wait for itself (seen when a timer callback redialed: a session
+ * service whose four task threads all closed dialers to its stopped
+ * drivers hung at exit; the calls of callbacks redialed there too).
  * Closing a dialer also closes a connection it made just then: hence
  * redials only on demand, or rarely.
  */
