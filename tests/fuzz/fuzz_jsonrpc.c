@@ -52,24 +52,3 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(text);
 	return 0;
 }
-
-#ifndef MSC_LIBFUZZER
-int
-main(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		FILE *f = fopen(argv[i], "rb");
-		static uint8_t buf[1 << 20];
-		size_t n;
-
-		if (f == NULL) {
-			perror(argv[i]);
-			return 1;
-		}
-		n = fread(buf, 1, sizeof(buf), f);
-		fclose(f);
-		LLVMFuzzerTestOneInput(buf, n);
-	}
-	return 0;
-}
-#endif

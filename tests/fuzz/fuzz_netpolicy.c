@@ -3,8 +3,8 @@
  * hostile bytes: the first line holds entries (a leading '-' makes a deny
  * entry), the rest is the host a computer asks for. Checks that a host
  * is allowed only when valid and covered by a checked allow entry and by
- * no deny entry. Without MSC_LIBFUZZER it replays files named on the
- * command line.
+ * no deny entry. Its replay build (fuzz_replay.c) runs the files named on
+ * the command line.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -59,25 +59,3 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(buf);
 	return 0;
 }
-
-#ifndef MSC_LIBFUZZER
-int
-main(int argc, char **argv)
-{
-	static uint8_t buf[1 << 16];
-
-	for (int i = 1; i < argc; i++) {
-		FILE *f = fopen(argv[i], "rb");
-		size_t n;
-
-		if (f == NULL) {
-			perror(argv[i]);
-			return 1;
-		}
-		n = fread(buf, 1, sizeof(buf), f);
-		fclose(f);
-		LLVMFuzzerTestOneInput(buf, n);
-	}
-	return 0;
-}
-#endif

@@ -4,8 +4,8 @@
  * edge's batch is to the computer's untar. The first byte picks the size
  * of the pieces the rest is fed in (1 to 256 bytes, or all at once).
  * Checks that every entry's name and link are NUL-ended within their
- * bounds and that no entry gets more data than its size. Without
- * MSC_LIBFUZZER it replays files named on the command line.
+ * bounds and that no entry gets more data than its size. Its replay
+ * build (fuzz_replay.c) runs the files named on the command line.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -87,25 +87,3 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(copy);
 	return 0;
 }
-
-#ifndef MSC_LIBFUZZER
-int
-main(int argc, char **argv)
-{
-	static uint8_t buf[1 << 18];
-
-	for (int i = 1; i < argc; i++) {
-		FILE *f = fopen(argv[i], "rb");
-		size_t n;
-
-		if (f == NULL) {
-			perror(argv[i]);
-			return 1;
-		}
-		n = fread(buf, 1, sizeof(buf), f);
-		fclose(f);
-		LLVMFuzzerTestOneInput(buf, n);
-	}
-	return 0;
-}
-#endif
