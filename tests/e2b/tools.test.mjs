@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClientV1, ClientV2, HttpV1, HttpV2, StdioV1 } from '../integration/sdk_clients.mjs';
 import { MSC_BIN, waitFor, waitExit, sleep } from '../integration/lib.mjs';
+import { call, ok, sha } from '../integration/tool_calls.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const KEY = 'e2b_fake' + randomBytes(6).toString('hex');
@@ -84,20 +85,12 @@ async function connect(url, v2 = false) {
   return c;
 }
 
-const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
-async function ok(c, name, args) {
-  const res = await call(c, name, args);
-  assert.equal(res.isError, false, `${name}: ${JSON.stringify(res)}`);
-  assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent, 'text and structuredContent agree');
-  return res.structuredContent;
-}
 async function refused(c, name, args, re) {
   const res = await call(c, name, args);
   assert.equal(res.isError, true, `${name} refused: ${JSON.stringify(res)}`);
   assert.match(res.content[0].text, re);
   return res;
 }
-const sha = (b) => createHash('sha256').update(b).digest('hex');
 const sh = async (c, args, command) => (await ok(c, 'terminal_execute', { ...args, command })).stdout;
 
 // A perl HTTP server (perl-base is in debian:bookworm-slim): ready after a second, then answers.

@@ -19,6 +19,7 @@ import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/clien
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, startServer } from './lib.mjs';
+import { call, ok, refused, sha } from './tool_calls.mjs';
 
 const RUN = `copy${randomBytes(3).toString('hex')}`;
 const FLAGS = [`--docker-run-flag=--label=msc.copy-test=${RUN}`, '--tools', 'files', '--driver-id', RUN, '--warm-pool', '0',
@@ -120,20 +121,6 @@ async function v2Http(url) {
   return c;
 }
 
-const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
-async function ok(c, name, args) {
-  const res = await call(c, name, args);
-  assert.equal(res.isError, false, `${name}: ${JSON.stringify(res).slice(0, 2000)}`);
-  assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent, 'text and structuredContent agree');
-  return res.structuredContent;
-}
-async function refused(c, name, args, re) {
-  const res = await call(c, name, args);
-  assert.equal(res.isError, true, `${name} ${JSON.stringify(args).slice(0, 200)}: ${JSON.stringify(res).slice(0, 500)}`);
-  assert.match(res.content[0].text, re);
-  return res.content[0].text;
-}
-const sha = (b) => createHash('sha256').update(b).digest('hex');
 
 // A tree with text, binary (3 MiB: two upload batches, four download parts), an empty file, an
 // executable, a read-only folder, a nested folder and a relative symlink.

@@ -14,6 +14,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep } from './lib.mjs';
+import { call, ok, refused, sha } from './tool_calls.mjs';
 
 const RUN = `files${randomBytes(3).toString('hex')}`;
 // A small disk (full after 64 KiB) and a read-only folder, for the write failures.
@@ -87,20 +88,6 @@ async function v2Http(url) {
   return c;
 }
 
-const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
-async function ok(c, name, args) {
-  const res = await call(c, name, args);
-  assert.equal(res.isError, false, `${name}: ${JSON.stringify(res).slice(0, 2000)}`);
-  assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent, 'text and structuredContent agree');
-  return res.structuredContent;
-}
-async function refused(c, name, args, re) {
-  const res = await call(c, name, args);
-  assert.equal(res.isError, true, `${name} ${JSON.stringify(args).slice(0, 200)}: ${JSON.stringify(res).slice(0, 500)}`);
-  assert.match(res.content[0].text, re);
-  return res.content[0].text;
-}
-const sha = (b) => createHash('sha256').update(b).digest('hex');
 const sh = async (c, command) => (await ok(c, 'terminal_execute', { command })).stdout;
 
 test('stdio (2025): text and binary round trips, modes, edits, pages, and the bad inputs', async () => {

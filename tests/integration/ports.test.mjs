@@ -17,6 +17,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MSC_BIN, docker, waitFor, waitExit, sleep, withPoolFlag } from './lib.mjs';
+import { call } from './tool_calls.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const RUN = `ports${randomBytes(3).toString('hex')}`;
@@ -71,7 +72,6 @@ async function v2Http(url) {
   await c.connect(new HttpV2(new URL(url)));
   return c;
 }
-const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
 async function ok(c, name, args) {
   const res = await call(c, name, args);
   assert.equal(res.isError, false, `${name}: ${JSON.stringify(res).slice(0, 1500)}`);

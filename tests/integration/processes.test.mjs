@@ -12,6 +12,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, run } from './lib.mjs';
+import { call, ok } from './tool_calls.mjs';
 
 const RUN = `proc${randomBytes(3).toString('hex')}`;
 const LABEL = `--docker-run-flag=--label=msc.proc-test=${RUN}`;
@@ -84,13 +85,6 @@ async function v2Http(url) {
 }
 
 // 120 s per call: a computer's start or restart on a loaded CI host can pass the SDK's 60 s.
-const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
-async function ok(c, name, args) {
-  const res = await call(c, name, args);
-  assert.equal(res.isError, false, `${name}: ${JSON.stringify(res)}`);
-  assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent, 'text and structuredContent agree');
-  return res.structuredContent;
-}
 
 // A perl HTTP server (perl-base is in debian:bookworm-slim): ready after a second, then answers.
 const SERVER = `sleep 1; exec perl -MIO::Socket::INET -e '$|=1; my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 8080, Listen => 5, ReuseAddr => 1) or die "listen: $!"; print "ready on 8080\\n"; while (my $c = $s->accept) { my $l = <$c>; print $c "HTTP/1.0 200 OK\\r\\n\\r\\nhello from the background\\n"; close $c; print "served $l"; }'`;

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClientV1, ClientV2, HttpV1, HttpV2, StdioV1 } from '../integration/sdk_clients.mjs';
 import { MSC_BIN, waitFor, waitExit } from '../integration/lib.mjs';
+import { call, ok, sha } from '../integration/tool_calls.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PY = process.env.MODAL_FAKE_PYTHON || 'python3';
@@ -68,20 +69,12 @@ const freePort = () => new Promise((resolve, reject) => {
   s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
 });
 
-const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
-async function ok(c, name, args) {
-  const res = await call(c, name, args);
-  assert.equal(res.isError, false, `${name}: ${JSON.stringify(res)}`);
-  assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent, 'text and structuredContent agree');
-  return res.structuredContent;
-}
 async function refused(c, name, args, re) {
   const res = await call(c, name, args);
   assert.equal(res.isError, true, `${name} refused: ${JSON.stringify(res)}`);
   assert.match(res.content[0].text, re);
   return res;
 }
-const sha = (b) => createHash('sha256').update(b).digest('hex');
 const COUNT_SLEEPS = `n=0; for p in /proc/[0-9]*; do case "$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)" in "sleep 30"[01]*) n=$((n+1));; esac; done; echo $n`;
 const sh = async (c, command) => (await ok(c, 'terminal_execute', { command })).stdout;
 
