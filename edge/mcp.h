@@ -68,7 +68,7 @@ struct mcp_conn {
 	 */
 	void (*watch_client)(void *ctx);
 	/*
-	 * The client's MCP roots (stdio, legacy era; mcp_xfer.c), under mu:
+	 * The client's MCP roots (stdio, legacy era; mcp_roots.c), under mu:
 	 * whether its initialize declared the capability, whether an
 	 * answer to roots/list is awaited, and the folders last answered
 	 * (real paths, owned).
@@ -165,11 +165,16 @@ void mcp_conn_fini(struct mcp_conn *c, int wait_ms);
 bool mcp_pick_session(struct mcp_conn *c, json_t *id, bool modern,
     json_t *args, char sid[64], bool *by_handle, bool *mint);
 
-/* --- mcp_xfer.c: computer_upload, computer_download and the roots ------- */
+/* --- mcp_xfer.c: computer_upload and computer_download ------------------ */
 
 /* Runs computer_upload or computer_download; true when it answers later. */
 bool mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
     bool modern);
+
+/* --- mcp_roots.c: the client's MCP roots --------------------------------- */
+
+/* The most roots kept of one answer. */
+#define MCP_ROOTS_MAX 64
 /* Asks the client for its roots (roots/list) when it declared them. */
 void mcp_roots_ask(struct mcp_conn *c);
 /* A response from the client: true when it was the roots' answer. */
