@@ -20,7 +20,6 @@
 #include "msc_tls.h"
 
 #define CLIENT_MAX_OPEN 8192
-#define CLIENT_MAX_PIPES 16     /* one dialer: one, two while it changes */
 
 struct msc_client {
 	nng_socket sock;
@@ -31,10 +30,10 @@ struct msc_client {
 	atomic_uint_fast64_t since;     /* open time, or when the last pipe went */
 	char url[256];
 	char peer_role[MSC_TLS_ROLE_MAX];
-	pthread_mutex_t mu;             /* guards calls, live and shut */
+	pthread_mutex_t mu;             /* guards calls, conns and shut */
 	struct client_call *calls;      /* open calls */
 	bool shut;                      /* msc_client_shutdown: no new calls */
-	uint32_t live[CLIENT_MAX_PIPES];        /* pipes counted in `pipes` */
+	struct msc_rpc_pipes conns;     /* the pipes counted in `pipes` */
 	nng_dialer dialer;              /* replaced by the redialer only */
 	nng_time redialed;              /* when the dialer was last made */
 	atomic_bool want_redial;        /* a call found the peer down */
@@ -230,25 +229,36 @@ call_cb(void *arg)
 	call_recv_done(cc, nng_aio_get_msg(cc->aio));
 }
 
-/*
- * Marks pipe id live (add) or not (!add) under c->mu; returns whether it
- * changed. NNG reports the removal of a pipe that closed while it was
- * being added, which never was reported added: such a pipe counts for
- * nothing (else `pipes` would say "down" on a live connection).
- */
-static bool
-pipe_mark(struct msc_client *c, uint32_t id, bool add)
+bool
+msc_rpc_pipes_added(struct msc_rpc_pipes *t, uint32_t id)
 {
-	for (size_t i = 0; i < CLIENT_MAX_PIPES; i++) {
-		if (add && c->live[i] == 0) {
-			c->live[i] = id;
+	if (id == 0)
+		return false;
+	for (size_t i = 0; i < MSC_RPC_PIPES_MAX; i++)
+		if (t->gone[i] == id) {
+			t->gone[i] = 0;
+			return false;
+		}
+	for (size_t i = 0; i < MSC_RPC_PIPES_MAX; i++)
+		if (t->live[i] == 0) {
+			t->live[i] = id;
 			return true;
 		}
-		if (!add && c->live[i] == id) {
-			c->live[i] = 0;
+	return false;
+}
+
+bool
+msc_rpc_pipes_removed(struct msc_rpc_pipes *t, uint32_t id)
+{
+	if (id == 0)
+		return false;
+	for (size_t i = 0; i < MSC_RPC_PIPES_MAX; i++)
+		if (t->live[i] == id) {
+			t->live[i] = 0;
 			return true;
 		}
-	}
+	t->gone[t->next_gone] = id;
+	t->next_gone = (t->next_gone + 1) % MSC_RPC_PIPES_MAX;
 	return false;
 }
 
@@ -262,7 +272,9 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	if (ev != NNG_PIPE_EV_ADD_POST && ev != NNG_PIPE_EV_REM_POST)
 		return;
 	pthread_mutex_lock(&c->mu);
-	counted = id != 0 && pipe_mark(c, id, ev == NNG_PIPE_EV_ADD_POST);
+	counted = ev == NNG_PIPE_EV_ADD_POST
+	    ? msc_rpc_pipes_added(&c->conns, id)
+	    : msc_rpc_pipes_removed(&c->conns, id);
 	if (counted && ev == NNG_PIPE_EV_ADD_POST) {
 		pthread_mutex_unlock(&c->mu);
 		/*

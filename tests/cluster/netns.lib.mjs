@@ -263,13 +263,25 @@ const HEADERS = {
 
 export const edgeUrl = (e) => `http://${HOSTS[e]}:${PORT.edge}/mcp`;
 
+/** Set by the test: what the services last wrote, added (once) to the first call that times out. */
+export const diagnosis = { of: null, given: false };
+
 /** One JSON-RPC POST. Resolves {status, sid, body}; rejects on a network error or the timeout. */
 export async function post(edge, sid, msg, { timeoutMs = 30000 } = {}) {
   const headers = { ...HEADERS, Authorization: `Bearer ${TOKEN}` };
   if (sid) headers['Mcp-Session-Id'] = sid;
-  const r = await fetch(edgeUrl(edge), {
-    method: 'POST', headers, body: JSON.stringify(msg), signal: AbortSignal.timeout(timeoutMs),
-  });
+  let r;
+  try {
+    r = await fetch(edgeUrl(edge), {
+      method: 'POST', headers, body: JSON.stringify(msg), signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    if (e?.name !== 'TimeoutError' || !diagnosis.of || diagnosis.given) throw e;
+    diagnosis.given = true;
+    const err = new Error(`${msg.method} on ${edge}: no answer in ${timeoutMs} ms; the services' last words:\n${diagnosis.of()}`);
+    err.name = 'TimeoutError';
+    throw err;
+  }
   const text = await r.text();
   let body = null;
   try { body = text ? JSON.parse(text) : null; } catch { body = { raw: text }; }

@@ -37,6 +37,9 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { tearDown(); pro
 /** The driver label of computer `id`'s container, or null. */
 const driverOf = (id) => L.ownContainers().find((c) => c.computerId === id)?.driver ?? null;
 
+L.diagnosis.of = () => ['e1', 'e2', 'session', 'inventory', ...DRIVERS]
+  .map((n) => `[${n}] ${cluster.stderrTail(n, 400).split('\n').slice(-4).join('\n')}`).join('\n');
+
 before(async () => {
   cluster.setUp();
   cluster.startAll();
@@ -51,6 +54,22 @@ before(async () => {
     assert.ok(sid, `${e} cannot reach the session service: ${cluster.stderrTail(e)}`);
     await endSession(e, sid);
   }
+  // Nor is reaching the session service: its first connection to the inventory may come
+  // later than a call's 3 s grace on a loaded host ("the inventory service cannot be
+  // reached"). A command on a temporary computer, gone again before placement is counted.
+  let made = null;
+  await waitFor(async () => {
+    const sid = await initialize('e1');
+    try {
+      const r = await execute('e1', sid, { command: 'true' });
+      made = r.result?.isError === false ? r.result.structuredContent.computer_id : null;
+      return made !== null;
+    } finally {
+      await endSession('e1', sid);
+    }
+  }, { timeoutMs: 30000, intervalMs: 500 });
+  assert.ok(made, `no command runs: ${cluster.stderrTail('session')}`);
+  await waitFor(() => driverOf(made) === null, { timeoutMs: 15000, intervalMs: 250 });
 });
 
 after(async () => {

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "msc_rpc.h"
+#include "msc_rpc_int.h"
 #include "session.pb-c.h"
 
 #define URL "inproc://test-rpc"
@@ -223,6 +224,38 @@ many_open_calls(void **state)
 	assert_int_equal(locked_read(&done_mu, &done_ok), NCALLS);
 }
 
+/*
+ * A client's count of its connections follows NNG's pipe events in
+ * either order: NNG 1.5 can report a pipe's removal (reaper thread)
+ * before its addition (dialer thread) when the connection closes as it
+ * is set up. Counted late, that pipe kept the client "up" with no
+ * connection: its calls waited for their deadline and it never redialed.
+ */
+static void
+pipe_events_in_either_order(void **state)
+{
+	struct msc_rpc_pipes t = { 0 };
+
+	(void)state;
+	/* in order: up, then down */
+	assert_true(msc_rpc_pipes_added(&t, 7));
+	assert_true(msc_rpc_pipes_removed(&t, 7));
+	/* removed first (closed as it was added): the addition is not up */
+	assert_false(msc_rpc_pipes_removed(&t, 8));
+	assert_false(msc_rpc_pipes_added(&t, 8));
+	assert_false(msc_rpc_pipes_removed(&t, 8));
+	/* removed and never added: nothing counted, later pipes count */
+	for (uint32_t id = 100; id < 100 + 3 * MSC_RPC_PIPES_MAX; id++)
+		assert_false(msc_rpc_pipes_removed(&t, id));
+	assert_true(msc_rpc_pipes_added(&t, 9));
+	assert_true(msc_rpc_pipes_added(&t, 10));
+	assert_true(msc_rpc_pipes_removed(&t, 9));
+	assert_true(msc_rpc_pipes_removed(&t, 10));
+	/* id 0 (no pipe) is never counted */
+	assert_false(msc_rpc_pipes_added(&t, 0));
+	assert_false(msc_rpc_pipes_removed(&t, 0));
+}
+
 int
 main(void)
 {
@@ -236,6 +269,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(many_open_calls, setup,
 		    teardown),
+		cmocka_unit_test(pipe_events_in_either_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
