@@ -6,8 +6,9 @@
 # libFuzzer.
 #
 # The release build runs the unit tests, the package, the Podman and runsc
-# runs, the acceptance cases and the timing-sensitive files; every other
-# test runs in the sanitizer build only.
+# runs, the acceptance cases and the timing-sensitive files (the suite
+# 'timing', in the release build alone); every other test runs in the
+# sanitizer build only.
 # The sanitizer and fuzzer builds compile, at the lowest priority, while the
 # release tests run: those mostly wait on the engine. A ThreadSanitizer
 # build of the in-process unit tests (the suite 'threads', only their
@@ -42,8 +43,9 @@ echo "== tests (release build)" >&2
 meson test -C build --print-errorlogs --suite unit --suite package \
 	--suite podman --suite runsc
 ./scripts/no-skips.py build
-meson test -C build --print-errorlogs --no-rebuild integration/exec \
-	integration/long integration/lease http/long
+meson test -C build --print-errorlogs --no-rebuild integration/exec
+./scripts/no-skips.py build
+meson test -C build --print-errorlogs --no-rebuild --suite timing
 ./scripts/no-skips.py build
 echo "== tests under ASan and UBSan" >&2
 if ! wait "$builds"; then
@@ -53,7 +55,7 @@ if ! wait "$builds"; then
 fi
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	meson test -C build-asan --print-errorlogs
+	meson test -C build-asan --print-errorlogs --no-suite timing
 ./scripts/no-skips.py build-asan
 echo "== unit tests under ThreadSanitizer" >&2
 # report_mutex_bugs=0: NNG 1.5 (not instrumented) now and then locks one
