@@ -59,6 +59,13 @@ msc_reason_call_failed(Msc__V1__Reason reason)
 	return false;
 }
 
+Msc__V1__Reason
+msc_reason_passed_on(Msc__V1__Reason reason)
+{
+	return msc_reason_call_failed(reason)
+	    ? MSC__V1__REASON__REASON_UNSPECIFIED : reason;
+}
+
 const char *
 msc_reason_call_failed_message(Msc__V1__Reason reason, const char *detail,
     char *buf, size_t len)
@@ -81,8 +88,8 @@ msc_reason_detail(Msc__V1__Reason reason, const char *message)
 {
 	size_t pre = sizeof(MSC_REASON_CALL_FAILED) - 1;
 
-	/* The layout is ours (msc_reason_call_failed_message): a length. */
-	if (msc_reason_call_failed(reason) && strlen(message) >= pre)
+	if (msc_reason_call_failed(reason) &&
+	    strncmp(message, MSC_REASON_CALL_FAILED, pre) == 0)
 		return message + pre;
 	return message;
 }

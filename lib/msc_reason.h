@@ -29,6 +29,16 @@ const char *msc_reason_text(Msc__V1__Reason reason);
 bool msc_reason_call_failed(Msc__V1__Reason reason);
 
 /*
+ * The reason a service sends when it fails a call with `reason`: a
+ * call-failed reason there describes one of the service's own calls to
+ * another (its message says which), which the caller would take for its
+ * own call to this service ("the session service is unavailable" when a
+ * driver was): it goes as REASON_UNSPECIFIED, the message unchanged.
+ * Every other reason is sent as it is.
+ */
+Msc__V1__Reason msc_reason_passed_on(Msc__V1__Reason reason);
+
+/*
  * Writes the message of a call that failed on the way: the common
  * beginning (MSC_REASON_CALL_FAILED) followed by `detail` (NULL: the
  * reason's text); for REASON_MAYBE_RAN, `detail` is the cause named in
@@ -41,7 +51,7 @@ const char *msc_reason_call_failed_message(Msc__V1__Reason reason,
 /*
  * The detail of a message written by msc_reason_call_failed_message for a
  * call-failed `reason` (a pointer into `message`, borrowed), or `message`
- * itself for any other reason.
+ * itself for any other reason or any other message.
  */
 const char *msc_reason_detail(Msc__V1__Reason reason, const char *message);
 

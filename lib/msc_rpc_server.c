@@ -15,6 +15,7 @@
 #include "msc_hop.h"
 #include "msc_log.h"
 #include "msc_pb_check.h"
+#include "msc_reason.h"
 #include "msc_redact.h"
 #include "msc_rpc_int.h"
 #include "msc_rpc_roles.h"
@@ -99,7 +100,7 @@ send_status(struct msc_call *c, Msc__V1__Code code, Msc__V1__Reason reason,
 	env.method = (char *)(c->method ? c->method->name : "");
 	if (code != MSC__V1__CODE__OK) {
 		st.code = code;
-		st.reason = reason;
+		st.reason = msc_reason_passed_on(reason);
 		st.message = (char *)message;
 		env.status = &st;
 		body = NULL;

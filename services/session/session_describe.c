@@ -34,6 +34,6 @@ sess_h_describe(void *state, struct msc_call *call,
 		&msc__v1__driver__descriptor, "Describe", &e.base,
 		sess_hop_ms(msc_call_remaining_ms(call), 0), described,
 		call) != 0)
-		msc_call_fail_as(call, MSC__V1__CODE__UNAVAILABLE,
-		    MSC__V1__REASON__REASON_NOT_SENT);
+		msc_call_fail(call, MSC__V1__CODE__UNAVAILABLE,
+		    "driver '%s' cannot be reached", msc_fleet_id(s->fleet, 0));
 }

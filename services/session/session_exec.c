@@ -365,6 +365,15 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
 		    MSC__V1__REASON__REASON_UNSPECIFIED,
 		    "the session ended");
+	} else if (c == NULL && msc_reason_call_failed(st->reason)) {
+		char msg[768];
+
+		/* Our own call to the inventory broke: say so, by name. */
+		snprintf(msg, sizeof(msg), "%s (%s); retry in a few seconds",
+		    msc_reason_inventory_unreachable(),
+		    msc_reason_detail(st->reason, st->message));
+		pending_fail(p, st->code, MSC__V1__REASON__REASON_UNSPECIFIED,
+		    msg);
 	} else if (c == NULL)
 		pending_fail(p, st->code, st->reason, sess_agent_text(st,
 		    MSC_REASON_STEP_CREATE, ss->tag));

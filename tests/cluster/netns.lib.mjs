@@ -86,6 +86,12 @@ export function inHost(name, cmd, args) {
   return sh('ip', ['netns', 'exec', `${PREFIX}-${name}`, cmd, ...args]);
 }
 
+/** Whether service NAME (a host) has a TCP connection up to every driver. */
+export function reachesDrivers(name) {
+  const out = inHost(name, 'ss', ['-Htn', 'state', 'established']);
+  return DRIVERS.every((d) => out.includes(`${HOSTS[d]}:${PORT.driver}`));
+}
+
 /** Cuts host NAME off the network (its switch port down), or plugs it back. */
 export function link(name, up) {
   inHost('sw', 'ip', ['link', 'set', `h-${name}`, up ? 'up' : 'down']);

@@ -70,6 +70,10 @@ before(async () => {
   }, { timeoutMs: 30000, intervalMs: 500 });
   assert.ok(made, `no command runs: ${cluster.stderrTail('session')}`);
   await waitFor(() => driverOf(made) === null, { timeoutMs: 15000, intervalMs: 250 });
+  // and placement counts the drivers it reaches: all three, from both services
+  const linked = await waitFor(() => L.reachesDrivers('inventory') && L.reachesDrivers('session'),
+    { timeoutMs: 30000, intervalMs: 250 });
+  assert.ok(linked, `the drivers are not all reached: ${cluster.stderrTail('inventory')}`);
 });
 
 after(async () => {

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include "msc_rpc.h"
 #include "msc_rpc_int.h"
+#include "msc_reason.h"
 #include "session.pb-c.h"
 
 #define URL "inproc://test-rpc"
@@ -41,6 +43,23 @@ h_close(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	msc_call_fail(call, MSC__V1__CODE__NOT_FOUND, "no such %s", "session");
 }
 
+/*
+ * Fails as a service does when one of its own calls to another broke on
+ * the way (the status its client gave it, passed on).
+ */
+static void
+h_describe(void *state, struct msc_call *call, const ProtobufCMessage *req)
+{
+	char msg[256];
+
+	(void)state;
+	(void)req;
+	msc_call_fail_reason(call, MSC__V1__CODE__UNAVAILABLE,
+	    MSC__V1__REASON__REASON_MAYBE_RAN, "%s",
+	    msc_reason_call_failed_message(MSC__V1__REASON__REASON_MAYBE_RAN,
+		"Connection reset", msg, sizeof(msg)));
+}
+
 /* Keeps the call open; a test thread answers it later. */
 static void
 h_exec(void *state, struct msc_call *call, const ProtobufCMessage *req)
@@ -57,6 +76,7 @@ static const struct msc_method methods[] = {
 	{ "Close", h_close },
 	{ "Touch", h_close },
 	{ "TerminalExec", h_exec },
+	{ "Describe", h_describe },
 	{ NULL, NULL },
 };
 
@@ -224,6 +244,57 @@ many_open_calls(void **state)
 	assert_int_equal(locked_read(&done_mu, &done_ok), NCALLS);
 }
 
+struct got_status {
+	pthread_mutex_t mu;
+	int done;
+	struct msc_status st;
+	char msg[256];
+};
+
+static void
+got_status(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
+{
+	struct got_status *g = arg;
+
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+	pthread_mutex_lock(&g->mu);
+	g->st = *st;
+	snprintf(g->msg, sizeof(g->msg), "%s", st->message);
+	g->st.message = g->msg;
+	g->done = 1;
+	pthread_mutex_unlock(&g->mu);
+}
+
+/*
+ * A service passing on the failure of its own call to another does not
+ * say "the call to me failed on its way": its caller would blame the
+ * link to it (the edge said "the session service is unavailable" when a
+ * driver's link broke). The reason goes as unspecified, the words stay.
+ */
+static void
+passed_on_failure_is_not_the_callers_link(void **state)
+{
+	struct fixture *f = *state;
+	Msc__V1__Empty req = MSC__V1__EMPTY__INIT;
+	struct got_status g = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+	assert_int_equal(msc_client_call(f->cli, &msc__v1__session__descriptor,
+			     "Describe", &req.base, 2000, got_status, &g),
+	    0);
+	for (int i = 0; i < 500 && locked_read(&g.mu, &g.done) == 0; i++)
+		usleep(10000);
+	assert_int_equal(locked_read(&g.mu, &g.done), 1);
+	assert_int_equal(g.st.code, MSC__V1__CODE__UNAVAILABLE);
+	assert_false(msc_reason_call_failed(g.st.reason));
+	assert_int_equal(g.st.reason, MSC__V1__REASON__REASON_UNSPECIFIED);
+	assert_non_null(strstr(g.msg, "Connection reset"));
+	/* and its detail is the message whole, not cut at a guessed prefix */
+	assert_string_equal(msc_reason_detail(MSC__V1__REASON__REASON_MAYBE_RAN,
+				"Computer 'x' is unavailable"),
+	    "Computer 'x' is unavailable");
+}
+
 /*
  * A client's count of its connections follows NNG's pipe events in
  * either order: NNG 1.5 can report a pipe's removal (reaper thread)
@@ -269,6 +340,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(many_open_calls, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    passed_on_failure_is_not_the_callers_link, setup, teardown),
 		cmocka_unit_test(pipe_events_in_either_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
