@@ -19,9 +19,6 @@
 
 #define LATEST_PROTOCOL "2025-11-25"
 
-static const char *const protocols[] = { "2025-11-25", "2025-06-18",
-	"2025-03-26", "2024-11-05", NULL };
-
 void
 mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,
     struct msc_client *session, const char *description, mcp_send_fn send,
@@ -76,9 +73,8 @@ mcp_initialize_result(json_t *params)
 	    "protocolVersion"));
 	const char *version = LATEST_PROTOCOL;
 
-	for (int i = 0; asked != NULL && protocols[i] != NULL; i++)
-		if (strcmp(asked, protocols[i]) == 0)
-			version = protocols[i];
+	if (mcp_era_legacy_version(asked))
+		version = asked;        /* json_pack copies it */
 	return json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, "
 			 "s:{s:{s:[s]}}}, s:{s:s, s:s}, s:s}",
 	    "protocolVersion", version, "capabilities", "tools", "listChanged",

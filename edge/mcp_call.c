@@ -106,15 +106,6 @@ forget_released(struct pending_call *pc)
 static void pending_done(void *arg, const struct msc_status *st,
     ProtobufCMessage *resp);
 
-static void
-ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	(void)arg;
-	(void)st;
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-}
-
 /* computer_create in the handle just minted: the whole request. */
 static int
 create_in_handle(struct pending_call *pc)
@@ -251,7 +242,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		ref.principal = pc->c->principal;
 		(void)msc_client_call(pc->c->session,
 		    &msc__v1__session__descriptor, "Close", &ref.base, 30000,
-		    ignore_reply, NULL);
+		    msc_reply_ignore, NULL);
 	}
 	if (cancelled)
 		goto out;       /* the client cancelled it: no response */

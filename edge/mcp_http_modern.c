@@ -83,15 +83,6 @@ check_headers(struct http_call *c, const char *method, struct mcp_reject *r)
 	return false;
 }
 
-static void
-ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	(void)arg;
-	(void)st;
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-}
-
 /*
  * The client closed the connection before the reply: at 2026-07-28 that
  * is the cancellation. The command is killed (Session/CancelExec) and
@@ -108,7 +99,7 @@ client_gone(void *arg)
 	ref.call_key = c->call_key;
 	ref.principal = c->principal;
 	if (msc_client_call(c->h->session, &msc__v1__session__descriptor,
-		"CancelExec", &ref.base, CANCEL_MS, ignore_reply, NULL) != 0)
+		"CancelExec", &ref.base, CANCEL_MS, msc_reply_ignore, NULL) != 0)
 		msc_log_warn("http: cancelling a call whose client left failed: "
 		    "it could not be sent");
 }

@@ -10,12 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp_era.h"
 #include "mcp_live.h"
 #include "msc_log.h"
 #include "session.pb-c.h"
-
-static const char *const protocols[] = { "2025-11-25", "2025-06-18",
-	"2025-03-26", "2024-11-05", NULL };
 
 static void
 http_send(void *ctx, json_t *msg)
@@ -218,15 +216,6 @@ http_post_run(struct http_call *c)
 	}
 }
 
-static bool
-protocol_supported(const char *v)
-{
-	for (int i = 0; protocols[i] != NULL; i++)
-		if (strcmp(v, protocols[i]) == 0)
-			return true;
-	return false;
-}
-
 unsigned
 http_post_start(struct http_call *c)
 {
@@ -249,7 +238,7 @@ http_post_start(struct http_call *c)
 		return 406;
 	}
 	/* Without a session, 2026-07-28 rules decide from the body. */
-	if (pv != NULL && !protocol_supported(pv) &&
+	if (pv != NULL && !mcp_era_legacy_version(pv) &&
 	    http_header(c, "Mcp-Session-Id") != NULL) {
 		http_answer_rpc_error(c, 400, -32000,
 		    "Bad Request: Unsupported protocol version");

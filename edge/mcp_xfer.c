@@ -77,15 +77,6 @@ struct xfer {
 static int step(struct xfer *x);
 static const char *roots_still(struct xfer *x);
 
-static void
-ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	(void)arg;
-	(void)st;
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-}
-
 /* Answers the call (taking `result`) and frees x. */
 static void
 finish(struct xfer *x, json_t *result)
@@ -100,7 +91,7 @@ finish(struct xfer *x, json_t *result)
 		ref.principal = c->principal;
 		(void)msc_client_call(c->session,
 		    &msc__v1__session__descriptor, "Close", &ref.base, 30000,
-		    ignore_reply, NULL);
+		    msc_reply_ignore, NULL);
 	}
 	mcp_conn_send_result(c, x->id, result, x->modern);
 	xfer_src_free(x->src);

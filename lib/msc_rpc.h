@@ -164,6 +164,13 @@ int msc_client_call(struct msc_client *c,
     void *arg);
 
 /*
+ * A reply callback for a call whose outcome nobody waits for (a cancel, a
+ * release sent on the way out): frees the reply, if any.
+ */
+void msc_reply_ignore(void *arg, const struct msc_status *st,
+    ProtobufCMessage *resp);
+
+/*
  * The blocking form, for command-line tools and tests. On OK, *respp is
  * the reply (caller frees). `msgbuf` receives the status message.
  * Returns the status code.

@@ -602,6 +602,16 @@ fail:
 	return rv;
 }
 
+void
+msc_reply_ignore(void *arg, const struct msc_status *st,
+    ProtobufCMessage *resp)
+{
+	(void)arg;
+	(void)st;
+	if (resp != NULL)
+		protobuf_c_message_free_unpacked(resp, NULL);
+}
+
 struct sync_wait {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;

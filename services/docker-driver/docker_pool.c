@@ -318,20 +318,6 @@ dock_pool_cold(struct dock_driver *d, int delta)
 	pthread_mutex_unlock(&p->mu);
 }
 
-int
-dock_pool_ready(struct dock_driver *d)
-{
-	struct dock_pool *p = d->pool;
-	int n;
-
-	if (p == NULL)
-		return 0;
-	pthread_mutex_lock(&p->mu);
-	n = p->n_ready;
-	pthread_mutex_unlock(&p->mu);
-	return n;
-}
-
 /* The next waiting container, or NULL; tells a refill thread. */
 static struct pool_ctr *
 pop(struct dock_pool *p)

@@ -70,7 +70,4 @@ bool dock_pool_born(const struct dock_driver *d, json_t *labels);
 int dock_pool_list_taken(struct dock_driver *d, Msc__V1__ComputerList *out,
     char *err, size_t errlen);
 
-/* Containers waiting right now (for tests and logs). */
-int dock_pool_ready(struct dock_driver *d);
-
 #endif /* DOCK_POOL_H */

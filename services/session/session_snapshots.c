@@ -149,15 +149,6 @@ struct fork {
 	struct fork_one *ones;          /* n: each Acquire's callback arg */
 };
 
-static void
-ignore_reply(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	(void)arg;
-	(void)st;
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(resp, NULL);
-}
-
 /* A fork that failed: the others go again (all or none). */
 static void
 undo(struct fork *f)
@@ -182,7 +173,7 @@ undo(struct fork *f)
 		ref.owner = f->op->session_id;
 		(void)msc_client_call(s->inventory,
 		    &msc__v1__inventory__descriptor, "Delete", &ref.base,
-		    SESS_STEP_MS, ignore_reply, NULL);
+		    SESS_STEP_MS, msc_reply_ignore, NULL);
 	}
 }
 
