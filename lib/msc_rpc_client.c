@@ -31,7 +31,7 @@ struct msc_client {
 	char url[256];
 	char peer_role[MSC_TLS_ROLE_MAX];
 	pthread_mutex_t mu;             /* guards calls, conns and shut */
-	struct client_call *calls;      /* open calls */
+	LIST_HEAD(, client_call) calls; /* open calls */
 	bool shut;                      /* msc_client_shutdown: no new calls */
 	struct msc_rpc_pipes conns;     /* the pipes counted in `pipes` */
 	nng_dialer dialer;              /* replaced by the redialer only */
@@ -49,7 +49,7 @@ enum call_state { CALL_SEND, CALL_RECV };
 
 struct client_call {
 	struct msc_client *cli;
-	struct client_call *prev, *next;
+	LIST_ENTRY(client_call) link;   /* on cli->calls */
 	nng_ctx ctx;
 	nng_aio *aio;
 	nng_aio *end_aio;               /* frees aio and ctx: call_end */
@@ -138,12 +138,7 @@ call_finish(struct client_call *cc, Msc__V1__Code code,
 	struct msc_client *c = cc->cli;
 
 	pthread_mutex_lock(&c->mu);
-	if (cc->prev != NULL)
-		cc->prev->next = cc->next;
-	else
-		c->calls = cc->next;
-	if (cc->next != NULL)
-		cc->next->prev = cc->prev;
+	LIST_REMOVE(cc, link);
 	pthread_mutex_unlock(&c->mu);
 	MSC_HOP("client_unpack");
 	cc->cb(cc->arg, &st, resp);
@@ -267,6 +262,7 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	struct msc_client *c = arg;
 	uint32_t id = (uint32_t)nng_pipe_id(p);
+	struct client_call *cc;
 	bool counted;
 
 	if (ev != NNG_PIPE_EV_ADD_POST && ev != NNG_PIPE_EV_REM_POST)
@@ -294,8 +290,7 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		 * connection: a command could run twice. End them instead
 		 * (one peer per client).
 		 */
-		for (struct client_call *cc = c->calls; cc != NULL;
-		     cc = cc->next)
+		LIST_FOREACH(cc, &c->calls, link)
 			nng_aio_cancel(cc->aio);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -420,6 +415,7 @@ msc_client_open(const char *url, const char *peer_role,
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return -ENOMEM;
+	LIST_INIT(&c->calls);
 	if ((rv = nng_req0_open(&c->sock)) != 0) {
 		free(c);
 		return -EIO;
@@ -479,9 +475,11 @@ msc_client_connections(struct msc_client *c)
 void
 msc_client_shutdown(struct msc_client *c)
 {
+	struct client_call *cc;
+
 	pthread_mutex_lock(&c->mu);
 	c->shut = true;
-	for (struct client_call *cc = c->calls; cc != NULL; cc = cc->next)
+	LIST_FOREACH(cc, &c->calls, link)
 		nng_aio_cancel(cc->aio);
 	pthread_mutex_unlock(&c->mu);
 }
@@ -588,10 +586,7 @@ msc_client_call(struct msc_client *c, const ProtobufCServiceDescriptor *svc,
 		rv = -ESHUTDOWN;
 		goto fail;
 	}
-	cc->next = c->calls;
-	if (c->calls != NULL)
-		c->calls->prev = cc;
-	c->calls = cc;
+	LIST_INSERT_HEAD(&c->calls, cc, link);
 	nng_ctx_send(cc->ctx, cc->aio);
 	pthread_mutex_unlock(&c->mu);
 	MSC_HOP("client_pack_alloc_send");
