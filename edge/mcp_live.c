@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <time.h>
 
 #include "mcp.h"
@@ -89,7 +90,7 @@ struct mcp_progress {
 	char principal[MCP_PRINCIPAL_MAX + 1];
 	void (*send)(void *ctx, json_t *msg);
 	void *send_ctx;
-	struct mcp_progress *prev, *next;       /* on the ticker's list */
+	LIST_ENTRY(mcp_progress) link;  /* on ticker.calls */
 };
 
 /* The one thread that polls every call's progress. */
@@ -98,9 +99,9 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool up;
-	struct mcp_progress *head;
+	LIST_HEAD(, mcp_progress) calls;
 } ticker = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER,
-	PTHREAD_COND_INITIALIZER, false, NULL };
+	PTHREAD_COND_INITIALIZER, false, LIST_HEAD_INITIALIZER(ticker.calls) };
 
 static uint64_t
 now_ms(void)
@@ -212,7 +213,9 @@ peeked(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 static void
 poll_due_locked(uint64_t now)
 {
-	for (struct mcp_progress *p = ticker.head; p != NULL; p = p->next) {
+	struct mcp_progress *p;
+
+	LIST_FOREACH(p, &ticker.calls, link) {
 		Msc__V1__ExecCallRef ref = MSC__V1__EXEC_CALL_REF__INIT;
 		bool go;
 
@@ -248,7 +251,7 @@ ticker_main(void *arg)
 	for (;;) {
 		struct timespec until;
 
-		while (ticker.head == NULL)
+		while (LIST_EMPTY(&ticker.calls))
 			pthread_cond_wait(&ticker.cv, &ticker.mu);
 		poll_due_locked(now_ms());
 		clock_gettime(CLOCK_REALTIME, &until);
@@ -300,10 +303,7 @@ mcp_progress_start(struct msc_client *session, const char *principal,
 	p->send_ctx = send_ctx;
 	p->due_ms = now_ms() + PROGRESS_EVERY_MS;
 	pthread_mutex_lock(&ticker.mu);
-	p->next = ticker.head;
-	if (ticker.head != NULL)
-		ticker.head->prev = p;
-	ticker.head = p;
+	LIST_INSERT_HEAD(&ticker.calls, p, link);
 	pthread_cond_signal(&ticker.cv);
 	pthread_mutex_unlock(&ticker.mu);
 	return p;
@@ -315,12 +315,7 @@ mcp_progress_stop(struct mcp_progress *p)
 	if (p == NULL)
 		return;
 	pthread_mutex_lock(&ticker.mu);
-	if (p->prev != NULL)
-		p->prev->next = p->next;
-	else
-		ticker.head = p->next;
-	if (p->next != NULL)
-		p->next->prev = p->prev;
+	LIST_REMOVE(p, link);
 	pthread_mutex_unlock(&ticker.mu);
 	/* A notification being sent finishes first: it holds p->mu. */
 	pthread_mutex_lock(&p->mu);
