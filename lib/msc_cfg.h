@@ -83,7 +83,7 @@ struct msc_cfg {
 	const char *memory;
 	const char **run_flags;
 	size_t n_run_flags;
-	/* other backends: parsed for compatibility */
+	/* the Fly, E2B, Modal and WASM backends' options (their drivers') */
 	const char *fly_cli, *fly_app, *fly_token, *fly_image, *fly_region;
 	const char *fly_cpu_kind, *fly_cpus, *fly_memory, *fly_rootfs_size;
 	const char *fly_api_url, *fly_org;
