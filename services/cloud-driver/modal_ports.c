@@ -15,6 +15,8 @@
 
 #define T_TUNNELS_MS 30000
 #define TUNNELS_WAIT_S 10       /* Modal's own wait for the tunnels */
+#define TUNNELS_TIMEOUT \
+	MODAL__CLIENT__GENERIC_RESULT__GENERIC_STATUS__GENERIC_STATUS_TIMEOUT
 
 #define MODAL_PORT_NOTE "Modal keeps the tunnel of this port open for the " \
 	"sandbox's life: computer_unexpose_port forgets the URL here but " \
@@ -69,8 +71,7 @@ tunnel_url(struct modal_driver *d, const char *id, const char *sbx,
 		 (ProtobufCMessage **)&resp, T_TUNNELS_MS, true, err,
 		 errlen)) != 0)
 		return rv;
-	if (resp->result != NULL && resp->result->status ==
-	    MODAL__CLIENT__GENERIC_RESULT__GENERIC_STATUS__GENERIC_STATUS_TIMEOUT) {
+	if (resp->result != NULL && resp->result->status == TUNNELS_TIMEOUT) {
 		protobuf_c_message_free_unpacked(&resp->base, NULL);
 		snprintf(err, errlen, "The tunnels of computer '%s' were not "
 		    "ready within %d s: try again.", id, TUNNELS_WAIT_S);

@@ -485,8 +485,8 @@ dock_preview_expose(struct dock_driver *d,
 		    "'%s' would name %s, which reaches only the host a browser "
 		    "runs on: this driver serves other hosts (the cluster "
 		    "layout) and an edge does not proxy preview URLs. Give the "
-		    "driver --preview-domain (a wildcard DNS name for its host) "
-		    "and --preview-listen (an address users reach).",
+		    "driver --preview-domain (a wildcard DNS name for its "
+		    "host) and --preview-listen (an address users reach).",
 		    d->cfg->driver_id != NULL ? d->cfg->driver_id : "",
 		    domain);
 		return -EINVAL;

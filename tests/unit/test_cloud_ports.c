@@ -51,7 +51,7 @@ test_bounds_and_sandboxes(void **state)
 
 	(void)state;
 	assert_int_equal(cloud_ports_new(&p), 0);
-	/* At most CLOUD_PORTS_PER_COMPUTER; the same port again is no new row. */
+	/* At most CLOUD_PORTS_PER_COMPUTER; the same port again: no new row. */
 	for (uint32_t port = 1; port <= CLOUD_PORTS_PER_COMPUTER; port++) {
 		assert_int_equal(set(p, "a", "s1", port, false, &out, err), 0);
 		assert_int_equal(out.n_ports, port);
@@ -102,8 +102,9 @@ test_server_bound(void **state)
 	assert_int_equal(cloud_ports_new(&p), 0);
 	for (int i = 0; rv == 0 && i < CLOUD_PORTS_MAX; i++) {
 		snprintf(id, sizeof(id), "c%d", i / CLOUD_PORTS_PER_COMPUTER);
-		rv = set(p, id, "s", (uint32_t)(i % CLOUD_PORTS_PER_COMPUTER) + 1,
-		    false, &out, err);
+		rv = set(p, id, "s",
+		    (uint32_t)(i % CLOUD_PORTS_PER_COMPUTER) + 1, false, &out,
+		    err);
 		if (rv == 0)
 			msc_preview_fini(&out);
 	}
