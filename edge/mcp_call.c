@@ -12,6 +12,7 @@
 
 #include "mcp_live.h"
 #include "mcp_tasks.h"
+#include "msc_describe.h"
 #include "msc_random.h"
 #include "msc_reason.h"
 #include "msc_slug.h"
@@ -554,16 +555,15 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 {
 	Msc__V1__ComputerRequest req = MSC__V1__COMPUTER_REQUEST__INIT;
 	char *msg = tools_lifecycle_request(how->tool, args, &req);
+	const char *refusal;
 	char sid[64];
 	bool mint, pending = false;
 
 	if (msg == NULL)
 		msg = snapshot_refused(c, how, &req);
 	if (msg == NULL && tools_is_port(how->tool) &&
-	    strcmp(c->cfg->backend, "docker") != 0 && asprintf(&msg,
-	    "Preview URLs are served on the docker backend (Docker and "
-	    "Podman) only: the %s backend has none yet.", c->cfg->backend) < 0)
-		msg = NULL;
+	    (refusal = msc_describe_preview_refusal(c->cfg->backend)) != NULL)
+		msg = strdup(refusal);
 	if (msg != NULL) {
 		mcp_conn_send_result(c, how->id, tools_error_result(msg),
 		    how->modern);

@@ -20,16 +20,21 @@ static const struct {
 	[TOOLS_PORT_EXPOSE - TOOLS_PORT_BASE] = { "computer_expose_port",
 	    "Expose a port of a sandbox computer",
 	    "Give a port a server in the computer listens on a preview URL "
-	    "(http://CAPABILITY.HOST:PORT/) a browser can open: HTTP/1.1, "
-	    "streaming, server-sent events and WebSockets pass. Whoever knows "
-	    "the URL reaches that port; it lasts until "
-	    "computer_unexpose_port, the computer's deletion, and survives "
-	    "its restart. Exposing a port again answers the same URL.",
+	    "a browser can open. On the docker backend it is "
+	    "http://CAPABILITY.HOST:PORT/ through this server (HTTP/1.1, "
+	    "streaming, server-sent events and WebSockets pass): whoever "
+	    "knows the URL reaches that port; it lasts until "
+	    "computer_unexpose_port or the computer's deletion, and survives "
+	    "its restart. On the e2b and modal backends it is the provider's "
+	    "own https URL of the port (the answer's note says what revoking "
+	    "does there). Exposing a port again answers the same URL.",
 	    false, false },
 	[TOOLS_PORT_UNEXPOSE - TOOLS_PORT_BASE] = { "computer_unexpose_port",
 	    "Revoke a port's preview URL",
-	    "Revoke the preview URL of a port: it answers 404 from now on and "
-	    "its open connections end.", false, true },
+	    "Revoke the preview URL of a port: on the docker backend it "
+	    "answers 404 from now on and its open connections end; on e2b "
+	    "and modal the port is forgotten from the computer's exposed "
+	    "ports (see the answer's note).", false, true },
 };
 
 int
@@ -145,6 +150,9 @@ tools_port_result(int tool, const struct msc_status *st,
 	if (out != NULL && tool == TOOLS_PORT_EXPOSE)
 		json_object_set_new(out, "url", json_string(p->url));
 	if (out != NULL && tool == TOOLS_PORT_UNEXPOSE)
-		json_object_set_new(out, "revoked", json_true());
+		json_object_set_new(out, "revoked", json_boolean(
+		    p->note == NULL || p->note[0] == '\0'));
+	if (out != NULL && p->note != NULL && p->note[0] != '\0')
+		json_object_set_new(out, "note", json_string(p->note));
 	return tools_payload_result(out, false);
 }

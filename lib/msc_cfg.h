@@ -90,6 +90,7 @@ struct msc_cfg {
 	const char *e2b_api_key, *e2b_template, *e2b_sandbox_timeout;
 	const char *modal_token_id, *modal_token_secret, *modal_app_name;
 	const char *modal_cpu, *modal_memory, *gpu, *region, *sandbox_timeout;
+	const char *modal_ports;        /* --modal-ports: tunnels (issue 30) */
 	const char *wasm_path, *wasm_max_memory, *wasm_fuel;
 	const char *disk_quota;         /* --disk-quota SIZE, per computer */
 	const char **e2b_metadata, **e2b_env;

@@ -351,6 +351,12 @@ const struct opt msc_cfg_opts[] = {
 	{ "modal-memory", OPT_STR, F(modal_memory), 0, "512", "MODAL_MEMORY",
 	    NULL, MODAL, "Memory in MiB (default: 512)",
 	    MSC_PROG_CLOUD_DRIVER },
+	{ "modal-ports", OPT_STR, F(modal_ports), 0, NULL, "PORTS", NULL,
+	    MODAL, "Ports each new sandbox opens as encrypted tunnels, "
+	    "comma-separated (at most 16), which computer_expose_port "
+	    "(--tools ports) answers with; Modal opens tunnels only at "
+	    "creation (default: none)",
+	    MSC_PROG_CLOUD_DRIVER },
 	{ "gpu", OPT_STR, F(gpu), 0, NULL, "GPU", NULL, MODAL,
 	    "GPU type (e.g., \"A10G\", \"H100\")",
 	    MSC_PROG_CLOUD_DRIVER },

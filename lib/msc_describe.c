@@ -173,3 +173,29 @@ msc_describe_wasm(const struct msc_cfg *cfg)
 			: "", cfg->timeout);
 	return n < 0 ? NULL : base;
 }
+
+const char *
+msc_describe_preview_refusal(const char *backend)
+{
+	if (strcmp(backend, "docker") == 0 || strcmp(backend, "e2b") == 0 ||
+	    strcmp(backend, "modal") == 0)
+		return NULL;
+	if (strcmp(backend, "fly") == 0)
+		return "Preview URLs are not served on the fly backend: a Fly "
+		    "Machine's ports are published only through its app's "
+		    "services and a public address, which this server does not "
+		    "set up. They are served on the docker (Docker and "
+		    "Podman), e2b and modal backends.";
+	if (strcmp(backend, "go_busybox") == 0 || strcmp(backend, "wasm") == 0)
+		return strcmp(backend, "wasm") == 0
+		    ? "Preview URLs are not served on the wasm backend: its "
+		      "computers have no network, so nothing in them listens "
+		      "on a port. They are served on the docker (Docker and "
+		      "Podman), e2b and modal backends."
+		    : "Preview URLs are not served on the go_busybox backend: "
+		      "its computers have no network, so nothing in them "
+		      "listens on a port. They are served on the docker "
+		      "(Docker and Podman), e2b and modal backends.";
+	return "Preview URLs are served on the docker (Docker and Podman), e2b "
+	    "and modal backends only.";
+}

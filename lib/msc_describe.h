@@ -20,4 +20,11 @@ char *msc_describe_e2b(const struct msc_cfg *cfg);
 char *msc_describe_modal(const struct msc_cfg *cfg);
 char *msc_describe_wasm(const struct msc_cfg *cfg);
 
+/*
+ * Why backend `backend` serves no preview URLs (issue 30), the text an
+ * agent reads for computer_expose_port (static); NULL for a backend that
+ * serves them (docker, e2b, modal).
+ */
+const char *msc_describe_preview_refusal(const char *backend);
+
 #endif /* MSC_DESCRIBE_H */

@@ -49,6 +49,7 @@ msc_preview_fini(Msc__V1__Preview *p)
 {
 	free_str(p->url);       /* INIT's are protobuf_c_empty_string */
 	free_str(p->computer_id);
+	free_str(p->note);
 	free(p->ports);
 	*p = (Msc__V1__Preview)MSC__V1__PREVIEW__INIT;
 }
@@ -63,9 +64,14 @@ run_expose(struct job *j, char *err)
 	int rv;
 
 	if (ops->expose_port == NULL) {
-		msc_call_fail(j->call, MSC__V1__CODE__UNIMPLEMENTED, "%s",
-		    ops->preview_refusal != NULL ? ops->preview_refusal :
-		    "this backend has no preview URLs");
+		/* The backend's refusal is the agent's text (an invalid
+		 * argument's passes on as is). */
+		if (ops->preview_refusal != NULL)
+			msc_call_fail(j->call, MSC__V1__CODE__INVALID_ARGUMENT,
+			    "%s", ops->preview_refusal);
+		else
+			msc_call_fail(j->call, MSC__V1__CODE__UNIMPLEMENTED,
+			    "this backend has no preview URLs");
 		return;
 	}
 	if (r->port < 1 || r->port > 65535) {

@@ -106,9 +106,11 @@ e2b_driver_start(const struct msc_cfg *cfg, const char *url,
 		e2b_ops_full = e2b_ops;
 		e2b_ops_full.processes = e2b_processes;
 		e2b_ops_full.restart_keeps_processes = true;
+		e2b_ops_full.expose_port = e2b_expose_port;
 	}
 	if ((rv = configure(d, cfg)) != 0 ||
 	    (rv = msc_known_new(sizeof(struct e2b_known), &d->known)) != 0 ||
+	    (rv = cloud_ports_new(&d->ports)) != 0 ||
 	    (rv = e2b_lease_start(d)) != 0 ||
 	    (rv = msc_driver_start(url, &e2b_ops_full, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
@@ -130,6 +132,7 @@ e2b_driver_stop(struct e2b_driver *d)
 		return;         /* a job still runs and uses d: the process ends */
 	msc_lease_renewer_stop(d->lease);
 	msc_known_free(d->known);
+	cloud_ports_free(d->ports);
 	if (d->key_hdr != NULL) {
 		explicit_bzero(d->key_hdr, strlen(d->key_hdr));
 		free(d->key_hdr);

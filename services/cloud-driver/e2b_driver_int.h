@@ -11,6 +11,7 @@
 
 #include "driver.pb-c.h"
 #include "e2b_conv.h"
+#include "cloud_ports.h"
 #include "e2b_driver.h"
 #include "msc_cfg.h"
 #include "msc_driver_known.h"
@@ -40,6 +41,7 @@ struct e2b_driver {
 	struct msc_driver *svc;
 	struct msc_known *known;        /* computer id -> struct e2b_known */
 	struct msc_lease_renewer *lease; /* temporaries' timeouts (e2b_lease.c) */
+	struct cloud_ports *ports;      /* exposed ports (e2b_ports.c) */
 };
 
 /* One control-plane call under the key and a deadline (e2b_sandboxes.c). */
@@ -70,5 +72,9 @@ int e2b_exec(struct e2b_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
 /* The running background processes, for Computer.processes_ended. */
 int e2b_processes(void *be, const char *id);
+
+/* Driver/ExposePort: the sandbox's own host for the port (e2b_ports.c). */
+int e2b_expose_port(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Preview *out, char *err, size_t errlen);
 
 #endif /* E2B_DRIVER_INT_H */

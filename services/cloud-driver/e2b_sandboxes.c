@@ -311,8 +311,10 @@ e2b_reset(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
 	e2b_forget(d, id);
 	if (rv != 0)
 		return rv;
-	if ((rv = e2b_create(d, id, temporary, out, err, errlen)) == 0)
+	if ((rv = e2b_create(d, id, temporary, out, err, errlen)) == 0) {
+		cloud_ports_moved(d->ports, id, out->sandbox_id);
 		msc_log_info("factory reset computer %s", id);
+	}
 	return rv;
 }
 
@@ -333,6 +335,8 @@ e2b_stop(struct e2b_driver *d, const char *id, bool remove, char *err,
 	if (remove || tmp == NULL || strcmp(tmp, "false") != 0) {
 		rv = kill_sbx(d, sbx, err, errlen);
 		e2b_forget(d, id);
+		if (rv == 0)
+			cloud_ports_forget(d->ports, id);
 		if (rv == 0)
 			msc_log_info("killed computer %s (E2B sandbox %s)", id,
 			    sbx);
@@ -400,6 +404,8 @@ e2b_list(struct e2b_driver *d, Msc__V1__ComputerList *out, char *err,
 		json_decref(arr);
 		arr = NULL;
 	} while (rv == 0 && next[0] != '\0' && ++pages < 50);
+	if (rv == 0)
+		rv = cloud_ports_fill_list(d->ports, out);
 	return rv;
 }
 

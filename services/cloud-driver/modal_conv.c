@@ -145,6 +145,46 @@ modal_conv_uint(const char *s, uint32_t lo, uint32_t hi, uint32_t *vp)
 }
 
 int
+modal_conv_ports(const char *s, uint32_t *ports, size_t *np)
+{
+	size_t n = 0;
+
+	*np = 0;
+	if (s == NULL)
+		return 0;
+	while (*s == ' ')
+		s++;
+	if (*s == '\0')
+		return 0;
+	for (;;) {
+		char *end;
+		unsigned long v;
+
+		while (*s == ' ')
+			s++;
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno != 0 || v < 1 || v > 65535 || n == MODAL_PORTS_MAX)
+			return -EINVAL;
+		for (size_t i = 0; i < n; i++)
+			if (ports[i] == v)
+				return -EINVAL;
+		ports[n++] = (uint32_t)v;
+		s = end;
+		while (*s == ' ')
+			s++;
+		if (*s == '\0')
+			break;
+		if (*s++ != ',')
+			return -EINVAL;
+	}
+	*np = n;
+	return 0;
+}
+
+int
 modal_conv_gpu(const char *s, char *type, size_t typelen, uint32_t *countp)
 {
 	const char *colon = strchr(s, ':');

@@ -48,6 +48,16 @@ int modal_conv_cpu(const char *s, uint32_t *millip);
 /* A whole number in [lo, hi]. -EINVAL otherwise. */
 int modal_conv_uint(const char *s, uint32_t lo, uint32_t hi, uint32_t *vp);
 
+/* The most ports --modal-ports opens as tunnels. */
+#define MODAL_PORTS_MAX 16
+
+/*
+ * --modal-ports: "3000,8080" -> ports (at most MODAL_PORTS_MAX, each 1 to
+ * 65535, none twice; spaces around commas allowed); "" or NULL: none.
+ * -EINVAL when bad.
+ */
+int modal_conv_ports(const char *s, uint32_t *ports, size_t *np);
+
 /* "A10G", "h100:2" -> type (upper case) and count. -EINVAL when bad. */
 int modal_conv_gpu(const char *s, char *type, size_t typelen,
     uint32_t *countp);

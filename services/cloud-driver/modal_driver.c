@@ -73,6 +73,12 @@ configure(struct modal_driver *d, const struct msc_cfg *cfg)
 		    cfg->gpu);
 		return -EINVAL;
 	}
+	if (modal_conv_ports(cfg->modal_ports, d->ports, &d->n_ports) != 0) {
+		msc_cfg_error("argument --modal-ports: invalid value: '%s' (at "
+			      "most %d ports from 1 to 65535, comma-separated, "
+			      "none twice)", cfg->modal_ports, MODAL_PORTS_MAX);
+		return -EINVAL;
+	}
 	return msc_http_init();       /* libcurl, before threads call */
 }
 
@@ -91,9 +97,11 @@ modal_driver_start(const struct msc_cfg *cfg, const char *url,
 	if (modal_ops_full.exec == NULL) {
 		modal_ops_full = modal_ops;
 		modal_ops_full.processes = modal_processes;
+		modal_ops_full.expose_port = modal_expose_port;
 	}
 	if ((rv = configure(d, cfg)) != 0 ||
 	    (rv = msc_known_new(sizeof(struct modal_known), &d->known)) != 0 ||
+	    (rv = cloud_ports_new(&d->exposed)) != 0 ||
 	    (rv = modal_lease_start(d)) != 0 ||
 	    (rv = msc_driver_start(url, &modal_ops_full, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
@@ -119,6 +127,7 @@ modal_driver_stop(struct modal_driver *d)
 		return;         /* a job still runs and uses d: the process ends */
 	msc_lease_renewer_stop(d->lease);
 	msc_known_free(d->known);
+	cloud_ports_free(d->exposed);
 	grpc_target_fini(&d->api);
 	modal_creds_clear(&d->creds);
 	explicit_bzero(d->auth_token, sizeof(d->auth_token));

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "driver.pb-c.h"
+#include "cloud_ports.h"
 #include "grpc_call.h"
 #include "modal_client.pb-c.h"
 #include "modal_conf.h"
@@ -41,6 +42,9 @@ struct modal_driver {
 	const char *image;              /* --image */
 	uint32_t milli_cpu, memory_mb, lifetime_s, gpu_count;
 	char gpu_type[64];
+	uint32_t ports[MODAL_PORTS_MAX];        /* --modal-ports */
+	size_t n_ports;
+	struct cloud_ports *exposed;    /* exposed ports (modal_ports.c) */
 	struct msc_driver *svc;
 	pthread_mutex_t build_mu;       /* one image build at a time */
 	pthread_mutex_t mu;             /* guards the rest but `known` */
@@ -105,6 +109,16 @@ int modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
 /* The running background processes, for Computer.processes_ended. */
 int modal_processes(void *be, const char *id);
+
+/* Driver/ExposePort: the port's tunnel, if the sandbox was made with one
+ * (modal_ports.c). */
+int modal_expose_port(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Preview *out, char *err, size_t errlen);
+/* Sets def's open_ports to the --modal-ports (specs: MODAL_PORTS_MAX
+ * entries of the caller's, kept until the create is sent). */
+void modal_ports_open(struct modal_driver *d, Modal__Client__Sandbox *def,
+    Modal__Client__PortSpecs *specs, Modal__Client__PortSpec *spec,
+    Modal__Client__PortSpec **specp);
 
 /* Commands through the task's command router (modal_run.c). */
 struct modal_run {

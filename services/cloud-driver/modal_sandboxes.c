@@ -229,6 +229,8 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	Modal__Client__SchedulerPlacement place =
 	    MODAL__CLIENT__SCHEDULER_PLACEMENT__INIT;
 	Modal__Client__SandboxTag tag[4], *tags[4];
+	Modal__Client__PortSpecs specs = MODAL__CLIENT__PORT_SPECS__INIT;
+	Modal__Client__PortSpec spec[MODAL_PORTS_MAX], *specp[MODAL_PORTS_MAX];
 	char *region = (char *)d->cfg->region, app_id[128], sbx[128];
 	char ignore[MODAL_ERRLEN];
 	struct modal_known k;
@@ -286,6 +288,7 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 		place.regions = &region;
 		def.scheduler_placement = &place;
 	}
+	modal_ports_open(d, &def, &specs, spec, specp);
 	req.app_id = app_id;
 	req.definition = &def;
 	req.n_tags = 4;
@@ -481,6 +484,7 @@ modal_restart(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 	if ((rv = create_sandbox(d, id, temporary, image_id, out, err,
 		 errlen)) != 0)
 		return create_err(rv, err, errlen);
+	cloud_ports_moved(d->exposed, id, out->sandbox_id);
 	msc_log_info("restarted computer %s (Modal sandbox %s, files kept)", id,
 	    out->sandbox_id);
 	return 0;
@@ -508,6 +512,7 @@ modal_reset(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 	    (rv = create_sandbox(d, id, temporary, image_id, out, err,
 		 errlen)) != 0)
 		return create_err(rv, err, errlen);
+	cloud_ports_moved(d->exposed, id, out->sandbox_id);
 	msc_log_info("factory reset computer %s", id);
 	return 0;
 }
@@ -523,9 +528,11 @@ modal_stop(struct modal_driver *d, const char *id, bool remove, char *err,
 	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv == -ENOENT && !remove ? 0 : rv;
 	if (remove || tag_temporary(s)) {
-		if ((rv = modal_terminate(d, s->id, err, errlen)) == 0)
+		if ((rv = modal_terminate(d, s->id, err, errlen)) == 0) {
 			msc_log_info("terminated computer %s (Modal sandbox %s)",
 			    id, s->id);
+			cloud_ports_forget(d->exposed, id);
+		}
 		modal_forget(d, id);
 	} else
 		/* Modal cannot pause: it runs on until its lifetime ends. */
@@ -594,5 +601,7 @@ modal_list(struct modal_driver *d, Msc__V1__ComputerList *out, char *err,
 		before = oldest;
 		protobuf_c_message_free_unpacked(&resp->base, NULL);
 	}
+	if (rv == 0)
+		rv = cloud_ports_fill_list(d->exposed, out);
 	return rv;
 }

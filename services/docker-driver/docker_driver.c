@@ -100,6 +100,7 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		return -ENOMEM;
 	d->cfg = cfg;
 	d->tool = tool;
+	d->serves_hosts = dock_preview_url_serves_hosts(url);
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->fx_mu, NULL);
 	pthread_mutex_init(&d->net_mu, NULL);

@@ -58,6 +58,9 @@ struct dock_driver {
 	char disk_text[256];        /* what computer_list says of it */
 	struct msc_snap_pins *snap_pins; /* restores' images; deletes */
 	struct dock_preview *preview;   /* preview URLs (docker_preview.h) */
+	/* Served over tcp:// or tls+tcp:// on an address other hosts reach
+	 * (the cluster layout): callers, and users, are elsewhere. */
+	bool serves_hosts;
 
 	/* The runtimes (docker_runtime.c), learned from /info; under mu. */
 	char rt_default[64];        /* the engine's default runtime */

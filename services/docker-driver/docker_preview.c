@@ -427,6 +427,38 @@ put_ports_locked(struct dock_preview *p, const char *id, Msc__V1__Preview *out)
 			out->ports[out->n_ports++] = r->port;
 }
 
+bool
+dock_preview_url_serves_hosts(const char *url)
+{
+	const char *h;
+	size_t n;
+
+	if (url == NULL)
+		return false;
+	if (strncmp(url, "tcp://", 6) == 0)
+		h = url + 6;
+	else if (strncmp(url, "tls+tcp://", 10) == 0)
+		h = url + 10;
+	else
+		return false;   /* inproc://, ipc://: this host */
+	n = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/");
+	if ((n == 9 && strncmp(h, "localhost", 9) == 0) ||
+	    (n == 5 && strncmp(h, "[::1]", 5) == 0) ||
+	    strncmp(h, "127.", 4) == 0)
+		return false;
+	return true;    /* an address, a name, or every address (0.0.0.0) */
+}
+
+/* A domain that names this host alone: localhost, *.localhost. */
+static bool
+local_domain(const char *domain)
+{
+	size_t n = strlen(domain);
+
+	return strcmp(domain, "localhost") == 0 || (n > 10 &&
+	    strcmp(domain + n - 10, ".localhost") == 0);
+}
+
 int
 dock_preview_expose(struct dock_driver *d,
     const Msc__V1__SnapshotRequest *req, Msc__V1__Preview *out, char *err,
@@ -445,6 +477,19 @@ dock_preview_expose(struct dock_driver *d,
 	if (p == NULL) {
 		snprintf(err, errlen, "preview URLs are not served here");
 		return -ENOSYS;
+	}
+	/* The cluster layout: users are not on this driver's host, and no
+	 * edge proxies to it, so a localhost URL would lead nowhere. */
+	if (!req->unexpose && d->serves_hosts && local_domain(domain)) {
+		snprintf(err, errlen, "Preview URLs of computers on driver "
+		    "'%s' would name %s, which reaches only the host a browser "
+		    "runs on: this driver serves other hosts (the cluster "
+		    "layout) and an edge does not proxy preview URLs. Give the "
+		    "driver --preview-domain (a wildcard DNS name for its "
+		    "host) and --preview-listen (an address users reach).",
+		    d->cfg->driver_id != NULL ? d->cfg->driver_id : "",
+		    domain);
+		return -EINVAL;
 	}
 	/* The computer is ours and exists (its address is asked later). */
 	if ((rv = dock_find(d, req->computer_id, &ctr, err, errlen)) != 0)

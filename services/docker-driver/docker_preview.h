@@ -33,6 +33,10 @@ struct dock_preview;
 int dock_preview_init(struct dock_driver *d, struct dock_preview **pp);
 void dock_preview_free(struct dock_preview *p);
 
+/* Whether a driver listening at `url` serves other hosts: tcp:// or
+ * tls+tcp:// on an address other than loopback. NULL: no. */
+bool dock_preview_url_serves_hosts(const char *url);
+
 /* Driver/ExposePort: req->port of req->computer_id exposed (or revoked). */
 int dock_preview_expose(struct dock_driver *d,
     const Msc__V1__SnapshotRequest *req, Msc__V1__Preview *out, char *err,

@@ -10,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_describe.h"
 #include "msc_driver.h"
 #include "msc_lease_renewer.h"
 #include "msc_log.h"
 
 MSC_DRIVER_OPS(fly_ops, fly, "fly-driver", msc_driver_code_cloud,
     msc_describe_fly);
+/* fly_ops with its preview refusal (issue 30), filled once. */
+static struct msc_driver_ops fly_ops_full;
 
 int
 fly_driver_start(const struct msc_cfg *cfg, const char *url,
@@ -47,10 +50,15 @@ fly_driver_start(const struct msc_cfg *cfg, const char *url,
 	if (!cfg->network)
 		msc_log_warn("fly: Machines always have outbound network; "
 			     "--no-network is not enforced on this backend");
+	if (fly_ops_full.exec == NULL) {
+		fly_ops_full = fly_ops;
+		fly_ops_full.preview_refusal =
+		    msc_describe_preview_refusal("fly");
+	}
 	if ((rv = msc_known_new(sizeof(struct fly_known), &d->known)) != 0 ||
 	    (rv = fly_lease_start(d)) != 0 ||
-	    (rv = msc_driver_start(url, &fly_ops, d, (int)cfg->driver_workers,
-		 &d->svc)) != 0)
+	    (rv = msc_driver_start(url, &fly_ops_full, d,
+		 (int)cfg->driver_workers, &d->svc)) != 0)
 		goto fail;
 	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
 	*dp = d;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "msc_describe.h"
 #include "msc_driver.h"
 #include "msc_log.h"
 #include "msc_main.h"
@@ -321,6 +322,8 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 		wasm_ops.snapshots = snapshots;
 		wasm_ops.snapshot_delete = snapshot_delete;
 		wasm_ops.create_from = create_from;
+		wasm_ops.preview_refusal =
+		    msc_describe_preview_refusal(d->backend);
 	}
 	if (rv != 0 || (rv = msc_map_new(&d->running)) != 0 ||
 	    (rv = msc_driver_start(url, &wasm_ops, d, (int)cfg->driver_workers,

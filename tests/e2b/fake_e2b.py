@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A local fake of E2B's control-plane API and envd's process API (Connect, JSON codec).
 
-One listener: requests with an E2b-Sandbox-Id header go to envd, others to the control plane.
+One listener: requests with an E2b-Sandbox-Id header go to envd, others to the control plane, but
+for a Host of E2B's per-port form, <port>-<sandboxID>.<domain>: those go to that port of the sandbox
+(its container's address), as E2B's edge serves a sandbox's ports at their public host.
 Each sandbox is a real Docker container (debian:bookworm-slim, label fake-e2b=<pid>), removed on
 exit. Prints "PORT <n>" on stdout. Standard library only.
 """
-import argparse, base64, json, os, queue, re, secrets, signal, struct, subprocess, sys, threading, time
+import argparse, base64, json, os, queue, re, secrets, signal, socket, struct, subprocess, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs, parse_qsl
 
@@ -97,6 +99,10 @@ class H(BaseHTTPRequestHandler):
     def handle_any(self, method):
         u = urlsplit(self.path)
         raw = self.body()
+        m = re.fullmatch(r'(\d+)-([a-z0-9]+)\.[a-z0-9.-]+', (self.headers.get('Host') or '').rsplit(':', 1)[0])
+        if m and not self.headers.get('E2b-Sandbox-Id'):
+            REQUESTS.append({'method': method, 'path': u.path, 'host': self.headers.get('Host')})
+            return self.port_host(method, int(m.group(1)), m.group(2), raw)
         REQUESTS.append({'method': method, 'path': u.path, 'key': self.headers.get('X-API-Key'),
                          'sandbox': self.headers.get('E2b-Sandbox-Id')})
         if u.path.startswith('/_fake/'):
@@ -209,6 +215,33 @@ class H(BaseHTTPRequestHandler):
                 return self.reply(201, public(s))
             return self.reply(200, public(s))
         self.err(404, 'not found')
+
+    # ---- a sandbox's port at its public host ----
+    def port_host(self, method, port, sid, raw):
+        with LOCK:
+            s = SANDBOXES.get(sid)
+        if s is None or s['state'] != 'running':
+            return self.err(502, 'The sandbox was not found')
+        r = docker('inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', s['container'])
+        ip = r.stdout.decode().strip()
+        try:
+            c = socket.create_connection((ip, port), timeout=10)
+        except (OSError, ValueError):
+            return self.err(502, f'The sandbox is running but port is not open: {port}')
+        hdrs = ''.join(f'{k}: {v}\r\n' for k, v in self.headers.items()
+                       if k.lower() not in ('connection', 'content-length', 'keep-alive'))
+        c.sendall(f'{method} {self.path} HTTP/1.1\r\n{hdrs}Content-Length: {len(raw)}\r\n'
+                  f'Connection: close\r\n\r\n'.encode() + raw)
+        try:
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                self.wfile.write(d)
+        except OSError:
+            pass
+        c.close()
+        self.close_connection = True
 
     # ---- envd ----
     def envd(self, method, u, raw):

@@ -221,6 +221,52 @@ describe('a session ends while its driver is slow to remove computers', () => {
   });
 });
 
+// Preview URLs (issue 30) where the driver serves other hosts (MSC_SPLIT_HOST: one of this host's
+// own non-loopback addresses, so every link crosses an address other hosts reach): users reach an
+// edge elsewhere and no edge proxies preview URLs, so the default localhost URL is refused with the
+// reason; with --preview-domain (a wildcard name of the driver's host) the driver's own listener
+// serves the URL.
+describe('preview URLs on a driver that serves other hosts', () => {
+  const hostIp = Object.values(os.networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  const SERVER = readFileSync(path.join(REPO, 'tests', 'browser', 'preview_server.pl'), 'utf8');
+  it('refuses a localhost URL with the reason; serves the URL of its --preview-domain', { skip: !hostIp && 'no non-loopback IPv4 address here' }, async () => {
+    const proxyDir = mkdtempSync(path.join(os.tmpdir(), 'msc-cluster-preview-'));
+    const env = { ...ENV, MSC_SPLIT_DRIVERS: '1', MSC_SPLIT_DRIVER_PREFIX: `${DPREFIX}p`, MSC_SPLIT_HOST: hostIp, MSC_PROXY_DIR: proxyDir };
+    const id = cid('preview');
+    let s = await startServer(['--tools', 'ports', '--preview-listen', '127.0.0.1:0'], { mode: 'split', env });
+    try {
+      await s.exec({ computer_id: id, temporary: false, command: 'true' });
+      const r = await s.call({ computer_id: id, port: 8000 }, { name: 'computer_expose_port' });
+      assert.equal(r.isError, true, JSON.stringify(r));
+      assert.match(textOf(r), new RegExp(`Preview URLs of computers on driver '${DPREFIX}p1' would name localhost, which reaches only the host a browser runs on: this driver serves other hosts \\(the cluster layout\\) and an edge does not proxy preview URLs\\. Give the driver --preview-domain`));
+    } finally {
+      await s.close();
+    }
+    s = await startServer(['--tools', 'ports,lifecycle', '--preview-listen', '127.0.0.1:0', '--preview-domain', 'preview.cluster.test'], { mode: 'split', env });
+    try {
+      const start = `cat > /tmp/s.pl <<'PERL_EOF'\n${SERVER}\nPERL_EOF\n(setsid perl /tmp/s.pl 8000 clusterweb >/dev/null 2>&1 &) ; sleep 0.5; echo started`;
+      assert.match((await s.exec({ computer_id: id, temporary: false, command: start })).stdout, /started/);
+      const r = await s.call({ computer_id: id, port: 8000 }, { name: 'computer_expose_port' });
+      assert.equal(r.isError, false, JSON.stringify(r));
+      const m = /^http:\/\/([0-9a-f]{32})\.preview\.cluster\.test:(\d+)\/$/.exec(r.structuredContent.url);
+      assert.ok(m, r.structuredContent.url);
+      const answer = await new Promise((resolve) => {
+        const c = net.connect(Number(m[2]), '127.0.0.1');
+        let data = '';
+        c.on('connect', () => c.write(`GET /x HTTP/1.1\r\nHost: ${m[1]}.preview.cluster.test:${m[2]}\r\nConnection: close\r\n\r\n`));
+        c.on('data', (d) => { data += d; });
+        c.on('error', () => resolve(data));
+        c.on('close', () => resolve(data));
+      });
+      assert.match(answer, /hello from clusterweb port 8000 path \/x/);
+      assert.equal((await s.call({ computer_id: id }, { name: 'computer_delete' })).isError, false);
+    } finally {
+      await s.close();
+      rmSync(proxyDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('two HTTP edges in front of one session service', () => {
   it('a session (and a 2026 sandbox handle) opened on one edge is served by the other', async () => {
     const port = await freePort();

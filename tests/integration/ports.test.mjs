@@ -2,7 +2,8 @@
 // ownership (another agent's temporary computer refused, 2025 sessions and 2026 handles),
 // computer_list's exposed_ports, a computer deleted while a WebSocket through its URL is open
 // (closed, the URL gone), a permanent computer's URL across the server's restart (the same
-// --preview-listen port and state folder), and the other backends' clear refusal.
+// --preview-listen port and state folder), and the other backends' clear refusal (go_busybox, wasm,
+// fly; in the split layout, from the driver itself, as its edge knows no backend).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -16,7 +17,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@mo
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { MSC_BIN, docker, waitFor, waitExit, sleep, withPoolFlag } from './lib.mjs';
+import { MSC_BIN, docker, startServer, waitFor, waitExit, sleep, withPoolFlag } from './lib.mjs';
 import { call } from './tool_calls.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -210,8 +211,20 @@ test('ownership, computer_list, deletion under an open WebSocket, a permanent UR
 });
 
 test('the other backends and a computer without network refuse clearly; the default tool list has no ports tools', async () => {
-  for (const [backend, flags] of [['go_busybox', ['--tools', 'ports']], ['docker', []], ['docker', ['--tools', 'ports', '--no-network']]]) {
-    const t = new StdioV1({ command: MSC_BIN, args: ['--backend', backend, ...withPoolFlag([...flags, `--docker-run-flag=--label=msc.ports-test=${RUN}`])], stderr: 'pipe', env: ENV });
+  const home = mkdtempSync(path.join(os.tmpdir(), 'msc-ports-home-'));
+  const tiny = path.join(process.env.MSC_BUILD_DIR ?? '', 'tests', 'wasm', 'host', 'tiny.wasm');
+  const noNet = /Preview URLs are not served on the (go_busybox|wasm) backend: its computers have no network, so nothing in them listens on a port\. They are served on the docker \(Docker and Podman\), e2b and modal backends\./;
+  const cases = [
+    ['go_busybox', ['--tools', 'ports'], noNet],
+    // Fly: refused before any call to the Machines API (none listens at that address).
+    ['fly', ['--tools', 'ports', '--fly-api-url', 'http://127.0.0.1:9'], /Preview URLs are not served on the fly backend: a Fly Machine's ports are published only through its app's services/],
+    ['docker', [], null],
+    ['docker', ['--tools', 'ports', '--no-network'], null],
+  ];
+  if (process.env.MSC_BUILD_DIR && statSync(tiny, { throwIfNoEntry: false })) cases.push(['wasm', ['--tools', 'ports', '--wasm-path', tiny], noNet]);
+  for (const [backend, flags, refusal] of cases) {
+    const t = new StdioV1({ command: MSC_BIN, args: ['--backend', backend, ...withPoolFlag([...flags, `--docker-run-flag=--label=msc.ports-test=${RUN}`])], stderr: 'pipe',
+      env: { ...ENV, HOME: home, FLY_API_TOKEN: 'fake-token', FLY_APP_NAME: 'msc-ports-test', KILNTAINERS_WASM_DIR: path.join(home, 'wasm') } });
     watch(t.stderr);
     const c = new ClientV1({ name: 'ports-test', version: '1' }, { capabilities: {} });
     clients.add(c);
@@ -221,14 +234,29 @@ test('the other backends and a computer without network refuse clearly; the defa
       const id = `${RUN}-nonet`;
       await ok(c, 'terminal_execute', { computer_id: id, command: 'true' });
       await refused(c, 'computer_expose_port', { computer_id: id, port: 8000 }, /Computer '.*-nonet' has no network \(--no-network\): its ports cannot be previewed/);
-    } else if (flags.length) {
+    } else if (refusal) {
       assert.ok(names.includes('computer_expose_port'), names.join());
-      await refused(c, 'computer_expose_port', { computer_id: `${RUN}-w`, port: 8000 }, /Preview URLs are served on the docker backend \(Docker and Podman\) only: the go_busybox backend/);
+      await refused(c, 'computer_expose_port', { computer_id: `${RUN}-w`, port: 8000 }, refusal);
+      await refused(c, 'computer_unexpose_port', { computer_id: `${RUN}-w`, port: 8000 }, refusal);
     } else {
       assert.ok(!names.includes('computer_expose_port'), names.join());
       await refused(c, 'computer_expose_port', { computer_id: `${RUN}-w`, port: 8000 }, /Unknown tool: computer_expose_port/);
     }
     clients.delete(c);
     await c.close();
+  }
+  rmSync(home, { recursive: true, force: true });
+});
+
+test('split layout: the edge knows no backend, so the driver itself refuses with its reason (go_busybox)', async () => {
+  const s = await startServer(['--backend', 'go_busybox', '--tools', 'ports'], { mode: 'split', env: ENV });
+  try {
+    const id = `${RUN}-split`;
+    await s.exec({ computer_id: id, command: 'echo hi' });
+    const res = await s.call({ computer_id: id, port: 8000 }, { name: 'computer_expose_port' });
+    assert.equal(res.isError, true, JSON.stringify(res));
+    assert.match(res.content[0].text, /Preview URLs are not served on the go_busybox backend: its computers have no network/);
+  } finally {
+    await s.eof();
   }
 });

@@ -14,6 +14,8 @@ listener, plain HTTP JSON, shows the state and injects faults:
   POST /terminate {sandbox_id}  as if terminated from Modal's dashboard
   POST /proxy    {mode}         pass | cut (sever open router connections once) | drop (refuse all)
   POST /clear                   forget injections and requests
+  any request whose Host is a tunnel's host (SandboxGetTunnels): relayed to that port of the
+  sandbox's container, as Modal's tunnel edge does (plain HTTP here; Modal's is TLS)
 
 Prints "PORTS <api> <router> <ctl>" on stdout. Faithful to the documented API: metadata names
 (x-modal-token-id, x-modal-token-secret, x-modal-client-type, x-modal-auth-token, authorization:
@@ -263,6 +265,9 @@ class Sbx:
         if self.memory_mb:
             res += ['--memory', f'{max(self.memory_mb, 8)}m']
         self.entrypoint = list(d.entrypoint_args)
+        # Like Modal: tunnels only for the ports named at creation (open_ports), each its own host.
+        self.open_ports = [p.port for p in d.open_ports.ports]
+        self.tunnels = {p: f'{ident("tn")}.tunnels.localhost' for p in self.open_ports}
         entry = self.entrypoint or ['sleep', 'infinity']
         r = docker('run', '-d', '--label', LABEL, '--name', f'fake-modal-{PID}-{sid}', *net, *res,
                    image['ref'], *entry)
@@ -290,6 +295,7 @@ class Sbx:
                 'milli_cpu': self.milli_cpu,
                 'memory_mb': self.memory_mb, 'gpu': self.gpu, 'gpu_count': self.gpu_count,
                 'regions': self.regions, 'image_ref': self.image_ref, 'created_at': self.created_at,
+                'open_ports': self.open_ports, 'tunnels': self.tunnels,
                 'execs': [{'id': e.id, 'stdout': e.bufs[0].decode('utf-8', 'replace')[-2000:],
                            'stderr': e.bufs[1].decode('utf-8', 'replace')[-2000:], 'code': e.code,
                            'signal': e.signal, 'stdin_bytes': e.written, 'argv': e.argv}
@@ -439,6 +445,14 @@ class ModalClient:
         if s is None:
             ctx.abort(grpc.StatusCode.NOT_FOUND, f'sandbox {sid} not found')
         return s
+
+    def SandboxGetTunnels(self, req, ctx):
+        check_api(ctx, 'SandboxGetTunnels')
+        s = self.sandbox(ctx, req.sandbox_id)
+        if s.result is not None:
+            ctx.abort(grpc.StatusCode.FAILED_PRECONDITION, f'sandbox {s.id} has finished')
+        return api.SandboxGetTunnelsResponse(tunnels=[
+            api.TunnelData(host=h, port=443, container_port=p) for p, h in s.tunnels.items()])
 
     def SandboxGetTaskId(self, req, ctx):
         check_api(ctx, 'SandboxGetTaskId')
@@ -592,7 +606,7 @@ def generic(servicer, service, methods, module):
 def api_methods():
     m = {}
     for name in ('AppGetOrCreate', 'AuthTokenGet', 'EnvironmentGetOrCreate', 'ImageGetOrCreate', 'SandboxCreate',
-                 'SandboxGetTaskId', 'SandboxList', 'SandboxSnapshotFs', 'SandboxTerminate', 'SandboxWait',
+                 'SandboxGetTaskId', 'SandboxGetTunnels', 'SandboxList', 'SandboxSnapshotFs', 'SandboxTerminate', 'SandboxWait',
                  'TaskGetCommandRouterAccess'):
         m[name] = ('unary', name + 'Request', name + 'Response')
     m['ImageJoinStreaming'] = ('stream', 'ImageJoinStreamingRequest', 'ImageJoinStreamingResponse')
@@ -680,7 +694,43 @@ class Ctl(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def tunnel(self):
+        host = (self.headers.get('Host') or '').rsplit(':', 1)[0]
+        with LOCK:
+            hit = [(s, p) for s in SANDBOXES.values() for p, h in s.tunnels.items() if h == host]
+        if not hit:
+            return False
+        s, port = hit[0]
+        if s.result is not None:
+            self.reply(502, {'error': 'the sandbox has finished'})
+            return True
+        r = docker('inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', s.container)
+        try:
+            c = socket.create_connection((r.stdout.decode().strip(), port), timeout=10)
+        except (OSError, ValueError):
+            self.reply(502, {'error': f'nothing listens on port {port}'})
+            return True
+        n = int(self.headers.get('Content-Length') or 0)
+        raw = self.rfile.read(n) if n else b''
+        hdrs = ''.join(f'{k}: {v}\r\n' for k, v in self.headers.items()
+                       if k.lower() not in ('connection', 'content-length', 'keep-alive'))
+        c.sendall(f'{self.command} {self.path} HTTP/1.1\r\n{hdrs}Content-Length: {len(raw)}\r\n'
+                  f'Connection: close\r\n\r\n'.encode() + raw)
+        try:
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                self.wfile.write(d)
+        except OSError:
+            pass
+        c.close()
+        self.close_connection = True
+        return True
+
     def do_GET(self):
+        if self.tunnel():
+            return
         if self.path == '/state':
             with LOCK:
                 return self.reply(200, {
@@ -691,6 +741,8 @@ class Ctl(BaseHTTPRequestHandler):
         self.reply(404, {'error': 'no such fake endpoint'})
 
     def do_POST(self):
+        if self.tunnel():
+            return
         n = int(self.headers.get('Content-Length') or 0)
         j = json.loads(self.rfile.read(n) or b'{}')
         if self.path == '/inject':

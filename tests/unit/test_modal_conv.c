@@ -108,6 +108,33 @@ test_option_values(void **state)
 	    -EINVAL);
 	assert_int_equal(modal_conv_gpu("a10g", type, sizeof(type), &n), 0);
 	assert_string_equal(type, "A10G");
+	{
+		uint32_t ports[MODAL_PORTS_MAX];
+		size_t np = 99;
+
+		assert_int_equal(modal_conv_ports(NULL, ports, &np), 0);
+		assert_int_equal(np, 0);
+		assert_int_equal(modal_conv_ports(" ", ports, &np), 0);
+		assert_int_equal(np, 0);
+		assert_int_equal(modal_conv_ports("8080", ports, &np), 0);
+		assert_int_equal(np, 1);
+		assert_int_equal(ports[0], 8080);
+		assert_int_equal(modal_conv_ports("3000, 8080 ,1", ports, &np),
+		    0);
+		assert_int_equal(np, 3);
+		assert_int_equal(ports[2], 1);
+		assert_int_equal(modal_conv_ports("0", ports, &np), -EINVAL);
+		assert_int_equal(modal_conv_ports("65536", ports, &np),
+		    -EINVAL);
+		assert_int_equal(modal_conv_ports("80,80", ports, &np),
+		    -EINVAL);
+		assert_int_equal(modal_conv_ports("80,", ports, &np), -EINVAL);
+		assert_int_equal(modal_conv_ports("80;81", ports, &np),
+		    -EINVAL);
+		assert_int_equal(modal_conv_ports("-1", ports, &np), -EINVAL);
+		assert_int_equal(modal_conv_ports("1,2,3,4,5,6,7,8,9,10,11,12,"
+		    "13,14,15,16,17", ports, &np), -EINVAL);
+	}
 	assert_int_equal(n, 1);
 	assert_int_equal(modal_conv_gpu("H100:8", type, sizeof(type), &n), 0);
 	assert_string_equal(type, "H100");
