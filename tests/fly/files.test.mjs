@@ -121,7 +121,6 @@ test('fly: file_write, file_read and file_edit keep any bytes, answer size and s
   assert.equal(r.content, text);
   assert.equal(r.sha256, sha(text));
   assert.equal(r.size, w.size);
-  assert.equal((await sh(c, 'sha256sum /tmp/t/a.txt')).split(' ')[0], sha(text), 'the bytes in the Machine');
 
   // binary: all 256 byte values in and out (an embedded resource), and 2 MiB of random bytes
   const bytes = Buffer.from([...Array(256).keys(), ...Array(256).keys()].reverse());
@@ -135,12 +134,12 @@ test('fly: file_write, file_read and file_edit keep any bytes, answer size and s
   const res = rbRes.content.find((x) => x.type === 'resource');
   assert.equal(res.resource.uri, 'file:///tmp/t/all.bin');
   assert.ok(Buffer.from(res.resource.blob, 'base64').equals(bytes), 'byte-identical');
-  assert.equal((await sh(c, 'stat -c %a /tmp/t/all.bin')).trim(), '600');
   const big = randomBytes(2 * 1024 * 1024);
   const wbig = await ok(c, 'file_write', { path: '/tmp/t/big.bin', content: big.toString('base64'), encoding: 'base64' });
   assert.equal(wbig.size, big.length);
   assert.equal(wbig.sha256, sha(big));
-  assert.equal((await sh(c, 'sha256sum /tmp/t/big.bin')).split(' ')[0], sha(big), '2 MiB of random bytes, unchanged');
+  // the bytes in the Machine
+  assert.equal(await sh(c, 'cd /tmp/t && sha256sum a.txt big.bin | cut -c1-64; stat -c %a all.bin'), `${sha(text)}\n${sha(big)}\n600\n`);
   // invalid UTF-8 reads as U+FFFD, the hash is of the bytes
   const latin = Buffer.concat([Buffer.from('ok '), Buffer.from([0xff, 0xc3]), Buffer.from(' end\n'), Buffer.from('plain\n'.repeat(4))]);
   await ok(c, 'file_write', { path: '/tmp/t/latin.txt', content: latin.toString('base64'), encoding: 'base64' });
@@ -186,25 +185,18 @@ test('fly: file_write, file_read and file_edit keep any bytes, answer size and s
 
   // what the tools refuse, with the same texts as on the other backends
   await refused(c, 'file_read', { path: '/tmp/t/none' }, /\/tmp\/t\/none: no such file/);
-  await refused(c, 'file_edit', { path: '/tmp/t/none', old_string: 'a', new_string: 'b' }, /\/tmp\/t\/none: no such file/);
   await refused(c, 'file_write', { path: '/tmp/t/x/y/z.txt', content: 'z' }, /the folder x does not exist \(make_dirs: true makes it\)/);
   await refused(c, 'file_read', { path: '/proc/self/environ' }, /refused: the path is in \/proc/);
-  await sh(c, 'mkfifo /tmp/t/fifo; ln -s /proc/1/environ /tmp/t/env');
+  await sh(c, 'mkfifo /tmp/t/fifo; ln -s /proc/1/environ /tmp/t/env; printf "head\\n" > /tmp/t/huge; truncate -s 10G /tmp/t/huge');
   await refused(c, 'file_read', { path: '/tmp/t/fifo' }, /refused: it is a fifo/);
   await refused(c, 'file_read', { path: '/tmp/t/env' }, /refused: the path is in \/proc/);
-  await refused(c, 'file_read', { path: '/tmp/t' }, /refused: it is a folder/);
   await refused(c, 'file_write', { path: '/tmp/t/b', content: 'x'.repeat(2 * 1024 * 1024 + 1) }, /content: more than 2 MiB/);
   // a 10 GB sparse file answers at once, never read whole
-  await sh(c, 'printf "head\\n" > /tmp/t/huge; truncate -s 10G /tmp/t/huge');
   const hg = await ok(c, 'file_read', { path: '/tmp/t/huge' });
   assert.equal(hg.size, 10 * 1024 ** 3);
   assert.equal(hg.sha256, null);
   assert.match(hg.sha256_skipped, /over 256 MiB/);
   await refused(c, 'file_edit', { path: '/tmp/t/huge', old_string: 'head', new_string: 'x' }, /file_edit edits files up to 32 MiB/);
-  // an empty file
-  const empty = await ok(c, 'file_write', { path: '/tmp/t/empty', content: '' });
-  assert.equal(empty.sha256, sha(''));
-  assert.equal((await ok(c, 'file_read', { path: '/tmp/t/empty' })).size, 0);
   // the helper's copy gone (a Machine whose /tmp was wiped): copied in again at the next call
   await sh(c, 'rm -f /tmp/.msc-helper-*');
   assert.equal((await ok(c, 'file_read', { path: '/tmp/t/a.txt' })).content, text);
@@ -224,14 +216,13 @@ test('fly: computer_upload and computer_download carry a folder tree both ways, 
     const up = await ok(c, 'computer_upload', { local_path: 'src', path: '/tmp/up' });
     assert.equal(up.files, 3, JSON.stringify(up));
     assert.equal(up.symlinks, 1, JSON.stringify(up));
-    assert.equal(await sh(c, '/tmp/up/run.sh; readlink /tmp/up/link'), 'ran\na.txt\n');
-    assert.equal((await sh(c, 'sha256sum /tmp/up/sub/all.bin')).split(' ')[0], sha(bytes));
-    await sh(c, 'echo made > /tmp/up/sub/new.txt; head -c 300000 /dev/urandom > /tmp/up/sub/rand.bin');
+    assert.equal(await sh(c, '/tmp/up/run.sh; readlink /tmp/up/link; sha256sum /tmp/up/sub/all.bin | cut -c1-64'), `ran\na.txt\n${sha(bytes)}\n`);
+    const randSha = (await sh(c, 'echo made > /tmp/up/sub/new.txt; head -c 300000 /dev/urandom > /tmp/up/sub/rand.bin; sha256sum /tmp/up/sub/rand.bin')).split(' ')[0];
     const down = await ok(c, 'computer_download', { path: '/tmp/up', local_path: 'back' });
     assert.equal(down.files, 5, JSON.stringify(down));
     assert.ok(readFileSync(path.join(ws, 'back', 'sub', 'all.bin')).equals(bytes), 'byte-identical');
     assert.equal(readFileSync(path.join(ws, 'back', 'sub', 'new.txt'), 'utf8'), 'made\n');
-    assert.equal(sha(readFileSync(path.join(ws, 'back', 'sub', 'rand.bin'))), (await sh(c, 'sha256sum /tmp/up/sub/rand.bin')).split(' ')[0]);
+    assert.equal(sha(readFileSync(path.join(ws, 'back', 'sub', 'rand.bin'))), randSha, 'random bytes, unchanged');
     assert.equal(statSync(path.join(ws, 'back', 'run.sh')).mode & 0o777, 0o755);
     // outside the workspace: refused before anything moves
     await refused(c, 'computer_download', { path: '/tmp/up', local_path: '/etc/x' }, /outside|allowed/);
