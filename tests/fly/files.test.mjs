@@ -5,7 +5,7 @@
 // base64 (lib/msc_helper_copy.c): any bytes pass, and the agent's paths and content travel as
 // argv and stdin, never inside a shell line (the fake records each exec's argv). Through the
 // official SDK over stdio (2025) and HTTP (2025 sessions, 2026 handles).
-import { test, before, after } from 'node:test';
+import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -43,7 +43,13 @@ async function fakeApi(method, p, body) {
   const text = await r.text();
   return text ? JSON.parse(text) : null;
 }
-const execs = async () => (await fakeApi('GET', '/_fake/requests')).filter((r) => r.command);
+// The execs sent to the Machine of computer `id` (the tests run at once).
+async function execs(id) {
+  const m = (await fakeApi('GET', '/_fake/state')).machines
+    .find((x) => x.config.metadata?.['kilntainers-computer-id'] === id && x.state !== 'destroyed');
+  assert.ok(m, `a Machine for ${id}`);
+  return (await fakeApi('GET', '/_fake/requests')).filter((r) => r.command && r.path.includes(`/machines/${m.id}/exec`));
+}
 
 before(async () => {
   home = mkdtempSync(path.join(os.tmpdir(), 'msc-fly-files-'));
@@ -104,160 +110,162 @@ async function connect(url, v2 = false) {
 
 const sh = async (c, command, where = {}) => (await ok(c, 'terminal_execute', { ...where, command })).stdout;
 
-test('fly: file_write, file_read and file_edit keep any bytes, answer size and sha256, follow the edit rules and refuse bad input', async () => {
-  const c = await stdio();
-  const names = (await c.listTools()).tools.map((t) => t.name);
-  for (const n of ['file_read', 'file_write', 'file_edit', 'computer_upload', 'computer_download'])
-    assert.ok(names.includes(n), `${n} in ${names}`);
-  await fakeApi('POST', '/_fake/clear');
-  // text with everything a shell would mangle; the first call copies the helper in
-  const text = `quotes ' " \` $HOME $(id) \\ back\nsecond line\ttab\n\u00e9\u4e16\u{1f600}\r\nend`;
-  const w = await ok(c, 'file_write', { path: '/tmp/t/a.txt', content: text, make_dirs: true });
-  assert.equal(w.size, Buffer.byteLength(text));
-  assert.equal(w.sha256, sha(text));
-  assert.equal(w.created, true);
-  assert.equal(w.mode, '0644');
-  const r = await ok(c, 'file_read', { path: '/tmp/t/a.txt' });
-  assert.equal(r.content, text);
-  assert.equal(r.sha256, sha(text));
-  assert.equal(r.size, w.size);
+// The three run at once (their own servers and computers): the fake's execs are slow, not busy.
+describe('fly files', { concurrency: true }, () => {
+  test('fly: file_write, file_read and file_edit keep any bytes, answer size and sha256, follow the edit rules and refuse bad input', async () => {
+    const c = await stdio();
+    const names = (await c.listTools()).tools.map((t) => t.name);
+    for (const n of ['file_read', 'file_write', 'file_edit', 'computer_upload', 'computer_download'])
+      assert.ok(names.includes(n), `${n} in ${names}`);
+    // text with everything a shell would mangle; the first call copies the helper in
+    const text = `quotes ' " \` $HOME $(id) \\ back\nsecond line\ttab\n\u00e9\u4e16\u{1f600}\r\nend`;
+    const w = await ok(c, 'file_write', { path: '/tmp/t/a.txt', content: text, make_dirs: true });
+    assert.equal(w.size, Buffer.byteLength(text));
+    assert.equal(w.sha256, sha(text));
+    assert.equal(w.created, true);
+    assert.equal(w.mode, '0644');
+    const r = await ok(c, 'file_read', { path: '/tmp/t/a.txt' });
+    assert.equal(r.content, text);
+    assert.equal(r.sha256, sha(text));
+    assert.equal(r.size, w.size);
 
-  // binary: all 256 byte values in and out (an embedded resource), and 2 MiB of random bytes
-  const bytes = Buffer.from([...Array(256).keys(), ...Array(256).keys()].reverse());
-  const wb = await ok(c, 'file_write', { path: '/tmp/t/all.bin', content: bytes.toString('base64'), encoding: 'base64', mode: '0600' });
-  assert.equal(wb.sha256, sha(bytes));
-  assert.equal(wb.size, 512);
-  const rbRes = await call(c, 'file_read', { path: '/tmp/t/all.bin' });
-  assert.equal(rbRes.isError, false, JSON.stringify(rbRes));
-  assert.equal(rbRes.structuredContent.binary, true);
-  assert.equal(rbRes.structuredContent.sha256, sha(bytes));
-  const res = rbRes.content.find((x) => x.type === 'resource');
-  assert.equal(res.resource.uri, 'file:///tmp/t/all.bin');
-  assert.ok(Buffer.from(res.resource.blob, 'base64').equals(bytes), 'byte-identical');
-  const big = randomBytes(2 * 1024 * 1024);
-  const wbig = await ok(c, 'file_write', { path: '/tmp/t/big.bin', content: big.toString('base64'), encoding: 'base64' });
-  assert.equal(wbig.size, big.length);
-  assert.equal(wbig.sha256, sha(big));
-  // the bytes in the Machine
-  assert.equal(await sh(c, 'cd /tmp/t && sha256sum a.txt big.bin | cut -c1-64; stat -c %a all.bin'), `${sha(text)}\n${sha(big)}\n600\n`);
-  // invalid UTF-8 reads as U+FFFD, the hash is of the bytes
-  const latin = Buffer.concat([Buffer.from('ok '), Buffer.from([0xff, 0xc3]), Buffer.from(' end\n'), Buffer.from('plain\n'.repeat(4))]);
-  await ok(c, 'file_write', { path: '/tmp/t/latin.txt', content: latin.toString('base64'), encoding: 'base64' });
-  const lr = await ok(c, 'file_read', { path: '/tmp/t/latin.txt' });
-  assert.equal(lr.content, `ok \ufffd\ufffd end\n${'plain\n'.repeat(4)}`);
-  assert.equal(lr.invalid_utf8, true);
-  assert.equal(lr.sha256, sha(latin));
+    // binary: all 256 byte values in and out (an embedded resource), and 2 MiB of random bytes
+    const bytes = Buffer.from([...Array(256).keys(), ...Array(256).keys()].reverse());
+    const wb = await ok(c, 'file_write', { path: '/tmp/t/all.bin', content: bytes.toString('base64'), encoding: 'base64', mode: '0600' });
+    assert.equal(wb.sha256, sha(bytes));
+    assert.equal(wb.size, 512);
+    const rbRes = await call(c, 'file_read', { path: '/tmp/t/all.bin' });
+    assert.equal(rbRes.isError, false, JSON.stringify(rbRes));
+    assert.equal(rbRes.structuredContent.binary, true);
+    assert.equal(rbRes.structuredContent.sha256, sha(bytes));
+    const res = rbRes.content.find((x) => x.type === 'resource');
+    assert.equal(res.resource.uri, 'file:///tmp/t/all.bin');
+    assert.ok(Buffer.from(res.resource.blob, 'base64').equals(bytes), 'byte-identical');
+    const big = randomBytes(2 * 1024 * 1024);
+    const wbig = await ok(c, 'file_write', { path: '/tmp/t/big.bin', content: big.toString('base64'), encoding: 'base64' });
+    assert.equal(wbig.size, big.length);
+    assert.equal(wbig.sha256, sha(big));
+    // the bytes in the Machine
+    assert.equal(await sh(c, 'cd /tmp/t && sha256sum a.txt big.bin | cut -c1-64; stat -c %a all.bin'), `${sha(text)}\n${sha(big)}\n600\n`);
+    // invalid UTF-8 reads as U+FFFD, the hash is of the bytes
+    const latin = Buffer.concat([Buffer.from('ok '), Buffer.from([0xff, 0xc3]), Buffer.from(' end\n'), Buffer.from('plain\n'.repeat(4))]);
+    await ok(c, 'file_write', { path: '/tmp/t/latin.txt', content: latin.toString('base64'), encoding: 'base64' });
+    const lr = await ok(c, 'file_read', { path: '/tmp/t/latin.txt' });
+    assert.equal(lr.content, `ok \ufffd\ufffd end\n${'plain\n'.repeat(4)}`);
+    assert.equal(lr.invalid_utf8, true);
+    assert.equal(lr.sha256, sha(latin));
 
-  // a name with a newline, quotes and a $( ): a plain name, never a shell word
-  const odd = '/tmp/t/we"i\'rd\nna me $(touch owned) `id`';
-  const wo = await ok(c, 'file_write', { path: odd, content: 'odd' });
-  assert.equal(wo.path, odd);
-  assert.equal((await ok(c, 'file_read', { path: odd })).content, 'odd');
-  assert.equal(await sh(c, 'ls /tmp/t | grep -c "na me"; find / -xdev -name owned 2>/dev/null | wc -l'), '1\n0\n');
-  const calls = await execs();
-  const scripts = calls.flatMap((x) => (x.command[1] === '-c' ? [x.command[2]] : []));
-  assert.ok(scripts.length > 0);
-  for (const s of scripts) assert.ok(!s.includes('na me') && !s.includes('quotes'), `user data inside a shell line: ${s.slice(0, 200)}`);
-  assert.ok(calls.some((x) => x.command.includes(odd)), 'the path travels as its own argv element');
-  // the helper was copied in once, its bytes as base64 text on stdin
-  const installs = calls.filter((x) => x.command.some((a) => /base64 -d > "\$t"/.test(a)));
-  assert.equal(installs.length, 1, 'one copy of the helper');
-  assert.ok(installs[0].stdin_len > 100000, 'the helper went as stdin');
+    // a name with a newline, quotes and a $( ): a plain name, never a shell word
+    const odd = '/tmp/t/we"i\'rd\nna me $(touch owned) `id`';
+    const wo = await ok(c, 'file_write', { path: odd, content: 'odd' });
+    assert.equal(wo.path, odd);
+    assert.equal((await ok(c, 'file_read', { path: odd })).content, 'odd');
+    assert.equal(await sh(c, 'ls /tmp/t | grep -c "na me"; find / -xdev -name owned 2>/dev/null | wc -l'), '1\n0\n');
+    const calls = await execs(w.computer_id);
+    const scripts = calls.flatMap((x) => (x.command[1] === '-c' ? [x.command[2]] : []));
+    assert.ok(scripts.length > 0);
+    for (const s of scripts) assert.ok(!s.includes('na me') && !s.includes('quotes'), `user data inside a shell line: ${s.slice(0, 200)}`);
+    assert.ok(calls.some((x) => x.command.includes(odd)), 'the path travels as its own argv element');
+    // the helper was copied in once, its bytes as base64 text on stdin
+    const installs = calls.filter((x) => x.command.some((a) => /base64 -d > "\$t"/.test(a)));
+    assert.equal(installs.length, 1, 'one copy of the helper');
+    assert.ok(installs[0].stdin_len > 100000, 'the helper went as stdin');
 
-  // edits: one exact match, all, missing, not unique, stale
-  await ok(c, 'file_write', { path: '/tmp/t/e.py', content: 'a = 1\nb = 1\nprint(a)\n' });
-  const e0 = await ok(c, 'file_read', { path: '/tmp/t/e.py' });
-  const e1 = await ok(c, 'file_edit', { path: '/tmp/t/e.py', old_string: 'a = 1', new_string: 'a = "$(two)"', expected_sha256: e0.sha256 });
-  const after1 = 'a = "$(two)"\nb = 1\nprint(a)\n';
-  assert.equal(e1.replacements, 1);
-  assert.equal(e1.sha256_before, e0.sha256);
-  assert.equal(e1.sha256, sha(after1));
-  assert.equal(e1.size, Buffer.byteLength(after1));
-  await refused(c, 'file_edit', { path: '/tmp/t/e.py', old_string: ' = ', new_string: '=' },
-    /old_string occurs 2 times in the file; nothing was changed: include more of the surrounding text to make it unique, or pass replace_all: true/);
-  await refused(c, 'file_edit', { path: '/tmp/t/e.py', old_string: 'nope', new_string: 'x' }, /old_string was not found in the file; nothing was changed/);
-  await refused(c, 'file_edit', { path: '/tmp/t/e.py', old_string: 'b = 1', new_string: 'b = 2', expected_sha256: e0.sha256 },
-    new RegExp(`the file changed since it was read: its sha256 is ${e1.sha256}, not the expected ${e0.sha256}; nothing was changed`));
-  assert.equal(await sh(c, 'cat /tmp/t/e.py'), after1, 'the refused edits changed nothing');
-  const all = await ok(c, 'file_edit', { path: '/tmp/t/e.py', old_string: ' = ', new_string: '=', replace_all: true, expected_sha256: e1.sha256 });
-  assert.equal(all.replacements, 2);
-  assert.equal(await sh(c, 'cat /tmp/t/e.py'), 'a="$(two)"\nb=1\nprint(a)\n');
+    // edits: one exact match, all, missing, not unique, stale
+    await ok(c, 'file_write', { path: '/tmp/t/e.py', content: 'a = 1\nb = 1\nprint(a)\n' });
+    const e0 = await ok(c, 'file_read', { path: '/tmp/t/e.py' });
+    const e1 = await ok(c, 'file_edit', { path: '/tmp/t/e.py', old_string: 'a = 1', new_string: 'a = "$(two)"', expected_sha256: e0.sha256 });
+    const after1 = 'a = "$(two)"\nb = 1\nprint(a)\n';
+    assert.equal(e1.replacements, 1);
+    assert.equal(e1.sha256_before, e0.sha256);
+    assert.equal(e1.sha256, sha(after1));
+    assert.equal(e1.size, Buffer.byteLength(after1));
+    await refused(c, 'file_edit', { path: '/tmp/t/e.py', old_string: ' = ', new_string: '=' },
+      /old_string occurs 2 times in the file; nothing was changed: include more of the surrounding text to make it unique, or pass replace_all: true/);
+    await refused(c, 'file_edit', { path: '/tmp/t/e.py', old_string: 'nope', new_string: 'x' }, /old_string was not found in the file; nothing was changed/);
+    await refused(c, 'file_edit', { path: '/tmp/t/e.py', old_string: 'b = 1', new_string: 'b = 2', expected_sha256: e0.sha256 },
+      new RegExp(`the file changed since it was read: its sha256 is ${e1.sha256}, not the expected ${e0.sha256}; nothing was changed`));
+    assert.equal(await sh(c, 'cat /tmp/t/e.py'), after1, 'the refused edits changed nothing');
+    const all = await ok(c, 'file_edit', { path: '/tmp/t/e.py', old_string: ' = ', new_string: '=', replace_all: true, expected_sha256: e1.sha256 });
+    assert.equal(all.replacements, 2);
+    assert.equal(await sh(c, 'cat /tmp/t/e.py'), 'a="$(two)"\nb=1\nprint(a)\n');
 
-  // what the tools refuse, with the same texts as on the other backends
-  await refused(c, 'file_read', { path: '/tmp/t/none' }, /\/tmp\/t\/none: no such file/);
-  await refused(c, 'file_write', { path: '/tmp/t/x/y/z.txt', content: 'z' }, /the folder x does not exist \(make_dirs: true makes it\)/);
-  await refused(c, 'file_read', { path: '/proc/self/environ' }, /refused: the path is in \/proc/);
-  await sh(c, 'mkfifo /tmp/t/fifo; ln -s /proc/1/environ /tmp/t/env; printf "head\\n" > /tmp/t/huge; truncate -s 10G /tmp/t/huge');
-  await refused(c, 'file_read', { path: '/tmp/t/fifo' }, /refused: it is a fifo/);
-  await refused(c, 'file_read', { path: '/tmp/t/env' }, /refused: the path is in \/proc/);
-  await refused(c, 'file_write', { path: '/tmp/t/b', content: 'x'.repeat(2 * 1024 * 1024 + 1) }, /content: more than 2 MiB/);
-  // a 10 GB sparse file answers at once, never read whole
-  const hg = await ok(c, 'file_read', { path: '/tmp/t/huge' });
-  assert.equal(hg.size, 10 * 1024 ** 3);
-  assert.equal(hg.sha256, null);
-  assert.match(hg.sha256_skipped, /over 256 MiB/);
-  await refused(c, 'file_edit', { path: '/tmp/t/huge', old_string: 'head', new_string: 'x' }, /file_edit edits files up to 32 MiB/);
-  // the helper's copy gone (a Machine whose /tmp was wiped): copied in again at the next call
-  await sh(c, 'rm -f /tmp/.msc-helper-*');
-  assert.equal((await ok(c, 'file_read', { path: '/tmp/t/a.txt' })).content, text);
-  await c.close();
-});
-
-test('fly: computer_upload and computer_download carry a folder tree both ways, bytes and modes kept', async () => {
-  const ws = mkdtempSync(path.join(os.tmpdir(), 'msc-fly-ws-'));
-  try {
-    mkdirSync(path.join(ws, 'src', 'sub'), { recursive: true });
-    const bytes = Buffer.from([...Array(256).keys()]);
-    writeFileSync(path.join(ws, 'src', 'a.txt'), 'quotes \' " $HOME\n');
-    writeFileSync(path.join(ws, 'src', 'sub', 'all.bin'), bytes);
-    writeFileSync(path.join(ws, 'src', 'run.sh'), '#!/bin/sh\necho ran\n', { mode: 0o755 });
-    symlinkSync('a.txt', path.join(ws, 'src', 'link'));
-    const c = await stdio(['--workspace', ws]);
-    const up = await ok(c, 'computer_upload', { local_path: 'src', path: '/tmp/up' });
-    assert.equal(up.files, 3, JSON.stringify(up));
-    assert.equal(up.symlinks, 1, JSON.stringify(up));
-    assert.equal(await sh(c, '/tmp/up/run.sh; readlink /tmp/up/link; sha256sum /tmp/up/sub/all.bin | cut -c1-64'), `ran\na.txt\n${sha(bytes)}\n`);
-    const randSha = (await sh(c, 'echo made > /tmp/up/sub/new.txt; head -c 300000 /dev/urandom > /tmp/up/sub/rand.bin; sha256sum /tmp/up/sub/rand.bin')).split(' ')[0];
-    const down = await ok(c, 'computer_download', { path: '/tmp/up', local_path: 'back' });
-    assert.equal(down.files, 5, JSON.stringify(down));
-    assert.ok(readFileSync(path.join(ws, 'back', 'sub', 'all.bin')).equals(bytes), 'byte-identical');
-    assert.equal(readFileSync(path.join(ws, 'back', 'sub', 'new.txt'), 'utf8'), 'made\n');
-    assert.equal(sha(readFileSync(path.join(ws, 'back', 'sub', 'rand.bin'))), randSha, 'random bytes, unchanged');
-    assert.equal(statSync(path.join(ws, 'back', 'run.sh')).mode & 0o777, 0o755);
-    // outside the workspace: refused before anything moves
-    await refused(c, 'computer_download', { path: '/tmp/up', local_path: '/etc/x' }, /outside|allowed/);
+    // what the tools refuse, with the same texts as on the other backends
+    await refused(c, 'file_read', { path: '/tmp/t/none' }, /\/tmp\/t\/none: no such file/);
+    await refused(c, 'file_write', { path: '/tmp/t/x/y/z.txt', content: 'z' }, /the folder x does not exist \(make_dirs: true makes it\)/);
+    await refused(c, 'file_read', { path: '/proc/self/environ' }, /refused: the path is in \/proc/);
+    await sh(c, 'mkfifo /tmp/t/fifo; ln -s /proc/1/environ /tmp/t/env; printf "head\\n" > /tmp/t/huge; truncate -s 10G /tmp/t/huge');
+    await refused(c, 'file_read', { path: '/tmp/t/fifo' }, /refused: it is a fifo/);
+    await refused(c, 'file_read', { path: '/tmp/t/env' }, /refused: the path is in \/proc/);
+    await refused(c, 'file_write', { path: '/tmp/t/b', content: 'x'.repeat(2 * 1024 * 1024 + 1) }, /content: more than 2 MiB/);
+    // a 10 GB sparse file answers at once, never read whole
+    const hg = await ok(c, 'file_read', { path: '/tmp/t/huge' });
+    assert.equal(hg.size, 10 * 1024 ** 3);
+    assert.equal(hg.sha256, null);
+    assert.match(hg.sha256_skipped, /over 256 MiB/);
+    await refused(c, 'file_edit', { path: '/tmp/t/huge', old_string: 'head', new_string: 'x' }, /file_edit edits files up to 32 MiB/);
+    // the helper's copy gone (a Machine whose /tmp was wiped): copied in again at the next call
+    await sh(c, 'rm -f /tmp/.msc-helper-*');
+    assert.equal((await ok(c, 'file_read', { path: '/tmp/t/a.txt' })).content, text);
     await c.close();
-  } finally {
-    rmSync(ws, { recursive: true, force: true });
-  }
-});
+  });
 
-test('fly attack: another agent cannot read or write a temporary computer\'s files (2025 sessions and 2026 handles)', async () => {
-  const url = await startHttp();
-  const victim = await connect(url);
-  const thief = await connect(url);
-  const id = `${RUN}-victim`;
-  await ok(victim, 'file_write', { computer_id: id, path: '/tmp/secret.txt', content: 'secret-file' });
-  for (const [name, args] of [['file_read', { path: '/tmp/secret.txt' }], ['file_write', { path: '/tmp/secret.txt', content: 'stolen' }],
-    ['file_edit', { path: '/tmp/secret.txt', old_string: 'secret', new_string: 'stolen' }]]) {
-    const r = await call(thief, name, { computer_id: id, ...args });
-    assert.equal(r.isError, true, name);
-    assert.match(r.content[0].text, /Temporary computer already has an active sandbox_handle/, name);
-    assert.doesNotMatch(JSON.stringify(r), /secret-file/, name);
-  }
-  const modern = await connect(url, true);
-  await refused(modern, 'file_read', { sandbox_handle: 'a'.repeat(43), path: '/tmp/secret.txt' }, /Unknown or expired sandbox_handle/);
-  const mine = await ok(modern, 'file_write', { path: '/tmp/mine.bin', content: Buffer.from([0, 1, 2, 255]).toString('base64'), encoding: 'base64' });
-  assert.ok(mine.sandbox_handle, 'a handle was minted');
-  for (const name of ['file_read', 'file_write', 'file_edit']) {
-    await refused(modern, name, { sandbox_handle: mine.sandbox_handle, computer_id: id, path: '/tmp/secret.txt', content: 'x', old_string: 's', new_string: 'x' },
-      /computer_id does not match sandbox_handle/);
-  }
-  const rr = await call(modern, 'file_read', { sandbox_handle: mine.sandbox_handle, path: '/tmp/mine.bin' });
-  assert.equal(rr.isError, false, JSON.stringify(rr));
-  assert.ok(Buffer.from(rr.content.find((x) => x.type === 'resource').resource.blob, 'base64').equals(Buffer.from([0, 1, 2, 255])));
-  assert.equal(rr.structuredContent.sha256, mine.sha256);
-  const cross = await call(victim, 'file_read', { computer_id: mine.computer_id, path: '/tmp/mine.bin' });
-  assert.equal(cross.isError, true);
-  assert.equal((await ok(victim, 'file_read', { computer_id: id, path: '/tmp/secret.txt' })).content, 'secret-file');
+  test('fly: computer_upload and computer_download carry a folder tree both ways, bytes and modes kept', async () => {
+    const ws = mkdtempSync(path.join(os.tmpdir(), 'msc-fly-ws-'));
+    try {
+      mkdirSync(path.join(ws, 'src', 'sub'), { recursive: true });
+      const bytes = Buffer.from([...Array(256).keys()]);
+      writeFileSync(path.join(ws, 'src', 'a.txt'), 'quotes \' " $HOME\n');
+      writeFileSync(path.join(ws, 'src', 'sub', 'all.bin'), bytes);
+      writeFileSync(path.join(ws, 'src', 'run.sh'), '#!/bin/sh\necho ran\n', { mode: 0o755 });
+      symlinkSync('a.txt', path.join(ws, 'src', 'link'));
+      const c = await stdio(['--workspace', ws]);
+      const up = await ok(c, 'computer_upload', { local_path: 'src', path: '/tmp/up' });
+      assert.equal(up.files, 3, JSON.stringify(up));
+      assert.equal(up.symlinks, 1, JSON.stringify(up));
+      assert.equal(await sh(c, '/tmp/up/run.sh; readlink /tmp/up/link; sha256sum /tmp/up/sub/all.bin | cut -c1-64'), `ran\na.txt\n${sha(bytes)}\n`);
+      const randSha = (await sh(c, 'echo made > /tmp/up/sub/new.txt; head -c 300000 /dev/urandom > /tmp/up/sub/rand.bin; sha256sum /tmp/up/sub/rand.bin')).split(' ')[0];
+      const down = await ok(c, 'computer_download', { path: '/tmp/up', local_path: 'back' });
+      assert.equal(down.files, 5, JSON.stringify(down));
+      assert.ok(readFileSync(path.join(ws, 'back', 'sub', 'all.bin')).equals(bytes), 'byte-identical');
+      assert.equal(readFileSync(path.join(ws, 'back', 'sub', 'new.txt'), 'utf8'), 'made\n');
+      assert.equal(sha(readFileSync(path.join(ws, 'back', 'sub', 'rand.bin'))), randSha, 'random bytes, unchanged');
+      assert.equal(statSync(path.join(ws, 'back', 'run.sh')).mode & 0o777, 0o755);
+      // outside the workspace: refused before anything moves
+      await refused(c, 'computer_download', { path: '/tmp/up', local_path: '/etc/x' }, /outside|allowed/);
+      await c.close();
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+
+  test('fly attack: another agent cannot read or write a temporary computer\'s files (2025 sessions and 2026 handles)', async () => {
+    const url = await startHttp();
+    const victim = await connect(url);
+    const thief = await connect(url);
+    const id = `${RUN}-victim`;
+    await ok(victim, 'file_write', { computer_id: id, path: '/tmp/secret.txt', content: 'secret-file' });
+    for (const [name, args] of [['file_read', { path: '/tmp/secret.txt' }], ['file_write', { path: '/tmp/secret.txt', content: 'stolen' }],
+      ['file_edit', { path: '/tmp/secret.txt', old_string: 'secret', new_string: 'stolen' }]]) {
+      const r = await call(thief, name, { computer_id: id, ...args });
+      assert.equal(r.isError, true, name);
+      assert.match(r.content[0].text, /Temporary computer already has an active sandbox_handle/, name);
+      assert.doesNotMatch(JSON.stringify(r), /secret-file/, name);
+    }
+    const modern = await connect(url, true);
+    await refused(modern, 'file_read', { sandbox_handle: 'a'.repeat(43), path: '/tmp/secret.txt' }, /Unknown or expired sandbox_handle/);
+    const mine = await ok(modern, 'file_write', { path: '/tmp/mine.bin', content: Buffer.from([0, 1, 2, 255]).toString('base64'), encoding: 'base64' });
+    assert.ok(mine.sandbox_handle, 'a handle was minted');
+    for (const name of ['file_read', 'file_write', 'file_edit']) {
+      await refused(modern, name, { sandbox_handle: mine.sandbox_handle, computer_id: id, path: '/tmp/secret.txt', content: 'x', old_string: 's', new_string: 'x' },
+        /computer_id does not match sandbox_handle/);
+    }
+    const rr = await call(modern, 'file_read', { sandbox_handle: mine.sandbox_handle, path: '/tmp/mine.bin' });
+    assert.equal(rr.isError, false, JSON.stringify(rr));
+    assert.ok(Buffer.from(rr.content.find((x) => x.type === 'resource').resource.blob, 'base64').equals(Buffer.from([0, 1, 2, 255])));
+    assert.equal(rr.structuredContent.sha256, mine.sha256);
+    const cross = await call(victim, 'file_read', { computer_id: mine.computer_id, path: '/tmp/mine.bin' });
+    assert.equal(cross.isError, true);
+    assert.equal((await ok(victim, 'file_read', { computer_id: id, path: '/tmp/secret.txt' })).content, 'secret-file');
+  });
 });
