@@ -219,14 +219,18 @@ describe('fly files', { concurrency: true }, () => {
       writeFileSync(path.join(ws, 'src', 'sub', 'all.bin'), bytes);
       writeFileSync(path.join(ws, 'src', 'run.sh'), '#!/bin/sh\necho ran\n', { mode: 0o755 });
       symlinkSync('a.txt', path.join(ws, 'src', 'link'));
+      const big = randomBytes(3 * 1024 * 1024 + 17);   // more than one 2 MiB batch and part
+      writeFileSync(path.join(ws, 'src', 'sub', 'big.bin'), big);
       const c = await stdio(['--workspace', ws]);
       const up = await ok(c, 'computer_upload', { local_path: 'src', path: '/tmp/up' });
-      assert.equal(up.files, 3, JSON.stringify(up));
+      assert.equal(up.files, 4, JSON.stringify(up));
       assert.equal(up.symlinks, 1, JSON.stringify(up));
-      assert.equal(await sh(c, '/tmp/up/run.sh; readlink /tmp/up/link; sha256sum /tmp/up/sub/all.bin | cut -c1-64'), `ran\na.txt\n${sha(bytes)}\n`);
+      assert.equal(await sh(c, '/tmp/up/run.sh; readlink /tmp/up/link; sha256sum /tmp/up/sub/all.bin /tmp/up/sub/big.bin | cut -c1-64'),
+        `ran\na.txt\n${sha(bytes)}\n${sha(big)}\n`);
       const randSha = (await sh(c, 'echo made > /tmp/up/sub/new.txt; head -c 300000 /dev/urandom > /tmp/up/sub/rand.bin; sha256sum /tmp/up/sub/rand.bin')).split(' ')[0];
       const down = await ok(c, 'computer_download', { path: '/tmp/up', local_path: 'back' });
-      assert.equal(down.files, 5, JSON.stringify(down));
+      assert.equal(down.files, 6, JSON.stringify(down));
+      assert.ok(readFileSync(path.join(ws, 'back', 'sub', 'big.bin')).equals(big), '3 MiB, byte-identical');
       assert.ok(readFileSync(path.join(ws, 'back', 'sub', 'all.bin')).equals(bytes), 'byte-identical');
       assert.equal(readFileSync(path.join(ws, 'back', 'sub', 'new.txt'), 'utf8'), 'made\n');
       assert.equal(sha(readFileSync(path.join(ws, 'back', 'sub', 'rand.bin'))), randSha, 'random bytes, unchanged');
