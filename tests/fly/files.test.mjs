@@ -110,9 +110,9 @@ async function connect(url, v2 = false) {
 
 const sh = async (c, command, where = {}) => (await ok(c, 'terminal_execute', { ...where, command })).stdout;
 
-// The three run at once (their own servers and computers): the fake's execs are slow, not busy.
+// The four run at once (their own servers and computers): the fake's execs are slow, not busy.
 describe('fly files', { concurrency: true }, () => {
-  test('fly: file_write, file_read and file_edit keep any bytes, answer size and sha256, follow the edit rules and refuse bad input', async () => {
+  test('fly: file_write and file_read keep any bytes and names, answer size and sha256, and pass the agent\'s data as argv and stdin only', async () => {
     const c = await stdio();
     const names = (await c.listTools()).tools.map((t) => t.name);
     for (const n of ['file_read', 'file_write', 'file_edit', 'computer_upload', 'computer_download'])
@@ -171,8 +171,16 @@ describe('fly files', { concurrency: true }, () => {
     assert.equal(installs.length, 1, 'one copy of the helper');
     assert.ok(installs[0].stdin_len > 100000, 'the helper went as stdin');
 
+    // the helper's copy gone (a Machine whose /tmp was wiped): copied in again at the next call
+    await sh(c, 'rm -f /tmp/.msc-helper-*');
+    assert.equal((await ok(c, 'file_read', { path: '/tmp/t/a.txt' })).content, text);
+    await c.close();
+  });
+
+  test('fly: file_edit follows the edit rules; missing files, stale edits, the kernel\'s files and oversize input are refused', async () => {
+    const c = await stdio();
     // edits: one exact match, all, missing, not unique, stale
-    await ok(c, 'file_write', { path: '/tmp/t/e.py', content: 'a = 1\nb = 1\nprint(a)\n' });
+    await ok(c, 'file_write', { path: '/tmp/t/e.py', content: 'a = 1\nb = 1\nprint(a)\n', make_dirs: true });
     const e0 = await ok(c, 'file_read', { path: '/tmp/t/e.py' });
     const e1 = await ok(c, 'file_edit', { path: '/tmp/t/e.py', old_string: 'a = 1', new_string: 'a = "$(two)"', expected_sha256: e0.sha256 });
     const after1 = 'a = "$(two)"\nb = 1\nprint(a)\n';
@@ -204,9 +212,6 @@ describe('fly files', { concurrency: true }, () => {
     assert.equal(hg.sha256, null);
     assert.match(hg.sha256_skipped, /over 256 MiB/);
     await refused(c, 'file_edit', { path: '/tmp/t/huge', old_string: 'head', new_string: 'x' }, /file_edit edits files up to 32 MiB/);
-    // the helper's copy gone (a Machine whose /tmp was wiped): copied in again at the next call
-    await sh(c, 'rm -f /tmp/.msc-helper-*');
-    assert.equal((await ok(c, 'file_read', { path: '/tmp/t/a.txt' })).content, text);
     await c.close();
   });
 
