@@ -3,11 +3,14 @@
 // in one run, one server (stdio, --tools files --workspace), one computer:
 //   - file_write + file_read of a 1 MB file (base64 in, the reply limit raised so it answers
 //     whole) against `docker cp` in and out of the same file;
+//   - file_write + file_read of a --rw-mb MB file (100 by default, 0 skips it), as the tools can
+//     carry it: in parts of 2 MiB (file_write's bound), one file each, every part written and
+//     then read back, against `docker cp` in and out of the same file whole;
 //   - computer_upload and computer_download of one --mb MB file against `docker cp` in and out;
 //   - computer_upload and computer_download of a folder of --files small files against `docker
 //     cp` in and out.
 //
-//   node bench/files.mjs [--bin PATH] [--rounds 3] [--mb 100] [--files 10000] [--flags "..."]
+//   node bench/files.mjs [--bin PATH] [--rounds 3] [--mb 100] [--rw-mb 100] [--files 10000] [--flags "..."]
 //
 // Prints a markdown table (median of the rounds, ms) and the ratios ours / docker cp; appends it
 // to bench/RESULTS.md unless BENCH_NO_APPEND=1. Everything made is removed at the end.
@@ -29,15 +32,16 @@ if (!fs.existsSync(SDK)) {
 const { Client } = await import(pathToFileURL(path.join(SDK, 'client', 'index.js')).href);
 const { StdioClientTransport } = await import(pathToFileURL(path.join(SDK, 'client', 'stdio.js')).href);
 
-const o = { bin: process.env.MSC_BIN || path.join(REPO, 'build', 'mcp-sandbox-computer'), rounds: 3, mb: 100, files: 10000, flags: [] };
+const o = { bin: process.env.MSC_BIN || path.join(REPO, 'build', 'mcp-sandbox-computer'), rounds: 3, mb: 100, rwmb: 100, files: 10000, flags: [] };
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i];
   if (a === '--bin') o.bin = process.argv[++i];
   else if (a === '--rounds') o.rounds = Number(process.argv[++i]);
   else if (a === '--mb') o.mb = Number(process.argv[++i]);
+  else if (a === '--rw-mb') o.rwmb = Number(process.argv[++i]);
   else if (a === '--files') o.files = Number(process.argv[++i]);
   else if (a === '--flags') o.flags = process.argv[++i].split(/\s+/).filter(Boolean);
-  else { process.stderr.write('usage: files.mjs [--bin PATH] [--rounds N] [--mb N] [--files N] [--flags "..."]\n'); process.exit(2); }
+  else { process.stderr.write('usage: files.mjs [--bin PATH] [--rounds N] [--mb N] [--rw-mb N] [--files N] [--flags "..."]\n'); process.exit(2); }
 }
 const RUN = `bfiles${randomBytes(3).toString('hex')}`;
 const WS = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'msc-bench-files-')));
@@ -55,7 +59,7 @@ async function must(args) {
 }
 
 const t = new StdioClientTransport({ command: o.bin, env: { ...process.env, MSC_FAST_EXEC_DIR: path.join(WS, '.fx') }, stderr: 'ignore',
-  args: ['--tools', 'files', '--workspace', WS, '--driver-id', RUN, '--reply-output-limit', '4194304',
+  args: ['--tools', 'files', '--workspace', WS, '--driver-id', RUN, '--reply-output-limit', '8388608', '--output-limit', '8388608',
     `--docker-run-flag=--label=msc.bench=${RUN}`, ...o.flags] });
 const c = new Client({ name: 'bench-files', version: '1' }, { capabilities: {} });
 await c.connect(t);
@@ -72,6 +76,9 @@ const sha = (b) => createHash('sha256').update(b).digest('hex');
 const mb1 = randomBytes(1024 * 1024);
 fs.writeFileSync(path.join(WS, 'one.bin'), mb1);
 fs.writeFileSync(path.join(WS, 'big.bin'), randomBytes(o.mb * 1024 * 1024));
+const PART = 2 * 1024 * 1024;   // file_write's bound
+const rwbuf = o.rwmb > 0 ? randomBytes(o.rwmb * 1024 * 1024) : null;
+if (rwbuf) fs.writeFileSync(path.join(WS, 'rw.bin'), rwbuf);
 const per = 100;
 for (let i = 0; i < o.files; i++) {
   const d = path.join(WS, 'tree', `d${Math.floor(i / per)}`);
@@ -79,7 +86,7 @@ for (let i = 0; i < o.files; i++) {
   fs.writeFileSync(path.join(d, `f${i}`), `file ${i}\n`);
 }
 
-const rows = { rw: [], cp1: [], up: [], down: [], cpbig: [], tup: [], tdown: [], cptree: [] };
+const rows = { rw: [], cp1: [], rwbig: [], cprw: [], up: [], down: [], cpbig: [], tup: [], tdown: [], cptree: [] };
 try {
   const first = await call('terminal_execute', { command: 'mkdir -p /b' });
   const comp = first.structuredContent.computer_id;
@@ -98,6 +105,28 @@ try {
       await must(['cp', `${ctr}:/b/cp${r}.bin`, path.join(WS, `cp${r}.bin`)]);
     });
     rows.cp1.push(cp1);
+    if (rwbuf) {
+      const got = [];
+      const [rwbig] = await timed(async () => {
+        for (let k = 0; k * PART < rwbuf.length; k++) {
+          await call('file_write', { path: `/b/rw${r}/p${k}`, content: rwbuf.subarray(k * PART, (k + 1) * PART).toString('base64'),
+            encoding: 'base64', make_dirs: true });
+        }
+        for (let k = 0; k * PART < rwbuf.length; k++) {
+          const back = await call('file_read', { path: `/b/rw${r}/p${k}` });
+          const blob = back.content.find((x) => x.type === 'resource');
+          if (!blob) throw new Error(`file_read of a 2 MiB part: no resource: ${back.content[0].text.slice(0, 300)}`);
+          got.push(blob.resource.blob);
+        }
+      });
+      if (sha(Buffer.concat(got.map((b) => Buffer.from(b, 'base64')))) !== sha(rwbuf)) throw new Error('file_read: not the bytes written');
+      rows.rwbig.push(rwbig);
+      const [cprw] = await timed(async () => {
+        await must(['cp', path.join(WS, 'rw.bin'), `${ctr}:/b/cprw${r}.bin`]);
+        await must(['cp', `${ctr}:/b/cprw${r}.bin`, path.join(WS, `cprw${r}.bin`)]);
+      });
+      rows.cprw.push(cprw);
+    }
     const [up] = await timed(() => call('computer_upload', { local_path: 'big.bin', path: `/b/big${r}.bin` }));
     const [down] = await timed(() => call('computer_download', { path: `/b/big${r}.bin`, local_path: `big${r}.bin` }));
     rows.up.push(up);
@@ -119,9 +148,9 @@ try {
     if (sha(fs.readFileSync(path.join(WS, `big${r}.bin`))) !== sha(fs.readFileSync(path.join(WS, 'big.bin')))) throw new Error('download: not the bytes');
     if (fs.readdirSync(path.join(WS, `tree${r}`)).length !== Math.ceil(o.files / per)) throw new Error('tree download: folders missing');
     await call('terminal_execute', { command: `rm -rf /b/*${r}*` });
-    for (const n of [`big${r}.bin`, `cpbig${r}.bin`, `cp${r}.bin`]) fs.rmSync(path.join(WS, n), { force: true });
+    for (const n of [`big${r}.bin`, `cpbig${r}.bin`, `cp${r}.bin`, `cprw${r}.bin`]) fs.rmSync(path.join(WS, n), { force: true });
     for (const n of [`tree${r}`, `cptree${r}`]) fs.rmSync(path.join(WS, n), { recursive: true, force: true });
-    process.stderr.write(`round ${r}: 1 MB write+read ${f(rw)} ms (docker cp ${f(cp1)}), ${o.mb} MB up ${f(up)} down ${f(down)} (docker cp both ${f(cpbig)}), ${o.files} files up ${f(tup)} down ${f(tdown)} (docker cp both ${f(cptree)})\n`);
+    process.stderr.write(`round ${r}: 1 MB write+read ${f(rw)} ms (docker cp ${f(cp1)}), ${rwbuf ? `${o.rwmb} MB write+read ${f(rows.rwbig[r])} (docker cp ${f(rows.cprw[r])}), ` : ''}${o.mb} MB up ${f(up)} down ${f(down)} (docker cp both ${f(cpbig)}), ${o.files} files up ${f(tup)} down ${f(tdown)} (docker cp both ${f(cptree)})\n`);
   }
 } finally {
   await c.close().catch(() => {});
@@ -129,12 +158,15 @@ try {
   if (ids) await run(['rm', '-f', ...ids.split(/\s+/)]);
   fs.rmSync(WS, { recursive: true, force: true });
 }
-const m = Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, median(v)]));
+const m = Object.fromEntries(Object.entries(rows).filter(([, v]) => v.length).map(([k, v]) => [k, median(v)]));
 const lines = [
   `| what | median ms (${o.rounds} rounds) | ratio ours / docker cp |`,
   '| --- | ---: | ---: |',
   `| file_write + file_read, 1 MB | ${f(m.rw)} | ${(m.rw / m.cp1).toFixed(2)} |`,
   `| docker cp in + out, 1 MB | ${f(m.cp1)} | 1.00 |`,
+  ...(rwbuf ? [
+    `| file_write + file_read, ${o.rwmb} MB (${Math.ceil(rwbuf.length / PART)} parts of 2 MiB) | ${f(m.rwbig)} | ${(m.rwbig / m.cprw).toFixed(2)} |`,
+    `| docker cp in + out, ${o.rwmb} MB | ${f(m.cprw)} | 1.00 |`] : []),
   `| computer_upload + computer_download, one ${o.mb} MB file | ${f(m.up + m.down)} (up ${f(m.up)}, down ${f(m.down)}) | ${((m.up + m.down) / m.cpbig).toFixed(2)} |`,
   `| docker cp in + out, ${o.mb} MB | ${f(m.cpbig)} | 1.00 |`,
   `| computer_upload + computer_download, ${o.files} small files | ${f(m.tup + m.tdown)} (up ${f(m.tup)}, down ${f(m.tdown)}) | ${((m.tup + m.tdown) / m.cptree).toFixed(2)} |`,

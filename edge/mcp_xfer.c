@@ -181,7 +181,7 @@ helper_failed(struct xfer *x, const Msc__V1__TerminalExecReply *rep)
 		fail(x, "This computer has no file helper (" XFER_HELPER "): "
 		    "computer_upload and computer_download work on the docker "
 		    "backend (Docker and Podman), in computers it started, and "
-		    "on the WASM backends.");
+		    "on the e2b, modal, fly and WASM backends.");
 	else if (rep->exit_code == 124)
 		fail(x, "The file helper did not answer in time: this "
 		    "computer's exec helper may predate the copy tools "
@@ -453,12 +453,10 @@ mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
 		mcp_conn_send_result(c, id, tools_error_result(buf), modern);
 		return false;
 	}
-	if (!tools_backend_has_helper(c->cfg->backend) &&
-	    strcmp(c->cfg->backend, "go_busybox") != 0 &&
-	    strcmp(c->cfg->backend, "wasm") != 0) {
+	if (!tools_backend_has_files(c->cfg->backend)) {
 		snprintf(buf, sizeof(buf), "%s works on the docker (Docker "
-		    "and Podman), e2b, modal and WASM backends only for now: "
-		    "the %s backend has no copy yet; use file_write and "
+		    "and Podman), e2b, modal, fly and WASM backends only for "
+		    "now: the %s backend has no copy yet; use file_write and "
 		    "file_read.", name, c->cfg->backend);
 		mcp_conn_send_result(c, id, tools_error_result(buf), modern);
 		return false;

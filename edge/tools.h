@@ -147,6 +147,11 @@ bool tools_is_process(int tool);
  * file tools): docker mounts it, e2b and modal copy it into a sandbox. */
 bool tools_backend_has_helper(const char *backend);
 
+/* Whether the backend has the file and copy tools: those with the helper,
+ * fly (the helper copied into a Machine) and the WASM backends (their
+ * runner on the host side). */
+bool tools_backend_has_files(const char *backend);
+
 /* Adds terminal_execute's `background` and the process tools to a
  * tools/list result. */
 void tools_processes_extend(json_t *list);

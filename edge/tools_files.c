@@ -16,8 +16,9 @@
  * resource (a base64 blob and a mime type). The answer fits the session's
  * reply bound (--reply-output-limit), which the helper is told. The
  * docker backend (Docker and Podman) mounts the helper in its computers;
- * the WASM backends' runner runs the same commands on the host side, in
- * the computer's root (services/wasm-driver/host/runner_files.c).
+ * the e2b, modal and fly drivers copy it in (lib/msc_helper_copy.c); the
+ * WASM backends' runner runs the same commands on the host side, in the
+ * computer's root (services/wasm-driver/host/runner_files.c).
  */
 #include "tools.h"
 
@@ -411,6 +412,14 @@ edit_args(int tool, json_t *args, Msc__V1__TerminalExecRequest *req,
 	return NULL;
 }
 
+bool
+tools_backend_has_files(const char *backend)
+{
+	return tools_backend_has_helper(backend) ||
+	    strcmp(backend, "fly") == 0 ||
+	    strcmp(backend, "go_busybox") == 0 || strcmp(backend, "wasm") == 0;
+}
+
 char *
 tools_file_request(int tool, const struct msc_cfg *cfg, json_t *args,
     Msc__V1__TerminalExecRequest *req, json_t *keep)
@@ -421,14 +430,12 @@ tools_file_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	char num[4][72], *err;
 	int rv = 0;
 
-	if (!tools_backend_has_helper(cfg->backend) &&
-	    strcmp(cfg->backend, "go_busybox") != 0 &&
-	    strcmp(cfg->backend, "wasm") != 0) {
+	if (!tools_backend_has_files(cfg->backend)) {
 		char *msg;
 
 		if (asprintf(&msg, "The file tools work on the docker (Docker "
-		    "and Podman), e2b, modal and WASM backends only: the %s "
-		    "backend has no file helper in its computers; use "
+		    "and Podman), e2b, modal, fly and WASM backends only: the "
+		    "%s backend has no file helper in its computers; use "
 		    "terminal_execute.", cfg->backend) < 0)
 			return NULL;
 		return msg;
@@ -508,7 +515,7 @@ failed(const Msc__V1__TerminalExecReply *rep)
 		snprintf(err, sizeof(err), "This computer has no file helper ("
 		    FILE_HELPER "): the file tools work on the docker backend "
 		    "(Docker and Podman), in computers it started, and on the "
-		    "e2b, modal and WASM backends.");
+		    "e2b, modal, fly and WASM backends.");
 	else if (rep->exit_code == 124)
 		snprintf(err, sizeof(err), "The file helper did not answer in "
 		    "time: this computer's exec helper may predate the file "

@@ -1,10 +1,12 @@
 /*
- * msc_base64.c - strict base64 decoding (msc_base64.h): the 2026-07-28
- * header sentinels (edge/mcp_era.c) and file_write's base64 content.
+ * msc_base64.c - strict base64 (msc_base64.h): the 2026-07-28 header
+ * sentinels (edge/mcp_era.c), file_write's base64 content, and a
+ * text-only exec's stdin (msc_helper_copy.c).
  */
 #include "msc_base64.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static int
@@ -58,5 +60,39 @@ msc_base64_decode(const char *in, size_t len, uint8_t **out, size_t *outlen)
 	p[o] = '\0';
 	*out = p;
 	*outlen = o;
+	return 0;
+}
+
+int
+msc_base64_encode(const uint8_t *in, size_t len, char **out)
+{
+	static const char abc[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *o;
+	size_t i, k = 0;
+
+	if (len > (SIZE_MAX - 1) / 4 * 3 - 3 ||
+	    (o = malloc((len + 2) / 3 * 4 + 1)) == NULL)
+		return -ENOMEM;
+	for (i = 0; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 |
+		    in[i + 2];
+
+		o[k++] = abc[v >> 18];
+		o[k++] = abc[(v >> 12) & 63];
+		o[k++] = abc[(v >> 6) & 63];
+		o[k++] = abc[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)in[i] << 16 |
+		    (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0);
+
+		o[k++] = abc[v >> 18];
+		o[k++] = abc[(v >> 12) & 63];
+		o[k++] = i + 1 < len ? abc[(v >> 6) & 63] : '=';
+		o[k++] = '=';
+	}
+	o[k] = '\0';
+	*out = o;
 	return 0;
 }

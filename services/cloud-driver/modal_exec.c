@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cloud_helper.h"
+#include "msc_helper_copy.h"
 #include "msc_driver.h"
 #include "msc_log.h"
 #include "msc_random.h"
@@ -113,16 +113,23 @@ exec_direct(void *be, const Msc__V1__ExecRequest *q,
 	return rv;
 }
 
-/* The agent's command, or the exec helper's mode (cloud_helper.c). */
+/* How the exec helper reaches a sandbox (lib/msc_helper_copy.c). */
+static const struct msc_helper_copy helper_copy = {
+	.exec = exec_direct,
+	.build_path = MSC_HELPER_COPY_BUILD_PATH,
+	.installed_path = MSC_HELPER_COPY_INSTALLED_PATH,
+};
+
+/* The agent's command, or the exec helper's mode (msc_helper_copy.c). */
 int
 modal_exec(struct modal_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *res, char *err, size_t errlen)
 {
-	return cloud_helper_exec(exec_direct, d, req, res, err, errlen);
+	return msc_helper_copy_exec(&helper_copy, d, req, res, err, errlen);
 }
 
 int
 modal_processes(void *be, const char *id)
 {
-	return cloud_helper_processes(exec_direct, be, id);
+	return msc_helper_copy_processes(&helper_copy, be, id);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "msc_driver.h"
+#include "msc_helper_copy.h"
 #include "msc_log.h"
 #include "msc_random.h"
 
@@ -329,10 +330,12 @@ run_long(struct run *x, const char *stdin_data, Msc__V1__ExecResult *res,
 	}
 }
 
-int
-fly_exec(struct fly_driver *d, const Msc__V1__ExecRequest *r,
+/* One command on the computer's Machine, as asked. */
+static int
+exec_direct(void *be, const Msc__V1__ExecRequest *r,
     Msc__V1__ExecResult *out, char *err, size_t errlen)
 {
+	struct fly_driver *d = be;
 	struct fly_known k;
 	struct run x = { .d = d, .r = r };
 	const char *stdin_data = NULL;
@@ -369,4 +372,24 @@ fly_exec(struct fly_driver *d, const Msc__V1__ExecRequest *r,
 		out->stdout.len = out->stderr.len = 0;
 	}
 	return rv;
+}
+
+/*
+ * The exec API carries stdin and output as JSON strings, text only: the
+ * exec helper's modes (the file tools) get theirs as base64, decoded in
+ * the Machine by base64(1) and here (lib/msc_helper_copy.c).
+ */
+static const struct msc_helper_copy helper_copy = {
+	.exec = exec_direct,
+	.build_path = MSC_HELPER_COPY_BUILD_PATH,
+	.installed_path = MSC_HELPER_COPY_INSTALLED_PATH,
+	.text_only = true,
+};
+
+/* The agent's command, or the exec helper's mode (msc_helper_copy.c). */
+int
+fly_exec(struct fly_driver *d, const Msc__V1__ExecRequest *r,
+    Msc__V1__ExecResult *out, char *err, size_t errlen)
+{
+	return msc_helper_copy_exec(&helper_copy, d, r, out, err, errlen);
 }

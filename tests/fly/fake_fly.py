@@ -15,7 +15,9 @@ removed when it exits (SIGTERM, SIGINT, or its parent going away).
 Test controls (no auth):
   POST /_fake/inject   {"status": 429, "count": 3, "match": "regex",
                         "retry_after": 0}  next N matching requests fail
-  GET  /_fake/requests  [{"method","path","auth"}] ("auth" is the scheme)
+  GET  /_fake/requests  [{"method","path","auth"}] ("auth" is the scheme;
+                        an exec's also carry "command", its argv, and
+                        "stdin_len", the characters of its stdin or null)
   POST /_fake/clear     forget recorded requests and injections
   POST /_fake/ratelimit {"rate": 1, "burst": 3}  per (action, machine)
   GET  /_fake/state     apps and machines
@@ -45,6 +47,7 @@ BUCKETS = {}     # (action, machine) -> [tokens, last]
 RATE = {"rate": 0, "burst": 0}
 ARGS = None
 INSTANCE = secrets.token_hex(4)
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def now_iso():
@@ -187,9 +190,14 @@ class Handler(BaseHTTPRequestHandler):
             return self.control(method, path, body)
         auth = self.headers.get("Authorization") or ""
         scheme, _, tok = auth.partition(" ")
+        rec = {"method": method, "path": self.path, "auth": scheme}
+        if method == "POST" and path.endswith("/exec") and \
+                isinstance(body, dict):
+            rec["command"] = body.get("command") or body.get("cmd")
+            st = body.get("stdin")
+            rec["stdin_len"] = len(st) if isinstance(st, str) else None
         with LOCK:
-            REQUESTS.append({"method": method, "path": self.path,
-                             "auth": scheme})
+            REQUESTS.append(rec)
         if scheme not in ("Bearer", "FlyV1") or tok != ARGS.token or \
                 (tok.startswith(("fm1r_", "fm1a_", "fm2_")) and
                  scheme != "FlyV1"):
@@ -462,14 +470,26 @@ class Handler(BaseHTTPRequestHandler):
         timeout = body.get("timeout") or ARGS.proxy_cap
         limit = min(float(timeout), ARGS.proxy_cap)
         stdin = body.get("stdin")
+        # The API decodes the body into Go strings (MachineExecRequest):
+        # stdin and the argv are text, a non-string is a 400, and a lone
+        # surrogate escape becomes U+FFFD; there are no bytes in it.
+        if stdin is not None and not isinstance(stdin, str):
+            return self.error(400, "json: cannot unmarshal %s into Go "
+                              "struct field MachineExecRequest.stdin of "
+                              "type string" % type(stdin).__name__)
+        if not all(isinstance(a, str) for a in argv):
+            return self.error(400, "json: cannot unmarshal into Go struct "
+                              "field MachineExecRequest.command of type "
+                              "string")
+        argv = [SURROGATE.sub("\ufffd", a) for a in argv]
         cmd = ["docker", "exec"] + (["-i"] if stdin is not None else []) + \
-            [m["_ctr"]] + [str(a) for a in argv]
+            [m["_ctr"]] + argv
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
         try:
             out, err = proc.communicate(
-                (stdin or "").encode("utf-8", "surrogatepass"),
+                SURROGATE.sub("\ufffd", stdin or "").encode("utf-8"),
                 timeout=limit)
         except subprocess.TimeoutExpired:
             proc.kill()

@@ -251,14 +251,28 @@ file_requests(void **state)
 		    "/x: refused: it is a fifo");
 		json_decref(res);
 	}
-	/* another backend */
+	/* fly: the helper copied into the Machine, the same request */
 	cfg.backend = "fly";
+	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
+	keep = json_array();
+	args = json_pack("{s:s}", "path", "/a");
+	assert_null(tools_exec_request(args, &req, keep));
+	assert_null(tools_file_request(TOOLS_FILE_READ, &cfg, args, &req,
+	    keep));
+	assert_true(req.n_args > 3);
+	assert_string_equal(req.args[0], "/.msc-helper");
+	assert_string_equal(req.args[3], "/a");
+	tools_exec_request_fini(&req);
+	json_decref(args);
+	json_decref(keep);
+	/* a backend without the helper */
+	cfg.backend = "other";
 	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	keep = json_array();
 	args = json_pack("{s:s}", "path", "/a");
 	msg = tools_file_request(TOOLS_FILE_READ, &cfg, args, &req, keep);
 	assert_non_null(msg);
-	assert_non_null(strstr(msg, "the fly backend has no file helper"));
+	assert_non_null(strstr(msg, "the other backend has no file helper"));
 	free(msg);
 	json_decref(args);
 	json_decref(keep);
