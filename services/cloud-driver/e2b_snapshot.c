@@ -105,13 +105,35 @@ parse_row(json_t *row, struct cloud_snap_rec *r)
 	return parse_name(sid, r);
 }
 
+/* Percent-encodes s (a path segment, a query value) into out; false
+ * when too long. */
+static bool
+escape(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (o + 4 > len)
+			return false;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("-_.~", c) != NULL)
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, len - o, "%%%02X", c);
+	}
+	out[o] = '\0';
+	return true;
+}
+
 static int
 snap_list(void *be, struct cloud_snap_rec **recsp, size_t *np, char *err,
     size_t errlen)
 {
 	struct e2b_driver *d = be;
 	struct cloud_snap_rec *recs = NULL, r;
-	char path[1024], next[512] = "";
+	char path[2048], next[512] = "", esc[1600] = "";
 	size_t n = 0, cap = 0;
 	int rv = 0;
 
@@ -120,7 +142,7 @@ snap_list(void *be, struct cloud_snap_rec **recsp, size_t *np, char *err,
 		size_t i;
 
 		snprintf(path, sizeof(path), "/snapshots?limit=100%s%s",
-		    next[0] != '\0' ? "&nextToken=" : "", next);
+		    esc[0] != '\0' ? "&nextToken=" : "", esc);
 		next[0] = '\0';
 		if ((rv = e2b_api(d, "GET", path, NULL, T_OP, true, &arr, next,
 		    sizeof(next), err, errlen)) != 0)
@@ -142,11 +164,14 @@ snap_list(void *be, struct cloud_snap_rec **recsp, size_t *np, char *err,
 			recs[n++] = r;
 		}
 		json_decref(arr);
-		/* A cursor of other characters than a URL's is not followed. */
-		if (rv != 0 || next[0] == '\0' || strspn(next,
-		    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		    "0123456789-_.~") != strlen(next))
+		if (rv != 0 || next[0] == '\0')
 			break;
+		if (!escape(next, esc, sizeof(esc))) {
+			snprintf(err, errlen, "E2B's snapshot list: a page "
+			    "cursor too long");
+			rv = -EPROTO;
+			break;
+		}
 	}
 	if (rv != 0) {
 		free(recs);
@@ -217,27 +242,6 @@ snap_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
 		    r->computer, why);
 	}
 	return rv;
-}
-
-/* Percent-encodes s (a path segment) into out; false when too long. */
-static bool
-escape(const char *s, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (o + 4 > len)
-			return false;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || strchr("-_.~", c) != NULL)
-			out[o++] = (char)c;
-		else
-			o += (size_t)snprintf(out + o, len - o, "%%%02X", c);
-	}
-	out[o] = '\0';
-	return true;
 }
 
 static int

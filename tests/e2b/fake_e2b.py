@@ -283,7 +283,13 @@ class H(BaseHTTPRequestHandler):
         sbx = q.get('sandboxID', [None])[0]
         name = q.get('name', [None])[0]
         limit = int(q.get('limit', ['100'])[0])
-        start = int(q.get('nextToken', ['0'])[0])
+        if not 1 <= limit <= 100:
+            return self.err(400, 'limit must be 1 to 100')
+        limit = min(limit, ARGS.snapshot_page)
+        try:   # an opaque cursor, base64 as E2B's are (padding and all)
+            start = int(base64.b64decode(q.get('nextToken', [''])[0]).decode() or 0)
+        except ValueError:
+            return self.err(400, 'invalid nextToken')
         with LOCK:
             items = sorted(TEMPLATES.items())
         rows = []
@@ -296,7 +302,7 @@ class H(BaseHTTPRequestHandler):
         page = rows[start:start + limit]
         hdr = {}
         if start + limit < len(rows):
-            hdr['X-Next-Token'] = str(start + limit)
+            hdr['X-Next-Token'] = base64.b64encode(str(start + limit).encode()).decode()
         return self.reply(200, page, hdr)
 
     # ---- envd ----
@@ -438,6 +444,7 @@ def main():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument('--key', required=True)
+    ap.add_argument('--snapshot-page', type=int, default=100, help='snapshots per GET /snapshots page at most')
     ARGS = ap.parse_args()
     ARGS.inject = []
     signal.signal(signal.SIGTERM, cleanup)

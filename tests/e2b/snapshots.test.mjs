@@ -36,7 +36,7 @@ const templates = async () => (await fetch(`${api}/_fake/templates`)).json();
 
 before(async () => {
   ({ proc: fake, url: api } = await new Promise((resolve, reject) => {
-    const p = spawn('python3', [path.join(HERE, 'fake_e2b.py'), '--key', KEY], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn('python3', [path.join(HERE, 'fake_e2b.py'), '--key', KEY, '--snapshot-page', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (c) => { out += c; const m = /PORT (\d+)/.exec(out); if (m) resolve({ proc: p, url: `http://127.0.0.1:${m[1]}` }); });
     p.on('exit', (code) => reject(new Error(`fake_e2b.py exited ${code}`)));
@@ -122,11 +122,16 @@ test('e2b: write, snapshot, change, restore, read the old content; three forks e
   for (const f of ids) assert.equal(await sh(c, 'cat /root/state.txt', { computer_id: f }), `mine-${f}\n`);
   assert.equal(await sh(c, 'cat /root/state.txt', where), 'one\n');
 
+  // Two more (of two forks): the list reads E2B's pages (two a page here) and finds all three.
+  const more = [await ok(c, 'computer_snapshot', { computer_id: ids[0] }), await ok(c, 'computer_snapshot', { computer_id: ids[1] })];
   const listed = await ok(c, 'snapshot_list', {});
+  assert.equal(listed.count, 3, JSON.stringify(listed));
   const row = listed.snapshots.find((s) => s.snapshot_id === snap.snapshot_id);
   assert.ok(row, JSON.stringify(listed));
   assert.equal(row.computer_id, id);
   assert.match(row.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  assert.deepEqual(more.map((m) => listed.snapshots.find((s) => s.snapshot_id === m.snapshot_id)?.computer_id), ids.slice(0, 2));
+  for (const m of more) await ok(c, 'snapshot_delete', { snapshot_id: m.snapshot_id });
 
   for (const f of ids) await ok(c, 'computer_delete', { computer_id: f });
   assert.equal((await ok(c, 'snapshot_delete', { snapshot_id: snap.snapshot_id })).deleted, true);
