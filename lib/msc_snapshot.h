@@ -48,12 +48,18 @@ void msc_snap_unpin(struct msc_snap_pins *p, const char *id);
 int msc_snap_claim(struct msc_snap_pins *p, const char *id);
 void msc_snap_release(struct msc_snap_pins *p, const char *id);
 /*
- * Counts one more snapshot being made, given the `have` this principal
- * keeps: 0 (unreserve when made or failed), or -EDQUOT at `max` with the
- * reference's advice in err.
+ * Counts one more snapshot being made by `principal` (a tag), given the
+ * `have` this driver keeps, `mine` of them that principal's: 0
+ * (unreserve with the same principal when made or failed), or -EDQUOT
+ * with the advice in err at `max` (--max-snapshots, the reference's
+ * text) or at the principal's `share` (--max-principal-snapshots, issue
+ * 27's shares for snapshots), counting those being made. The empty tag
+ * (the one principal of a server without --tokens-file) and a share of
+ * 0 are bound by `max` only.
  */
-int msc_snap_reserve(struct msc_snap_pins *p, size_t have, long max,
-    char *err, size_t errlen);
-void msc_snap_unreserve(struct msc_snap_pins *p);
+int msc_snap_reserve_as(struct msc_snap_pins *p, const char *principal,
+    size_t have, size_t mine, long max, long share, char *err,
+    size_t errlen);
+void msc_snap_unreserve_as(struct msc_snap_pins *p, const char *principal);
 
 #endif /* MSC_SNAPSHOT_H */

@@ -4,7 +4,8 @@
  * alone (another principal is told "not found", as for an unknown id)
  * unless --share-snapshots; deleting stays the maker's; a restore or a
  * fork pins its snapshot so that a delete meanwhile is refused as "in
- * use"; --max-snapshots bounds how many this team or app keeps.
+ * use"; --max-snapshots bounds how many this team or app keeps, and
+ * --max-principal-snapshots how many of them one principal made.
  */
 #include "cloud_snap.h"
 
@@ -105,18 +106,26 @@ fill(const struct cloud_snap *s, const struct cloud_snap_rec *r,
 	return 0;
 }
 
-/* Counts one more snapshot being made; -EDQUOT at --max-snapshots. */
+/*
+ * Counts one more snapshot being made by `principal`; -EDQUOT at
+ * --max-snapshots or at its share (--max-principal-snapshots).
+ */
 static int
-quota_take(struct cloud_snap *s, char *err, size_t errlen)
+quota_take(struct cloud_snap *s, const char *principal, char *err,
+    size_t errlen)
 {
 	struct cloud_snap_rec *recs = NULL;
-	size_t n = 0;
+	size_t n = 0, by = 0;
 	int rv;
 
 	if ((rv = s->ops->list(s->be, &recs, &n, err, errlen)) != 0)
 		return rv;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(recs[i].owner, principal) == 0)
+			by++;
 	free(recs);
-	return msc_snap_reserve(s->pins, n, s->cfg->max_snapshots, err,
+	return msc_snap_reserve_as(s->pins, principal, n, by,
+	    s->cfg->max_snapshots, s->cfg->max_principal_snapshots, err,
 	    errlen);
 }
 
@@ -141,7 +150,7 @@ cloud_snap_take(struct cloud_snap *s, const Msc__V1__SnapshotRequest *req,
 		snprintf(err, errlen, "%s", MSC_SLUG_ERROR);
 		return -EINVAL;
 	}
-	if ((rv = quota_take(s, err, errlen)) != 0)
+	if ((rv = quota_take(s, req->principal, err, errlen)) != 0)
 		return rv;
 	memset(&r, 0, sizeof(r));
 	msc_snapshot_id_new(r.id);
@@ -151,7 +160,7 @@ cloud_snap_take(struct cloud_snap *s, const Msc__V1__SnapshotRequest *req,
 	gmtime_r(&now, &tm);
 	strftime(r.created, sizeof(r.created), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	rv = s->ops->save(s->be, &r, err, errlen);
-	msc_snap_unreserve(s->pins);
+	msc_snap_unreserve_as(s->pins, req->principal);
 	if (rv == 0)
 		rv = fill(s, &r, out);
 	if (rv == 0)

@@ -307,19 +307,28 @@ principal_ok(const char *p)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@") == n;
 }
 
-/* Counts one more snapshot being made; -EDQUOT at --max-snapshots. */
+/*
+ * Counts one more snapshot being made by `principal`; -EDQUOT at
+ * --max-snapshots or at its share (--max-principal-snapshots).
+ */
 static int
-quota_take(struct dock_driver *d, char *err, size_t errlen)
+quota_take(struct dock_driver *d, const char *principal, char *err,
+    size_t errlen)
 {
-	json_t *mine = NULL;
-	size_t have;
+	json_t *mine = NULL, *row;
+	size_t have, by = 0, i;
 	int rv;
 
 	if ((rv = list_mine(d, &mine, err, errlen)) != 0)
 		return rv;
 	have = json_array_size(mine);
+	json_array_foreach (mine, i, row)
+		if (strcmp(label(image_labels(row), SNAP_L "owner"),
+		    principal) == 0)
+			by++;
 	json_decref(mine);
-	return msc_snap_reserve(d->snap_pins, have, d->cfg->max_snapshots, err,
+	return msc_snap_reserve_as(d->snap_pins, principal, have, by,
+	    d->cfg->max_snapshots, d->cfg->max_principal_snapshots, err,
 	    errlen);
 }
 
@@ -343,7 +352,7 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 	}
 	if ((rv = dock_find(d, req->computer_id, &ctr, err, errlen)) != 0)
 		return rv;
-	if ((rv = quota_take(d, err, errlen)) != 0) {
+	if ((rv = quota_take(d, req->principal, err, errlen)) != 0) {
 		json_decref(ctr);
 		return rv;
 	}
@@ -382,7 +391,7 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 	    &img, err, errlen)) == 0)
 		rv = fill_snapshot(d, img, base_size(d), out);
 	json_decref(img);
-	msc_snap_unreserve(d->snap_pins);
+	msc_snap_unreserve_as(d->snap_pins, req->principal);
 	if (rv != 0) {
 		char why[DOCK_ERRLEN], ignore[DOCK_ERRLEN];
 

@@ -201,30 +201,42 @@ principal_ok(const char *p)
 }
 
 /* This driver's snapshots now. */
+/* This driver's snapshots, and in *by those `principal` made. */
 static size_t
-count_mine(struct wasm_driver *d)
+count_mine(struct wasm_driver *d, const char *principal, size_t *by)
 {
 	struct dirent *e;
 	struct snap_meta m;
 	size_t n = 0;
 	DIR *dir = opendir(d->snap_dir);
 
+	*by = 0;
 	if (dir == NULL)
 		return 0;
 	while ((e = readdir(dir)) != NULL)
 		if (msc_snapshot_id_valid(e->d_name) &&
-		    meta_read(d, e->d_name, &m) == 0 && snap_mine(d, &m))
+		    meta_read(d, e->d_name, &m) == 0 && snap_mine(d, &m)) {
 			n++;
+			if (strcmp(m.owner, principal) == 0)
+				(*by)++;
+		}
 	closedir(dir);
 	return n;
 }
 
-/* Counts one more snapshot being made; -EDQUOT at --max-snapshots. */
+/*
+ * Counts one more snapshot being made by `principal`; -EDQUOT at
+ * --max-snapshots or at its share (--max-principal-snapshots).
+ */
 static int
-quota_take(struct wasm_driver *d, char *err, size_t errlen)
+quota_take(struct wasm_driver *d, const char *principal, char *err,
+    size_t errlen)
 {
-	return msc_snap_reserve(d->pins, count_mine(d),
-	    d->cfg->max_snapshots, err, errlen);
+	size_t by, n = count_mine(d, principal, &by);
+
+	return msc_snap_reserve_as(d->pins, principal, n, by,
+	    d->cfg->max_snapshots, d->cfg->max_principal_snapshots, err,
+	    errlen);
 }
 
 /* Opens <dir>/<id>/root, never through a symlink; -errno. */
@@ -305,7 +317,7 @@ wasm_snapshot(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
 		    req->computer_id);
 		return -ENOENT;
 	}
-	if ((rv = quota_take(d, err, errlen)) != 0)
+	if ((rv = quota_take(d, req->principal, err, errlen)) != 0)
 		return rv;
 	msc_snapshot_id_new(m.id);
 	snprintf(m.name, sizeof(m.name), "%s", req->name);
@@ -384,7 +396,7 @@ out:
 		close(dst);
 	if (sdir >= 0)
 		close(sdir);
-	msc_snap_unreserve(d->pins);
+	msc_snap_unreserve_as(d->pins, req->principal);
 	return rv;
 }
 

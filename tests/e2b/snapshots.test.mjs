@@ -169,16 +169,19 @@ test('e2b: bad ids (unknown, crafted 10 KB, path characters) never reach E2B; --
   await ok(c, 'computer_delete', { computer_id: id });
 });
 
-test('e2b HTTP: another principal is refused in both eras; a restarted server finds the snapshot again', async () => {
-  let srv = await startHttp();
+test('e2b HTTP: another principal is refused in both eras; a principal\'s share; a restarted server finds the snapshot again', async () => {
+  let srv = await startHttp(['--max-principal-snapshots', '1']);
   const a1 = await http(srv.url, 'alice');
   const comp = (await ok(a1, 'computer_create', {})).computer_id;
   await sh(a1, 'echo alice-data > /root/a.txt', { computer_id: comp });
   const snap = await ok(a1, 'computer_snapshot', { computer_id: comp, name: 'alice' });
   assert.match(snap.made_by, /^[0-9a-f]{32}$/);
 
+  await refused(a1, 'computer_snapshot', { computer_id: comp }, /You keep at most 1 snapshots \(--max-principal-snapshots\)/);
   const b1 = await http(srv.url, 'bob');
   const bcomp = (await ok(b1, 'computer_create', {})).computer_id;
+  // Bob, under his share, is served while alice is at hers.
+  await ok(b1, 'snapshot_delete', { snapshot_id: (await ok(b1, 'computer_snapshot', { computer_id: bcomp })).snapshot_id });
   assert.ok(!(await ok(b1, 'snapshot_list', {})).snapshots.some((s) => s.snapshot_id === snap.snapshot_id));
   await refused(b1, 'computer_restore', { computer_id: bcomp, snapshot_id: snap.snapshot_id }, /was not found/);
   await refused(b1, 'computer_create', { from_snapshot: snap.snapshot_id }, /was not found/);
