@@ -20,6 +20,20 @@
 #define MSC_SNAPSHOT_NAME_ERROR                                               \
 	"name must be at most 64 letters, digits, spaces, '.', '_' or '-'."
 
+/* The texts every driver gives (a printf format of the snapshot id). */
+#define MSC_SNAPSHOT_NOT_FOUND "Snapshot '%s' was not found."
+#define MSC_SNAPSHOT_PINNED                                                    \
+	"Snapshot '%s' is in use: a computer is being restored or created "   \
+	"from it (retry when it is done)."
+/* ... of a computer id: */
+#define MSC_SNAPSHOT_WENT                                                      \
+	"Computer '%s' was reset or deleted while its snapshot was taken: "   \
+	"nothing was saved."
+/* ... after the text of why a restore failed: */
+#define MSC_SNAPSHOT_FELL_BACK                                                 \
+	"%s It was factory reset instead: same id, lifecycle and owner, with " \
+	"the image's files."
+
 /* Whether s is a well-formed snapshot id. */
 bool msc_snapshot_id_valid(const char *s);
 

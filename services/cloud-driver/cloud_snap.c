@@ -47,7 +47,7 @@ cloud_snap_owner_ok(const char *s)
 static int
 not_found(const char *id, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "Snapshot '%s' was not found.", id);
+	snprintf(err, errlen, MSC_SNAPSHOT_NOT_FOUND, id);
 	return -ENOENT;
 }
 
@@ -276,9 +276,7 @@ cloud_snap_delete(struct cloud_snap *s,
 		return rv;
 	/* Not while a restore or fork reads it (pin). */
 	if (msc_snap_claim(s->pins, req->snapshot_id) != 0) {
-		snprintf(err, errlen, "Snapshot '%s' is in use: a computer is "
-		    "being restored or created from it (retry when it is "
-		    "done).", req->snapshot_id);
+		snprintf(err, errlen, MSC_SNAPSHOT_PINNED, req->snapshot_id);
 		return -EEXIST;
 	}
 	rv = s->ops->remove(s->be, &r, err, errlen);

@@ -232,8 +232,7 @@ snap_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
 		snprintf(r->ref, sizeof(r->ref), "%s", sid);
 	json_decref(reply);
 	if (rv == -ENOENT) {
-		snprintf(err, errlen, "Computer '%s' was reset or deleted while "
-		    "its snapshot was taken: nothing was saved.", r->computer);
+		snprintf(err, errlen, MSC_SNAPSHOT_WENT, r->computer);
 		return -ECONNABORTED;
 	}
 	if (rv != 0) {
@@ -296,8 +295,7 @@ snap_restore(void *be, const char *id, const struct cloud_snap_rec *r,
 		return rv;
 	}
 	msc_computer_fini(&c);
-	snprintf(err, errlen, "%s It was factory reset instead: same id, "
-	    "lifecycle and owner, with the image's files.", why);
+	snprintf(err, errlen, MSC_SNAPSHOT_FELL_BACK, why);
 	return rv;
 }
 

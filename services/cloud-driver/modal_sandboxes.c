@@ -531,8 +531,7 @@ modal_replace(struct modal_driver *d, const char *id, const char *image_id,
 		return rv;
 	}
 	msc_computer_fini(&c);
-	snprintf(err, errlen, "%s It was factory reset instead: same id, "
-	    "lifecycle and owner, with the image's files.", why);
+	snprintf(err, errlen, MSC_SNAPSHOT_FELL_BACK, why);
 	return rv;
 }
 

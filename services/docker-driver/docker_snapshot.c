@@ -85,7 +85,7 @@ snap_visible(const struct dock_driver *d, json_t *labels,
 static int
 not_found(const char *id, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "Snapshot '%s' was not found.", id);
+	snprintf(err, errlen, MSC_SNAPSHOT_NOT_FOUND, id);
 	return -ENOENT;
 }
 
@@ -407,9 +407,8 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 		} else if (rv != -ENOMEM && (strstr(why, "being removed") !=
 		    NULL || strstr(why, "No such container") != NULL ||
 		    container_went(d, cid_copy))) {
-			snprintf(err, errlen, "Computer '%s' was reset or "
-			    "deleted while its snapshot was taken: nothing was "
-			    "saved.", req->computer_id);
+			snprintf(err, errlen, MSC_SNAPSHOT_WENT,
+			    req->computer_id);
 			rv = -ECONNABORTED;
 		} else
 			snprintf(err, errlen, "Cannot snapshot computer '%s': "
@@ -518,8 +517,7 @@ fall_back(struct dock_driver *d, const char *id, bool temporary,
 		return;
 	}
 	msc_computer_fini(&c);
-	snprintf(err, errlen, "%s It was factory reset instead: same id, "
-	    "lifecycle and owner, with the image's files.", why);
+	snprintf(err, errlen, MSC_SNAPSHOT_FELL_BACK, why);
 }
 
 int
@@ -630,9 +628,7 @@ dock_snapshot_delete(struct dock_driver *d,
 	json_decref(img);
 	/* Not while a restore or fork reads it (pin). */
 	if (msc_snap_claim(d->snap_pins, req->snapshot_id) != 0) {
-		snprintf(err, errlen, "Snapshot '%s' is in use: a computer is "
-		    "being restored or created from it (retry when it is "
-		    "done).", req->snapshot_id);
+		snprintf(err, errlen, MSC_SNAPSHOT_PINNED, req->snapshot_id);
 		return -EEXIST;
 	}
 	snap_ref(req->snapshot_id, ref, sizeof(ref));

@@ -86,7 +86,7 @@ wasm_snap_fini(struct wasm_driver *d)
 static int
 not_found(const char *id, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "Snapshot '%s' was not found.", id);
+	snprintf(err, errlen, MSC_SNAPSHOT_NOT_FOUND, id);
 	return -ENOENT;
 }
 
@@ -359,9 +359,7 @@ wasm_snapshot(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
 	/* A reset, restore or delete meanwhile put another root in place
 	 * (or none): what was copied may be half of it. */
 	if (!same_root(d, req->computer_id, src)) {
-		snprintf(err, errlen, "Computer '%s' was reset or deleted while "
-		    "its snapshot was taken: nothing was saved.",
-		    req->computer_id);
+		snprintf(err, errlen, MSC_SNAPSHOT_WENT, req->computer_id);
 		rv = -ECONNABORTED;
 		goto out;
 	}
@@ -381,9 +379,7 @@ fail:
 	 * vanished mid-copy, or no root at the moment of the open). */
 	if (!wasm_exists(d, req->computer_id) || (src >= 0 ?
 	    !same_root(d, req->computer_id, src) : rv == -ENOENT)) {
-		snprintf(err, errlen, "Computer '%s' was reset or deleted while "
-		    "its snapshot was taken: nothing was saved.",
-		    req->computer_id);
+		snprintf(err, errlen, MSC_SNAPSHOT_WENT, req->computer_id);
 		rv = -ECONNABORTED;
 	} else
 		copy_error(rv, "snapshot", req->computer_id, err, errlen);
@@ -575,9 +571,7 @@ wasm_snapshot_delete(struct wasm_driver *d,
 	    errlen)) != 0)
 		return rv;
 	if (msc_snap_claim(d->pins, req->snapshot_id) != 0) {
-		snprintf(err, errlen, "Snapshot '%s' is in use: a computer is "
-		    "being restored or created from it (retry when it is "
-		    "done).", req->snapshot_id);
+		snprintf(err, errlen, MSC_SNAPSHOT_PINNED, req->snapshot_id);
 		return -EEXIST;
 	}
 	snprintf(gone, sizeof(gone), ".gone-%s", req->snapshot_id + 5);
