@@ -1,8 +1,9 @@
 /*
  * e2b_snapshot.c - snapshots on E2B (issue 31) through its snapshot API:
  * POST /sandboxes/{id}/snapshots makes a persistent snapshot template of
- * a sandbox (E2B pauses it meanwhile: files and memory are saved, but a
- * computer made from it boots afresh, so only files count), GET
+ * a sandbox (E2B pauses it meanwhile; files and, as E2B documents it,
+ * memory are saved, so a computer made from it may find the processes
+ * of then running on; we count on the files), GET
  * /snapshots lists the team's, DELETE /templates/{snapshotID} removes
  * one, and a sandbox created with templateID = snapshotID starts from it.
  *
