@@ -183,7 +183,7 @@ test('modal: bad ids (unknown, crafted 10 KB, path characters) never reach Modal
   await ok(c, 'computer_delete', { computer_id: id });
 });
 
-test('modal HTTP: another principal is refused in both eras; a restarted server finds the snapshot again', async () => {
+test('modal HTTP: another principal is refused in both eras; a restarted server finds the snapshot again; --share-snapshots shares use, not deletion', async () => {
   let srv = await startHttp();
   const a1 = await http(srv.url, 'alice');
   const comp = (await ok(a1, 'computer_create', {})).computer_id;
@@ -205,11 +205,12 @@ test('modal HTTP: another principal is refused in both eras; a restarted server 
   await ok(b2, 'computer_release', { sandbox_handle: bh.sandbox_handle });
   await ok(b1, 'computer_delete', { computer_id: bcomp });
 
-  // Restarted: found again from Modal's record, with its maker; alice forks it, bob still may not.
+  // Restarted with --share-snapshots: found again from Modal's record, with its maker; alice
+  // forks it, and so does bob now, who still may not delete it.
   for (const c of [a1, b1, b2]) await c.close();
   srv.proc.kill('SIGTERM');
   await waitExit(srv.proc, 15000);
-  srv = await startHttp();
+  srv = await startHttp(['--share-snapshots']);
   const a3 = await http(srv.url, 'alice');
   const again = (await ok(a3, 'snapshot_list', {})).snapshots.find((s) => s.snapshot_id === snap.snapshot_id);
   assert.ok(again, 'found again after the restart');
@@ -222,7 +223,11 @@ test('modal HTTP: another principal is refused in both eras; a restarted server 
   assert.equal((await ok(a4, 'terminal_execute', { command: 'cat /root/a.txt', sandbox_handle: fork.sandbox_handle })).stdout, 'alice-data\n');
   await ok(a4, 'computer_release', { sandbox_handle: fork.sandbox_handle });
   const b3 = await http(srv.url, 'bob');
-  await refused(b3, 'computer_create', { from_snapshot: snap.snapshot_id }, /was not found/);
+  assert.ok((await ok(b3, 'snapshot_list', {})).snapshots.some((s) => s.snapshot_id === snap.snapshot_id), 'shared');
+  const bf = await ok(b3, 'computer_create', { from_snapshot: snap.snapshot_id });
+  assert.equal(await sh(b3, 'cat /root/a.txt', { computer_id: bf.computer_id }), 'alice-data\n');
+  await refused(b3, 'snapshot_delete', { snapshot_id: snap.snapshot_id }, /was not found/);
+  await ok(b3, 'computer_delete', { computer_id: bf.computer_id });
   await ok(a3, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
   assert.equal((await call(a3, 'snapshot_list', {})).structuredContent.count, 0);
   srv.proc.kill('SIGTERM');
