@@ -522,8 +522,9 @@ done:
 
 /*
  * Snapshots (issue 31): their tools, or computer_create's from_snapshot,
- * need the snapshots group and the docker or a WASM backend. computer_create with
- * count becomes TOOLS_SNAP_FORK. NULL or the error text (malloc'd).
+ * need the snapshots group and a backend that keeps them (docker, the WASM
+ * backends, E2B, Modal). computer_create with count becomes TOOLS_SNAP_FORK.
+ * NULL or the error text (malloc'd).
  */
 static char *
 snapshot_refused(struct mcp_conn *c, struct pending_call *how,
@@ -538,10 +539,12 @@ snapshot_refused(struct mcp_conn *c, struct pending_call *how,
 		    "(--tools snapshots)");
 	if (strcmp(c->cfg->backend, "docker") != 0 &&
 	    strcmp(c->cfg->backend, "go_busybox") != 0 &&
-	    strcmp(c->cfg->backend, "wasm") != 0) {
+	    strcmp(c->cfg->backend, "wasm") != 0 &&
+	    strcmp(c->cfg->backend, "e2b") != 0 &&
+	    strcmp(c->cfg->backend, "modal") != 0) {
 		if (asprintf(&msg, "Snapshots are kept on the docker backend "
-		    "(Docker and Podman) and the WASM backends only: the %s "
-		    "backend has none yet.", c->cfg->backend) < 0)
+		    "(Docker and Podman), the WASM backends, E2B and Modal "
+		    "only: the %s backend has none yet.", c->cfg->backend) < 0)
 			return NULL;
 		return msg;
 	}

@@ -202,6 +202,9 @@ set_defaults(struct msc_cfg *cfg)
 	if ((env = getenv("KILNTAINERS_MAX_SNAPSHOTS")) != NULL &&
 	    *env != '\0' && !parse_long(env, &cfg->max_snapshots))
 		cfg->max_snapshots = -1;
+	if ((env = getenv("KILNTAINERS_MAX_PRINCIPAL_SNAPSHOTS")) != NULL &&
+	    *env != '\0' && !parse_long(env, &cfg->max_principal_snapshots))
+		cfg->max_principal_snapshots = -1;
 	cfg->share_snapshots = msc_cfg_truthy(getenv(
 	    "KILNTAINERS_SHARE_SNAPSHOTS"));
 }

@@ -133,6 +133,7 @@ struct msc_cfg {
 	long max_background_processes;  /* per computer */
 	long process_log_limit;         /* bytes a background log keeps */
 	long max_snapshots;             /* --max-snapshots, per driver */
+	long max_principal_snapshots;   /* a principal's share of them */
 	const char *preview_domain;     /* --preview-domain (issue 30) */
 	const char *preview_listen;     /* --preview-listen HOST:PORT */
 	bool share_snapshots;           /* any principal may use any one */

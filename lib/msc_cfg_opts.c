@@ -211,6 +211,11 @@ const struct opt msc_cfg_opts[] = {
 	    "more are refused until some are deleted (default: "
 	    "KILNTAINERS_MAX_SNAPSHOTS, else 50)",
 	    DRV },
+	{ "max-principal-snapshots", OPT_LONG, F(max_principal_snapshots), 0,
+	    "25", "N", NULL, CORE, "Snapshots one principal of --tokens-file "
+	    "may keep in a driver, of --max-snapshots (default: "
+	    "KILNTAINERS_MAX_PRINCIPAL_SNAPSHOTS, else 25; 0: no share)",
+	    DRV },
 	{ "share-snapshots", OPT_TRUE, F(share_snapshots), 0, NULL, NULL,
 	    NULL, CORE, "Every principal may list, restore and fork every "
 	    "snapshot (default: KILNTAINERS_SHARE_SNAPSHOTS; else a snapshot "

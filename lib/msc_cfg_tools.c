@@ -77,6 +77,13 @@ msc_cfg_tools_parse(struct msc_cfg *cfg)
 		    "must be 1 to 100000.");
 		return -EINVAL;
 	}
+	if (cfg->max_principal_snapshots < 0 ||
+	    cfg->max_principal_snapshots > 100000) {
+		msc_cfg_error("--max-principal-snapshots (or "
+		    "KILNTAINERS_MAX_PRINCIPAL_SNAPSHOTS) must be 0 to 100000 "
+		    "(0: no share).");
+		return -EINVAL;
+	}
 	cfg->tool_groups = bits;
 	cfg->lifecycle_tools = (bits & MSC_TOOLS_LIFECYCLE) != 0;
 	return 0;

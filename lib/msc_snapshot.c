@@ -50,7 +50,8 @@ msc_snapshot_id_new(char out[MSC_SNAPSHOT_ID_LEN + 1])
 struct msc_snap_pins {
 	pthread_mutex_t mu;
 	struct msc_map *uses;   /* id -> struct use */
-	int making;             /* snapshots being made (msc_snap_reserve) */
+	int making;             /* snapshots being made (msc_snap_reserve_as) */
+	struct msc_map *making_by;      /* principal tag -> int, of making */
 };
 
 struct use {
@@ -65,6 +66,11 @@ msc_snap_pins_new(struct msc_snap_pins **pp)
 	if (p == NULL)
 		return -ENOMEM;
 	if (msc_map_new(&p->uses) != 0) {
+		free(p);
+		return -ENOMEM;
+	}
+	if (msc_map_new(&p->making_by) != 0) {
+		msc_map_free(p->uses);
 		free(p);
 		return -ENOMEM;
 	}
@@ -88,6 +94,8 @@ msc_snap_pins_free(struct msc_snap_pins *p)
 		return;
 	msc_map_each(p->uses, free_use, NULL);
 	msc_map_free(p->uses);
+	msc_map_each(p->making_by, free_use, NULL);
+	msc_map_free(p->making_by);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 }
@@ -159,28 +167,55 @@ msc_snap_release(struct msc_snap_pins *p, const char *id)
 }
 
 int
-msc_snap_reserve(struct msc_snap_pins *p, size_t have, long max, char *err,
+msc_snap_reserve_as(struct msc_snap_pins *p, const char *principal,
+    size_t have, size_t mine, long max, long share, char *err,
     size_t errlen)
 {
-	int rv = 0;
+	bool shared = principal[0] != '\0' && share > 0;
+	int *by = NULL, rv = 0;
 
 	pthread_mutex_lock(&p->mu);
+	if (shared)
+		by = msc_map_get(p->making_by, principal);
 	if (have + (size_t)p->making >= (size_t)max)
 		rv = -EDQUOT;
-	else
+	else if (shared && mine + (size_t)(by != NULL ? *by : 0) >=
+	    (size_t)share)
+		rv = -ENOSPC;   /* the share's, told apart below */
+	else if (shared && by == NULL && ((by = calloc(1, sizeof(*by))) ==
+	    NULL || msc_map_put(p->making_by, principal, by) != 0)) {
+		free(by);
+		rv = -ENOMEM;
+	} else {
 		p->making++;
+		if (shared)
+			(*by)++;
+	}
 	pthread_mutex_unlock(&p->mu);
-	if (rv != 0)
+	if (rv == -EDQUOT)
 		snprintf(err, errlen, "This server keeps at most %ld snapshots "
 		    "(--max-snapshots): delete one with snapshot_delete "
 		    "first.", max);
+	else if (rv == -ENOSPC) {
+		snprintf(err, errlen, "You keep at most %ld snapshots "
+		    "(--max-principal-snapshots): delete one of yours with "
+		    "snapshot_delete first.", share);
+		rv = -EDQUOT;
+	} else if (rv == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
 	return rv;
 }
 
 void
-msc_snap_unreserve(struct msc_snap_pins *p)
+msc_snap_unreserve_as(struct msc_snap_pins *p, const char *principal)
 {
+	int *by;
+
 	pthread_mutex_lock(&p->mu);
 	p->making--;
+	if (principal[0] != '\0' &&
+	    (by = msc_map_get(p->making_by, principal)) != NULL &&
+	    --*by <= 0)
+		free(msc_map_del(p->making_by, principal));
 	pthread_mutex_unlock(&p->mu);
 }

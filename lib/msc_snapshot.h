@@ -20,6 +20,20 @@
 #define MSC_SNAPSHOT_NAME_ERROR                                               \
 	"name must be at most 64 letters, digits, spaces, '.', '_' or '-'."
 
+/* The texts every driver gives (a printf format of the snapshot id). */
+#define MSC_SNAPSHOT_NOT_FOUND "Snapshot '%s' was not found."
+#define MSC_SNAPSHOT_PINNED                                                    \
+	"Snapshot '%s' is in use: a computer is being restored or created "   \
+	"from it (retry when it is done)."
+/* ... of a computer id: */
+#define MSC_SNAPSHOT_WENT                                                      \
+	"Computer '%s' was reset or deleted while its snapshot was taken: "   \
+	"nothing was saved."
+/* ... after the text of why a restore failed: */
+#define MSC_SNAPSHOT_FELL_BACK                                                 \
+	"%s It was factory reset instead: same id, lifecycle and owner, with " \
+	"the image's files."
+
 /* Whether s is a well-formed snapshot id. */
 bool msc_snapshot_id_valid(const char *s);
 
@@ -48,12 +62,18 @@ void msc_snap_unpin(struct msc_snap_pins *p, const char *id);
 int msc_snap_claim(struct msc_snap_pins *p, const char *id);
 void msc_snap_release(struct msc_snap_pins *p, const char *id);
 /*
- * Counts one more snapshot being made, given the `have` this principal
- * keeps: 0 (unreserve when made or failed), or -EDQUOT at `max` with the
- * reference's advice in err.
+ * Counts one more snapshot being made by `principal` (a tag), given the
+ * `have` this driver keeps, `mine` of them that principal's: 0
+ * (unreserve with the same principal when made or failed), or -EDQUOT
+ * with the advice in err at `max` (--max-snapshots, the reference's
+ * text) or at the principal's `share` (--max-principal-snapshots, issue
+ * 27's shares for snapshots), counting those being made. The empty tag
+ * (the one principal of a server without --tokens-file) and a share of
+ * 0 are bound by `max` only.
  */
-int msc_snap_reserve(struct msc_snap_pins *p, size_t have, long max,
-    char *err, size_t errlen);
-void msc_snap_unreserve(struct msc_snap_pins *p);
+int msc_snap_reserve_as(struct msc_snap_pins *p, const char *principal,
+    size_t have, size_t mine, long max, long share, char *err,
+    size_t errlen);
+void msc_snap_unreserve_as(struct msc_snap_pins *p, const char *principal);
 
 #endif /* MSC_SNAPSHOT_H */

@@ -20,6 +20,8 @@ MSC_DRIVER_OPS(e2b_ops, e2b, "cloud-driver", msc_driver_code_cloud,
 /* e2b_ops with the optional ops, filled once before any service. */
 static struct msc_driver_ops e2b_ops_full;
 
+CLOUD_SNAP_OPS(e2b_snaps, struct e2b_driver)
+
 static const char *
 env_or(const char *name, const char *def)
 {
@@ -107,8 +109,10 @@ e2b_driver_start(const struct msc_cfg *cfg, const char *url,
 		e2b_ops_full.processes = e2b_processes;
 		e2b_ops_full.restart_keeps_processes = true;
 		e2b_ops_full.expose_port = e2b_expose_port;
+		e2b_snaps_fill(&e2b_ops_full);
 	}
-	if ((rv = configure(d, cfg)) != 0 ||
+	if ((rv = cloud_snap_init(&d->snap, &e2b_snap_ops, d, cfg)) != 0 ||
+	    (rv = configure(d, cfg)) != 0 ||
 	    (rv = msc_known_new(sizeof(struct e2b_known), &d->known)) != 0 ||
 	    (rv = cloud_ports_new(&d->ports)) != 0 ||
 	    (rv = e2b_lease_start(d)) != 0 ||
@@ -133,6 +137,7 @@ e2b_driver_stop(struct e2b_driver *d)
 	msc_lease_renewer_stop(d->lease);
 	msc_known_free(d->known);
 	cloud_ports_free(d->ports);
+	cloud_snap_fini(&d->snap);
 	if (d->key_hdr != NULL) {
 		explicit_bzero(d->key_hdr, strlen(d->key_hdr));
 		free(d->key_hdr);

@@ -16,6 +16,7 @@
 #include "msc_cfg.h"
 #include "msc_driver_known.h"
 #include "msc_http.h"
+#include "cloud_snap.h"
 
 #define E2B_ERRLEN 1024
 
@@ -42,7 +43,11 @@ struct e2b_driver {
 	struct msc_known *known;        /* computer id -> struct e2b_known */
 	struct msc_lease_renewer *lease; /* temporaries' timeouts (e2b_lease.c) */
 	struct cloud_ports *ports;      /* exposed ports (e2b_ports.c) */
+	struct cloud_snap snap;         /* snapshots (e2b_snapshot.c) */
 };
+
+/* The snapshot calls of E2B (e2b_snapshot.c), for cloud_snap_init. */
+extern const struct cloud_snap_ops e2b_snap_ops;
 
 /* One control-plane call under the key and a deadline (e2b_sandboxes.c). */
 int e2b_api(struct e2b_driver *d, const char *method, const char *path,
@@ -56,6 +61,16 @@ int e2b_died(struct e2b_driver *d, const char *id, const char *sbx,
 
 int e2b_create(struct e2b_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen);
+/* e2b_create from template_id (a snapshot's, say). */
+int e2b_create_tpl(struct e2b_driver *d, const char *id, bool temporary,
+    const char *template_id, Msc__V1__Computer *out, char *err,
+    size_t errlen);
+/* Computer id's sandbox, resumed when paused (*sp: a new reference). */
+int e2b_running(struct e2b_driver *d, const char *id, json_t **sp, char *err,
+    size_t errlen);
+/* Kills sandbox s of computer id (gone already is fine) and forgets it. */
+int e2b_kill(struct e2b_driver *d, const char *id, json_t *s, char *err,
+    size_t errlen);
 int e2b_attach(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen);
 int e2b_restart(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,

@@ -161,6 +161,15 @@ int
 e2b_create(struct e2b_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
+	return e2b_create_tpl(d, id, temporary, d->template_id, out, err,
+	    errlen);
+}
+
+int
+e2b_create_tpl(struct e2b_driver *d, const char *id, bool temporary,
+    const char *template_id, Msc__V1__Computer *out, char *err,
+    size_t errlen)
+{
 	json_t *body, *s = NULL;
 	int rv;
 
@@ -173,7 +182,7 @@ e2b_create(struct e2b_driver *d, const char *id, bool temporary,
 	}
 	if (rv != -ENOENT)
 		return rv;
-	body = e2b_conv_create_body(d->template_id,
+	body = e2b_conv_create_body(template_id,
 	    e2b_lease_ttl(d, temporary), d->metadata,
 	    d->envs, d->cfg->network, id, temporary);
 	if (body == NULL)
@@ -212,10 +221,10 @@ e2b_create(struct e2b_driver *d, const char *id, bool temporary,
 	}
 	json_object_set_new(s, "metadata", json_pack("{s:s, s:s, s:s}",
 	    E2B_META_ID, id, E2B_META_TEMPORARY, temporary ? "true" : "false",
-	    E2B_META_TEMPLATE, d->template_id));
+	    E2B_META_TEMPLATE, template_id));
 	json_object_set_new(s, "state", json_string("running"));
 	remember(d, id, s, true);
-	rv = e2b_conv_computer(s, d->template_id, out);
+	rv = e2b_conv_computer(s, template_id, out);
 	msc_log_info("created %s computer %s (E2B sandbox %s)",
 	    temporary ? "temporary" : "permanent", id,
 	    json_string_value(json_object_get(s, "sandboxID")));
@@ -250,6 +259,37 @@ connect_sbx(struct e2b_driver *d, const char *id, json_t *s, char *err,
 	json_decref(r);
 	remember(d, id, s, true);
 	return 0;
+}
+
+int
+e2b_running(struct e2b_driver *d, const char *id, json_t **sp, char *err,
+    size_t errlen)
+{
+	json_t *s = NULL;
+	const char *state;
+	int rv;
+
+	if ((rv = find(d, id, &s, err, errlen)) != 0)
+		return rv;
+	state = json_string_value(json_object_get(s, "state"));
+	if (state != NULL && strcmp(state, "paused") == 0 &&
+	    (rv = connect_sbx(d, id, s, err, errlen)) != 0) {
+		json_decref(s);
+		return rv;
+	}
+	*sp = s;
+	return 0;
+}
+
+int
+e2b_kill(struct e2b_driver *d, const char *id, json_t *s, char *err,
+    size_t errlen)
+{
+	int rv = kill_sbx(d, json_string_value(json_object_get(s,
+	    "sandboxID")), err, errlen);
+
+	e2b_forget(d, id);
+	return rv;
 }
 
 int

@@ -21,6 +21,8 @@ MSC_DRIVER_OPS(modal_ops, modal, "cloud-driver", msc_driver_code_cloud,
 /* modal_ops with the optional ops, filled once before any service. */
 static struct msc_driver_ops modal_ops_full;
 
+CLOUD_SNAP_OPS(modal_snaps, struct modal_driver)
+
 #define DEFAULT_IMAGE "debian:bookworm-slim"
 
 static int
@@ -98,8 +100,10 @@ modal_driver_start(const struct msc_cfg *cfg, const char *url,
 		modal_ops_full = modal_ops;
 		modal_ops_full.processes = modal_processes;
 		modal_ops_full.expose_port = modal_expose_port;
+		modal_snaps_fill(&modal_ops_full);
 	}
-	if ((rv = configure(d, cfg)) != 0 ||
+	if ((rv = cloud_snap_init(&d->snap, &modal_snap_ops, d, cfg)) != 0 ||
+	    (rv = configure(d, cfg)) != 0 ||
 	    (rv = msc_known_new(sizeof(struct modal_known), &d->known)) != 0 ||
 	    (rv = cloud_ports_new(&d->exposed)) != 0 ||
 	    (rv = modal_lease_start(d)) != 0 ||
@@ -128,6 +132,7 @@ modal_driver_stop(struct modal_driver *d)
 	msc_lease_renewer_stop(d->lease);
 	msc_known_free(d->known);
 	cloud_ports_free(d->exposed);
+	cloud_snap_fini(&d->snap);
 	grpc_target_fini(&d->api);
 	modal_creds_clear(&d->creds);
 	explicit_bzero(d->auth_token, sizeof(d->auth_token));

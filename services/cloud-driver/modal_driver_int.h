@@ -16,6 +16,7 @@
 #include "modal_task_command_router.pb-c.h"
 #include "msc_cfg.h"
 #include "msc_driver_known.h"
+#include "cloud_snap.h"
 
 #define MODAL_ERRLEN 1024
 #define MODAL_SVC "/modal.client.ModalClient/"
@@ -54,7 +55,12 @@ struct modal_driver {
 	int64_t auth_refresh_at;        /* Unix seconds */
 	struct msc_known *known;        /* computer id -> struct modal_known */
 	struct msc_lease_renewer *lease; /* temporaries (modal_lease.c) */
+	char dict_id[128];              /* the snapshots' Dict, once known */
+	struct cloud_snap snap;         /* snapshots (modal_snapshot.c) */
 };
+
+/* The snapshot calls of Modal (modal_snapshot.c), for cloud_snap_init. */
+extern const struct cloud_snap_ops modal_snap_ops;
 
 /* Control-plane calls (modal_api.c). */
 int modal_call(struct modal_driver *d, const char *method,
@@ -91,6 +97,22 @@ int modal_died(struct modal_driver *d, const char *id, const char *sbx,
 int modal_terminate(struct modal_driver *d, const char *sbx, char *err,
     size_t errlen);
 
+/*
+ * Saves computer id's filesystem (SandboxSnapshotFs): the new image's id,
+ * its sandbox's and lifecycle.
+ */
+int modal_snapshot_fs(struct modal_driver *d, const char *id, char *image_id,
+    size_t len, char *sbx, size_t sbxlen, bool *temporary, char *err,
+    size_t errlen);
+/*
+ * Replaces computer id's sandbox by one of image_id (id and lifecycle
+ * kept); when that fails, by one of the configured image, and err says so.
+ */
+int modal_replace(struct modal_driver *d, const char *id, const char *image_id,
+    Msc__V1__Computer *out, char *err, size_t errlen);
+/* modal_create from image_id (a snapshot's). */
+int modal_create_image(struct modal_driver *d, const char *id, bool temporary,
+    const char *image_id, Msc__V1__Computer *out, char *err, size_t errlen);
 int modal_create(struct modal_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen);
 int modal_attach(struct modal_driver *d, const char *id,

@@ -439,23 +439,21 @@ modal_died(struct modal_driver *d, const char *id, const char *sbx,
 }
 
 int
-modal_restart(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
-    char *err, size_t errlen)
+modal_snapshot_fs(struct modal_driver *d, const char *id, char *image_id,
+    size_t len, char *sbx, size_t sbxlen, bool *temporary, char *err,
+    size_t errlen)
 {
 	Modal__Client__SandboxListResponse *resp = NULL;
 	Modal__Client__SandboxSnapshotFsRequest req =
 	    MODAL__CLIENT__SANDBOX_SNAPSHOT_FS_REQUEST__INIT;
 	Modal__Client__SandboxSnapshotFsResponse *snap = NULL;
 	ModalSandboxInfo *s;
-	char image_id[128] = "", sbx[128];
-	bool temporary;
 	int rv;
 
-	/* No reboot on Modal: snapshot the filesystem, start it again. */
 	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv;
-	snprintf(sbx, sizeof(sbx), "%s", s->id);
-	temporary = tag_temporary(s);
+	snprintf(sbx, sbxlen, "%s", s->id);
+	*temporary = tag_temporary(s);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	req.sandbox_id = sbx;
 	req.timeout = 55;
@@ -463,10 +461,11 @@ modal_restart(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 		 &modal__client__sandbox_snapshot_fs_response__descriptor,
 		 (ProtobufCMessage **)&snap, 120000, false, err, errlen)) != 0)
 		return rv;
-	if (snap->image_id != NULL && (snap->result == NULL ||
+	if (snap->image_id != NULL && snap->image_id[0] != '\0' &&
+	    strlen(snap->image_id) < len && (snap->result == NULL ||
 					  snap->result->status ==
 	    MODAL__CLIENT__GENERIC_RESULT__GENERIC_STATUS__GENERIC_STATUS_SUCCESS))
-		snprintf(image_id, sizeof(image_id), "%s", snap->image_id);
+		snprintf(image_id, len, "%s", snap->image_id);
 	else {
 		char why[600];
 
@@ -476,7 +475,20 @@ modal_restart(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 		rv = -EIO;
 	}
 	protobuf_c_message_free_unpacked(&snap->base, NULL);
-	if (rv != 0)
+	return rv;
+}
+
+int
+modal_restart(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
+    char *err, size_t errlen)
+{
+	char image_id[128] = "", sbx[128];
+	bool temporary;
+	int rv;
+
+	/* No reboot on Modal: snapshot the filesystem, start it again. */
+	if ((rv = modal_snapshot_fs(d, id, image_id, sizeof(image_id), sbx,
+	    sizeof(sbx), &temporary, err, errlen)) != 0)
 		return rv;
 	modal_forget(d, id);
 	if ((rv = modal_terminate(d, sbx, err, errlen)) != 0)
@@ -487,6 +499,65 @@ modal_restart(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 	cloud_ports_moved(d->exposed, id, out->sandbox_id);
 	msc_log_info("restarted computer %s (Modal sandbox %s, files kept)", id,
 	    out->sandbox_id);
+	return 0;
+}
+
+int
+modal_replace(struct modal_driver *d, const char *id, const char *image_id,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
+	char why[MODAL_ERRLEN], ignore[MODAL_ERRLEN], base[128];
+	ModalSandboxInfo *s;
+	bool temporary;
+	int rv;
+
+	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+		return rv;
+	temporary = tag_temporary(s);
+	rv = modal_terminate(d, s->id, err, errlen);
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	modal_forget(d, id);
+	if (rv != 0)
+		return rv;
+	if ((rv = create_sandbox(d, id, temporary, image_id, out, err,
+	    errlen)) == 0)
+		return 0;
+	rv = create_err(rv, err, errlen);
+	/* Never left gone: made again from the configured image. */
+	snprintf(why, sizeof(why), "%s", err);
+	if (modal_image(d, base, sizeof(base), ignore, sizeof(ignore)) != 0 ||
+	    create_sandbox(d, id, temporary, base, &c, ignore,
+	    sizeof(ignore)) != 0) {
+		msc_log_warn("restore of %s failed and so did its factory "
+		    "reset: %s", id, ignore);
+		return rv;
+	}
+	msc_computer_fini(&c);
+	snprintf(err, errlen, MSC_SNAPSHOT_FELL_BACK, why);
+	return rv;
+}
+
+int
+modal_create_image(struct modal_driver *d, const char *id, bool temporary,
+    const char *image_id, Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	ModalSandboxInfo *s;
+	int rv;
+
+	if ((rv = find(d, id, &resp, &s, err, errlen)) == 0) {
+		protobuf_c_message_free_unpacked(&resp->base, NULL);
+		snprintf(err, errlen, "Computer '%s' already exists in Modal.",
+		    id);
+		return -EEXIST;
+	}
+	if (rv != -ENOENT)
+		return rv;
+	if ((rv = create_sandbox(d, id, temporary, image_id, out, err,
+	    errlen)) != 0)
+		return create_err(rv, err, errlen);
 	return 0;
 }
 

@@ -85,7 +85,7 @@ snap_visible(const struct dock_driver *d, json_t *labels,
 static int
 not_found(const char *id, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "Snapshot '%s' was not found.", id);
+	snprintf(err, errlen, MSC_SNAPSHOT_NOT_FOUND, id);
 	return -ENOENT;
 }
 
@@ -307,19 +307,28 @@ principal_ok(const char *p)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@") == n;
 }
 
-/* Counts one more snapshot being made; -EDQUOT at --max-snapshots. */
+/*
+ * Counts one more snapshot being made by `principal`; -EDQUOT at
+ * --max-snapshots or at its share (--max-principal-snapshots).
+ */
 static int
-quota_take(struct dock_driver *d, char *err, size_t errlen)
+quota_take(struct dock_driver *d, const char *principal, char *err,
+    size_t errlen)
 {
-	json_t *mine = NULL;
-	size_t have;
+	json_t *mine = NULL, *row;
+	size_t have, by = 0, i;
 	int rv;
 
 	if ((rv = list_mine(d, &mine, err, errlen)) != 0)
 		return rv;
 	have = json_array_size(mine);
+	json_array_foreach (mine, i, row)
+		if (strcmp(label(image_labels(row), SNAP_L "owner"),
+		    principal) == 0)
+			by++;
 	json_decref(mine);
-	return msc_snap_reserve(d->snap_pins, have, d->cfg->max_snapshots, err,
+	return msc_snap_reserve_as(d->snap_pins, principal, have, by,
+	    d->cfg->max_snapshots, d->cfg->max_principal_snapshots, err,
 	    errlen);
 }
 
@@ -343,7 +352,7 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 	}
 	if ((rv = dock_find(d, req->computer_id, &ctr, err, errlen)) != 0)
 		return rv;
-	if ((rv = quota_take(d, err, errlen)) != 0) {
+	if ((rv = quota_take(d, req->principal, err, errlen)) != 0) {
 		json_decref(ctr);
 		return rv;
 	}
@@ -382,7 +391,7 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 	    &img, err, errlen)) == 0)
 		rv = fill_snapshot(d, img, base_size(d), out);
 	json_decref(img);
-	msc_snap_unreserve(d->snap_pins);
+	msc_snap_unreserve_as(d->snap_pins, req->principal);
 	if (rv != 0) {
 		char why[DOCK_ERRLEN], ignore[DOCK_ERRLEN];
 
@@ -398,9 +407,8 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 		} else if (rv != -ENOMEM && (strstr(why, "being removed") !=
 		    NULL || strstr(why, "No such container") != NULL ||
 		    container_went(d, cid_copy))) {
-			snprintf(err, errlen, "Computer '%s' was reset or "
-			    "deleted while its snapshot was taken: nothing was "
-			    "saved.", req->computer_id);
+			snprintf(err, errlen, MSC_SNAPSHOT_WENT,
+			    req->computer_id);
 			rv = -ECONNABORTED;
 		} else
 			snprintf(err, errlen, "Cannot snapshot computer '%s': "
@@ -509,8 +517,7 @@ fall_back(struct dock_driver *d, const char *id, bool temporary,
 		return;
 	}
 	msc_computer_fini(&c);
-	snprintf(err, errlen, "%s It was factory reset instead: same id, "
-	    "lifecycle and owner, with the image's files.", why);
+	snprintf(err, errlen, MSC_SNAPSHOT_FELL_BACK, why);
 }
 
 int
@@ -621,9 +628,7 @@ dock_snapshot_delete(struct dock_driver *d,
 	json_decref(img);
 	/* Not while a restore or fork reads it (pin). */
 	if (msc_snap_claim(d->snap_pins, req->snapshot_id) != 0) {
-		snprintf(err, errlen, "Snapshot '%s' is in use: a computer is "
-		    "being restored or created from it (retry when it is "
-		    "done).", req->snapshot_id);
+		snprintf(err, errlen, MSC_SNAPSHOT_PINNED, req->snapshot_id);
 		return -EEXIST;
 	}
 	snap_ref(req->snapshot_id, ref, sizeof(ref));

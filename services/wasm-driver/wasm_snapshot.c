@@ -86,7 +86,7 @@ wasm_snap_fini(struct wasm_driver *d)
 static int
 not_found(const char *id, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "Snapshot '%s' was not found.", id);
+	snprintf(err, errlen, MSC_SNAPSHOT_NOT_FOUND, id);
 	return -ENOENT;
 }
 
@@ -201,30 +201,42 @@ principal_ok(const char *p)
 }
 
 /* This driver's snapshots now. */
+/* This driver's snapshots, and in *by those `principal` made. */
 static size_t
-count_mine(struct wasm_driver *d)
+count_mine(struct wasm_driver *d, const char *principal, size_t *by)
 {
 	struct dirent *e;
 	struct snap_meta m;
 	size_t n = 0;
 	DIR *dir = opendir(d->snap_dir);
 
+	*by = 0;
 	if (dir == NULL)
 		return 0;
 	while ((e = readdir(dir)) != NULL)
 		if (msc_snapshot_id_valid(e->d_name) &&
-		    meta_read(d, e->d_name, &m) == 0 && snap_mine(d, &m))
+		    meta_read(d, e->d_name, &m) == 0 && snap_mine(d, &m)) {
 			n++;
+			if (strcmp(m.owner, principal) == 0)
+				(*by)++;
+		}
 	closedir(dir);
 	return n;
 }
 
-/* Counts one more snapshot being made; -EDQUOT at --max-snapshots. */
+/*
+ * Counts one more snapshot being made by `principal`; -EDQUOT at
+ * --max-snapshots or at its share (--max-principal-snapshots).
+ */
 static int
-quota_take(struct wasm_driver *d, char *err, size_t errlen)
+quota_take(struct wasm_driver *d, const char *principal, char *err,
+    size_t errlen)
 {
-	return msc_snap_reserve(d->pins, count_mine(d),
-	    d->cfg->max_snapshots, err, errlen);
+	size_t by, n = count_mine(d, principal, &by);
+
+	return msc_snap_reserve_as(d->pins, principal, n, by,
+	    d->cfg->max_snapshots, d->cfg->max_principal_snapshots, err,
+	    errlen);
 }
 
 /* Opens <dir>/<id>/root, never through a symlink; -errno. */
@@ -305,7 +317,7 @@ wasm_snapshot(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
 		    req->computer_id);
 		return -ENOENT;
 	}
-	if ((rv = quota_take(d, err, errlen)) != 0)
+	if ((rv = quota_take(d, req->principal, err, errlen)) != 0)
 		return rv;
 	msc_snapshot_id_new(m.id);
 	snprintf(m.name, sizeof(m.name), "%s", req->name);
@@ -347,9 +359,7 @@ wasm_snapshot(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
 	/* A reset, restore or delete meanwhile put another root in place
 	 * (or none): what was copied may be half of it. */
 	if (!same_root(d, req->computer_id, src)) {
-		snprintf(err, errlen, "Computer '%s' was reset or deleted while "
-		    "its snapshot was taken: nothing was saved.",
-		    req->computer_id);
+		snprintf(err, errlen, MSC_SNAPSHOT_WENT, req->computer_id);
 		rv = -ECONNABORTED;
 		goto out;
 	}
@@ -369,9 +379,7 @@ fail:
 	 * vanished mid-copy, or no root at the moment of the open). */
 	if (!wasm_exists(d, req->computer_id) || (src >= 0 ?
 	    !same_root(d, req->computer_id, src) : rv == -ENOENT)) {
-		snprintf(err, errlen, "Computer '%s' was reset or deleted while "
-		    "its snapshot was taken: nothing was saved.",
-		    req->computer_id);
+		snprintf(err, errlen, MSC_SNAPSHOT_WENT, req->computer_id);
 		rv = -ECONNABORTED;
 	} else
 		copy_error(rv, "snapshot", req->computer_id, err, errlen);
@@ -384,7 +392,7 @@ out:
 		close(dst);
 	if (sdir >= 0)
 		close(sdir);
-	msc_snap_unreserve(d->pins);
+	msc_snap_unreserve_as(d->pins, req->principal);
 	return rv;
 }
 
@@ -563,9 +571,7 @@ wasm_snapshot_delete(struct wasm_driver *d,
 	    errlen)) != 0)
 		return rv;
 	if (msc_snap_claim(d->pins, req->snapshot_id) != 0) {
-		snprintf(err, errlen, "Snapshot '%s' is in use: a computer is "
-		    "being restored or created from it (retry when it is "
-		    "done).", req->snapshot_id);
+		snprintf(err, errlen, MSC_SNAPSHOT_PINNED, req->snapshot_id);
 		return -EEXIST;
 	}
 	snprintf(gone, sizeof(gone), ".gone-%s", req->snapshot_id + 5);

@@ -5,16 +5,21 @@ One listener: requests with an E2b-Sandbox-Id header go to envd, others to the c
 for a Host of E2B's per-port form, <port>-<sandboxID>.<domain>: those go to that port of the sandbox
 (its container's address), as E2B's edge serves a sandbox's ports at their public host.
 Each sandbox is a real Docker container (debian:bookworm-slim, label fake-e2b=<pid>), removed on
-exit. Prints "PORT <n>" on stdout. Standard library only.
+exit. Snapshots (POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE /templates/{id}, and
+templateID = a snapshot's id at create) are committed images of those containers, with the same
+label. Prints "PORT <n>" on stdout. Standard library only.
 """
 import argparse, base64, json, os, queue, re, secrets, signal, socket, struct, subprocess, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit, parse_qs, parse_qsl
+from urllib.parse import urlsplit, parse_qs, parse_qsl, unquote
 
 IMAGE = 'debian:bookworm-slim'
 LABEL = f'fake-e2b={os.getpid()}'
 LOCK = threading.Lock()
 SANDBOXES = {}   # id -> dict
+TEMPLATES = {}   # snapshot templates: id -> {'alias', 'image', 'sandbox'}
+TEAM = 'fake-team'
+ALIAS_RE = re.compile(r'[a-z0-9][a-z0-9_-]*')
 PROCS = {}       # (sandbox, pid) -> Proc
 REQUESTS = []
 ARGS = None
@@ -46,6 +51,28 @@ def public(s, tokens=True):
         d['envdAccessToken'] = s['envdAccessToken']
         d['domain'] = None
     return d
+
+
+def snapshot_info(tid, t):
+    """SnapshotInfo as E2B's API gives it (spec/openapi.yml)."""
+    if t['alias']:
+        name = f"{TEAM}/{t['alias']}:default"
+        return {'snapshotID': name, 'names': [name]}
+    return {'snapshotID': f'{tid}:default', 'names': []}
+
+
+def resolve_template(ref):
+    """A template id or name ("id", "id:tag", "alias", "team/alias:tag") -> (id, template)."""
+    base = ref.split(':', 1)[0]
+    if '/' in base:
+        team, base = base.split('/', 1)
+        if team != TEAM:
+            return None, None
+    with LOCK:
+        for tid, t in TEMPLATES.items():
+            if base == tid or (t['alias'] and base == t['alias']):
+                return tid, t
+    return None, None
 
 
 def expire_loop():
@@ -134,6 +161,9 @@ class H(BaseHTTPRequestHandler):
                                                       for s in SANDBOXES.values()]})
         if u.path == '/_fake/requests':
             return self.reply(200, REQUESTS)
+        if u.path == '/_fake/templates':
+            with LOCK:
+                return self.reply(200, {tid: dict(t) for tid, t in TEMPLATES.items()})
         if u.path == '/_fake/inject':
             j = json.loads(raw)
             ARGS.inject.append({'match': j['match'], 'status': j['status'], 'n': j.get('count', 1),
@@ -150,19 +180,23 @@ class H(BaseHTTPRequestHandler):
         p = u.path
         if method == 'POST' and p == '/sandboxes':
             j = json.loads(raw or b'{}')
+            image, tpl = IMAGE, 'base'
             if j.get('templateID') != 'base':
-                return self.err(400, f"template '{j.get('templateID')}' not found")
+                tid, t = resolve_template(str(j.get('templateID')))
+                if t is None:
+                    return self.err(400, f"template '{j.get('templateID')}' not found")
+                image, tpl = t['image'], tid
             sid = 'i' + secrets.token_hex(10)
             envs = []
             for k, v in (j.get('envVars') or {}).items():
                 envs += ['-e', f'{k}={v}']
             net = [] if j.get('allow_internet_access', True) else ['--network', 'none']
             r = docker('run', '-d', '--label', LABEL, '--name', f'fake-e2b-{sid}', *net, *envs,
-                       IMAGE, 'sleep', 'infinity')
+                       image, 'sleep', 'infinity')
             if r.returncode != 0:
                 return self.err(500, r.stderr.decode()[-300:])
             now = time.time()
-            s = {'sandboxID': sid, 'templateID': 'base', 'clientID': 'fake', 'envdVersion': '0.5.7',
+            s = {'sandboxID': sid, 'templateID': tpl, 'clientID': 'fake', 'envdVersion': '0.5.7',
                  'envdAccessToken': secrets.token_hex(16), 'metadata': j.get('metadata') or {},
                  'startedAt': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(now)),
                  'endAt': None, 'state': 'running', 'cpuCount': 2, 'memoryMB': 512,
@@ -185,6 +219,17 @@ class H(BaseHTTPRequestHandler):
             if start + limit < len(rows):
                 hdr['X-Next-Token'] = str(start + limit)
             return self.reply(200, page, hdr)
+        if method == 'GET' and p == '/snapshots':
+            return self.list_snapshots(u)
+        m = re.fullmatch(r'/templates/([^/]+)', p)
+        if method == 'DELETE' and m:
+            tid, t = resolve_template(unquote(m.group(1)))
+            if t is None:
+                return self.err(404, f"template '{unquote(m.group(1))}' not found")
+            with LOCK:
+                TEMPLATES.pop(tid, None)
+            docker('rmi', '-f', t['image'])
+            return self.reply(204)
         m = re.fullmatch(r'/sandboxes/([^/]+)(/[a-z]+)?', p)
         if not m:
             return self.err(404, 'not found')
@@ -199,6 +244,8 @@ class H(BaseHTTPRequestHandler):
             kill(s)
             return self.reply(204)
         j = json.loads(raw or b'{}')
+        if method == 'POST' and op == '/snapshots':
+            return self.snapshot(s, j)
         if method == 'POST' and op == '/timeout':
             s['deadline'] = time.time() + j.get('timeout', 15)
             return self.reply(204)
@@ -242,6 +289,54 @@ class H(BaseHTTPRequestHandler):
             pass
         c.close()
         self.close_connection = True
+
+    def snapshot(self, s, j):
+        """POST /sandboxes/{id}/snapshots: a persistent template of the sandbox's state; the
+        sandbox is paused meanwhile (docker commit pauses it). A name that exists gets a new
+        build of the same template."""
+        alias = j.get('name')
+        if alias is not None and (not isinstance(alias, str) or not ALIAS_RE.fullmatch(alias)):
+            return self.err(400, f"invalid template name '{alias}'")
+        tid, t = resolve_template(alias) if alias else (None, None)
+        if t is None:
+            tid = secrets.token_hex(10)
+        image = f'fake-e2b-snap:{tid}-{secrets.token_hex(4)}'
+        r = docker('commit', '--pause=true', s['container'], image)
+        if r.returncode != 0:
+            return self.err(500, r.stderr.decode()[-300:])
+        with LOCK:
+            old = TEMPLATES.get(tid)
+            TEMPLATES[tid] = {'alias': alias, 'image': image, 'sandbox': s['sandboxID']}
+        if old:
+            docker('rmi', old['image'])   # a new build; in use by a sandbox: kept until exit
+        return self.reply(201, snapshot_info(tid, TEMPLATES[tid]))
+
+    def list_snapshots(self, u):
+        q = parse_qs(u.query)
+        sbx = q.get('sandboxID', [None])[0]
+        name = q.get('name', [None])[0]
+        limit = int(q.get('limit', ['100'])[0])
+        if not 1 <= limit <= 100:
+            return self.err(400, 'limit must be 1 to 100')
+        limit = min(limit, ARGS.snapshot_page)
+        try:   # an opaque cursor, base64 as E2B's are (padding and all)
+            start = int(base64.b64decode(q.get('nextToken', [''])[0]).decode() or 0)
+        except ValueError:
+            return self.err(400, 'invalid nextToken')
+        with LOCK:
+            items = sorted(TEMPLATES.items())
+        rows = []
+        for tid, t in items:
+            if sbx and t['sandbox'] != sbx:
+                continue
+            if name and resolve_template(name)[0] != tid:
+                continue
+            rows.append(snapshot_info(tid, t))
+        page = rows[start:start + limit]
+        hdr = {}
+        if start + limit < len(rows):
+            hdr['X-Next-Token'] = base64.b64encode(str(start + limit).encode()).decode()
+        return self.reply(200, page, hdr)
 
     # ---- envd ----
     def envd(self, method, u, raw):
@@ -370,6 +465,11 @@ def cleanup(*_):
     ids = r.stdout.decode().split()
     if ids:
         docker('rm', '-f', *ids)
+    # snapshot images inherit the containers' label
+    r = docker('images', '-q', '--filter', f'label={LABEL}')
+    ids = sorted(set(r.stdout.decode().split()))
+    if ids:
+        docker('rmi', '-f', *ids)
     os._exit(0)
 
 
@@ -377,6 +477,7 @@ def main():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument('--key', required=True)
+    ap.add_argument('--snapshot-page', type=int, default=100, help='snapshots per GET /snapshots page at most')
     ARGS = ap.parse_args()
     ARGS.inject = []
     signal.signal(signal.SIGTERM, cleanup)

@@ -252,3 +252,37 @@ test('go_busybox HTTP: another principal\'s snapshot is refused in both eras; --
   srv.proc.kill('SIGTERM');
   await waitExit(srv.proc, 15000);
 });
+
+test('go_busybox: --max-principal-snapshots: a principal at its share is refused, another is still served; two at once make one; no share for the one principal', async () => {
+  const srv = await startHttp(['--max-snapshots', '4', '--max-principal-snapshots', '1']);
+  const a = await v1(srv.url, 'alice');
+  const b = await v1(srv.url, 'bob');
+  const acomp = (await ok(a, 'computer_create', {})).computer_id;
+  const bcomp = (await ok(b, 'computer_create', {})).computer_id;
+  const s1 = await ok(a, 'computer_snapshot', { computer_id: acomp });
+  await refused(a, 'computer_snapshot', { computer_id: acomp }, /You keep at most 1 snapshots \(--max-principal-snapshots\)/);
+  assert.equal((await ok(a, 'snapshot_list', {})).count, 1, 'nothing made by the refused one');
+  // Bob under his share is served while alice is at hers.
+  const bs = await ok(b, 'computer_snapshot', { computer_id: bcomp });
+  await ok(a, 'snapshot_delete', { snapshot_id: s1.snapshot_id });
+  // Two at once for alice: exactly one is made (one being made counts against the share).
+  const two = await Promise.all([call(a, 'computer_snapshot', { computer_id: acomp }), call(a, 'computer_snapshot', { computer_id: acomp })]);
+  assert.equal(two.filter((r) => !r.isError).length, 1, JSON.stringify(two));
+  assert.match(two.find((r) => r.isError).content[0].text, /--max-principal-snapshots/);
+  const made = two.find((r) => !r.isError).structuredContent;
+  await ok(a, 'snapshot_delete', { snapshot_id: made.snapshot_id });
+  await ok(b, 'snapshot_delete', { snapshot_id: bs.snapshot_id });
+  for (const c of [a, b]) await c.close();
+  srv.proc.kill('SIGTERM');
+  await waitExit(srv.proc, 15000);
+
+  // A server without --tokens-file has one principal, bound by --max-snapshots only.
+  const s = await busybox(['--max-snapshots', '2', '--max-principal-snapshots', '1']);
+  const c = s.client;
+  clients.add(c);
+  const id = (await ok(c, 'computer_create', {})).computer_id;
+  const x = await ok(c, 'computer_snapshot', { computer_id: id });
+  const y = await ok(c, 'computer_snapshot', { computer_id: id });
+  await refused(c, 'computer_snapshot', { computer_id: id }, /at most 2 snapshots \(--max-snapshots\)/);
+  for (const z of [x, y]) await ok(c, 'snapshot_delete', { snapshot_id: z.snapshot_id });
+});

@@ -17,6 +17,10 @@ listener, plain HTTP JSON, shows the state and injects faults:
   any request whose Host is a tunnel's host (SandboxGetTunnels): relayed to that port of the
   sandbox's container, as Modal's tunnel edge does (plain HTTP here; Modal's is TLS)
 
+Named Dicts (DictGetOrCreate, DictUpdate, DictGet, DictContents, DictPop) keep bytes as given;
+ImageDelete forgets an image (a sandbox of it can no longer be created) and removes a snapshot's
+committed image.
+
 Prints "PORTS <api> <router> <ctl>" on stdout. Faithful to the documented API: metadata names
 (x-modal-token-id, x-modal-token-secret, x-modal-client-type, x-modal-auth-token, authorization:
 Bearer), JWT-shaped tokens with an exp claim, status codes, field numbers (from the protos).
@@ -47,6 +51,8 @@ JWTS = {}        # router jwt -> (task id, exp)
 INJECT = []      # {method, code, message, count}
 REQUESTS = []
 SNAPSHOTS = []   # local image refs made by docker commit
+DICTS = {}       # (env, name) -> dict id
+DICT_DATA = {}   # dict id -> {key bytes: value bytes} (modal.Dict; kept in insertion order)
 ROUTER_URL = None
 BUILDER_VERSION = '2024.10'
 READY = 'fake-router-ready'
@@ -530,6 +536,72 @@ class ModalClient:
         return api.SandboxSnapshotFsResponse(image_id=iid, result=api.GenericResult(
             status=api.GenericResult.GENERIC_STATUS_SUCCESS))
 
+    # ---- named Dicts (modal.Dict) and image deletion ----
+    def DictGetOrCreate(self, req, ctx):
+        check_api(ctx, 'DictGetOrCreate')
+        if not req.deployment_name or len(req.deployment_name) > 64:
+            ctx.abort(grpc.StatusCode.INVALID_ARGUMENT, 'Invalid Dict name')
+        key = (req.environment_name or 'main', req.deployment_name)
+        with LOCK:
+            did = DICTS.get(key)
+            if did is None:
+                if req.object_creation_type != api.OBJECT_CREATION_TYPE_CREATE_IF_MISSING:
+                    ctx.abort(grpc.StatusCode.NOT_FOUND, f"Dict '{req.deployment_name}' not found")
+                did = DICTS[key] = ident('di')
+                DICT_DATA[did] = {}
+        return api.DictGetOrCreateResponse(dict_id=did)
+
+    def dict_of(self, ctx, did):
+        with LOCK:
+            d = DICT_DATA.get(did)
+        if d is None:
+            ctx.abort(grpc.StatusCode.NOT_FOUND, f'Dict {did} not found')
+        return d
+
+    def DictUpdate(self, req, ctx):
+        check_api(ctx, 'DictUpdate')
+        d = self.dict_of(ctx, req.dict_id)
+        created = False
+        with LOCK:
+            for e in req.updates:
+                if req.if_not_exists and e.key in d:
+                    continue
+                created = created or e.key not in d
+                d[e.key] = e.value
+        return api.DictUpdateResponse(created=created)
+
+    def DictGet(self, req, ctx):
+        check_api(ctx, 'DictGet')
+        d = self.dict_of(ctx, req.dict_id)
+        with LOCK:
+            v = d.get(req.key)
+        return api.DictGetResponse(found=v is not None, value=v or b'')
+
+    def DictPop(self, req, ctx):
+        check_api(ctx, 'DictPop')
+        d = self.dict_of(ctx, req.dict_id)
+        with LOCK:
+            v = d.pop(req.key, None)
+        return api.DictPopResponse(found=v is not None, value=v or b'')
+
+    def DictContents(self, req, ctx):
+        check_api(ctx, 'DictContents')
+        d = self.dict_of(ctx, req.dict_id)
+        with LOCK:
+            items = list(d.items())
+        for k, v in items:
+            yield api.DictEntry(key=k if req.keys else b'', value=v if req.values else b'')
+
+    def ImageDelete(self, req, ctx):
+        check_api(ctx, 'ImageDelete')
+        with LOCK:
+            im = IMAGES.pop(req.image_id, None)
+        if im is None:
+            ctx.abort(grpc.StatusCode.NOT_FOUND, f"Image '{req.image_id}' not found")
+        if im['ref'] in SNAPSHOTS:
+            docker('rmi', '-f', im['ref'])
+        return api.ImageDeleteResponse()
+
 
 # ---------------------------------------------------------------------------------------------
 # command router
@@ -607,9 +679,11 @@ def api_methods():
     m = {}
     for name in ('AppGetOrCreate', 'AuthTokenGet', 'EnvironmentGetOrCreate', 'ImageGetOrCreate', 'SandboxCreate',
                  'SandboxGetTaskId', 'SandboxGetTunnels', 'SandboxList', 'SandboxSnapshotFs', 'SandboxTerminate', 'SandboxWait',
-                 'TaskGetCommandRouterAccess'):
+                 'TaskGetCommandRouterAccess', 'DictGetOrCreate', 'DictUpdate', 'DictGet', 'DictPop',
+                 'ImageDelete'):
         m[name] = ('unary', name + 'Request', name + 'Response')
     m['ImageJoinStreaming'] = ('stream', 'ImageJoinStreamingRequest', 'ImageJoinStreamingResponse')
+    m['DictContents'] = ('stream', 'DictContentsRequest', 'DictEntry')
     return m
 
 
@@ -737,6 +811,9 @@ class Ctl(BaseHTTPRequestHandler):
                     'sandboxes': [s.public() for s in SANDBOXES.values()],
                     'images': {k: {'ref': v['ref'], 'builds': v['builds']} for k, v in IMAGES.items()},
                     'apps': [{'environment': k[0], 'name': k[1], 'app_id': v} for k, v in APPS.items()],
+                    'dicts': {f'{k[0]}/{k[1]}': {kk.decode(errors='replace'): vv.decode(errors='replace')
+                                                  for kk, vv in DICT_DATA.get(v, {}).items()}
+                              for k, v in DICTS.items()},
                     'requests': REQUESTS[-2000:]})
         self.reply(404, {'error': 'no such fake endpoint'})
 

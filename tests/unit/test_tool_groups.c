@@ -388,6 +388,50 @@ snapshot_pins(void **state)
 	msc_snap_pins_free(p);
 }
 
+/*
+ * --max-snapshots and a principal's share (--max-principal-snapshots):
+ * those being made count; the empty tag and a share of 0 are bound by
+ * the server's limit only.
+ */
+static void
+snapshot_quota(void **state)
+{
+	struct msc_snap_pins *p;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(msc_snap_pins_new(&p), 0);
+	/* alice keeps 1 of 3, share 2: one more being made, then full. */
+	assert_int_equal(msc_snap_reserve_as(p, "aa", 3, 1, 10, 2, err,
+	    sizeof(err)), 0);
+	assert_int_equal(msc_snap_reserve_as(p, "aa", 3, 1, 10, 2, err,
+	    sizeof(err)), -EDQUOT);
+	assert_non_null(strstr(err, "You keep at most 2 snapshots "
+	    "(--max-principal-snapshots)"));
+	/* bob is served meanwhile; the one principal has no share. */
+	assert_int_equal(msc_snap_reserve_as(p, "bb", 3, 0, 10, 2, err,
+	    sizeof(err)), 0);
+	assert_int_equal(msc_snap_reserve_as(p, "", 3, 3, 10, 2, err,
+	    sizeof(err)), 0);
+	assert_int_equal(msc_snap_reserve_as(p, "aa", 3, 0, 10, 0, err,
+	    sizeof(err)), 0);
+	/* The server's limit: 3 kept + 4 being made of 7. */
+	assert_int_equal(msc_snap_reserve_as(p, "cc", 3, 0, 7, 2, err,
+	    sizeof(err)), -EDQUOT);
+	assert_non_null(strstr(err, "at most 7 snapshots (--max-snapshots)"));
+	msc_snap_unreserve_as(p, "aa");         /* the share's */
+	assert_int_equal(msc_snap_reserve_as(p, "aa", 3, 1, 10, 2, err,
+	    sizeof(err)), 0);
+	msc_snap_unreserve_as(p, "aa");
+	msc_snap_unreserve_as(p, "bb");
+	msc_snap_unreserve_as(p, "");
+	msc_snap_unreserve_as(p, "aa");         /* the share-less one */
+	assert_int_equal(msc_snap_reserve_as(p, "cc", 6, 0, 7, 2, err,
+	    sizeof(err)), 0);
+	msc_snap_unreserve_as(p, "cc");
+	msc_snap_pins_free(p);
+}
+
 int
 main(void)
 {
@@ -396,6 +440,7 @@ main(void)
 		cmocka_unit_test(file_requests),
 		cmocka_unit_test(snapshot_requests),
 		cmocka_unit_test(snapshot_pins),
+		cmocka_unit_test(snapshot_quota),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
