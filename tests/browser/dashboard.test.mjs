@@ -165,6 +165,9 @@ describe('the dashboard in headless Chromium against the server', () => {
     for (const m of calls) assert.ok(m.id !== undefined && m.params.arguments && typeof m.params.arguments === 'object');
     assert.ok(await app.locator('#temp').isChecked(), 'Temporary is checked by default');
     assert.equal(await app.locator('h1').textContent(), 'Sandbox Computers');
+    // Without the snapshots group, the one snapshot_list probe is refused and nothing about snapshots shows.
+    assert.ok(calls.some((m) => m.params.name === 'snapshot_list'), 'probes snapshot_list once');
+    assert.ok(await app.locator('#snaps').isHidden(), 'no snapshot section');
   });
 
   test('create a computer with a typed id, run `echo hello`, delete it with the in-page confirmation', async () => {
@@ -174,6 +177,7 @@ describe('the dashboard in headless Chromium against the server', () => {
     await row(id).waitFor({ timeout: UI_TIMEOUT });
     await waitStatus(`Created ${id}`);
     await idle();
+    assert.equal(await row(id).locator('button[data-act="snapshot"]').count(), 0, 'no Snapshot button without the group');
     assert.equal(await app.locator('#target').inputValue(), id, 'the new computer is the terminal target');
     assert.match(await row(id).locator('.pill').textContent(), /^temporary$/);
     assert.match(await row(id).locator('.meta').textContent(), /^docker · running · \S+ · [0-9a-f]{12}/);
@@ -374,6 +378,162 @@ describe('the dashboard in headless Chromium against the server', () => {
   });
 
   test('no console errors, CSP violations or page errors', () => {
+    assert.deepEqual(problems, []);
+    assert.equal(host.calls.filter((c) => c.name === 'snapshot_list').length, 1, 'snapshot_list probed once, not on every refresh');
+  });
+});
+
+// The snapshots group on (issue 31): the dashboard lists snapshot_list beside the computers and
+// snapshots, restores, forks and deletes through the same tool calls an agent makes.
+describe('snapshots in the dashboard (--tools lifecycle,snapshots)', () => {
+  const DRIVER = `${RUN}s`; // this server's snapshots carry kilntainers.snapshot.driver=DRIVER
+  const HOSTILE = '<img src=x onerror=alert(1)>';
+  let srv, client, host, browser, page, app;
+  const problems = [];
+  const ids = new Set();
+  const snaps = new Set();
+  const row = (id) => app.locator(`#list li.row[data-id="${id}"]`);
+  const srow = (sid) => app.locator(`#slist li.row[data-id="${sid}"]`);
+  const idle = () => app.locator('#refresh:not([disabled])').waitFor({ timeout: UI_TIMEOUT });
+  async function waitStatus(re, timeout = 20000) {
+    try {
+      await app.locator('#status').filter({ hasText: re }).waitFor({ timeout });
+    } catch (e) {
+      console.log(`# the status reads: ${await app.locator("#status").textContent().catch(() => "?")}`);
+      throw e;
+    }
+  }
+  async function call(name, args) {
+    const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
+    assert.equal(r.isError ?? false, false, `${name}: ${JSON.stringify(r.content)}`);
+    return r.structuredContent;
+  }
+  const sh = async (id, command) => (await call('terminal_execute', { computer_id: id, temporary: true, command })).stdout;
+
+  before(async () => {
+    srv = await H.startServer({ flags: ['--tools', 'lifecycle,snapshots', '--driver-id', DRIVER,
+      `--docker-run-flag=--label=${RUN_LABEL}=${RUN}`], trace: TRACE });
+    client = await H.connectClient(srv.mcpUrl);
+    const served = await H.readDashboard(client);
+    host = await H.startHost({ html: served.html, callTool: await H.serverCaller(client) });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    page = await browser.newPage({ viewport: { width: 1180, height: 900 } });
+    page.setDefaultTimeout(30000);
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`); });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    app = page.frameLocator('#app');
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await host?.close().catch(() => {});
+    if (client) {
+      for (const id of ids) await client.callTool({ name: 'computer_delete', arguments: { computer_id: id } }).catch(() => {});
+      for (const sid of snaps) await client.callTool({ name: 'snapshot_delete', arguments: { snapshot_id: sid } }).catch(() => {});
+      await client.close().catch(() => {});
+    }
+    await srv?.stop();
+    const ps = await docker(['ps', '-aq', '--filter', `label=${RUN_LABEL}=${RUN}`]);
+    const left = ps.stdout.split('\n').filter(Boolean);
+    if (left.length) await docker(['rm', '-f', ...left]);
+    const imgs = (await docker(['images', '-q', '--filter', `label=kilntainers.snapshot.driver=${DRIVER}`])).stdout.trim();
+    if (imgs) await docker(['rmi', '-f', ...new Set(imgs.split(/\s+/))]);
+  });
+
+  test('snapshot, restore and fork from the dashboard; names render as text', async () => {
+    const id = `${RUN}-snap`;
+    ids.add(id);
+    await call('computer_create', { computer_id: id, temporary: true });
+    await sh(id, 'echo original > /root/data.txt');
+
+    await page.goto(host.url);
+    await app.locator('#status').filter({ hasText: /^Connected$/ }).waitFor({ timeout: UI_TIMEOUT });
+    await row(id).waitFor({ timeout: UI_TIMEOUT });
+    await app.locator('#snaps').waitFor({ state: 'visible' });
+    await idle();
+    assert.equal(await app.locator('#scount').textContent(), '0 snapshots');
+
+    // A name the server refuses (names are agent-chosen): the error, as text; nothing made.
+    await app.locator('#sname').fill(HOSTILE);
+    await row(id).locator('button[data-act="snapshot"]').click();
+    await waitStatus(/^Snapshot failed: .*name must be/);
+    await idle();
+    assert.equal((await call('snapshot_list', {})).count, 0);
+
+    // Snapshot through the dashboard.
+    await app.locator('#sname').fill('before change');
+    await row(id).locator('button[data-act="snapshot"]').click();
+    await waitStatus(`Snapshot before change of ${id}`);
+    await idle();
+    const listed = (await call('snapshot_list', {})).snapshots;
+    assert.equal(listed.length, 1);
+    const snap = listed[0];
+    snaps.add(snap.snapshot_id);
+    assert.deepEqual(host.calls.filter((c) => c.name === 'computer_snapshot').at(-1).arguments, { computer_id: id, name: 'before change' });
+    assert.equal(await srow(snap.snapshot_id).locator('.sn').evaluate((n) => n.firstChild.textContent), 'before change');
+    assert.match(await srow(snap.snapshot_id).locator('.meta').textContent(), new RegExp(`^of ${id} · \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d`));
+    assert.equal(await app.locator('#scount').textContent(), '1 snapshot');
+    assert.equal(await app.locator('#sname').inputValue(), '', 'the name box is cleared');
+
+    // Change the file; restore, with the in-page confirmation; the old content is back.
+    await sh(id, 'echo changed > /root/data.txt');
+    await srow(snap.snapshot_id).locator('button[data-act="restore"]').click();
+    const confirmBtn = srow(snap.snapshot_id).locator('button[data-act="confirm"]');
+    assert.equal(await confirmBtn.textContent(), 'Confirm restore');
+    assert.ok(!host.calls.some((c) => c.name === 'computer_restore'), 'nothing restored before the confirmation');
+    await confirmBtn.click();
+    await waitStatus(`Restored ${id} to before change`);
+    await idle();
+    assert.deepEqual(host.calls.filter((c) => c.name === 'computer_restore').at(-1).arguments, { computer_id: id, snapshot_id: snap.snapshot_id });
+    assert.equal(await sh(id, 'cat /root/data.txt'), 'original\n');
+
+    // Fork (temporary, as the Temporary box says): a new computer in the inventory with the snapshot's file.
+    await srow(snap.snapshot_id).locator('button[data-act="fork"]').click();
+    await waitStatus(/^Forked before change into \S+ \(temporary\)$/);
+    await idle();
+    const fork = (await app.locator('#status').textContent()).split(' ')[4];
+    ids.add(fork);
+    assert.notEqual(fork, id);
+    await row(fork).waitFor();
+    assert.equal(await app.locator('#target').inputValue(), fork, 'the fork is the terminal target');
+    assert.deepEqual(host.calls.filter((c) => c.name === 'computer_create').at(-1).arguments, { from_snapshot: snap.snapshot_id, temporary: true });
+    assert.equal(await sh(fork, 'cat /root/data.txt'), 'original\n');
+
+    // Provider- and agent-controlled strings in a snapshot_list result render as text.
+    const evil = { snapshot_id: 'snap-<b>x</b>', name: HOSTILE, computer_id: '<img src=x onerror=document.body.dataset.pwned=1>',
+      created_at: '<script>document.body.dataset.pwned=1</script>', made_by: '<i>me</i>', size_bytes: 1, own_bytes: 0 };
+    await page.evaluate((s) => window.host.toolResult({ structuredContent: { snapshots: [s], count: 1 }, content: [] }), evil);
+    await app.locator('#scount').filter({ hasText: /^1 snapshot$/ }).waitFor();
+    const er = srow(evil.snapshot_id);
+    assert.equal(await er.locator('.sn').evaluate((n) => n.firstChild.textContent), HOSTILE);
+    assert.equal(await er.locator('.meta').textContent(), `of ${evil.computer_id} · ${evil.created_at} · 1 B · by <i>me</i>`);
+    assert.equal(await app.locator('#slist img, #slist script, #slist b, #slist i').count(), 0, 'no element made from a string');
+    await page.waitForTimeout(200);
+    assert.equal(await app.locator('body[data-pwned]').count(), 0);
+    assert.ok(await er.locator('button[data-act="restore"]').isDisabled(), 'restore needs its computer in the inventory');
+
+    // Delete the snapshot (confirmed): refused while computers made from it (the fork, the restored
+    // computer) exist, the server's error shown; then done, and the list refreshes.
+    await app.locator('#refresh').click();
+    await srow(snap.snapshot_id).waitFor();
+    await idle();
+    await call('computer_delete', { computer_id: fork });
+    ids.delete(fork);
+    await srow(snap.snapshot_id).locator('button[data-act="delete"]').click();
+    await srow(snap.snapshot_id).locator('button[data-act="confirm"]').filter({ hasText: 'Confirm delete' }).click();
+    await waitStatus(/^Delete failed: .*in use/);
+    await idle();
+    assert.equal(await srow(snap.snapshot_id).count(), 1);
+    await call('computer_delete', { computer_id: id });
+    ids.delete(id);
+    await srow(snap.snapshot_id).locator('button[data-act="delete"]').click();
+    await srow(snap.snapshot_id).locator('button[data-act="confirm"]').filter({ hasText: 'Confirm delete' }).click();
+    await waitStatus('Deleted snapshot before change');
+    await srow(snap.snapshot_id).waitFor({ state: 'detached' });
+    await idle();
+    assert.equal((await call('snapshot_list', {})).count, 0);
+    snaps.delete(snap.snapshot_id);
+    assert.equal(await app.locator('#scount').textContent(), '0 snapshots');
     assert.deepEqual(problems, []);
   });
 });
