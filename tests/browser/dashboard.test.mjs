@@ -5,7 +5,10 @@
 // MCP Apps bridge: sandboxed srcdoc iframe, default MCP Apps CSP, tools/call forwarded to the server
 // by the SDK client in host.mjs), and drives it in Debian's headless Chromium with playwright-core:
 // create a computer with a typed id, run `echo hello`, delete it with the in-page confirmation, and
-// more. Screenshot: artifacts/dashboard.png (MSC_UPDATE_DOCS=1 also copies it to docs/dashboard.png).
+// more. Then a second server with --tools lifecycle,snapshots: snapshot a computer from the page,
+// restore it (confirmed), fork it, delete the snapshot; hostile names render as text.
+// Screenshots: artifacts/dashboard.png and dashboard-snapshots.png (MSC_UPDATE_DOCS=1 also copies
+// them to docs/).
 //
 // Run it as a plain script (not `node --test`), so that the skip code reaches meson:
 //   node tests/browser/dashboard.test.mjs        (or: meson test -C build browser/dashboard)
@@ -14,7 +17,7 @@
 //
 // Environment: MSC_BIN (default <repo>/build/mcp-sandbox-computer), MSC_CHROMIUM (default
 // /usr/bin/chromium), MSC_DOCKER (default docker), MSC_TEST_TRACE=1 (server stderr to ours),
-// MSC_UPDATE_DOCS=1 (refresh docs/dashboard.png).
+// MSC_UPDATE_DOCS=1 (refresh docs/dashboard.png, docs/dashboard-snapshots.png).
 
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +47,7 @@ const RUN_LABEL = 'msc.browser-test-run';
 const ARTIFACTS = path.join(HERE, 'artifacts');
 const SHOT = path.join(ARTIFACTS, 'dashboard.png');
 const DOCS_SHOT = path.join(H.REPO, 'docs', 'dashboard.png');
+const SNAP_SHOT = path.join(ARTIFACTS, 'dashboard-snapshots.png');
 const SLUG_ERROR = 'computer_id must be 1-63 lowercase letters, numbers, or hyphens; it must start and end with a letter or number.';
 const UI_TIMEOUT = 120000; // a first create may pull the image
 
@@ -71,6 +75,11 @@ function checkHtml(html, where) {
   const size = Buffer.byteLength(html);
   assert.ok(size < 32 * 1024, `${where}: light page (${size} bytes, limit 32 KiB)`);
 }
+
+// One browser for both servers' pages (launched on first use, closed at the end).
+let browserP = null;
+const launchBrowser = () => (browserP ??= chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true }));
+after(async () => { await browserP?.then((b) => b.close()).catch(() => {}); });
 
 test('edge/dashboard.html is self-contained and speaks the MCP Apps bridge', () => {
   checkHtml(readFileSync(H.DASHBOARD_FILE, 'utf8'), 'edge/dashboard.html');
@@ -101,7 +110,7 @@ describe('the dashboard in headless Chromium against the server', () => {
     served = await H.readDashboard(client);
     callTool = await H.serverCaller(client);
     host = await H.startHost({ html: served.html, callTool });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1180, height: 820 } });
     page.setDefaultTimeout(30000);
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`); });
@@ -110,7 +119,7 @@ describe('the dashboard in headless Chromium against the server', () => {
   });
 
   after(async () => {
-    await browser?.close().catch(() => {});
+    await page?.close().catch(() => {});
     await host?.close().catch(() => {});
     if (client) {
       for (const id of ids) await client.callTool({ name: 'computer_delete', arguments: { computer_id: id } }).catch(() => {});
@@ -416,7 +425,7 @@ describe('snapshots in the dashboard (--tools lifecycle,snapshots)', () => {
     client = await H.connectClient(srv.mcpUrl);
     const served = await H.readDashboard(client);
     host = await H.startHost({ html: served.html, callTool: await H.serverCaller(client) });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1180, height: 900 } });
     page.setDefaultTimeout(30000);
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`); });
@@ -425,7 +434,7 @@ describe('snapshots in the dashboard (--tools lifecycle,snapshots)', () => {
   });
 
   after(async () => {
-    await browser?.close().catch(() => {});
+    await page?.close().catch(() => {});
     await host?.close().catch(() => {});
     if (client) {
       for (const id of ids) await client.callTool({ name: 'computer_delete', arguments: { computer_id: id } }).catch(() => {});
@@ -441,6 +450,7 @@ describe('snapshots in the dashboard (--tools lifecycle,snapshots)', () => {
   });
 
   test('snapshot, restore and fork from the dashboard; names render as text', async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
     const id = `${RUN}-snap`;
     ids.add(id);
     await call('computer_create', { computer_id: id, temporary: true });
@@ -498,6 +508,8 @@ describe('snapshots in the dashboard (--tools lifecycle,snapshots)', () => {
     assert.equal(await app.locator('#target').inputValue(), fork, 'the fork is the terminal target');
     assert.deepEqual(host.calls.filter((c) => c.name === 'computer_create').at(-1).arguments, { from_snapshot: snap.snapshot_id, temporary: true });
     assert.equal(await sh(fork, 'cat /root/data.txt'), 'original\n');
+    await page.locator('#app').screenshot({ path: SNAP_SHOT });
+    if (process.env.MSC_UPDATE_DOCS === '1') copyFileSync(SNAP_SHOT, path.join(H.REPO, 'docs', 'dashboard-snapshots.png'));
 
     // Provider- and agent-controlled strings in a snapshot_list result render as text.
     const evil = { snapshot_id: 'snap-<b>x</b>', name: HOSTILE, computer_id: '<img src=x onerror=document.body.dataset.pwned=1>',
