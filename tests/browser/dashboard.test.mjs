@@ -76,6 +76,15 @@ function checkHtml(html, where) {
   assert.ok(size < 32 * 1024, `${where}: light page (${size} bytes, limit 32 KiB)`);
 }
 
+// A sanitizer report in a server's stderr (the ASan build) fails the run.
+function sanitizerCheck(srv) {
+  const err = srv?.stderr() ?? '';
+  if (/ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /.test(err)) {
+    process.stderr.write(`sanitizer report:\n${err.slice(-5000)}\n`);
+    process.exitCode = 1;
+  }
+}
+
 // One browser for both servers' pages (launched on first use, closed at the end).
 let browserP = null;
 const launchBrowser = () => (browserP ??= chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true }));
@@ -126,6 +135,7 @@ describe('the dashboard in headless Chromium against the server', () => {
       await client.close().catch(() => {});
     }
     const st = await srv?.stop();
+    sanitizerCheck(srv);
     if (TRACE && st) console.log(`# server exit ${JSON.stringify(st)}`);
     // Anything this run left behind (permanent computers, a crash): by label.
     const ps = await docker(['ps', '-aq', '--filter', `label=${RUN_LABEL}=${RUN}`]);
@@ -442,6 +452,7 @@ describe('snapshots in the dashboard (--tools lifecycle,snapshots)', () => {
       await client.close().catch(() => {});
     }
     await srv?.stop();
+    sanitizerCheck(srv);
     const ps = await docker(['ps', '-aq', '--filter', `label=${RUN_LABEL}=${RUN}`]);
     const left = ps.stdout.split('\n').filter(Boolean);
     if (left.length) await docker(['rm', '-f', ...left]);
