@@ -5,7 +5,10 @@
 // MCP Apps bridge: sandboxed srcdoc iframe, default MCP Apps CSP, tools/call forwarded to the server
 // by the SDK client in host.mjs), and drives it in Debian's headless Chromium with playwright-core:
 // create a computer with a typed id, run `echo hello`, delete it with the in-page confirmation, and
-// more. Screenshot: artifacts/dashboard.png (MSC_UPDATE_DOCS=1 also copies it to docs/dashboard.png).
+// more. Then a second server with --tools lifecycle,snapshots: snapshot a computer from the page,
+// restore it (confirmed), fork it, delete the snapshot; hostile names render as text.
+// Screenshots: artifacts/dashboard.png and dashboard-snapshots.png (MSC_UPDATE_DOCS=1 also copies
+// them to docs/).
 //
 // Run it as a plain script (not `node --test`), so that the skip code reaches meson:
 //   node tests/browser/dashboard.test.mjs        (or: meson test -C build browser/dashboard)
@@ -14,7 +17,7 @@
 //
 // Environment: MSC_BIN (default <repo>/build/mcp-sandbox-computer), MSC_CHROMIUM (default
 // /usr/bin/chromium), MSC_DOCKER (default docker), MSC_TEST_TRACE=1 (server stderr to ours),
-// MSC_UPDATE_DOCS=1 (refresh docs/dashboard.png).
+// MSC_UPDATE_DOCS=1 (refresh docs/dashboard.png, docs/dashboard-snapshots.png).
 
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +47,7 @@ const RUN_LABEL = 'msc.browser-test-run';
 const ARTIFACTS = path.join(HERE, 'artifacts');
 const SHOT = path.join(ARTIFACTS, 'dashboard.png');
 const DOCS_SHOT = path.join(H.REPO, 'docs', 'dashboard.png');
+const SNAP_SHOT = path.join(ARTIFACTS, 'dashboard-snapshots.png');
 const SLUG_ERROR = 'computer_id must be 1-63 lowercase letters, numbers, or hyphens; it must start and end with a letter or number.';
 const UI_TIMEOUT = 120000; // a first create may pull the image
 
@@ -71,6 +75,20 @@ function checkHtml(html, where) {
   const size = Buffer.byteLength(html);
   assert.ok(size < 32 * 1024, `${where}: light page (${size} bytes, limit 32 KiB)`);
 }
+
+// A sanitizer report in a server's stderr (the ASan build) fails the run.
+function sanitizerCheck(srv) {
+  const err = srv?.stderr() ?? '';
+  if (/ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /.test(err)) {
+    process.stderr.write(`sanitizer report:\n${err.slice(-5000)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+// One browser for both servers' pages (launched on first use, closed at the end).
+let browserP = null;
+const launchBrowser = () => (browserP ??= chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true }));
+after(async () => { await browserP?.then((b) => b.close()).catch(() => {}); });
 
 test('edge/dashboard.html is self-contained and speaks the MCP Apps bridge', () => {
   checkHtml(readFileSync(H.DASHBOARD_FILE, 'utf8'), 'edge/dashboard.html');
@@ -101,7 +119,7 @@ describe('the dashboard in headless Chromium against the server', () => {
     served = await H.readDashboard(client);
     callTool = await H.serverCaller(client);
     host = await H.startHost({ html: served.html, callTool });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+    browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1180, height: 820 } });
     page.setDefaultTimeout(30000);
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`); });
@@ -110,13 +128,14 @@ describe('the dashboard in headless Chromium against the server', () => {
   });
 
   after(async () => {
-    await browser?.close().catch(() => {});
+    await page?.close().catch(() => {});
     await host?.close().catch(() => {});
     if (client) {
       for (const id of ids) await client.callTool({ name: 'computer_delete', arguments: { computer_id: id } }).catch(() => {});
       await client.close().catch(() => {});
     }
     const st = await srv?.stop();
+    sanitizerCheck(srv);
     if (TRACE && st) console.log(`# server exit ${JSON.stringify(st)}`);
     // Anything this run left behind (permanent computers, a crash): by label.
     const ps = await docker(['ps', '-aq', '--filter', `label=${RUN_LABEL}=${RUN}`]);
@@ -165,6 +184,9 @@ describe('the dashboard in headless Chromium against the server', () => {
     for (const m of calls) assert.ok(m.id !== undefined && m.params.arguments && typeof m.params.arguments === 'object');
     assert.ok(await app.locator('#temp').isChecked(), 'Temporary is checked by default');
     assert.equal(await app.locator('h1').textContent(), 'Sandbox Computers');
+    // Without the snapshots group, the one snapshot_list probe is refused and nothing about snapshots shows.
+    assert.ok(calls.some((m) => m.params.name === 'snapshot_list'), 'probes snapshot_list once');
+    assert.ok(await app.locator('#snaps').isHidden(), 'no snapshot section');
   });
 
   test('create a computer with a typed id, run `echo hello`, delete it with the in-page confirmation', async () => {
@@ -174,6 +196,7 @@ describe('the dashboard in headless Chromium against the server', () => {
     await row(id).waitFor({ timeout: UI_TIMEOUT });
     await waitStatus(`Created ${id}`);
     await idle();
+    assert.equal(await row(id).locator('button[data-act="snapshot"]').count(), 0, 'no Snapshot button without the group');
     assert.equal(await app.locator('#target').inputValue(), id, 'the new computer is the terminal target');
     assert.match(await row(id).locator('.pill').textContent(), /^temporary$/);
     assert.match(await row(id).locator('.meta').textContent(), /^docker · running · \S+ · [0-9a-f]{12}/);
@@ -374,6 +397,166 @@ describe('the dashboard in headless Chromium against the server', () => {
   });
 
   test('no console errors, CSP violations or page errors', () => {
+    assert.deepEqual(problems, []);
+    assert.equal(host.calls.filter((c) => c.name === 'snapshot_list').length, 1, 'snapshot_list probed once, not on every refresh');
+  });
+});
+
+// The snapshots group on (issue 31): the dashboard lists snapshot_list beside the computers and
+// snapshots, restores, forks and deletes through the same tool calls an agent makes.
+describe('snapshots in the dashboard (--tools lifecycle,snapshots)', () => {
+  const DRIVER = `${RUN}s`; // this server's snapshots carry kilntainers.snapshot.driver=DRIVER
+  const HOSTILE = '<img src=x onerror=alert(1)>';
+  let srv, client, host, browser, page, app;
+  const problems = [];
+  const ids = new Set();
+  const snaps = new Set();
+  const row = (id) => app.locator(`#list li.row[data-id="${id}"]`);
+  const srow = (sid) => app.locator(`#slist li.row[data-id="${sid}"]`);
+  const idle = () => app.locator('#refresh:not([disabled])').waitFor({ timeout: UI_TIMEOUT });
+  async function waitStatus(re, timeout = 20000) {
+    try {
+      await app.locator('#status').filter({ hasText: re }).waitFor({ timeout });
+    } catch (e) {
+      console.log(`# the status reads: ${await app.locator("#status").textContent().catch(() => "?")}`);
+      throw e;
+    }
+  }
+  async function call(name, args) {
+    const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
+    assert.equal(r.isError ?? false, false, `${name}: ${JSON.stringify(r.content)}`);
+    return r.structuredContent;
+  }
+  const sh = async (id, command) => (await call('terminal_execute', { computer_id: id, temporary: true, command })).stdout;
+
+  before(async () => {
+    srv = await H.startServer({ flags: ['--tools', 'lifecycle,snapshots', '--driver-id', DRIVER,
+      `--docker-run-flag=--label=${RUN_LABEL}=${RUN}`], trace: TRACE });
+    client = await H.connectClient(srv.mcpUrl);
+    const served = await H.readDashboard(client);
+    host = await H.startHost({ html: served.html, callTool: await H.serverCaller(client) });
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1180, height: 900 } });
+    page.setDefaultTimeout(30000);
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`); });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    app = page.frameLocator('#app');
+  });
+
+  after(async () => {
+    await page?.close().catch(() => {});
+    await host?.close().catch(() => {});
+    if (client) {
+      for (const id of ids) await client.callTool({ name: 'computer_delete', arguments: { computer_id: id } }).catch(() => {});
+      for (const sid of snaps) await client.callTool({ name: 'snapshot_delete', arguments: { snapshot_id: sid } }).catch(() => {});
+      await client.close().catch(() => {});
+    }
+    await srv?.stop();
+    sanitizerCheck(srv);
+    const ps = await docker(['ps', '-aq', '--filter', `label=${RUN_LABEL}=${RUN}`]);
+    const left = ps.stdout.split('\n').filter(Boolean);
+    if (left.length) await docker(['rm', '-f', ...left]);
+    const imgs = (await docker(['images', '-q', '--filter', `label=kilntainers.snapshot.driver=${DRIVER}`])).stdout.trim();
+    if (imgs) await docker(['rmi', '-f', ...new Set(imgs.split(/\s+/))]);
+  });
+
+  test('snapshot, restore and fork from the dashboard; names render as text', async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const id = `${RUN}-snap`;
+    ids.add(id);
+    await call('computer_create', { computer_id: id, temporary: true });
+    await sh(id, 'echo original > /root/data.txt');
+
+    await page.goto(host.url);
+    await app.locator('#status').filter({ hasText: /^Connected$/ }).waitFor({ timeout: UI_TIMEOUT });
+    await row(id).waitFor({ timeout: UI_TIMEOUT });
+    await app.locator('#snaps').waitFor({ state: 'visible' });
+    await idle();
+    assert.equal(await app.locator('#scount').textContent(), '0 snapshots');
+
+    // A name the server refuses (names are agent-chosen): the error, as text; nothing made.
+    await app.locator('#sname').fill(HOSTILE);
+    await row(id).locator('button[data-act="snapshot"]').click();
+    await waitStatus(/^Snapshot failed: .*name must be/);
+    await idle();
+    assert.equal((await call('snapshot_list', {})).count, 0);
+
+    // Snapshot through the dashboard.
+    await app.locator('#sname').fill('before change');
+    await row(id).locator('button[data-act="snapshot"]').click();
+    await waitStatus(`Snapshot before change of ${id}`);
+    await idle();
+    const listed = (await call('snapshot_list', {})).snapshots;
+    assert.equal(listed.length, 1);
+    const snap = listed[0];
+    snaps.add(snap.snapshot_id);
+    assert.deepEqual(host.calls.filter((c) => c.name === 'computer_snapshot').at(-1).arguments, { computer_id: id, name: 'before change' });
+    assert.equal(await srow(snap.snapshot_id).locator('.sn').evaluate((n) => n.firstChild.textContent), 'before change');
+    assert.match(await srow(snap.snapshot_id).locator('.meta').textContent(), new RegExp(`^of ${id} · \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d`));
+    assert.equal(await app.locator('#scount').textContent(), '1 snapshot');
+    assert.equal(await app.locator('#sname').inputValue(), '', 'the name box is cleared');
+
+    // Change the file; restore, with the in-page confirmation; the old content is back.
+    await sh(id, 'echo changed > /root/data.txt');
+    await srow(snap.snapshot_id).locator('button[data-act="restore"]').click();
+    const confirmBtn = srow(snap.snapshot_id).locator('button[data-act="confirm"]');
+    assert.equal(await confirmBtn.textContent(), 'Confirm restore');
+    assert.ok(!host.calls.some((c) => c.name === 'computer_restore'), 'nothing restored before the confirmation');
+    await confirmBtn.click();
+    await waitStatus(`Restored ${id} to before change`);
+    await idle();
+    assert.deepEqual(host.calls.filter((c) => c.name === 'computer_restore').at(-1).arguments, { computer_id: id, snapshot_id: snap.snapshot_id });
+    assert.equal(await sh(id, 'cat /root/data.txt'), 'original\n');
+
+    // Fork (temporary, as the Temporary box says): a new computer in the inventory with the snapshot's file.
+    await srow(snap.snapshot_id).locator('button[data-act="fork"]').click();
+    await waitStatus(/^Forked before change into \S+ \(temporary\)$/);
+    await idle();
+    const fork = (await app.locator('#status').textContent()).split(' ')[4];
+    ids.add(fork);
+    assert.notEqual(fork, id);
+    await row(fork).waitFor();
+    assert.equal(await app.locator('#target').inputValue(), fork, 'the fork is the terminal target');
+    assert.deepEqual(host.calls.filter((c) => c.name === 'computer_create').at(-1).arguments, { from_snapshot: snap.snapshot_id, temporary: true });
+    assert.equal(await sh(fork, 'cat /root/data.txt'), 'original\n');
+    await page.locator('#app').screenshot({ path: SNAP_SHOT });
+    if (process.env.MSC_UPDATE_DOCS === '1') copyFileSync(SNAP_SHOT, path.join(H.REPO, 'docs', 'dashboard-snapshots.png'));
+
+    // Provider- and agent-controlled strings in a snapshot_list result render as text.
+    const evil = { snapshot_id: 'snap-<b>x</b>', name: HOSTILE, computer_id: '<img src=x onerror=document.body.dataset.pwned=1>',
+      created_at: '<script>document.body.dataset.pwned=1</script>', made_by: '<i>me</i>', size_bytes: 1, own_bytes: 0 };
+    await page.evaluate((s) => window.host.toolResult({ structuredContent: { snapshots: [s], count: 1 }, content: [] }), evil);
+    await app.locator('#scount').filter({ hasText: /^1 snapshot$/ }).waitFor();
+    const er = srow(evil.snapshot_id);
+    assert.equal(await er.locator('.sn').evaluate((n) => n.firstChild.textContent), HOSTILE);
+    assert.equal(await er.locator('.meta').textContent(), `of ${evil.computer_id} · ${evil.created_at} · 1 B · by <i>me</i>`);
+    assert.equal(await app.locator('#slist img, #slist script, #slist b, #slist i').count(), 0, 'no element made from a string');
+    await page.waitForTimeout(200);
+    assert.equal(await app.locator('body[data-pwned]').count(), 0);
+    assert.ok(await er.locator('button[data-act="restore"]').isDisabled(), 'restore needs its computer in the inventory');
+
+    // Delete the snapshot (confirmed): refused while computers made from it (the fork, the restored
+    // computer) exist, the server's error shown; then done, and the list refreshes.
+    await app.locator('#refresh').click();
+    await srow(snap.snapshot_id).waitFor();
+    await idle();
+    await call('computer_delete', { computer_id: fork });
+    ids.delete(fork);
+    await srow(snap.snapshot_id).locator('button[data-act="delete"]').click();
+    await srow(snap.snapshot_id).locator('button[data-act="confirm"]').filter({ hasText: 'Confirm delete' }).click();
+    await waitStatus(/^Delete failed: .*in use/);
+    await idle();
+    assert.equal(await srow(snap.snapshot_id).count(), 1);
+    await call('computer_delete', { computer_id: id });
+    ids.delete(id);
+    await srow(snap.snapshot_id).locator('button[data-act="delete"]').click();
+    await srow(snap.snapshot_id).locator('button[data-act="confirm"]').filter({ hasText: 'Confirm delete' }).click();
+    await waitStatus('Deleted snapshot before change');
+    await srow(snap.snapshot_id).waitFor({ state: 'detached' });
+    await idle();
+    assert.equal((await call('snapshot_list', {})).count, 0);
+    snaps.delete(snap.snapshot_id);
+    assert.equal(await app.locator('#scount').textContent(), '0 snapshots');
     assert.deepEqual(problems, []);
   });
 });
