@@ -46,7 +46,7 @@ e2b_snap_ref_ok(const char *ref)
 
 	return n > 0 && n < sizeof(((struct cloud_snap_rec *)0)->ref) &&
 	    strspn(ref, REF_CHARS) == n && ref[0] != '/' && ref[0] != ':' &&
-	    ref[n - 1] != '/' && strstr(ref, "//") == NULL;
+	    ref[n - 1] != '/' && strchr(ref, '/') == strrchr(ref, '/');
 }
 
 /* The E2B name of record r. */
