@@ -4,6 +4,7 @@
  * its saves, and E2B's reading of its snapshot names and ids.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -206,6 +208,113 @@ test_list_failure_refuses(void **state)
 	cloud_snap_fini(&s);
 }
 
+/*
+ * A provider that lists at once (no lag), for the race of a take that
+ * finishes between another's listing and its reservation: A saves; B
+ * lists (A not in it yet) and then lingers; A's save returns meanwhile.
+ * B must still count A: being made, or saved and not in B's listing
+ * (the unseen records, merged after the listing, under the lock A's
+ * turn from one to the other takes). Before, B counted A nowhere.
+ */
+struct racing {
+	struct lagging l;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool a_saving, b_listed;
+	int lists;
+};
+
+static int
+r_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
+{
+	struct racing *p = be;
+	int rv;
+
+	pthread_mutex_lock(&p->mu);
+	p->a_saving = true;
+	pthread_cond_broadcast(&p->cv);
+	while (!p->b_listed)
+		pthread_cond_wait(&p->cv, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+	rv = l_save(&p->l, r, err, errlen);
+	p->l.listed[p->l.n - 1] = true;         /* listed at once */
+	return rv;
+}
+
+static int
+r_list(void *be, struct cloud_snap_rec **recsp, size_t *np, char *err,
+    size_t errlen)
+{
+	struct racing *p = be;
+	int rv, nth;
+
+	pthread_mutex_lock(&p->mu);
+	nth = ++p->lists;
+	pthread_mutex_unlock(&p->mu);
+	rv = l_list(&p->l, recsp, np, err, errlen);
+	if (nth == 2) {         /* B's: A's save may end meanwhile */
+		pthread_mutex_lock(&p->mu);
+		p->b_listed = true;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		usleep(200000);
+	}
+	return rv;
+}
+
+static const struct cloud_snap_ops racing_ops = {
+	.backend = "racing",
+	.save = r_save,
+	.list = r_list,
+	.get = l_get,
+	.remove = l_remove,
+};
+
+struct taker {
+	struct cloud_snap *s;
+	int rv;
+	char err[256];
+};
+
+static void *
+taker(void *arg)
+{
+	struct taker *t = arg;
+
+	t->rv = take(t->s, "", NULL, t->err, sizeof(t->err));
+	return NULL;
+}
+
+static void
+test_quota_race(void **state)
+{
+	struct msc_cfg cfg = { .max_snapshots = 1, .driver_id = "t" };
+	struct racing p = { .lists = 0 };
+	struct cloud_snap s;
+	struct taker a, b;
+	pthread_t ta, tb;
+
+	(void)state;
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	assert_int_equal(cloud_snap_init(&s, &racing_ops, &p, &cfg), 0);
+	a.s = b.s = &s;
+	assert_int_equal(pthread_create(&ta, NULL, taker, &a), 0);
+	pthread_mutex_lock(&p.mu);
+	while (!p.a_saving)
+		pthread_cond_wait(&p.cv, &p.mu);
+	pthread_mutex_unlock(&p.mu);
+	assert_int_equal(pthread_create(&tb, NULL, taker, &b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	assert_int_equal(a.rv, 0);
+	assert_int_equal(b.rv, -EDQUOT);
+	assert_int_equal(p.l.n, 1);
+	cloud_snap_fini(&s);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+}
+
 /* ---- E2B's names and ids --------------------------------------------- */
 
 static void
@@ -261,6 +370,7 @@ main(void)
 		cmocka_unit_test(test_quota_counts_unlisted),
 		cmocka_unit_test(test_share_counts_unlisted),
 		cmocka_unit_test(test_list_failure_refuses),
+		cmocka_unit_test(test_quota_race),
 		cmocka_unit_test(test_e2b_name_time),
 		cmocka_unit_test(test_e2b_ref),
 	};
