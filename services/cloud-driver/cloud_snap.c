@@ -317,13 +317,12 @@ cloud_snap_list(struct cloud_snap *s, const Msc__V1__SnapshotRequest *req,
     Msc__V1__SnapshotList *out, char *err, size_t errlen)
 {
 	struct cloud_snap_rec *recs = NULL;
-	size_t n = 0;
+	size_t n = 0, have = 0, mine = 0;
 	int rv;
-
-	size_t have = 0, mine = 0;
 
 	if ((rv = s->ops->list(s->be, &recs, &n, err, errlen)) != 0)
 		return rv;
+	/* What this listing shows is no longer unseen. */
 	pthread_mutex_lock(&s->quota_mu);
 	merge_unseen(s, recs, n, NULL, &have, &mine);
 	pthread_mutex_unlock(&s->quota_mu);
