@@ -2,7 +2,9 @@
 // API, POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE /templates/{id}, as committed images
 // of its Docker containers). Through the official SDK: write, snapshot, change, restore, read the
 // old content; three forks each independent; a restarted server finds the snapshot again from
-// E2B's own record (the snapshot's name); another principal is refused in both eras; bad ids.
+// E2B's own record (the snapshot's name); another principal is refused in both eras; bad ids; a
+// lagging or hostile E2B (/_fake/behave): the quota holds while its list lags, a list past 50 pages
+// fails, rows with a '..' id or a time past year 9999 are not ours.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

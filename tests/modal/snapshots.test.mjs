@@ -2,7 +2,8 @@
 // SandboxSnapshotFs as a committed image of its Docker container, the records in a named Dict,
 // ImageDelete). Through the official SDK: write, snapshot, change, restore, read the old content;
 // three forks each independent; a restarted server finds the snapshot again from Modal's own
-// record (the Dict); another principal is refused in both eras; bad ids.
+// record (the Dict); another principal is refused in both eras; bad ids; a failing or hostile
+// Modal: DictPop failing, DictUpdate's reply lost, a flooded Dict.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
