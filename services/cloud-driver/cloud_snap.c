@@ -25,14 +25,71 @@ cloud_snap_init(struct cloud_snap *s, const struct cloud_snap_ops *ops,
 	s->ops = ops;
 	s->be = be;
 	s->cfg = cfg;
+	TAILQ_INIT(&s->unseen);
+	pthread_mutex_init(&s->quota_mu, NULL);
 	return msc_snap_pins_new(&s->pins);
 }
 
 void
 cloud_snap_fini(struct cloud_snap *s)
 {
+	struct cloud_snap_unseen *u;
+
+	while ((u = TAILQ_FIRST(&s->unseen)) != NULL) {
+		TAILQ_REMOVE(&s->unseen, u, link);
+		free(u);
+	}
+	pthread_mutex_destroy(&s->quota_mu);
 	msc_snap_pins_free(s->pins);
 	s->pins = NULL;
+}
+
+static bool
+listed(const struct cloud_snap_rec *recs, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(recs[i].id, id) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Forgets the unseen records that listing recs shows; counts the others
+ * into *have and, of `principal` (NULL: none), *mine. quota_mu held.
+ */
+static void
+merge_unseen(struct cloud_snap *s, const struct cloud_snap_rec *recs,
+    size_t n, const char *principal, size_t *have, size_t *mine)
+{
+	struct cloud_snap_unseen *u, *next;
+
+	for (u = TAILQ_FIRST(&s->unseen); u != NULL; u = next) {
+		next = TAILQ_NEXT(u, link);
+		if (listed(recs, n, u->id)) {
+			TAILQ_REMOVE(&s->unseen, u, link);
+			free(u);
+			continue;
+		}
+		(*have)++;
+		if (principal != NULL && strcmp(u->owner, principal) == 0)
+			(*mine)++;
+	}
+}
+
+/* Forgets unseen record `id` (deleted). */
+static void
+forget_unseen(struct cloud_snap *s, const char *id)
+{
+	struct cloud_snap_unseen *u;
+
+	pthread_mutex_lock(&s->quota_mu);
+	TAILQ_FOREACH (u, &s->unseen, link)
+		if (strcmp(u->id, id) == 0) {
+			TAILQ_REMOVE(&s->unseen, u, link);
+			free(u);
+			break;
+		}
+	pthread_mutex_unlock(&s->quota_mu);
 }
 
 bool
@@ -108,25 +165,33 @@ fill(const struct cloud_snap *s, const struct cloud_snap_rec *r,
 
 /*
  * Counts one more snapshot being made by `principal`; -EDQUOT at
- * --max-snapshots or at its share (--max-principal-snapshots).
+ * --max-snapshots or at its share (--max-principal-snapshots). The
+ * count is the provider's listing, the snapshots saved here that it
+ * does not show yet, and those being made, all under quota_mu: a take
+ * that finishes meanwhile is in one of them.
  */
 static int
 quota_take(struct cloud_snap *s, const char *principal, char *err,
     size_t errlen)
 {
 	struct cloud_snap_rec *recs = NULL;
-	size_t n = 0, by = 0;
+	size_t n = 0, have, by = 0;
 	int rv;
 
-	if ((rv = s->ops->list(s->be, &recs, &n, err, errlen)) != 0)
-		return rv;
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(recs[i].owner, principal) == 0)
-			by++;
-	free(recs);
-	return msc_snap_reserve_as(s->pins, principal, n, by,
-	    s->cfg->max_snapshots, s->cfg->max_principal_snapshots, err,
-	    errlen);
+	pthread_mutex_lock(&s->quota_mu);
+	if ((rv = s->ops->list(s->be, &recs, &n, err, errlen)) == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(recs[i].owner, principal) == 0)
+				by++;
+		have = n;
+		merge_unseen(s, recs, n, principal, &have, &by);
+		free(recs);
+		rv = msc_snap_reserve_as(s->pins, principal, have, by,
+		    s->cfg->max_snapshots, s->cfg->max_principal_snapshots,
+		    err, errlen);
+	}
+	pthread_mutex_unlock(&s->quota_mu);
+	return rv;
 }
 
 int
@@ -134,6 +199,7 @@ cloud_snap_take(struct cloud_snap *s, const Msc__V1__SnapshotRequest *req,
     Msc__V1__Snapshot *out, char *err, size_t errlen)
 {
 	struct cloud_snap_rec r;
+	struct cloud_snap_unseen *u;
 	time_t now = time(NULL);
 	struct tm tm;
 	int rv;
@@ -150,8 +216,15 @@ cloud_snap_take(struct cloud_snap *s, const Msc__V1__SnapshotRequest *req,
 		snprintf(err, errlen, "%s", MSC_SLUG_ERROR);
 		return -EINVAL;
 	}
-	if ((rv = quota_take(s, req->principal, err, errlen)) != 0)
+	/* Made before: a saved snapshot is never left uncounted. */
+	if ((u = calloc(1, sizeof(*u))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if ((rv = quota_take(s, req->principal, err, errlen)) != 0) {
+		free(u);
 		return rv;
+	}
 	memset(&r, 0, sizeof(r));
 	msc_snapshot_id_new(r.id);
 	snprintf(r.name, sizeof(r.name), "%s", req->name);
@@ -160,7 +233,16 @@ cloud_snap_take(struct cloud_snap *s, const Msc__V1__SnapshotRequest *req,
 	gmtime_r(&now, &tm);
 	strftime(r.created, sizeof(r.created), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	rv = s->ops->save(s->be, &r, err, errlen);
+	pthread_mutex_lock(&s->quota_mu);
+	if (rv == 0) {
+		snprintf(u->id, sizeof(u->id), "%s", r.id);
+		snprintf(u->owner, sizeof(u->owner), "%s", r.owner);
+		TAILQ_INSERT_TAIL(&s->unseen, u, link);
+		u = NULL;
+	}
 	msc_snap_unreserve_as(s->pins, req->principal);
+	pthread_mutex_unlock(&s->quota_mu);
+	free(u);
 	if (rv == 0)
 		rv = fill(s, &r, out);
 	if (rv == 0)
@@ -235,11 +317,15 @@ cloud_snap_list(struct cloud_snap *s, const Msc__V1__SnapshotRequest *req,
     Msc__V1__SnapshotList *out, char *err, size_t errlen)
 {
 	struct cloud_snap_rec *recs = NULL;
-	size_t n = 0;
+	size_t n = 0, have = 0, mine = 0;
 	int rv;
 
 	if ((rv = s->ops->list(s->be, &recs, &n, err, errlen)) != 0)
 		return rv;
+	/* What this listing shows is no longer unseen. */
+	pthread_mutex_lock(&s->quota_mu);
+	merge_unseen(s, recs, n, NULL, &have, &mine);
+	pthread_mutex_unlock(&s->quota_mu);
 	if ((out->snapshots = calloc(n + 1, sizeof(*out->snapshots))) == NULL) {
 		free(recs);
 		return -ENOMEM;
@@ -281,6 +367,8 @@ cloud_snap_delete(struct cloud_snap *s,
 	}
 	rv = s->ops->remove(s->be, &r, err, errlen);
 	msc_snap_release(s->pins, req->snapshot_id);
+	if (rv == 0 || rv == -ENOENT)
+		forget_unseen(s, req->snapshot_id);
 	if (rv == -ENOENT)
 		return not_found(req->snapshot_id, err, errlen);
 	if (rv == 0)

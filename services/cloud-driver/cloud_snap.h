@@ -10,8 +10,10 @@
 #ifndef CLOUD_SNAP_H
 #define CLOUD_SNAP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/queue.h>
 
 #include "driver.pb-c.h"
 #include "msc_driver.h"
@@ -39,7 +41,12 @@ struct cloud_snap_ops {
 	 */
 	int (*save)(void *be, struct cloud_snap_rec *rec, char *err,
 	    size_t errlen);
-	/* Every snapshot of ours the provider keeps (a malloc'd array). */
+	/*
+	 * Every snapshot of ours the provider keeps (a malloc'd array), or
+	 * an error: never part of them (a listing cut short by its bounds,
+	 * CLOUD_SNAP_LIST_MAX records or pages or time, fails with
+	 * -EDQUOT, a bound of ours the agent is told, or -ETIMEDOUT).
+	 */
 	int (*list)(void *be, struct cloud_snap_rec **recsp, size_t *np,
 	    char *err, size_t errlen);
 	/* Snapshot `id` (valid) into rec, or -ENOENT. */
@@ -62,11 +69,35 @@ struct cloud_snap_ops {
 	    char *err, size_t errlen);
 };
 
+/*
+ * Records of a listing at most (a hostile or broken provider's flood is
+ * refused, not read into memory): --max-snapshots a few times over, with
+ * room for other records a listing may hold (E2B: the team's others).
+ */
+#define CLOUD_SNAP_LIST_MAX 5000
+
+/* A snapshot saved here that no listing of the provider has shown yet. */
+struct cloud_snap_unseen {
+	TAILQ_ENTRY(cloud_snap_unseen) link;
+	char id[MSC_SNAPSHOT_ID_LEN + 1];
+	char owner[MSC_PRINCIPAL_TAG_LEN + 1];
+};
+TAILQ_HEAD(cloud_snap_unseen_q, cloud_snap_unseen);
+
 struct cloud_snap {
 	const struct cloud_snap_ops *ops;
 	void *be;
 	const struct msc_cfg *cfg;
 	struct msc_snap_pins *pins;
+	/*
+	 * The quota's count: held from a take's listing to its reservation,
+	 * and while a finished take turns its reservation into an unseen
+	 * record, so that no snapshot is ever counted nowhere; the unseen
+	 * ones (a provider whose listing lags behind its saves) count until
+	 * a listing shows them or they are deleted.
+	 */
+	pthread_mutex_t quota_mu;
+	struct cloud_snap_unseen_q unseen;
 };
 
 int cloud_snap_init(struct cloud_snap *s, const struct cloud_snap_ops *ops,

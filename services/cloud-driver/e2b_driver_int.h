@@ -48,6 +48,13 @@ struct e2b_driver {
 
 /* The snapshot calls of E2B (e2b_snapshot.c), for cloud_snap_init. */
 extern const struct cloud_snap_ops e2b_snap_ops;
+/* Whether ref is an E2B snapshot id as we use one in a path. */
+bool e2b_snap_ref_ok(const char *ref);
+/*
+ * Reads one of a snapshot's E2B names ("team/alias:tag", "alias:tag" or
+ * "alias") into r (all but ref); false when it is not one of ours.
+ */
+bool e2b_snap_parse_name(const char *name, struct cloud_snap_rec *r);
 
 /* One control-plane call under the key and a deadline (e2b_sandboxes.c). */
 int e2b_api(struct e2b_driver *d, const char *method, const char *path,

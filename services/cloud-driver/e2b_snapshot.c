@@ -21,11 +21,33 @@
 #include <string.h>
 #include <time.h>
 
+#include "msc_http.h"
 #include "msc_log.h"
+#include "msc_time.h"
 
 #define T_SNAP 300000           /* a snapshot of a large disk takes a while */
 #define T_OP 30000
 #define SNAP_PAGES 50           /* of 100: the team's snapshots we read */
+#define T_LIST 120000           /* all the pages of one listing */
+/* The last time a name may say: 9999-12-31T23:59:59Z. */
+#define TIME_MAX 253402300799LL
+/*
+ * E2B's snapshot ids: "templateID:tag", or "team/alias:tag" when named
+ * (letters, digits, '_', '-', one '/' and ':'); no '.', so that no ref
+ * is a "." or ".." path segment.
+ */
+#define REF_CHARS                                                             \
+	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-:/"
+
+bool
+e2b_snap_ref_ok(const char *ref)
+{
+	size_t n = strlen(ref);
+
+	return n > 0 && n < sizeof(((struct cloud_snap_rec *)0)->ref) &&
+	    strspn(ref, REF_CHARS) == n && ref[0] != '/' && ref[0] != ':' &&
+	    ref[n - 1] != '/' && strchr(ref, '/') == strrchr(ref, '/');
+}
 
 /* The E2B name of record r. */
 static void
@@ -44,8 +66,8 @@ alias_of(const struct cloud_snap_rec *r, char *out, size_t len)
  * Reads one of a snapshot's names ("team/alias:tag", "alias:tag" or
  * "alias") into r; false when it is not one of ours.
  */
-static bool
-parse_name(const char *name, struct cloud_snap_rec *r)
+bool
+e2b_snap_parse_name(const char *name, struct cloud_snap_rec *r)
 {
 	const char *a = strrchr(name, '/'), *p;
 	char buf[256], *f[4], *save = NULL, *end;
@@ -77,12 +99,15 @@ parse_name(const char *name, struct cloud_snap_rec *r)
 		snprintf(r->owner, sizeof(r->owner), "%s", f[1]);
 	else
 		return false;
+	errno = 0;
 	t = strtoll(f[2], &end, 10);
-	if (*end != '\0' || t < 0)
+	if (end == f[2] || *end != '\0' || errno != 0 || t < 0 ||
+	    t > TIME_MAX)
 		return false;
 	tt = (time_t)t;
-	gmtime_r(&tt, &tm);
-	strftime(r->created, sizeof(r->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (gmtime_r(&tt, &tm) == NULL || strftime(r->created,
+	    sizeof(r->created), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return false;
 	snprintf(r->computer, sizeof(r->computer), "%s", p);
 	r->name[0] = '\0';
 	return true;
@@ -96,36 +121,15 @@ parse_row(json_t *row, struct cloud_snap_rec *r)
 	json_t *names = json_object_get(row, "names"), *v;
 	size_t i;
 
-	if (sid == NULL || strlen(sid) >= sizeof(r->ref))
+	if (sid == NULL || !e2b_snap_ref_ok(sid))
 		return false;
 	memset(r, 0, sizeof(*r));
 	snprintf(r->ref, sizeof(r->ref), "%s", sid);
 	json_array_foreach (names, i, v)
-		if (json_is_string(v) && parse_name(json_string_value(v), r))
+		if (json_is_string(v) &&
+		    e2b_snap_parse_name(json_string_value(v), r))
 			return true;
-	return parse_name(sid, r);
-}
-
-/* Percent-encodes s (a path segment, a query value) into out; false
- * when too long. */
-static bool
-escape(const char *s, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (o + 4 > len)
-			return false;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || strchr("-_.~", c) != NULL)
-			out[o++] = (char)c;
-		else
-			o += (size_t)snprintf(out + o, len - o, "%%%02X", c);
-	}
-	out[o] = '\0';
-	return true;
+	return e2b_snap_parse_name(sid, r);
 }
 
 static int
@@ -135,19 +139,35 @@ snap_list(void *be, struct cloud_snap_rec **recsp, size_t *np, char *err,
 	struct e2b_driver *d = be;
 	struct cloud_snap_rec *recs = NULL, r;
 	char path[2048], next[512] = "", esc[1600] = "";
-	size_t n = 0, cap = 0;
-	int rv = 0;
+	size_t n = 0, cap = 0, rows = 0;
+	uint64_t until = msc_now_ms() + T_LIST;
+	int rv = 0, page;
 
-	for (int page = 0; page < SNAP_PAGES; page++) {
+	for (page = 0; page < SNAP_PAGES; page++) {
 		json_t *arr = NULL, *row;
+		uint64_t now = msc_now_ms();
 		size_t i;
 
+		if (now >= until) {
+			snprintf(err, errlen, "E2B's snapshot list took longer "
+			    "than %d s", T_LIST / 1000);
+			rv = -ETIMEDOUT;
+			break;
+		}
 		snprintf(path, sizeof(path), "/snapshots?limit=100%s%s",
 		    esc[0] != '\0' ? "&nextToken=" : "", esc);
 		next[0] = '\0';
-		if ((rv = e2b_api(d, "GET", path, NULL, T_OP, true, &arr, next,
-		    sizeof(next), err, errlen)) != 0)
+		if ((rv = e2b_api(d, "GET", path, NULL, until - now < T_OP ?
+		    (int)(until - now) : T_OP, true, &arr, next, sizeof(next),
+		    err, errlen)) != 0)
 			break;
+		if ((rows += json_array_size(arr)) > CLOUD_SNAP_LIST_MAX) {
+			json_decref(arr);
+			snprintf(err, errlen, "E2B's snapshot list has more "
+			    "than %d records: refused", CLOUD_SNAP_LIST_MAX);
+			rv = -EDQUOT;
+			break;
+		}
 		json_array_foreach (arr, i, row) {
 			if (!parse_row(row, &r))
 				continue;
@@ -167,12 +187,19 @@ snap_list(void *be, struct cloud_snap_rec **recsp, size_t *np, char *err,
 		json_decref(arr);
 		if (rv != 0 || next[0] == '\0')
 			break;
-		if (!escape(next, esc, sizeof(esc))) {
+		if (msc_http_escape(next, esc, sizeof(esc)) != 0) {
 			snprintf(err, errlen, "E2B's snapshot list: a page "
 			    "cursor too long");
 			rv = -EPROTO;
 			break;
 		}
+	}
+	/* Never a part of the list as if it were all (a quota undercount). */
+	if (rv == 0 && page == SNAP_PAGES) {
+		snprintf(err, errlen, "E2B's snapshot list has more than %d "
+		    "pages: refused (the team keeps too many snapshots)",
+		    SNAP_PAGES);
+		rv = -EDQUOT;
 	}
 	if (rv != 0) {
 		free(recs);
@@ -226,8 +253,8 @@ snap_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
 	    err, errlen);
 	json_decref(body);
 	if (rv == 0 && ((sid = json_string_value(json_object_get(reply,
-	    "snapshotID"))) == NULL || strlen(sid) >= sizeof(r->ref))) {
-		snprintf(err, errlen, "the reply has no snapshotID");
+	    "snapshotID"))) == NULL || !e2b_snap_ref_ok(sid))) {
+		snprintf(err, errlen, "the reply has no valid snapshotID");
 		rv = -EPROTO;
 	} else if (rv == 0)
 		snprintf(r->ref, sizeof(r->ref), "%s", sid);
@@ -250,8 +277,11 @@ snap_remove(void *be, const struct cloud_snap_rec *r, char *err,
 {
 	char path[2048], esc[1600];
 
-	if (!escape(r->ref, esc, sizeof(esc)))
-		return -ENAMETOOLONG;
+	if (!e2b_snap_ref_ok(r->ref) ||
+	    msc_http_escape(r->ref, esc, sizeof(esc)) != 0) {
+		snprintf(err, errlen, "not an E2B snapshot id");
+		return -EINVAL;
+	}
 	snprintf(path, sizeof(path), "/templates/%s", esc);
 	return e2b_api(be, "DELETE", path, NULL, T_OP, true, NULL, NULL, 0,
 	    err, errlen);

@@ -6,8 +6,8 @@
  * DictGet, DictContents, DictPop): key the snapshot id, value a JSON
  * object with the image id, name, computer id, maker's tag and time. A
  * restarted server reads the same Dict. A restore or fork makes a
- * sandbox of the image; a delete removes the image (ImageDelete) and
- * then the record.
+ * sandbox of the image; a delete removes the record (DictPop) and then
+ * the image (ImageDelete): a record never names a deleted image.
  */
 #include "modal_driver_int.h"
 
@@ -121,6 +121,32 @@ image_delete(struct modal_driver *d, const char *image_id, char *err,
 	return rv == -ENOENT ? 0 : rv;
 }
 
+/*
+ * Whether the Dict holds record r->id naming image r->ref: 1, 0 (not, or
+ * another), or a negative errno when DictGet fails.
+ */
+static int
+recorded(struct modal_driver *d, const char *did,
+    const struct cloud_snap_rec *r, char *err, size_t errlen)
+{
+	Modal__Client__DictGetRequest req = MODAL__CLIENT__DICT_GET_REQUEST__INIT;
+	Modal__Client__DictGetResponse *resp = NULL;
+	ProtobufCBinaryData key = { strlen(r->id), (uint8_t *)r->id };
+	struct cloud_snap_rec got;
+	int rv;
+
+	req.dict_id = (char *)did;
+	req.key = key;
+	if ((rv = modal_call(d, "DictGet", &req.base,
+	    &modal__client__dict_get_response__descriptor,
+	    (ProtobufCMessage **)&resp, T_OP, true, err, errlen)) != 0)
+		return rv;
+	rv = resp->found && parse(&key, &resp->value, &got) &&
+	    strcmp(got.ref, r->ref) == 0;
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	return rv;
+}
+
 static int
 snap_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
 {
@@ -133,7 +159,7 @@ snap_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
 	bool temporary;
 	char *value;
 	json_t *j;
-	int rv;
+	int rv, landed = 0;
 
 	if ((rv = dict_id(d, did, sizeof(did), err, errlen)) != 0)
 		return rv;
@@ -169,9 +195,23 @@ snap_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
 			protobuf_c_message_free_unpacked(&resp->base, NULL);
 	}
 	free(value);
+	/*
+	 * A failed (timed out, cut) DictUpdate may have landed all the same:
+	 * read it back before deleting the image it would name.
+	 */
+	if (rv != 0 && (landed = recorded(d, did, r, ignore,
+	    sizeof(ignore))) > 0) {
+		msc_log_warn("modal: snapshot %s recorded after all (%s)", r->id,
+		    err);
+		return 0;
+	}
 	if (rv != 0) {
 		/* Nothing half-made stays: the image without its record. */
-		if (image_delete(d, r->ref, ignore, sizeof(ignore)) != 0)
+		if (landed < 0)
+			msc_log_warn("modal: image %s of a failed snapshot kept: "
+			    "whether its record %s was written is unknown (%s)",
+			    r->ref, r->id, ignore);
+		else if (image_delete(d, r->ref, ignore, sizeof(ignore)) != 0)
 			msc_log_warn("modal: image %s of a failed snapshot not "
 			    "deleted: %s", r->ref, ignore);
 		snprintf(why, sizeof(why), "%s", err);
@@ -184,7 +224,8 @@ snap_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
 struct gather {
 	struct cloud_snap_rec *recs;
 	size_t n, cap;
-	bool oom;
+	size_t seen;            /* entries read, ours or not */
+	bool oom, flood;
 };
 
 static int
@@ -194,6 +235,11 @@ on_entry(const ProtobufCMessage *m, void *arg)
 	struct gather *g = arg;
 	struct cloud_snap_rec r;
 
+	/* A flood is refused, not read into memory (cloud_snap.h). */
+	if (++g->seen > CLOUD_SNAP_LIST_MAX) {
+		g->flood = true;
+		return -EDQUOT;
+	}
 	if (!parse(&e->key, &e->value, &r))
 		return 0;
 	if (g->n == g->cap) {
@@ -230,7 +276,11 @@ snap_list(void *be, struct cloud_snap_rec **recsp, size_t *np, char *err,
 	rv = modal_call_stream(d, "DictContents", &req.base,
 	    &modal__client__dict_entry__descriptor, on_entry, &g, T_OP, err,
 	    errlen);
-	if (rv == 0 && g.oom)
+	if (g.flood) {
+		snprintf(err, errlen, "Modal's snapshot Dict has more than %d "
+		    "records: refused", CLOUD_SNAP_LIST_MAX);
+		rv = -EDQUOT;
+	} else if (rv == 0 && g.oom)
 		rv = -ENOMEM;
 	if (rv != 0) {
 		free(g.recs);
@@ -275,8 +325,13 @@ snap_remove(void *be, const struct cloud_snap_rec *r, char *err,
 	char did[128];
 	int rv;
 
-	if ((rv = dict_id(d, did, sizeof(did), err, errlen)) != 0 ||
-	    (rv = image_delete(d, r->ref, err, errlen)) != 0)
+	char ignore[MODAL_ERRLEN];
+
+	/*
+	 * The record first: a failed pop leaves the snapshot whole; a failed
+	 * image delete after it leaves an image no record names (logged).
+	 */
+	if ((rv = dict_id(d, did, sizeof(did), err, errlen)) != 0)
 		return rv;
 	req.dict_id = did;
 	req.key.data = (uint8_t *)r->id;
@@ -287,6 +342,9 @@ snap_remove(void *be, const struct cloud_snap_rec *r, char *err,
 		return rv;
 	rv = resp->found ? 0 : -ENOENT;
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	if (rv == 0 && image_delete(d, r->ref, ignore, sizeof(ignore)) != 0)
+		msc_log_warn("modal: image %s of deleted snapshot %s not "
+		    "deleted: %s", r->ref, r->id, ignore);
 	return rv;
 }
 

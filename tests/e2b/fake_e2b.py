@@ -23,6 +23,10 @@ ALIAS_RE = re.compile(r'[a-z0-9][a-z0-9_-]*')
 PROCS = {}       # (sandbox, pid) -> Proc
 REQUESTS = []
 ARGS = None
+# A lagging or hostile provider (POST /_fake/behave, reset by /_fake/clear): listLag, seconds a
+# new snapshot stays out of GET /snapshots; endlessPages, a nextToken on every page; extraRows,
+# rows (any JSON) listed first.
+BEHAVE = {}
 
 
 def docker(*a, check=False, inp=None):
@@ -169,7 +173,11 @@ class H(BaseHTTPRequestHandler):
             ARGS.inject.append({'match': j['match'], 'status': j['status'], 'n': j.get('count', 1),
                                 'message': j.get('message', 'injected')})
             return self.reply(200, {})
+        if u.path == '/_fake/behave':
+            BEHAVE.update(json.loads(raw))
+            return self.reply(200, BEHAVE)
         if u.path == '/_fake/clear':
+            BEHAVE.clear()
             ARGS.inject.clear()
             REQUESTS.clear()
             return self.reply(200, {})
@@ -306,7 +314,8 @@ class H(BaseHTTPRequestHandler):
             return self.err(500, r.stderr.decode()[-300:])
         with LOCK:
             old = TEMPLATES.get(tid)
-            TEMPLATES[tid] = {'alias': alias, 'image': image, 'sandbox': s['sandboxID']}
+            TEMPLATES[tid] = {'alias': alias, 'image': image, 'sandbox': s['sandboxID'],
+                              'made': time.time()}
         if old:
             docker('rmi', old['image'])   # a new build; in use by a sandbox: kept until exit
         return self.reply(201, snapshot_info(tid, TEMPLATES[tid]))
@@ -325,8 +334,11 @@ class H(BaseHTTPRequestHandler):
             return self.err(400, 'invalid nextToken')
         with LOCK:
             items = sorted(TEMPLATES.items())
-        rows = []
+        rows = list(BEHAVE.get('extraRows', []))
+        lag = BEHAVE.get('listLag', 0)
         for tid, t in items:
+            if time.time() - t.get('made', 0) < lag:
+                continue
             if sbx and t['sandbox'] != sbx:
                 continue
             if name and resolve_template(name)[0] != tid:
@@ -334,7 +346,7 @@ class H(BaseHTTPRequestHandler):
             rows.append(snapshot_info(tid, t))
         page = rows[start:start + limit]
         hdr = {}
-        if start + limit < len(rows):
+        if start + limit < len(rows) or BEHAVE.get('endlessPages'):
             hdr['X-Next-Token'] = base64.b64encode(str(start + limit).encode()).decode()
         return self.reply(200, page, hdr)
 

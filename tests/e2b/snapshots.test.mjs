@@ -2,7 +2,9 @@
 // API, POST /sandboxes/{id}/snapshots, GET /snapshots, DELETE /templates/{id}, as committed images
 // of its Docker containers). Through the official SDK: write, snapshot, change, restore, read the
 // old content; three forks each independent; a restarted server finds the snapshot again from
-// E2B's own record (the snapshot's name); another principal is refused in both eras; bad ids.
+// E2B's own record (the snapshot's name); another principal is refused in both eras; bad ids; a
+// lagging or hostile E2B (/_fake/behave): the quota holds while its list lags, a list past 50 pages
+// fails, rows with a '..' id or a time past year 9999 are not ours.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -166,6 +168,47 @@ test('e2b: bad ids (unknown, crafted 10 KB, path characters) never reach E2B; --
   await ok(c, 'snapshot_delete', { snapshot_id: s1.snapshot_id });
   const s2 = await ok(c, 'computer_snapshot', { computer_id: id });
   await ok(c, 'snapshot_delete', { snapshot_id: s2.snapshot_id });
+  await ok(c, 'computer_delete', { computer_id: id });
+});
+
+test('e2b lagging or hostile: the quota holds while GET /snapshots lags; past its page cap a list fails; bad rows are not ours', async () => {
+  const c = await stdio(['--max-snapshots', '1']);
+  const id = (await ok(c, 'computer_create', {})).computer_id;
+  const behave = (b) => fetch(`${api}/_fake/behave`, { method: 'POST', body: JSON.stringify(b) });
+  try {
+    // A new snapshot stays out of E2B's list for a minute: back-to-back, the second is refused.
+    await behave({ listLag: 60 });
+    const s1 = await ok(c, 'computer_snapshot', { computer_id: id });
+    const n = Object.keys(await templates()).length;
+    await refused(c, 'computer_snapshot', { computer_id: id }, /at most 1 snapshots \(--max-snapshots\)/);
+    assert.equal(Object.keys(await templates()).length, n, 'nothing made by the refused snapshot');
+    await behave({ listLag: 0 });
+    await refused(c, 'computer_snapshot', { computer_id: id }, /at most 1 snapshots \(--max-snapshots\)/);
+    await ok(c, 'snapshot_delete', { snapshot_id: s1.snapshot_id });
+
+    // A cursor on every page: no partial list taken for the whole (a quota undercount).
+    await behave({ endlessPages: true });
+    await refused(c, 'snapshot_list', {}, /more than 50 pages/);
+    await refused(c, 'computer_snapshot', { computer_id: id }, /more than 50 pages/);
+    await behave({ endlessPages: false });
+
+    // Rows named as ours but with a path-segment id, or a time past any calendar: not ours.
+    const dots = randomBytes(16).toString('hex');
+    const far = randomBytes(16).toString('hex');
+    await fetch(`${api}/_fake/clear`, { method: 'POST' });
+    await behave({ extraRows: [
+      { snapshotID: '..', names: [`kt-${dots}-x-1700000000-${id}`] },
+      { snapshotID: `fake-team/kt-${far}-x-99999999999999999999-${id}:default`, names: [`fake-team/kt-${far}-x-99999999999999999999-${id}:default`] },
+      { snapshotID: `fake-team/kt-${far}-x-999999999999-${id}:default`, names: [] },
+    ] });
+    assert.equal((await ok(c, 'snapshot_list', {})).count, 0);
+    await refused(c, 'snapshot_delete', { snapshot_id: `snap-${dots}` }, /was not found/);
+    await refused(c, 'snapshot_delete', { snapshot_id: `snap-${far}` }, /was not found/);
+    const seen = await (await fetch(`${api}/_fake/requests`)).json();
+    assert.deepEqual(seen.filter((r) => r.method === 'DELETE'), [], 'no DELETE reached E2B');
+  } finally {
+    await fetch(`${api}/_fake/clear`, { method: 'POST' });
+  }
   await ok(c, 'computer_delete', { computer_id: id });
 });
 

@@ -10,7 +10,9 @@ reached through a small TCP proxy that the test can tell to cut or refuse connec
 listener, plain HTTP JSON, shows the state and injects faults:
 
   GET  /state                   sandboxes, images, requests
-  POST /inject   {method, code, message?, count?}   the next `count` calls of method fail
+  POST /inject   {method, code, message?, count?, after?}   the next `count` calls of method
+                 fail (after: done first, then failed, as a reply lost on the way)
+  POST /flood    {entries}      DictContents yields `entries` more (junk) entries
   POST /terminate {sandbox_id}  as if terminated from Modal's dashboard
   POST /proxy    {mode}         pass | cut (sever open router connections once) | drop (refuse all)
   POST /clear                   forget injections and requests
@@ -48,7 +50,8 @@ SANDBOXES = {}   # sandbox id -> Sbx
 TASKS = {}       # task id -> Sbx
 TOKENS = {}      # auth token -> exp
 JWTS = {}        # router jwt -> (task id, exp)
-INJECT = []      # {method, code, message, count}
+INJECT = []      # {method, code, message, count, after}
+FLOOD = {'entries': 0}
 REQUESTS = []
 SNAPSHOTS = []   # local image refs made by docker commit
 DICTS = {}       # (env, name) -> dict id
@@ -92,10 +95,10 @@ def generate_stubs():
 # ---------------------------------------------------------------------------------------------
 # faults and checks
 
-def injected(ctx, method):
+def injected(ctx, method, after=False):
     with LOCK:
         for i in INJECT:
-            if i['method'] == method and i['count'] > 0:
+            if i['method'] == method and i['count'] > 0 and i.get('after', False) == after:
                 i['count'] -= 1
                 code, msg = grpc.StatusCode[i['code']], i.get('message') or 'injected failure'
                 break
@@ -568,6 +571,7 @@ class ModalClient:
                     continue
                 created = created or e.key not in d
                 d[e.key] = e.value
+        injected(ctx, 'DictUpdate', after=True)
         return api.DictUpdateResponse(created=created)
 
     def DictGet(self, req, ctx):
@@ -591,6 +595,8 @@ class ModalClient:
             items = list(d.items())
         for k, v in items:
             yield api.DictEntry(key=k if req.keys else b'', value=v if req.values else b'')
+        for n in range(FLOOD['entries']):
+            yield api.DictEntry(key=b'junk-%d' % n, value=b'{}')
 
     def ImageDelete(self, req, ctx):
         check_api(ctx, 'ImageDelete')
@@ -825,7 +831,10 @@ class Ctl(BaseHTTPRequestHandler):
         if self.path == '/inject':
             with LOCK:
                 INJECT.append({'method': j['method'], 'code': j['code'], 'message': j.get('message'),
-                               'count': j.get('count', 1)})
+                               'count': j.get('count', 1), 'after': bool(j.get('after'))})
+            return self.reply(200, {})
+        if self.path == '/flood':
+            FLOOD['entries'] = int(j['entries'])
             return self.reply(200, {})
         if self.path == '/terminate':
             with LOCK:
@@ -844,6 +853,7 @@ class Ctl(BaseHTTPRequestHandler):
             with LOCK:
                 INJECT.clear()
                 REQUESTS.clear()
+            FLOOD['entries'] = 0
             PROXY.mode = 'pass'
             return self.reply(200, {})
         self.reply(404, {'error': 'no such fake endpoint'})

@@ -2,7 +2,8 @@
 // SandboxSnapshotFs as a committed image of its Docker container, the records in a named Dict,
 // ImageDelete). Through the official SDK: write, snapshot, change, restore, read the old content;
 // three forks each independent; a restarted server finds the snapshot again from Modal's own
-// record (the Dict); another principal is refused in both eras; bad ids.
+// record (the Dict); another principal is refused in both eras; bad ids; a failing or hostile
+// Modal: DictPop failing, DictUpdate's reply lost, a flooded Dict.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -180,6 +181,47 @@ test('modal: bad ids (unknown, crafted 10 KB, path characters) never reach Modal
   await ok(c, 'snapshot_delete', { snapshot_id: s1.snapshot_id });
   const s2 = await ok(c, 'computer_snapshot', { computer_id: id });
   await ok(c, 'snapshot_delete', { snapshot_id: s2.snapshot_id });
+  await ok(c, 'computer_delete', { computer_id: id });
+});
+
+test('modal failing or hostile: a failed DictPop keeps the snapshot whole; a DictUpdate whose reply is lost is read back; a flooded Dict is refused', async () => {
+  const c = await stdio();
+  const id = (await ok(c, 'computer_create', {})).computer_id;
+  const where = { computer_id: id };
+  const inject = (j) => fetch(`${ctl}/inject`, { method: 'POST', body: JSON.stringify(j) });
+  try {
+    await sh(c, 'echo kept > /root/k.txt', where);
+    const snap = await ok(c, 'computer_snapshot', { computer_id: id });
+    const rec = JSON.parse((await records())[snap.snapshot_id]);
+    // The record is removed first: when that fails, the image stays and a restore still works.
+    await inject({ method: 'DictPop', code: 'ABORTED', count: 1 });
+    await refused(c, 'snapshot_delete', { snapshot_id: snap.snapshot_id }, /./);
+    await fetch(`${ctl}/clear`, { method: 'POST', body: '{}' });
+    assert.ok((await state()).images[rec.image_id], 'the image kept while its record is');
+    await sh(c, 'echo changed > /root/k.txt', where);
+    await ok(c, 'computer_restore', { computer_id: id, snapshot_id: snap.snapshot_id });
+    assert.equal(await sh(c, 'cat /root/k.txt', where), 'kept\n');
+    await ok(c, 'snapshot_delete', { snapshot_id: snap.snapshot_id });
+    assert.equal((await state()).images[rec.image_id], undefined, 'its image gone after its record');
+
+    // DictUpdate lands but its replies are lost: read back, the snapshot is made, its image kept.
+    await inject({ method: 'DictUpdate', code: 'ABORTED', count: 1, after: true });
+    const late = await ok(c, 'computer_snapshot', { computer_id: id });
+    await fetch(`${ctl}/clear`, { method: 'POST', body: '{}' });
+    const lrec = JSON.parse((await records())[late.snapshot_id]);
+    assert.ok((await state()).images[lrec.image_id], 'the image of the recorded snapshot kept');
+    await sh(c, 'echo changed > /root/k.txt', where);
+    await ok(c, 'computer_restore', { computer_id: id, snapshot_id: late.snapshot_id });
+    assert.equal(await sh(c, 'cat /root/k.txt', where), 'kept\n');
+    await ok(c, 'snapshot_delete', { snapshot_id: late.snapshot_id });
+
+    // A Dict of more records than any listing reads: refused, not read into memory.
+    await fetch(`${ctl}/flood`, { method: 'POST', body: JSON.stringify({ entries: 5001 }) });
+    await refused(c, 'snapshot_list', {}, /more than 5000 records/);
+    await refused(c, 'computer_snapshot', { computer_id: id }, /more than 5000 records/);
+  } finally {
+    await fetch(`${ctl}/clear`, { method: 'POST', body: '{}' });
+  }
   await ok(c, 'computer_delete', { computer_id: id });
 });
 
