@@ -52,7 +52,16 @@ describe('cluster over tls+tcp with three drivers', () => {
   });
 
   it('spreads new computers evenly over the drivers', async () => {
-    for (let i = 0; i < 6; i++) await s.exec({ computer_id: cid(`place${i}`), temporary: false, command: `echo ${i} > /root/n` });
+    // On a loaded host the inventory may not reach every driver yet: a named computer is
+    // refused ("cannot be reached") until it does, and then placed among all three.
+    const first = { computer_id: cid('place0'), temporary: false, command: 'echo 0 > /root/n' };
+    await waitFor(async () => {
+      try { await s.exec(first); return true; } catch (e) {
+        if (!/cannot be reached/.test(e.message)) throw e;
+        return false;
+      }
+    }, { timeoutMs: 30000, intervalMs: 500 });
+    for (let i = 1; i < 6; i++) await s.exec({ computer_id: cid(`place${i}`), temporary: false, command: `echo ${i} > /root/n` });
     const mine = (await listKilntainers()).filter((c) => c.computerId?.startsWith(cid('place')));
     const per = {};
     for (const c of mine) per[c.labels['kilntainers.driver']] = (per[c.labels['kilntainers.driver']] ?? 0) + 1;
