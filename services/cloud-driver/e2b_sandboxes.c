@@ -202,8 +202,6 @@ e2b_create_tpl(struct e2b_driver *d, const char *id, bool temporary,
 	}
 	if (rv != -ENOENT)
 		return rv;
-	/* A new computer: an earlier one's of this id are not its. */
-	cloud_ports_forget(d->ports, id);
 	body = e2b_conv_create_body(template_id,
 	    e2b_lease_ttl(d, temporary), d->metadata,
 	    d->envs, d->cfg->network, id, temporary);
