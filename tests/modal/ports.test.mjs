@@ -140,3 +140,9 @@ test('modal: without --modal-ports a sandbox has no tunnel, and the refusal says
     assert.match(r.stderr.toString(), /argument --modal-ports: invalid value/);
   }
 });
+
+test('modal: --modal-ports with --no-network stops the start (tunnels are public ways in)', { timeout: 30000 }, async () => {
+  const r = spawnSync(MSC_BIN, ['--backend', 'modal', '--no-network', '--modal-ports', '8000'], { env: env(), input: '', timeout: 20000 });
+  assert.notEqual(r.status, 0, 'refused');
+  assert.match(r.stderr.toString(), /argument --modal-ports: not allowed with --no-network/);
+});
