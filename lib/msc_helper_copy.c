@@ -318,6 +318,14 @@ helper_exec(const struct msc_helper_copy *hc, void *be,
 
 	if (req->n_args == 0 || strcmp(req->args[0], HELPER_ARG0) != 0)
 		return hc->exec(be, req, res, err, errlen);
+	if (hc->text_only && req->n_args > 1 &&
+	    strcmp(req->args[1], "--process") == 0) {
+		/* A process that leaves a text-only exec is not known to
+		 * live on: background processes are off there. */
+		snprintf(err, errlen, "Computer '%s': background processes "
+		    "are off on this backend.", req->computer_id);
+		return -EINVAL;
+	}
 	if ((rv = helper_binary(hc, &b, &len, &path, err, errlen)) != 0)
 		return rv;
 	run_script(hc, path, script, sizeof(script));

@@ -243,6 +243,23 @@ test_text_output_limit(void **state)
 	free(res.stderr.data);
 }
 
+/* Background processes are off where the exec is text-only: the
+ * helper's --process mode is refused, not reached. */
+static void
+test_text_no_process(void **state)
+{
+	char *args[] = { "/.msc-helper", "--process", "start", "p1", "sleep",
+		"100" };
+	Msc__V1__ExecResult res = MSC__V1__EXEC_RESULT__INIT;
+
+	(void)state;
+	seen = (struct seen){ .text_seen = true };
+	run(&text_copy, args, 6, NULL, 0, 1 << 20, &res, -EINVAL);
+	assert_int_equal(seen.calls, 0);
+	free(res.stdout.data);
+	free(res.stderr.data);
+}
+
 /* Stdin that base64(1) cannot decode (cut short on the way): the helper
  * never runs (a file_write would commit a part), an error instead. */
 static int
@@ -361,6 +378,7 @@ main(void)
 		cmocka_unit_test(test_plain_and_raw),
 		cmocka_unit_test(test_base64_encode),
 		cmocka_unit_test(test_text_base64_failures),
+		cmocka_unit_test(test_text_no_process),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
