@@ -17,6 +17,7 @@ struct row {
 	TAILQ_ENTRY(row) link;
 	char id[128];           /* a slug: the driver refuses longer ones */
 	char sbx[128];
+	char owner[128];        /* the principal who exposed it, or "" */
 	uint16_t port;
 	uint64_t seq;           /* when exposed or moved (cloud_ports_mark) */
 };
@@ -124,6 +125,17 @@ count_locked(struct cloud_ports *p, const char *id)
 	return n;
 }
 
+static size_t
+count_owner_locked(struct cloud_ports *p, const char *owner)
+{
+	struct row *r;
+	size_t n = 0;
+
+	TAILQ_FOREACH (r, &p->rows, link)
+		n += strcmp(r->owner, owner) == 0;
+	return n;
+}
+
 static bool
 retired_locked(struct cloud_ports *p, const char *sbx)
 {
@@ -139,12 +151,15 @@ cloud_ports_set(struct cloud_ports *p, const Msc__V1__SnapshotRequest *req,
     Msc__V1__Preview *out, char *err, size_t errlen)
 {
 	const char *id = req->computer_id;
+	const char *owner = req->principal != NULL ? req->principal : "";
 	uint16_t port = (uint16_t)req->port;
 	struct row *r;
 	int rv = 0;
 
-	if (strlen(id) >= sizeof(r->id) || strlen(sbx) >= sizeof(r->sbx)) {
-		snprintf(err, errlen, "computer or sandbox id too long");
+	if (strlen(id) >= sizeof(r->id) || strlen(sbx) >= sizeof(r->sbx) ||
+	    strlen(owner) >= sizeof(r->owner)) {
+		snprintf(err, errlen, "computer, sandbox or principal id too "
+		    "long");
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&p->mu);
@@ -178,12 +193,22 @@ cloud_ports_set(struct cloud_ports *p, const Msc__V1__SnapshotRequest *req,
 			    CLOUD_PORTS_MAX);
 			return -EDQUOT;
 		}
+		/* One principal cannot take the whole server's share. */
+		if (owner[0] != '\0' && count_owner_locked(p, owner) >=
+		    CLOUD_PORTS_PER_PRINCIPAL) {
+			pthread_mutex_unlock(&p->mu);
+			snprintf(err, errlen, "A principal exposes at most %d "
+			    "ports at once: unexpose one first.",
+			    CLOUD_PORTS_PER_PRINCIPAL);
+			return -EDQUOT;
+		}
 		if ((r = calloc(1, sizeof(*r))) == NULL) {
 			pthread_mutex_unlock(&p->mu);
 			return -ENOMEM;
 		}
 		snprintf(r->id, sizeof(r->id), "%s", id);
 		snprintf(r->sbx, sizeof(r->sbx), "%s", sbx);
+		snprintf(r->owner, sizeof(r->owner), "%s", owner);
 		r->port = port;
 		r->seq = ++p->seq;
 		TAILQ_INSERT_TAIL(&p->rows, r, link);

@@ -19,6 +19,8 @@
 /* The most ports one computer exposes at once, and all computers. */
 #define CLOUD_PORTS_PER_COMPUTER 32
 #define CLOUD_PORTS_MAX 4096
+/* The most one principal (SnapshotRequest.principal, when set) exposes. */
+#define CLOUD_PORTS_PER_PRINCIPAL 512
 /* How many ending sandboxes the table remembers (cloud_ports_retire). */
 #define CLOUD_PORTS_RETIRED 64
 /* The longest host name a URL gets (a DNS name's bound). */

@@ -14,12 +14,15 @@
 #include "cloud_ports.h"
 #include "msc_driver.h"
 
+static const char *principal = "";
+
 static int
 set(struct cloud_ports *p, const char *id, const char *sbx, uint32_t port,
     bool unexpose, Msc__V1__Preview *out, char *err)
 {
 	Msc__V1__SnapshotRequest req = MSC__V1__SNAPSHOT_REQUEST__INIT;
 
+	req.principal = (char *)principal;
 	req.computer_id = (char *)id;
 	req.port = port;
 	req.unexpose = unexpose;
@@ -110,6 +113,36 @@ test_server_bound(void **state)
 	}
 	assert_int_equal(rv, 0);
 	assert_int_equal(set(p, "late", "s", 1, false, &out, err), -EDQUOT);
+	cloud_ports_free(p);
+}
+
+/* One principal cannot fill the server's table for all others. */
+static void
+test_principal_bound(void **state)
+{
+	struct cloud_ports *p;
+	Msc__V1__Preview out;
+	char err[256], id[32];
+	int rv = 0;
+
+	(void)state;
+	assert_int_equal(cloud_ports_new(&p), 0);
+	principal = "mallory";
+	for (int i = 0; rv == 0 && i < CLOUD_PORTS_PER_PRINCIPAL; i++) {
+		snprintf(id, sizeof(id), "m%d", i / CLOUD_PORTS_PER_COMPUTER);
+		rv = set(p, id, "s",
+		    (uint32_t)(i % CLOUD_PORTS_PER_COMPUTER) + 1, false, &out,
+		    err);
+		if (rv == 0)
+			msc_preview_fini(&out);
+	}
+	assert_int_equal(rv, 0);
+	assert_int_equal(set(p, "more", "s", 1, false, &out, err), -EDQUOT);
+	assert_non_null(strstr(err, "A principal exposes at most 512"));
+	principal = "alice";
+	assert_int_equal(set(p, "a", "s", 1, false, &out, err), 0);
+	msc_preview_fini(&out);
+	principal = "";
 	cloud_ports_free(p);
 }
 
@@ -216,6 +249,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounds_and_sandboxes),
 		cmocka_unit_test(test_server_bound),
+		cmocka_unit_test(test_principal_bound),
 		cmocka_unit_test(test_stale_rows),
 		cmocka_unit_test(test_retired),
 		cmocka_unit_test(test_host_ok),
