@@ -5,9 +5,10 @@
  *
  * The edge asks for them as an Exec of "/.msc-helper --process|--file
  * ...", which a driver whose computers have the helper mounted runs as
- * it is. A driver whose computers have no mount of the helper copies the same static helper binary into the computer on first
- * need (a plain command with the binary on its stdin, into /tmp under a
- * name that carries its digest) and runs the asked mode from there. The
+ * it is. A driver whose computers have no mount of the helper copies
+ * the same static helper binary into the computer on first need (a
+ * plain command with the binary on its stdin, into /tmp under a name
+ * that carries its digest) and runs the asked mode from there. The
  * state (process folders, logs) lives in the computer as with a mounted
  * helper, so it outlives the call, the connection and the server.
  *
