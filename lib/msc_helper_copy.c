@@ -29,6 +29,9 @@
 #define HELPER_ARG0 "/.msc-helper"
 #define HELPER_MAX (32u << 20)
 #define MISSING_LINE "msc-helper: not in this sandbox\n"
+/* What the text-only script says (exit 126) when base64(1) failed on the
+ * helper's stdin or stdout: the call did not happen as asked. */
+#define BASE64_LINE "msc-helper: base64 failed\n"
 #define INSTALL_TIMEOUT_S 120
 #define COUNT_TIMEOUT_S 10
 
@@ -204,6 +207,18 @@ is_missing(const Msc__V1__ExecResult *res)
 	    memcmp(res->stderr.data, MISSING_LINE, n) == 0;
 }
 
+/* Whether res is the text-only script's word that base64(1) failed. */
+static bool
+is_base64_failure(const Msc__V1__ExecResult *res)
+{
+	size_t n = sizeof(BASE64_LINE) - 1;
+
+	return res->outcome == MSC__V1__EXEC_OUTCOME__EXITED &&
+	    res->exit_code == 126 && res->stderr.len >= n &&
+	    memcmp(res->stderr.data + res->stderr.len - n, BASE64_LINE,
+		n) == 0;
+}
+
 /*
  * A text-only exec's result: stdout, base64 as the computer printed it,
  * decoded in place. A result that did not run to its end keeps no
@@ -224,6 +239,12 @@ decode_stdout(const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *res,
 		res->stdout.data = NULL;
 		res->stdout.len = 0;
 		return 0;
+	}
+	if (is_base64_failure(res)) {
+		snprintf(err, errlen, "Computer '%s': base64(1) failed on the "
+		    "exec helper's input or output: nothing was done with a "
+		    "part of it", req->computer_id);
+		return -EIO;
 	}
 	while (n > 0 && (t[n - 1] == '\n' || t[n - 1] == '\r'))
 		n--;
@@ -253,8 +274,10 @@ decode_stdout(const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *res,
 /*
  * The script that runs the copy (sh -c SCRIPT msc-helper [IN] ARGS...),
  * or prints the missing line. For a text-only exec, IN is 1 when stdin
- * is base64 to decode, and the helper's stdout goes out as base64 while
- * its exit status comes back through fd 4.
+ * is base64 to decode (into a file first: the helper never runs on a
+ * part of it), and the helper's stdout goes out as base64 while its exit
+ * status comes back through fd 4, with an x after it when the encoder
+ * failed; a failure of either base64 is the BASE64_LINE, exit 126.
  */
 static void
 run_script(const struct msc_helper_copy *hc, const char *path, char *buf,
@@ -267,10 +290,15 @@ run_script(const struct msc_helper_copy *hc, const char *path, char *buf,
 	if (!hc->text_only)
 		snprintf(buf + n, len - (size_t)n, "exec \"$h\" \"$@\"");
 	else
-		snprintf(buf + n, len - (size_t)n, "i=$1; shift; exec 3>&1; "
-		    "r=$( { { if [ \"$i\" = 1 ]; then base64 -d | \"$h\" \"$@\"; "
-		    "else \"$h\" \"$@\" < /dev/null; fi; echo $? >&4; } | "
-		    "base64 -w0 >&3; } 4>&1 ); exit \"${r:-1}\"");
+		snprintf(buf + n, len - (size_t)n, "b() { printf '%%s\\n' "
+		    "'%.*s' >&2; exit 126; }; i=$1; shift; exec 3>&1; "
+		    "f=/dev/null; if [ \"$i\" = 1 ]; then f=$(mktemp) && "
+		    "base64 -d > \"$f\" || { rm -f \"$f\"; b; }; fi; "
+		    "r=$( { { \"$h\" \"$@\" < \"$f\"; echo $? >&4; } | "
+		    "base64 -w0 >&3 || echo x >&4; } 4>&1 ); "
+		    "[ \"$i\" = 1 ] && rm -f \"$f\"; "
+		    "case $r in *x*) b;; esac; exit \"${r:-1}\"",
+		    (int)sizeof(BASE64_LINE) - 2, BASE64_LINE);
 }
 
 /* msc_helper_copy_exec, copying a missing helper in only when may_install
@@ -283,13 +311,21 @@ helper_exec(const struct msc_helper_copy *hc, void *be,
 	Msc__V1__ExecRequest q;
 	const uint8_t *b;
 	const char *path;
-	char script[512], **argv;
+	char script[1024], **argv;
 	uint8_t *text = NULL;
 	size_t len, k = 0;
 	int rv;
 
 	if (req->n_args == 0 || strcmp(req->args[0], HELPER_ARG0) != 0)
 		return hc->exec(be, req, res, err, errlen);
+	if (hc->text_only && req->n_args > 1 &&
+	    strcmp(req->args[1], "--process") == 0) {
+		/* A process that leaves a text-only exec is not known to
+		 * live on: background processes are off there. */
+		snprintf(err, errlen, "Computer '%s': background processes "
+		    "are off on this backend.", req->computer_id);
+		return -EINVAL;
+	}
 	if ((rv = helper_binary(hc, &b, &len, &path, err, errlen)) != 0)
 		return rv;
 	run_script(hc, path, script, sizeof(script));

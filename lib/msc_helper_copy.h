@@ -4,18 +4,22 @@
  * that has no helper of ours mounted: a provider's sandbox or VM.
  *
  * The edge asks for them as an Exec of "/.msc-helper --process|--file
- * ...", which the docker backend mounts in its computers. Elsewhere the
- * driver copies the same static helper binary into the computer on first
- * need (a plain command with the binary on its stdin, into /tmp under a
- * name that carries its digest) and runs the asked mode from there. The
- * state (process folders, logs) lives in the computer as on Docker, so it
- * outlives the call, the connection and the server.
+ * ...", which a driver whose computers have the helper mounted runs as
+ * it is. A driver whose computers have no mount of the helper copies
+ * the same static helper binary into the computer on first need (a
+ * plain command with the binary on its stdin, into /tmp under a name
+ * that carries its digest) and runs the asked mode from there. The
+ * state (process folders, logs) lives in the computer as with a mounted
+ * helper, so it outlives the call, the connection and the server.
  *
  * A backend whose exec carries only text (stdin and output as JSON
  * strings) sets text_only: stdin then travels as base64, decoded in the
  * computer by base64(1), and the helper's stdout comes back as base64,
- * decoded here, so any bytes pass unchanged. Only arguments are passed
- * (argv), never quoted into a shell line.
+ * decoded here, so any bytes pass unchanged (a failure of base64(1) on
+ * either side is an error, never a part passed on). Only arguments are
+ * passed (argv), never quoted into a shell line. Background processes
+ * (--process) are refused there: whether a process outlives such an exec
+ * is not known.
  */
 #ifndef MSC_HELPER_COPY_H
 #define MSC_HELPER_COPY_H

@@ -17,7 +17,9 @@ struct row {
 	TAILQ_ENTRY(row) link;
 	char id[128];           /* a slug: the driver refuses longer ones */
 	char sbx[128];
+	char owner[128];        /* the principal who exposed it, or "" */
 	uint16_t port;
+	uint64_t seq;           /* when exposed or moved (cloud_ports_mark) */
 };
 
 TAILQ_HEAD(rows, row);
@@ -26,6 +28,11 @@ struct cloud_ports {
 	pthread_mutex_t mu;
 	struct rows rows;       /* in order of exposure */
 	size_t n;
+	uint64_t seq;           /* stamps of rows */
+	/* Sandboxes a reset, restart or delete is ending, newest last: an
+	 * exposure on one of them is refused (it would be a dead URL). */
+	char retired[CLOUD_PORTS_RETIRED][128];
+	size_t n_retired;
 };
 
 int
@@ -118,21 +125,52 @@ count_locked(struct cloud_ports *p, const char *id)
 	return n;
 }
 
+static size_t
+count_owner_locked(struct cloud_ports *p, const char *owner)
+{
+	struct row *r;
+	size_t n = 0;
+
+	TAILQ_FOREACH (r, &p->rows, link)
+		n += strcmp(r->owner, owner) == 0;
+	return n;
+}
+
+static bool
+retired_locked(struct cloud_ports *p, const char *sbx)
+{
+	for (size_t i = 0; i < CLOUD_PORTS_RETIRED; i++)
+		if (strcmp(p->retired[i], sbx) == 0)
+			return true;
+	return false;
+}
+
 int
 cloud_ports_set(struct cloud_ports *p, const Msc__V1__SnapshotRequest *req,
     const char *sbx, const char *url, const char *note,
     Msc__V1__Preview *out, char *err, size_t errlen)
 {
 	const char *id = req->computer_id;
+	const char *owner = req->principal != NULL ? req->principal : "";
 	uint16_t port = (uint16_t)req->port;
 	struct row *r;
 	int rv = 0;
 
-	if (strlen(id) >= sizeof(r->id) || strlen(sbx) >= sizeof(r->sbx)) {
-		snprintf(err, errlen, "computer or sandbox id too long");
+	if (strlen(id) >= sizeof(r->id) || strlen(sbx) >= sizeof(r->sbx) ||
+	    strlen(owner) >= sizeof(r->owner)) {
+		snprintf(err, errlen, "computer, sandbox or principal id too "
+		    "long");
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&p->mu);
+	if (retired_locked(p, sbx)) {
+		/* A reset or delete of the computer ended this sandbox
+		 * while the caller looked: its rows are not to be touched. */
+		pthread_mutex_unlock(&p->mu);
+		snprintf(err, errlen, "Computer '%s' is being reset, restarted "
+		    "or deleted: try again when it is done.", id);
+		return -ESTALE;
+	}
 	drop_locked(p, id, sbx);        /* an earlier sandbox's ports */
 	r = find_locked(p, id, port);
 	if (req->unexpose) {
@@ -155,13 +193,24 @@ cloud_ports_set(struct cloud_ports *p, const Msc__V1__SnapshotRequest *req,
 			    CLOUD_PORTS_MAX);
 			return -EDQUOT;
 		}
+		/* One principal cannot take the whole server's share. */
+		if (owner[0] != '\0' && count_owner_locked(p, owner) >=
+		    CLOUD_PORTS_PER_PRINCIPAL) {
+			pthread_mutex_unlock(&p->mu);
+			snprintf(err, errlen, "A principal exposes at most %d "
+			    "ports at once: unexpose one first.",
+			    CLOUD_PORTS_PER_PRINCIPAL);
+			return -EDQUOT;
+		}
 		if ((r = calloc(1, sizeof(*r))) == NULL) {
 			pthread_mutex_unlock(&p->mu);
 			return -ENOMEM;
 		}
 		snprintf(r->id, sizeof(r->id), "%s", id);
 		snprintf(r->sbx, sizeof(r->sbx), "%s", sbx);
+		snprintf(r->owner, sizeof(r->owner), "%s", owner);
 		r->port = port;
+		r->seq = ++p->seq;
 		TAILQ_INSERT_TAIL(&p->rows, r, link);
 		p->n++;
 	}
@@ -196,11 +245,55 @@ cloud_ports_fill(struct cloud_ports *p, Msc__V1__Computer *c)
 	return rv;
 }
 
-int
-cloud_ports_fill_list(struct cloud_ports *p, Msc__V1__ComputerList *l)
+uint64_t
+cloud_ports_mark(struct cloud_ports *p)
 {
+	uint64_t seq;
+
+	if (p == NULL)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	seq = p->seq;
+	pthread_mutex_unlock(&p->mu);
+	return seq;
+}
+
+/* Whether list l has computer id in sandbox sbx. */
+static bool
+listed(const Msc__V1__ComputerList *l, const char *id, const char *sbx)
+{
+	for (size_t i = 0; i < l->n_computers; i++) {
+		const Msc__V1__Computer *c = l->computers[i];
+
+		if (c->computer_id != NULL && c->sandbox_id != NULL &&
+		    strcmp(c->computer_id, id) == 0 &&
+		    strcmp(c->sandbox_id, sbx) == 0)
+			return true;
+	}
+	return false;
+}
+
+int
+cloud_ports_fill_list(struct cloud_ports *p, Msc__V1__ComputerList *l,
+    bool complete, uint64_t mark)
+{
+	struct row *r, *next;
 	int rv = 0;
 
+	if (p != NULL && complete) {
+		/* Rows of sandboxes gone meanwhile (a provider's timeout, a
+		 * delete elsewhere) would hold their share for good. */
+		pthread_mutex_lock(&p->mu);
+		for (r = TAILQ_FIRST(&p->rows); r != NULL; r = next) {
+			next = TAILQ_NEXT(r, link);
+			if (r->seq > mark || listed(l, r->id, r->sbx))
+				continue;
+			TAILQ_REMOVE(&p->rows, r, link);
+			p->n--;
+			free(r);
+		}
+		pthread_mutex_unlock(&p->mu);
+	}
 	for (size_t i = 0; rv == 0 && i < l->n_computers; i++)
 		rv = cloud_ports_fill(p, l->computers[i]);
 	return rv;
@@ -217,15 +310,74 @@ cloud_ports_forget(struct cloud_ports *p, const char *id)
 }
 
 void
-cloud_ports_moved(struct cloud_ports *p, const char *id, const char *sbx)
+cloud_ports_retire(struct cloud_ports *p, const char *sbx)
 {
-	struct row *r;
+	if (p == NULL || sbx == NULL || sbx[0] == '\0' ||
+	    strlen(sbx) >= sizeof(p->retired[0]))
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (!retired_locked(p, sbx)) {
+		snprintf(p->retired[p->n_retired % CLOUD_PORTS_RETIRED],
+		    sizeof(p->retired[0]), "%s", sbx);
+		p->n_retired++;
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+void
+cloud_ports_moved(struct cloud_ports *p, const char *id, const char *old,
+    const char *sbx)
+{
+	struct row *r, *next;
 
 	if (p == NULL || sbx == NULL || strlen(sbx) >= sizeof(r->sbx))
 		return;
 	pthread_mutex_lock(&p->mu);
-	TAILQ_FOREACH (r, &p->rows, link)
-		if (strcmp(r->id, id) == 0)
-			snprintf(r->sbx, sizeof(r->sbx), "%s", sbx);
+	for (r = TAILQ_FIRST(&p->rows); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, link);
+		if (strcmp(r->id, id) != 0)
+			continue;
+		if (old == NULL || strcmp(r->sbx, old) != 0) {
+			/* Not the sandbox that was reset: an earlier
+			 * computer's of this id (deleted, timed out). */
+			TAILQ_REMOVE(&p->rows, r, link);
+			p->n--;
+			free(r);
+			continue;
+		}
+		snprintf(r->sbx, sizeof(r->sbx), "%s", sbx);
+		r->seq = ++p->seq;
+	}
 	pthread_mutex_unlock(&p->mu);
+}
+
+/* One label: [A-Za-z0-9-], 1 to 63 characters, no '-' at either end. */
+static bool
+label_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
+bool
+cloud_ports_host_ok(const char *host)
+{
+	const char *s = host, *dot;
+
+	if (host == NULL || strlen(host) > CLOUD_PORTS_HOST_MAX)
+		return false;
+	for (;;) {
+		dot = strchr(s, '.');
+		if (!label_ok(s, dot != NULL ? (size_t)(dot - s) : strlen(s)))
+			return false;
+		if (dot == NULL)
+			return true;
+		s = dot + 1;
+	}
 }

@@ -17,11 +17,11 @@
 	"computer_unexpose_port forgets the URL here but does not close it. " \
 	"A reset (a new sandbox) changes the URL."
 
-int
-e2b_expose_port(void *be, const Msc__V1__SnapshotRequest *req,
+/* One try on the sandbox e2b_lookup names now. */
+static int
+expose_once(struct e2b_driver *d, const Msc__V1__SnapshotRequest *req,
     Msc__V1__Preview *out, char *err, size_t errlen)
 {
-	struct e2b_driver *d = be;
 	struct e2b_known k;
 	char url[512];
 	int rv, n;
@@ -39,4 +39,25 @@ e2b_expose_port(void *be, const Msc__V1__SnapshotRequest *req,
 	}
 	return cloud_ports_set(d->ports, req, k.sbx, url, E2B_PORT_NOTE, out,
 	    err, errlen);
+}
+
+int
+e2b_expose_port(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Preview *out, char *err, size_t errlen)
+{
+	struct e2b_driver *d = be;
+	int rv;
+
+	/* As Docker: a computer without network serves no preview. */
+	if (!req->unexpose && !d->cfg->network) {
+		snprintf(err, errlen, "Computer '%s' has no network "
+		    "(--no-network): its ports cannot be previewed.",
+		    req->computer_id);
+		return -EINVAL;
+	}
+	/* Not on the computer's lane: a reset may end the sandbox looked
+	 * up meanwhile (-ESTALE); once more with the one it made. */
+	if ((rv = expose_once(d, req, out, err, errlen)) == -ESTALE)
+		rv = expose_once(d, req, out, err, errlen);
+	return rv;
 }

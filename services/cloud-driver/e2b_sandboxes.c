@@ -77,9 +77,21 @@ learn(void *rec, void *arg)
 		k->refreshed_ms = msc_now_ms();
 }
 
-static void
+/* Whether E2B's sandboxID and domain fit a URL's host (and k). */
+static bool
+host_ok(const char *sbx, const char *dom)
+{
+	struct e2b_known *k = NULL;
+
+	return sbx != NULL && strlen(sbx) < sizeof(k->sbx) &&
+	    strchr(sbx, '.') == NULL && cloud_ports_host_ok(sbx) &&
+	    strlen(dom) < sizeof(k->domain) && cloud_ports_host_ok(dom);
+}
+
+/* 0, or -EPROTO (err) when E2B named a host a URL cannot have. */
+static int
 remember(struct e2b_driver *d, const char *id, json_t *sbx,
-    bool fresh_ttl)
+    bool fresh_ttl, char *err, size_t errlen)
 {
 	const char *s = json_string_value(json_object_get(sbx, "sandboxID"));
 	const char *tok = json_string_value(json_object_get(sbx,
@@ -92,14 +104,21 @@ remember(struct e2b_driver *d, const char *id, json_t *sbx,
 		.temporary = e2b_conv_meta(sbx, E2B_META_TEMPORARY),
 		.fresh_ttl = fresh_ttl };
 
-	if (s == NULL)
-		return;
+	if (!host_ok(s, l.domain)) {
+		/* Never cut short nor passed on: it goes into URLs. */
+		msc_log_warn("e2b: computer %s: E2B named a sandbox or domain "
+		    "that is not a host name", id);
+		snprintf(err, errlen, "E2B gave computer '%s' a sandbox id or "
+		    "domain that is not a host name", id);
+		return -EPROTO;
+	}
 	/* A cache: a computer not remembered is looked up again (and
 	 * e2b_lookup says -ENOMEM). */
 	if (msc_known_update(d->known, id, true, learn, &l) != 0)
 		msc_log_debug("e2b: cannot remember computer %s", id);
 	if (l.temporary == NULL || strcmp(l.temporary, "false") != 0)
 		(void)msc_lease_renewer_hold(d->lease, id, s);
+	return 0;
 }
 
 void
@@ -151,6 +170,7 @@ kill_sbx(struct e2b_driver *d, const char *sbx, char *err, size_t errlen)
 	char path[256];
 	int rv;
 
+	cloud_ports_retire(d->ports, sbx);      /* no exposure on it now */
 	snprintf(path, sizeof(path), "/sandboxes/%s", sbx);
 	rv = e2b_api(d, "DELETE", path, NULL, T_OP, true, NULL, NULL, 0, err,
 	    errlen);
@@ -223,8 +243,8 @@ e2b_create_tpl(struct e2b_driver *d, const char *id, bool temporary,
 	    E2B_META_ID, id, E2B_META_TEMPORARY, temporary ? "true" : "false",
 	    E2B_META_TEMPLATE, template_id));
 	json_object_set_new(s, "state", json_string("running"));
-	remember(d, id, s, true);
-	rv = e2b_conv_computer(s, template_id, out);
+	if ((rv = remember(d, id, s, true, err, errlen)) == 0)
+		rv = e2b_conv_computer(s, template_id, out);
 	msc_log_info("created %s computer %s (E2B sandbox %s)",
 	    temporary ? "temporary" : "permanent", id,
 	    json_string_value(json_object_get(s, "sandboxID")));
@@ -257,8 +277,7 @@ connect_sbx(struct e2b_driver *d, const char *id, json_t *s, char *err,
 			json_object_set(s, key, v);
 	json_object_set_new(s, "state", json_string("running"));
 	json_decref(r);
-	remember(d, id, s, true);
-	return 0;
+	return remember(d, id, s, true, err, errlen);
 }
 
 int
@@ -337,6 +356,7 @@ e2b_reset(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen)
 {
 	const char *tmp;
+	char old[128];
 	json_t *s = NULL;
 	bool temporary;
 	int rv;
@@ -345,14 +365,15 @@ e2b_reset(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
 		return rv;
 	tmp = e2b_conv_meta(s, E2B_META_TEMPORARY);
 	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
-	rv = kill_sbx(d, json_string_value(json_object_get(s, "sandboxID")),
-	    err, errlen);
+	snprintf(old, sizeof(old), "%s",
+	    json_string_value(json_object_get(s, "sandboxID")));
+	rv = kill_sbx(d, old, err, errlen);
 	json_decref(s);
 	e2b_forget(d, id);
 	if (rv != 0)
 		return rv;
 	if ((rv = e2b_create(d, id, temporary, out, err, errlen)) == 0) {
-		cloud_ports_moved(d->ports, id, out->sandbox_id);
+		cloud_ports_moved(d->ports, id, old, out->sandbox_id);
 		msc_log_info("factory reset computer %s", id);
 	}
 	return rv;
@@ -367,7 +388,10 @@ e2b_stop(struct e2b_driver *d, const char *id, bool remove, char *err,
 	char path[256];
 	int rv;
 
-	if ((rv = find(d, id, &s, err, errlen)) != 0)
+	if ((rv = find(d, id, &s, err, errlen)) == -ENOENT)
+		/* Gone already (E2B ended it: a timeout): its ports too. */
+		cloud_ports_forget(d->ports, id);
+	if (rv != 0)
 		return rv == -ENOENT && !remove ? 0 : rv;
 	tmp = e2b_conv_meta(s, E2B_META_TEMPORARY);
 	sbx = json_string_value(json_object_get(s, "sandboxID"));
@@ -401,6 +425,7 @@ e2b_list(struct e2b_driver *d, Msc__V1__ComputerList *out, char *err,
 	char path[2048], q[256], next[512] = "", esc[1024];
 	json_t *arr = NULL, *s;
 	size_t i, cap = 0;
+	uint64_t mark = cloud_ports_mark(d->ports);
 	int rv, pages = 0;
 
 	if ((rv = e2b_conv_meta_query(E2B_META_OWNED, "true", q,
@@ -445,7 +470,8 @@ e2b_list(struct e2b_driver *d, Msc__V1__ComputerList *out, char *err,
 		arr = NULL;
 	} while (rv == 0 && next[0] != '\0' && ++pages < 50);
 	if (rv == 0)
-		rv = cloud_ports_fill_list(d->ports, out);
+		rv = cloud_ports_fill_list(d->ports, out, next[0] == '\0',
+		    mark);
 	return rv;
 }
 

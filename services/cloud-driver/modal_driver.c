@@ -81,6 +81,14 @@ configure(struct modal_driver *d, const struct msc_cfg *cfg)
 			      "none twice)", cfg->modal_ports, MODAL_PORTS_MAX);
 		return -EINVAL;
 	}
+	if (d->n_ports > 0 && !cfg->network) {
+		/* Tunnels are public ways in: as on Docker, a computer
+		 * without network serves no preview. */
+		msc_cfg_error("argument --modal-ports: not allowed with "
+			      "--no-network (a computer without network has "
+			      "no preview URLs)");
+		return -EINVAL;
+	}
 	return msc_http_init();       /* libcurl, before threads call */
 }
 

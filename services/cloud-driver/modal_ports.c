@@ -80,8 +80,13 @@ tunnel_url(struct modal_driver *d, const char *id, const char *sbx,
 	for (size_t i = 0; i < resp->n_tunnels; i++)
 		if (resp->tunnels[i]->container_port == port)
 			t = resp->tunnels[i];
-	if (t == NULL || t->host == NULL || t->host[0] == '\0' ||
-	    strpbrk(t->host, "/?#@ \t\r\n") != NULL) {
+	if (t != NULL && !cloud_ports_host_ok(t->host)) {
+		protobuf_c_message_free_unpacked(&resp->base, NULL);
+		snprintf(err, errlen, "Modal gave port %u of computer '%s' a "
+		    "tunnel host that is not a host name", port, id);
+		return -EPROTO;
+	}
+	if (t == NULL) {
 		protobuf_c_message_free_unpacked(&resp->base, NULL);
 		ports_words(d, words, sizeof(words));
 		snprintf(err, errlen, "Port %u of computer '%s' has no Modal "
@@ -104,11 +109,11 @@ tunnel_url(struct modal_driver *d, const char *id, const char *sbx,
 	return 0;
 }
 
-int
-modal_expose_port(void *be, const Msc__V1__SnapshotRequest *req,
+/* One try on the sandbox modal_lookup names now. */
+static int
+expose_once(struct modal_driver *d, const Msc__V1__SnapshotRequest *req,
     Msc__V1__Preview *out, char *err, size_t errlen)
 {
-	struct modal_driver *d = be;
 	struct modal_known k;
 	char sbx[sizeof(k.sandbox_id)], url[600];
 	int rv;
@@ -122,4 +127,19 @@ modal_expose_port(void *be, const Msc__V1__SnapshotRequest *req,
 		return rv;
 	return cloud_ports_set(d->exposed, req, sbx, req->unexpose ? NULL :
 	    url, MODAL_PORT_NOTE, out, err, errlen);
+}
+
+int
+modal_expose_port(void *be, const Msc__V1__SnapshotRequest *req,
+    Msc__V1__Preview *out, char *err, size_t errlen)
+{
+	struct modal_driver *d = be;
+	int rv;
+
+	/* Not on the computer's lane: a reset or restart may end the
+	 * sandbox looked up meanwhile (-ESTALE); once more with the one it
+	 * made. */
+	if ((rv = expose_once(d, req, out, err, errlen)) == -ESTALE)
+		rv = expose_once(d, req, out, err, errlen);
+	return rv;
 }

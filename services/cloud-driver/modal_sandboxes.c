@@ -111,6 +111,7 @@ modal_terminate(struct modal_driver *d, const char *sbx, char *err,
 	Modal__Client__SandboxTerminateResponse *resp = NULL;
 	int rv;
 
+	cloud_ports_retire(d->exposed, sbx);    /* no exposure on it now */
 	req.sandbox_id = (char *)sbx;
 	rv = modal_call(d, "SandboxTerminate", &req.base,
 	    &modal__client__sandbox_terminate_response__descriptor,
@@ -351,6 +352,8 @@ modal_create(struct modal_driver *d, const char *id, bool temporary,
 	}
 	if (rv != -ENOENT)
 		return rv;
+	/* A new computer: an earlier one's of this id are not its. */
+	cloud_ports_forget(d->exposed, id);
 	if ((rv = modal_image(d, image_id, sizeof(image_id), err, errlen)) != 0 ||
 	    (rv = create_sandbox(d, id, temporary, image_id, out, err,
 		 errlen)) != 0)
@@ -496,7 +499,7 @@ modal_restart(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 	if ((rv = create_sandbox(d, id, temporary, image_id, out, err,
 		 errlen)) != 0)
 		return create_err(rv, err, errlen);
-	cloud_ports_moved(d->exposed, id, out->sandbox_id);
+	cloud_ports_moved(d->exposed, id, sbx, out->sandbox_id);
 	msc_log_info("restarted computer %s (Modal sandbox %s, files kept)", id,
 	    out->sandbox_id);
 	return 0;
@@ -555,6 +558,7 @@ modal_create_image(struct modal_driver *d, const char *id, bool temporary,
 	}
 	if (rv != -ENOENT)
 		return rv;
+	cloud_ports_forget(d->exposed, id);     /* a new computer's */
 	if ((rv = create_sandbox(d, id, temporary, image_id, out, err,
 	    errlen)) != 0)
 		return create_err(rv, err, errlen);
@@ -567,13 +571,14 @@ modal_reset(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 {
 	Modal__Client__SandboxListResponse *resp = NULL;
 	ModalSandboxInfo *s;
-	char image_id[128];
+	char image_id[128], old[128];
 	bool temporary;
 	int rv;
 
 	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv;
 	temporary = tag_temporary(s);
+	snprintf(old, sizeof(old), "%s", s->id);
 	rv = modal_terminate(d, s->id, err, errlen);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	modal_forget(d, id);
@@ -583,7 +588,7 @@ modal_reset(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 	    (rv = create_sandbox(d, id, temporary, image_id, out, err,
 		 errlen)) != 0)
 		return create_err(rv, err, errlen);
-	cloud_ports_moved(d->exposed, id, out->sandbox_id);
+	cloud_ports_moved(d->exposed, id, old, out->sandbox_id);
 	msc_log_info("factory reset computer %s", id);
 	return 0;
 }
@@ -596,7 +601,11 @@ modal_stop(struct modal_driver *d, const char *id, bool remove, char *err,
 	ModalSandboxInfo *s;
 	int rv;
 
-	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+	if ((rv = find(d, id, &resp, &s, err, errlen)) == -ENOENT)
+		/* Gone already (Modal ended it: its lifetime): its ports
+		 * too. */
+		cloud_ports_forget(d->exposed, id);
+	if (rv != 0)
 		return rv == -ENOENT && !remove ? 0 : rv;
 	if (remove || tag_temporary(s)) {
 		if ((rv = modal_terminate(d, s->id, err, errlen)) == 0) {
@@ -642,8 +651,10 @@ modal_list(struct modal_driver *d, Msc__V1__ComputerList *out, char *err,
     size_t errlen)
 {
 	Modal__Client__SandboxListResponse *resp = NULL;
+	uint64_t mark = cloud_ports_mark(d->exposed);
 	double before = 0;
 	size_t cap = 0;
+	bool complete = false;
 	int rv = 0;
 
 	for (int page = 0; rv == 0 && page < 50; page++) {
@@ -667,12 +678,13 @@ modal_list(struct modal_driver *d, Msc__V1__ComputerList *out, char *err,
 		if (resp->n_sandboxes == 0 || !(oldest > 0) ||
 		    (before > 0 && oldest >= before)) {
 			protobuf_c_message_free_unpacked(&resp->base, NULL);
+			complete = rv == 0;
 			break;
 		}
 		before = oldest;
 		protobuf_c_message_free_unpacked(&resp->base, NULL);
 	}
 	if (rv == 0)
-		rv = cloud_ports_fill_list(d->exposed, out);
+		rv = cloud_ports_fill_list(d->exposed, out, complete, mark);
 	return rv;
 }

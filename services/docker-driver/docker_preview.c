@@ -478,9 +478,14 @@ dock_preview_expose(struct dock_driver *d,
 		snprintf(err, errlen, "preview URLs are not served here");
 		return -ENOSYS;
 	}
+	/* The computer is ours and exists (its address is asked later):
+	 * first, so a caller naming another's id learns nothing more. */
+	if ((rv = dock_find(d, req->computer_id, &ctr, err, errlen)) != 0)
+		return rv;
 	/* The cluster layout: users are not on this driver's host, and no
 	 * edge proxies to it, so a localhost URL would lead nowhere. */
 	if (!req->unexpose && d->serves_hosts && local_domain(domain)) {
+		json_decref(ctr);
 		snprintf(err, errlen, "Preview URLs of computers on driver "
 		    "'%s' would name %s, which reaches only the host a browser "
 		    "runs on: this driver serves other hosts (the cluster "
@@ -491,9 +496,6 @@ dock_preview_expose(struct dock_driver *d,
 		    domain);
 		return -EINVAL;
 	}
-	/* The computer is ours and exists (its address is asked later). */
-	if ((rv = dock_find(d, req->computer_id, &ctr, err, errlen)) != 0)
-		return rv;
 	mode = json_string_value(json_object_get(json_object_get(ctr,
 	    "HostConfig"), "NetworkMode"));
 	if (!req->unexpose && mode != NULL && strcmp(mode, "none") == 0) {

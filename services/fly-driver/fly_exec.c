@@ -228,6 +228,16 @@ report(struct run *x, char *text, Msc__V1__ExecResult *res, char *err,
 	    fly_conv_b64decode(b2, strlen(b2), (char **)&res->stderr.data,
 		&res->stderr.len) != 0)
 		goto bad;
+	if (res->stdout.len + res->stderr.len > x->limit) {
+		/* The machine's file held it all: the limit still holds. */
+		free(res->stdout.data);
+		free(res->stderr.data);
+		res->stdout.data = res->stderr.data = NULL;
+		res->stdout.len = res->stderr.len = 0;
+		res->outcome = MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT;
+		res->exit_code = 1;
+		return 0;
+	}
 	res->exit_code = code;
 	return 0;
 bad:

@@ -48,12 +48,15 @@ class Proc:
             pass
 
 
+FAKE_DOMAIN = [None]
+
+
 def public(s, tokens=True):
     d = {k: s[k] for k in ('sandboxID', 'templateID', 'clientID', 'envdVersion', 'metadata',
                            'startedAt', 'endAt', 'state', 'cpuCount', 'memoryMB')}
     if tokens:
         d['envdAccessToken'] = s['envdAccessToken']
-        d['domain'] = None
+        d['domain'] = FAKE_DOMAIN[0]
     return d
 
 
@@ -176,6 +179,15 @@ class H(BaseHTTPRequestHandler):
         if u.path == '/_fake/behave':
             BEHAVE.update(json.loads(raw))
             return self.reply(200, BEHAVE)
+        if u.path == '/_fake/end':        # E2B ends a sandbox (its timeout)
+            with LOCK:
+                s = SANDBOXES.get(json.loads(raw)['sandboxID'])
+            if s is not None:
+                kill(s)
+            return self.reply(200, {})
+        if u.path == '/_fake/domain':     # the domain replies name (None: E2B_DOMAIN's)
+            FAKE_DOMAIN[0] = json.loads(raw).get('domain')
+            return self.reply(200, {})
         if u.path == '/_fake/clear':
             BEHAVE.clear()
             ARGS.inject.clear()

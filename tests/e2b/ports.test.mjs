@@ -46,9 +46,9 @@ after(async () => {
   await new Promise((r) => (fake.exitCode !== null ? r() : fake.once('exit', r)));
 });
 
-async function stdio(tools) {
+async function stdio(tools, extra = []) {
   const t = new StdioV1({
-    command: MSC_BIN, args: ['--backend', 'e2b', '--tools', tools], stderr: 'pipe',
+    command: MSC_BIN, args: ['--backend', 'e2b', '--tools', tools, ...extra], stderr: 'pipe',
     env: { ...process.env, E2B_API_KEY: KEY, E2B_API_URL: api, E2B_SANDBOX_URL: api, E2B_DOMAIN: DOMAIN },
   });
   const box = { text: '' };
@@ -126,4 +126,50 @@ test('e2b: the sandbox\'s own host for a port, served by E2B; listed, kept acros
 
   await ok(c, 'computer_delete', where);
   await refused(c, 'computer_expose_port', { ...where, port: 8000 }, /not found/i);
+});
+
+const fakePost = (what, body) => fetch(`${api}/_fake/${what}`, { method: 'POST', body: JSON.stringify(body) });
+
+test('e2b: a sandbox E2B ended leaves no rows; a new computer of its id gets none at its reset', { timeout: 120000 }, async () => {
+  const c = await stdio('ports,lifecycle');
+  const id = `${RUN}-gone`;
+  const where = { computer_id: id };
+  await ok(c, 'terminal_execute', { ...where, command: 'true' });
+  await ok(c, 'computer_expose_port', { ...where, port: 8000 });
+  await fakePost('end', { sandboxID: (await sandboxOf(id)).sandboxID });   // E2B's timeout
+  await ok(c, 'computer_delete', where);
+  // The id again: a new computer, whose reset must not bring the old computer's port along.
+  await ok(c, 'terminal_execute', { ...where, command: 'true' });
+  await ok(c, 'computer_factory_reset', where);
+  const row = (await ok(c, 'computer_list', {})).computers.find((x) => x.computer_id === id);
+  assert.deepEqual(row.exposed_ports ?? [], [], 'no port of the earlier computer');
+  await ok(c, 'computer_delete', where);
+});
+
+test('e2b: with --no-network no preview URL', { timeout: 60000 }, async () => {
+  const c = await stdio('ports,lifecycle', ['--no-network']);
+  const id = `${RUN}-nonet`;
+  await ok(c, 'terminal_execute', { computer_id: id, command: 'true' });
+  await refused(c, 'computer_expose_port', { computer_id: id, port: 8000 },
+    /Computer '.*-nonet' has no network \(--no-network\): its ports cannot be previewed\./);
+  await ok(c, 'computer_delete', { computer_id: id });
+});
+
+test('e2b: a domain that is not a host name never reaches a URL', { timeout: 60000 }, async () => {
+  const c = await stdio('ports,lifecycle');
+  const id = `${RUN}-evil`;
+  await fakePost('domain', { domain: 'evil.example/x?' });
+  try {
+    const r = await c.callTool({ name: 'terminal_execute', arguments: { computer_id: id, command: 'true' } });
+    if (!r.isError) {
+      const ep = await c.callTool({ name: 'computer_expose_port', arguments: { computer_id: id, port: 8000 } });
+      assert.ok(ep.isError, `refused, not ${JSON.stringify(ep.structuredContent ?? ep.content)}`);
+    } else {
+      assert.doesNotMatch(r.content[0].text, /evil/);
+    }
+  } finally {
+    await fakePost('domain', { domain: null });
+  }
+  const s = await sandboxOf(id);
+  if (s) await fakePost('end', { sandboxID: s.sandboxID });
 });

@@ -171,6 +171,11 @@ describe('fly files', { concurrency: true }, () => {
     assert.equal(installs.length, 1, 'one copy of the helper');
     assert.ok(installs[0].stdin_len > 100000, 'the helper went as stdin');
 
+    // background processes are off on Fly: terminal_execute cannot reach the helper's --process mode
+    const pr = await call(c, 'terminal_execute', { args: ['/.msc-helper', '--process', 'list'] });
+    assert.equal(pr.isError, true, JSON.stringify(pr));
+    assert.match(JSON.stringify(pr.content), /background processes are off/);
+
     // the helper's copy gone (a Machine whose /tmp was wiped): copied in again at the next call
     await sh(c, 'rm -f /tmp/.msc-helper-*');
     assert.equal((await ok(c, 'file_read', { path: '/tmp/t/a.txt' })).content, text);

@@ -244,6 +244,11 @@ describe('preview URLs on a driver that serves other hosts', () => {
     const id = cid('preview');
     let s = await startServer(['--tools', 'ports', '--preview-listen', '127.0.0.1:0'], { mode: 'split', env });
     try {
+      // A computer that does not exist (or is another's): not found, and no word of the driver.
+      const none = await s.call({ computer_id: cid('nosuch'), port: 8000 }, { name: 'computer_expose_port' });
+      assert.equal(none.isError, true, JSON.stringify(none));
+      assert.match(textOf(none), /not found/i);
+      assert.doesNotMatch(textOf(none), new RegExp(`${DPREFIX}p|would name`));
       await s.exec({ computer_id: id, temporary: false, command: 'true' });
       const r = await s.call({ computer_id: id, port: 8000 }, { name: 'computer_expose_port' });
       assert.equal(r.isError, true, JSON.stringify(r));

@@ -843,6 +843,12 @@ class Ctl(BaseHTTPRequestHandler):
                 return self.reply(404, {'error': 'no such sandbox'})
             finish(s, api.GenericResult.GENERIC_STATUS_TERMINATED, 'Sandbox terminated from the dashboard')
             return self.reply(200, {})
+        if self.path == '/tunnel_host':   # Modal names another host for a port's tunnel
+            with LOCK:
+                s = SANDBOXES.get(j['sandbox_id'])
+                if s is not None:
+                    s.tunnels[j['port']] = j['host']
+            return self.reply(200 if s is not None else 404, {})
         if self.path == '/proxy':
             mode = j['mode']
             PROXY.mode = 'drop' if mode == 'drop' else 'pass'

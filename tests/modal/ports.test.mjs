@@ -140,3 +140,32 @@ test('modal: without --modal-ports a sandbox has no tunnel, and the refusal says
     assert.match(r.stderr.toString(), /argument --modal-ports: invalid value/);
   }
 });
+
+test('modal: --modal-ports with --no-network stops the start (tunnels are public ways in)', { timeout: 30000 }, async () => {
+  const r = spawnSync(MSC_BIN, ['--backend', 'modal', '--no-network', '--modal-ports', '8000'], { env: env(), input: '', timeout: 20000 });
+  assert.notEqual(r.status, 0, 'refused');
+  assert.match(r.stderr.toString(), /argument --modal-ports: not allowed with --no-network/);
+});
+
+const ctlPost = (what, body) => fetch(`http://127.0.0.1:${ctl}/${what}`, { method: 'POST', body: JSON.stringify(body) });
+
+test('modal: a tunnel host that is not a host name is refused; a sandbox Modal ended leaves no rows for a new computer of its id', { timeout: 180000 }, async () => {
+  const c = await stdio(['--tools', 'ports,lifecycle', '--modal-ports', '8000']);
+  const id = `${RUN}-gone`;
+  const where = { computer_id: id };
+  await ok(c, 'terminal_execute', { ...where, command: 'true' });
+  const sbx = await sandboxOf(id);
+  await ok(c, 'computer_expose_port', { ...where, port: 8000 });
+  assert.equal((await ctlPost('tunnel_host', { sandbox_id: sbx.sandbox_id, port: 8000, host: 'evil_host.example:99' })).status, 200);
+  // refused (a provider fault), never a URL with that host
+  assert.doesNotMatch(await refused(c, 'computer_expose_port', { ...where, port: 8000 }, /./), /evil/);
+  // Modal ends the sandbox (its lifetime): delete forgets the rows, and a new computer of the id
+  // does not get them at its reset.
+  assert.equal((await ctlPost('terminate', { sandbox_id: sbx.sandbox_id })).status, 200);
+  await ok(c, 'computer_delete', where);
+  await ok(c, 'terminal_execute', { ...where, command: 'true' });
+  await ok(c, 'computer_factory_reset', where);
+  const row = (await ok(c, 'computer_list', {})).computers.find((x) => x.computer_id === id);
+  assert.deepEqual(row.exposed_ports ?? [], [], 'no port of the earlier computer');
+  await ok(c, 'computer_delete', where);
+});

@@ -14,12 +14,15 @@
 #include "cloud_ports.h"
 #include "msc_driver.h"
 
+static const char *principal = "";
+
 static int
 set(struct cloud_ports *p, const char *id, const char *sbx, uint32_t port,
     bool unexpose, Msc__V1__Preview *out, char *err)
 {
 	Msc__V1__SnapshotRequest req = MSC__V1__SNAPSHOT_REQUEST__INIT;
 
+	req.principal = (char *)principal;
 	req.computer_id = (char *)id;
 	req.port = port;
 	req.unexpose = unexpose;
@@ -77,7 +80,7 @@ test_bounds_and_sandboxes(void **state)
 	assert_int_equal(set(p, "a", "s1", 5, true, &out, err), -ENOENT);
 	assert_non_null(strstr(err, "Port 5 of computer 'a' is not exposed"));
 	/* A restart into a new sandbox keeps the ports. */
-	cloud_ports_moved(p, "a", "s2");
+	cloud_ports_moved(p, "a", "s1", "s2");
 	assert_int_equal(listed(p, "a", "s2"), CLOUD_PORTS_PER_COMPUTER - 1);
 	/* A sandbox the table did not hear of (made behind its back): the
 	 * old sandbox's ports are dropped at the next exposure. */
@@ -113,12 +116,143 @@ test_server_bound(void **state)
 	cloud_ports_free(p);
 }
 
+/* One principal cannot fill the server's table for all others. */
+static void
+test_principal_bound(void **state)
+{
+	struct cloud_ports *p;
+	Msc__V1__Preview out;
+	char err[256], id[32];
+	int rv = 0;
+
+	(void)state;
+	assert_int_equal(cloud_ports_new(&p), 0);
+	principal = "mallory";
+	for (int i = 0; rv == 0 && i < CLOUD_PORTS_PER_PRINCIPAL; i++) {
+		snprintf(id, sizeof(id), "m%d", i / CLOUD_PORTS_PER_COMPUTER);
+		rv = set(p, id, "s",
+		    (uint32_t)(i % CLOUD_PORTS_PER_COMPUTER) + 1, false, &out,
+		    err);
+		if (rv == 0)
+			msc_preview_fini(&out);
+	}
+	assert_int_equal(rv, 0);
+	assert_int_equal(set(p, "more", "s", 1, false, &out, err), -EDQUOT);
+	assert_non_null(strstr(err, "A principal exposes at most 512"));
+	principal = "alice";
+	assert_int_equal(set(p, "a", "s", 1, false, &out, err), 0);
+	msc_preview_fini(&out);
+	principal = "";
+	cloud_ports_free(p);
+}
+
+/* Rows of a computer gone behind the table's back (a provider's
+ * timeout) go at the next full listing, and a new computer of that id
+ * does not get them at its reset. */
+static void
+test_stale_rows(void **state)
+{
+	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT, *cs[1] = { &c };
+	Msc__V1__ComputerList l = MSC__V1__COMPUTER_LIST__INIT;
+	struct cloud_ports *p;
+	Msc__V1__Preview out;
+	char err[256];
+	uint64_t mark;
+
+	(void)state;
+	assert_int_equal(cloud_ports_new(&p), 0);
+	assert_int_equal(set(p, "a", "old", 80, false, &out, err), 0);
+	msc_preview_fini(&out);
+	assert_int_equal(set(p, "b", "t1", 81, false, &out, err), 0);
+	msc_preview_fini(&out);
+	/* "a" made again (sandbox s1) and reset into s2: old's rows are
+	 * an earlier computer's, not moved. */
+	cloud_ports_moved(p, "a", "s1", "s2");
+	assert_int_equal(listed(p, "a", "s2"), 0);
+	assert_int_equal(listed(p, "a", "old"), 0);
+	/* b timed out: a listing without it drops its rows, but not one
+	 * exposed after the listing began. */
+	mark = cloud_ports_mark(p);
+	assert_int_equal(set(p, "c", "u1", 82, false, &out, err), 0);
+	msc_preview_fini(&out);
+	c.computer_id = (char *)"a";
+	c.sandbox_id = (char *)"s2";
+	l.computers = cs;
+	l.n_computers = 1;
+	assert_int_equal(cloud_ports_fill_list(p, &l, false, mark), 0);
+	free(c.exposed_ports);
+	c.exposed_ports = NULL;
+	assert_int_equal(listed(p, "b", "t1"), 1);      /* not complete */
+	assert_int_equal(cloud_ports_fill_list(p, &l, true, mark), 0);
+	free(c.exposed_ports);
+	assert_int_equal(listed(p, "b", "t1"), 0);
+	assert_int_equal(listed(p, "c", "u1"), 1);
+	cloud_ports_free(p);
+}
+
+/* An exposure that looked up a sandbox a reset then ended is refused
+ * (it would name a dead URL and drop the moved rows). */
+static void
+test_retired(void **state)
+{
+	struct cloud_ports *p;
+	Msc__V1__Preview out;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(cloud_ports_new(&p), 0);
+	assert_int_equal(set(p, "a", "s1", 80, false, &out, err), 0);
+	msc_preview_fini(&out);
+	cloud_ports_retire(p, "s1");
+	cloud_ports_moved(p, "a", "s1", "s2");
+	assert_int_equal(set(p, "a", "s1", 81, false, &out, err), -ESTALE);
+	assert_non_null(strstr(err, "being reset"));
+	assert_int_equal(set(p, "a", "s1", 80, true, &out, err), -ESTALE);
+	assert_int_equal(listed(p, "a", "s2"), 1);
+	assert_int_equal(set(p, "a", "s2", 81, false, &out, err), 0);
+	assert_int_equal(out.n_ports, 2);
+	msc_preview_fini(&out);
+	cloud_ports_free(p);
+}
+
+static void
+test_host_ok(void **state)
+{
+	char long_label[80], long_host[300];
+
+	(void)state;
+	assert_true(cloud_ports_host_ok("e2b.app"));
+	assert_true(cloud_ports_host_ok("i8abc-123.modal.host"));
+	assert_true(cloud_ports_host_ok("localhost"));
+	assert_false(cloud_ports_host_ok(""));
+	assert_false(cloud_ports_host_ok(NULL));
+	assert_false(cloud_ports_host_ok("a..b"));
+	assert_false(cloud_ports_host_ok("a.b."));
+	assert_false(cloud_ports_host_ok("-a.b"));
+	assert_false(cloud_ports_host_ok("evil.com/x"));
+	assert_false(cloud_ports_host_ok("user@evil.com"));
+	assert_false(cloud_ports_host_ok("evil.com:80"));
+	assert_false(cloud_ports_host_ok("a_b.com"));
+	assert_false(cloud_ports_host_ok("a b"));
+	memset(long_label, 'a', 64);
+	long_label[64] = '\0';
+	assert_false(cloud_ports_host_ok(long_label));
+	for (size_t i = 0; i < 127; i++)
+		memcpy(long_host + 2 * i, "a.", 2);
+	memcpy(long_host + 254, "a", 2);
+	assert_false(cloud_ports_host_ok(long_host));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounds_and_sandboxes),
 		cmocka_unit_test(test_server_bound),
+		cmocka_unit_test(test_principal_bound),
+		cmocka_unit_test(test_stale_rows),
+		cmocka_unit_test(test_retired),
+		cmocka_unit_test(test_host_ok),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,7 +92,8 @@ local_exec(void *be, const Msc__V1__ExecRequest *req,
 	unlink(out);
 	unlink(er);
 	seen.calls++;
-	if (req->n_args > 2 && strstr(req->args[2], "mktemp") != NULL)
+	if (req->n_args > 2 &&
+	    strstr(req->args[2], "mktemp /tmp/.msc-helper") != NULL)
 		seen.installs++;
 	if (req->has_stdin) {
 		if (!is_b64_text(req->stdin.data, req->stdin.len))
@@ -242,6 +243,77 @@ test_text_output_limit(void **state)
 	free(res.stderr.data);
 }
 
+/* Background processes are off where the exec is text-only: the
+ * helper's --process mode is refused, not reached. */
+static void
+test_text_no_process(void **state)
+{
+	char *args[] = { "/.msc-helper", "--process", "start", "p1", "sleep",
+		"100" };
+	Msc__V1__ExecResult res = MSC__V1__EXEC_RESULT__INIT;
+
+	(void)state;
+	seen = (struct seen){ .text_seen = true };
+	run(&text_copy, args, 6, NULL, 0, 1 << 20, &res, -EINVAL);
+	assert_int_equal(seen.calls, 0);
+	free(res.stdout.data);
+	free(res.stderr.data);
+}
+
+/* Stdin that base64(1) cannot decode (cut short on the way): the helper
+ * never runs (a file_write would commit a part), an error instead. */
+static int
+bad_stdin_exec(void *be, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *res, char *err, size_t errlen)
+{
+	Msc__V1__ExecRequest q = *req;
+
+	if (req->has_stdin && !(req->n_args > 2 &&
+	    strstr(req->args[2], "mktemp /tmp/.msc-helper") != NULL)) {
+		q.stdin.data = (uint8_t *)"AAAA!!!!";
+		q.stdin.len = 8;
+	}
+	return local_exec(be, &q, res, err, errlen);
+}
+
+static void
+test_text_base64_failures(void **state)
+{
+	const struct msc_helper_copy bad = {
+		.exec = bad_stdin_exec, .text_only = true,
+	};
+	char *args[] = { "/.msc-helper", "--file", "write", "/tmp/x", "0" };
+	const uint8_t in[] = "the whole file";
+	Msc__V1__ExecResult res = MSC__V1__EXEC_RESULT__INIT;
+	char dir[] = "/tmp/msc-hc-path.XXXXXX", fake[128], path[4096];
+	const char *old = getenv("PATH");
+	FILE *f;
+
+	(void)state;
+	run(&bad, args, 5, in, sizeof(in) - 1, 1 << 20, &res, -EIO);
+	assert_int_equal(res.stdout.len, 0);
+	free(res.stdout.data);
+	free(res.stderr.data);
+
+	/* The encoder of the helper's stdout fails: an error too. */
+	assert_non_null(mkdtemp(dir));
+	snprintf(fake, sizeof(fake), "%s/base64", dir);
+	assert_non_null(f = fopen(fake, "w"));
+	fputs("#!/bin/sh\n[ \"$1\" = -w0 ] && { cat >/dev/null; exit 1; }\n"
+	    "exec /usr/bin/base64 \"$@\"\n", f);
+	fclose(f);
+	assert_int_equal(chmod(fake, 0755), 0);
+	snprintf(path, sizeof(path), "%s:%s", dir, old);
+	setenv("PATH", path, 1);
+	res = (Msc__V1__ExecResult)MSC__V1__EXEC_RESULT__INIT;
+	run(&text_copy, args, 5, in, sizeof(in) - 1, 1 << 20, &res, -EIO);
+	setenv("PATH", old, 1);
+	free(res.stdout.data);
+	free(res.stderr.data);
+	unlink(fake);
+	rmdir(dir);
+}
+
 /* A command that does not name the helper runs as asked; a raw backend
  * gets the helper's bytes as they are. */
 static void
@@ -305,6 +377,8 @@ main(void)
 		cmocka_unit_test(test_text_output_limit),
 		cmocka_unit_test(test_plain_and_raw),
 		cmocka_unit_test(test_base64_encode),
+		cmocka_unit_test(test_text_base64_failures),
+		cmocka_unit_test(test_text_no_process),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
