@@ -291,6 +291,10 @@ export async function startServer(flags = [], { mode = 'aio', env = {}, connectT
       ? { ...msg, params: { ...msg.params, protocolVersion } } : msg, o);
   }
   await client.connect(transport, { timeout: connectTimeoutMs });
+  // Split: the edge answers initialize alone; its tools/list waits for the session service's
+  // description (asked of the first driver), so the link to it is up before the first call
+  // (a loaded host's first TLS handshakes can take past a call's 3 s grace).
+  if (mode === 'split') await client.listTools(undefined, { timeout: connectTimeoutMs });
   const proc = transport._process; // the SDK forgets it on close(); keep our own handle
   proc.once('exit', () => liveServers.delete(s));
   const s = {
