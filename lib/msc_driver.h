@@ -72,7 +72,8 @@ struct msc_driver_ops {
 	 * computer req->computer_id; restore recreates it from
 	 * req->snapshot_id (on its lane, as a creation); snapshots lists
 	 * them and snapshot_delete removes one (req->snapshot_id);
-	 * create_from is Create with from_snapshot set. The strings put in
+	 * create_from is Create with from_snapshot set (the skeleton sorts
+	 * snapshots' list, oldest first). The strings put in
 	 * out are freed by msc_snapshot_fini, msc_snapshot_list_fini and
 	 * msc_computer_fini. NULL: every such call is UNIMPLEMENTED.
 	 */

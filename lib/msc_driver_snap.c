@@ -9,8 +9,19 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "msc_snapshot.h"
+
+/* Oldest first, then by id: every backend's list in one order. */
+static int
+by_created(const void *a, const void *b)
+{
+	const Msc__V1__Snapshot *const *x = a, *const *y = b;
+	int c = strcmp((*x)->created_at, (*y)->created_at);
+
+	return c != 0 ? c : strcmp((*x)->snapshot_id, (*y)->snapshot_id);
+}
 
 static void
 free_str(char *s)
@@ -158,8 +169,12 @@ msc_job_run_snapshot(struct job *j, char *err)
 		break;
 	case JOB_SNAPSHOTS:
 		if ((rv = ops->snapshots(j->d->be, r, &l, err,
-		    MSC_DRIVER_ERRLEN)) == 0)
+		    MSC_DRIVER_ERRLEN)) == 0) {
+			if (l.n_snapshots > 1)
+				qsort(l.snapshots, l.n_snapshots,
+				    sizeof(*l.snapshots), by_created);
 			msc_call_reply(j->call, &l.base);
+		}
 		msc_snapshot_list_fini(&l);
 		break;
 	default:

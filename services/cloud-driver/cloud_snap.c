@@ -303,15 +303,6 @@ cloud_snap_create_from(struct cloud_snap *s,
 	return rv;
 }
 
-static int
-by_created(const void *a, const void *b)
-{
-	const Msc__V1__Snapshot *const *x = a, *const *y = b;
-	int c = strcmp((*x)->created_at, (*y)->created_at);
-
-	return c != 0 ? c : strcmp((*x)->snapshot_id, (*y)->snapshot_id);
-}
-
 int
 cloud_snap_list(struct cloud_snap *s, const Msc__V1__SnapshotRequest *req,
     Msc__V1__SnapshotList *out, char *err, size_t errlen)
@@ -344,9 +335,6 @@ cloud_snap_list(struct cloud_snap *s, const Msc__V1__SnapshotRequest *req,
 		rv = fill(s, &recs[i], o);
 	}
 	free(recs);
-	if (rv == 0)
-		qsort(out->snapshots, out->n_snapshots,
-		    sizeof(*out->snapshots), by_created);
 	return rv;
 }
 

@@ -566,15 +566,6 @@ dock_create_from(struct dock_driver *d, const Msc__V1__CreateRequest *req,
 	return rv;
 }
 
-static int
-by_created(const void *a, const void *b)
-{
-	const Msc__V1__Snapshot *const *x = a, *const *y = b;
-	int c = strcmp((*x)->created_at, (*y)->created_at);
-
-	return c != 0 ? c : strcmp((*x)->snapshot_id, (*y)->snapshot_id);
-}
-
 int
 dock_snapshots(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
     Msc__V1__SnapshotList *out, char *err, size_t errlen)
@@ -608,9 +599,6 @@ dock_snapshots(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 			break;
 	}
 	json_decref(mine);
-	if (rv == 0)
-		qsort(out->snapshots, out->n_snapshots,
-		    sizeof(*out->snapshots), by_created);
 	return rv;
 }
 

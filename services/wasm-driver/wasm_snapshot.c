@@ -500,15 +500,6 @@ wasm_create_from(struct wasm_driver *d, const Msc__V1__CreateRequest *req,
 	return rv;
 }
 
-static int
-by_created(const void *a, const void *b)
-{
-	const Msc__V1__Snapshot *const *x = a, *const *y = b;
-	int c = strcmp((*x)->created_at, (*y)->created_at);
-
-	return c != 0 ? c : strcmp((*x)->snapshot_id, (*y)->snapshot_id);
-}
-
 int
 wasm_snapshots(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
     Msc__V1__SnapshotList *out, char *err, size_t errlen)
@@ -553,9 +544,6 @@ wasm_snapshots(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
 		rv = fill_snapshot(d, &m, s);
 	}
 	closedir(dir);
-	if (rv == 0 && out->n_snapshots > 0)
-		qsort(out->snapshots, out->n_snapshots,
-		    sizeof(*out->snapshots), by_created);
 	return rv;
 }
 
