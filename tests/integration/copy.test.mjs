@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
@@ -18,7 +17,7 @@ import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/s
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, startServer } from './lib.mjs';
+import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, startServer, freePort } from './lib.mjs';
 import { call, ok, refused, sha } from './tool_calls.mjs';
 
 const RUN = `copy${randomBytes(3).toString('hex')}`;
@@ -61,12 +60,6 @@ function* walkDirs(dir) {
     if (e.isDirectory()) { const p = path.join(dir, e.name); fs.chmodSync(p, 0o700); yield p; yield* walkDirs(p); }
   }
 }
-
-const freePort = () => new Promise((resolve, reject) => {
-  const s = net.createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
 
 async function startHttp(flags = []) {
   const port = await freePort();

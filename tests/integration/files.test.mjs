@@ -6,14 +6,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep } from './lib.mjs';
+import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, freePort } from './lib.mjs';
 import { call, ok, refused, sha } from './tool_calls.mjs';
 
 const RUN = `files${randomBytes(3).toString('hex')}`;
@@ -44,12 +43,6 @@ after(async () => {
   const ids = (await docker(['ps', '-aq', '--filter', `label=msc.files-test=${RUN}`])).stdout.trim();
   if (ids) await docker(['rm', '-f', ...ids.split(/\s+/)]);
   rmSync(FX_DIR, { recursive: true, force: true });
-});
-
-const freePort = () => new Promise((resolve, reject) => {
-  const s = net.createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
 });
 
 async function startHttp(flags = []) {

@@ -8,11 +8,10 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { MSC_BIN, docker, waitFor, waitExit, sleep } from './lib.mjs';
+import { MSC_BIN, docker, waitFor, waitExit, sleep, freePort } from './lib.mjs';
 
 const RUN = `hdl${randomBytes(3).toString('hex')}`;
 const LABEL = `--docker-run-flag=--label=msc.handles-test=${RUN}`;
@@ -31,12 +30,6 @@ after(async () => {
   if (bad) { process.stderr.write(`sanitizer report:\n${bad.stderr().slice(-5000)}\n`); process.exitCode = 1; }
   const ids = (await docker(['ps', '-aq', '--filter', `label=msc.handles-test=${RUN}`])).stdout.trim();
   if (ids) await docker(['rm', '-f', ...ids.split(/\s+/)]);
-});
-
-const freePort = () => new Promise((resolve, reject) => {
-  const s = net.createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
 });
 
 async function startHttp(flags = [], extraEnv = {}) {

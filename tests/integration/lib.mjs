@@ -17,6 +17,7 @@
 import { spawn, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -141,6 +142,13 @@ export function waitExit(child, timeoutMs) {
 }
 
 /** Poll `fn` until it returns a truthy value or the deadline passes; returns the last value. */
+/** A TCP port free on loopback now (for a server the test starts). */
+export const freePort = () => new Promise((resolve, reject) => {
+  const s = net.createServer();
+  s.once('error', reject);
+  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+});
+
 export async function waitFor(fn, { timeoutMs = 10000, intervalMs = 200 } = {}) {
   const deadline = Date.now() + timeoutMs;
   let v;

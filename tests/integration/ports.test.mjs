@@ -17,7 +17,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@mo
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { MSC_BIN, docker, startServer, waitFor, waitExit, sleep, withPoolFlag } from './lib.mjs';
+import { MSC_BIN, docker, startServer, waitFor, waitExit, sleep, withPoolFlag, freePort } from './lib.mjs';
 import { call } from './tool_calls.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -45,11 +45,6 @@ after(async () => {
 
 // The driver's table: one file per computer in MSC_PROXY_DIR/preview-<driver id>/.
 const previewDir = () => path.join(STATE, readdirSync(STATE).find((f) => f.startsWith('preview-')) ?? 'none');
-const freePort = () => new Promise((resolve, reject) => {
-  const s = net.createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
 async function startHttp(previewPort) {
   const port = await freePort();
   const proc = spawn(MSC_BIN, ['--transport', 'http', '--host', '127.0.0.1', '--port', String(port), ...FLAGS,

@@ -11,12 +11,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep } from './lib.mjs';
+import { MSC_BIN, ENGINE, docker, waitFor, waitExit, sleep, freePort } from './lib.mjs';
 
 const RUN = `snap${randomBytes(3).toString('hex')}`;
 const LABEL = `--docker-run-flag=--label=msc.snap-test=${RUN}`;
@@ -46,12 +45,6 @@ after(async () => {
   const imgs = (await docker(['images', '-q', '--filter', `label=kilntainers.snapshot.driver=${RUN}`])).stdout.trim();
   if (imgs) await docker(['rmi', '-f', ...new Set(imgs.split(/\s+/))]);
   fs.rmSync(dir, { recursive: true, force: true });
-});
-
-const freePort = () => new Promise((resolve, reject) => {
-  const s = net.createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
 });
 
 async function startHttp(flags = []) {

@@ -9,11 +9,10 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import {
   RawServer, MSC_BIN, REPO, cid, containerName, containerOf, cleanupContainers, containerProcesses,
-  sleep, waitFor, waitExit, TOOL,
+  sleep, waitFor, waitExit, TOOL, freePort
 } from './lib.mjs';
 
 const MODERN = '2026-07-28';
@@ -24,12 +23,6 @@ const META_PLAIN = { 'io.modelcontextprotocol/protocolVersion': MODERN,
   'io.modelcontextprotocol/clientCapabilities': {} };
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const FLAGS = ['--timeout', '60', '--no-network'];
-
-const freePort = () => new Promise((resolve, reject) => {
-  const s = net.createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
 
 const procs = new Set();
 // Sanitizer reports (ASan/UBSan builds) on an HTTP server's stderr fail the file (RawServer

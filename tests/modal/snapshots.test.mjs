@@ -9,12 +9,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClientV1, ClientV2, HttpV1, HttpV2, StdioV1 } from '../integration/sdk_clients.mjs';
-import { MSC_BIN, waitFor, waitExit } from '../integration/lib.mjs';
+import { MSC_BIN, waitFor, waitExit, freePort } from '../integration/lib.mjs';
 import { call, ok, refused } from '../integration/tool_calls.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -78,12 +77,6 @@ async function stdio(flags = []) {
   await c.connect(t);
   return c;
 }
-
-const freePort = () => new Promise((resolve, reject) => {
-  const s = net.createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
 
 async function startHttp(flags = []) {
   const port = await freePort();
