@@ -154,6 +154,7 @@ struct op {
 	bool temporary;         /* the mode of the first caller */
 	int driver;             /* the driver that has or makes it */
 	bool creating;          /* counted in s->creating[driver] */
+	int redraws_left;       /* a random id: new draws if a driver has it */
 	/* The first caller's principal tag: a computer it makes records it,
 	 * and Attach refuses another principal's before starting it. */
 	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
@@ -192,6 +193,53 @@ inv_driver_of(struct inv_service *s, const struct record *r)
 	return msc_fleet_client(s->fleet, (size_t)r->driver);
 }
 
+/*
+ * Draws a random id that no record holds into out (lock held). The
+ * reference drew without looking: with a few thousand computers two
+ * sessions met on one id (about 9.4 million ids), and the second shared
+ * the first one's temporary computer. Returns false when every draw was
+ * taken (never seen: a full id space).
+ */
+static bool
+draw_free_id_locked(struct inv_service *s, char out[MSC_SLUG_MAX + 1])
+{
+	for (int i = 0; i < INV_ID_DRAWS; i++) {
+		msc_slug_random(out);
+		if (msc_map_get(s->records, out) == NULL)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A driver already has the random id op drew (a permanent computer with a
+ * random name that no session holds): moves op's record to a new id, if
+ * no one else waits for the old one. True when op should create again.
+ */
+static bool
+redraw_taken_id(struct op *op)
+{
+	struct inv_service *s = op->s;
+	struct record *r = op->r;
+	char id[MSC_SLUG_MAX + 1];
+	bool moved = false;
+
+	if (op->redraws_left <= 0)
+		return false;
+	op->redraws_left--;
+	pthread_mutex_lock(&s->mu);
+	if (r->n_waiters == 1 && draw_free_id_locked(s, id) &&
+	    msc_map_put(s->records, id, r) == 0) {
+		(void)msc_map_del(s->records, r->id);
+		strcpy(r->id, id);
+		moved = true;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return moved;
+}
+
+static void create_on(struct op *op, int i);
+
 static void
 created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 {
@@ -202,6 +250,10 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		op->s->creating[op->driver]--;
 		pthread_mutex_unlock(&op->s->mu);
 		inv_counts_created(op->s, op->driver, st->code);
+	}
+	if (st->code == MSC__V1__CODE__ALREADY_EXISTS && redraw_taken_id(op)) {
+		create_on(op, op->driver);
+		return;
 	}
 	if (resp != NULL) {
 		op->r->computer = (Msc__V1__Computer *)resp;
@@ -351,9 +403,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		    "computer: leave computer_id out.");
 		return;
 	}
-	if (fresh)
-		msc_slug_random(id);
-	else if (msc_slug_normalize(a->computer_id, id) != 0) {
+	if (!fresh && msc_slug_normalize(a->computer_id, id) != 0) {
 		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
 		    MSC_SLUG_ERROR);
 		return;
@@ -368,6 +418,13 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	snprintf(w->owner, sizeof(w->owner), "%s", a->owner);
 	snprintf(w->principal, sizeof(w->principal), "%s", a->principal);
 	pthread_mutex_lock(&s->mu);
+	if (fresh && !draw_free_id_locked(s, id)) {
+		pthread_mutex_unlock(&s->mu);
+		free(w);
+		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		    "no free random computer id; retry");
+		return;
+	}
 	r = msc_map_get(s->records, id);
 	if (r != NULL && r->ready) {
 		if (w->temporary != r->temporary)
@@ -412,6 +469,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	op->s = s;
 	op->r = r;
 	op->temporary = w->temporary;
+	op->redraws_left = fresh ? INV_ID_DRAWS : 0;
 	op->network = policy_copy(a->network);
 	snprintf(op->from_snapshot, sizeof(op->from_snapshot), "%s",
 	    a->from_snapshot);
@@ -420,7 +478,8 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	ref.computer_id = r->id;
 	ref.principal = op->principal;
 	if (fresh) {
-		/* A new random id exists nowhere: place it straight away. */
+		/* No record holds the new random id, and a driver that has
+		 * it answers ALREADY_EXISTS to the create: place it now. */
 		place(op);
 		return;
 	}

@@ -18,6 +18,7 @@
 #define INV_DRIVER_TIMEOUT_MS 660000   /* an image pull may be slow */
 #define INV_OP_TIMEOUT_MS 120000
 #define INV_MAX_WAITERS 4096
+#define INV_ID_DRAWS 8      /* random ids tried before giving up */
 
 struct waiter {
 	struct msc_call *call;
