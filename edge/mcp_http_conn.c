@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -62,6 +63,8 @@ struct http_conn {
 	int64_t deadline;             /* 0: none */
 	enum conn_state state;
 	bool closing;                 /* shut down here; MHD closes it */
+	bool kept_alive;              /* a request was served on it */
+	bool extended;                /* its header deadline moved once */
 	char owner[HTTP_OWNER_MAX];   /* its share; "": a proxy's, none */
 	TAILQ_ENTRY(http_conn) link;
 };
@@ -162,6 +165,19 @@ conn_close(struct http_conns *cs, struct http_conn *k)
 		    strerror(errno));
 }
 
+/*
+ * Whether a request's bytes wait on fd that MHD has not read yet: the
+ * client did its part, and MHD is behind (a loaded machine). Such a
+ * connection is neither idle nor slow.
+ */
+static bool
+unread_bytes(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* Open connections in `owner`'s share (lock held; a scan of 4096 at most). */
 static unsigned
 owner_count(const struct http_conns *cs, const char *owner)
@@ -191,7 +207,7 @@ evict_oldest(struct http_conns *cs, const char *owner,
 		if (k == keep || k->closing || k->state == CONN_SERVING ||
 		    (owner != NULL && strcmp(k->owner, owner) != 0))
 			continue;
-		if (k->state == CONN_WAITING) {
+		if (k->state == CONN_WAITING && !unread_bytes(k->fd)) {
 			victim = k;
 			break;
 		}
@@ -227,6 +243,20 @@ tick(struct http_conns *cs)
 	TAILQ_FOREACH(k, &cs->conns, link) {
 		if (k->deadline == 0 || now < k->deadline)
 			continue;
+		/*
+		 * A keep-alive client sent its next request as the server's
+		 * idle deadline came, or MHD has not read it in time (a loaded
+		 * machine): one more header deadline, not a close under a
+		 * request on the wire ("other side closed" at the client).
+		 * Bytes MHD has read do not count, and a new connection gets
+		 * no more time, so a slow sender gains nothing.
+		 */
+		if (k->state == CONN_WAITING && k->kept_alive && !k->extended &&
+		    unread_bytes(k->fd)) {
+			k->extended = true;
+			k->deadline = now + HTTP_HEADER_MS;
+			continue;
+		}
 		k->deadline = 0;
 		conn_close(cs, k);
 	}
@@ -422,6 +452,7 @@ http_conns_request(struct http_conns *cs, struct MHD_Connection *conn,
 	pthread_mutex_lock(&cs->mu);
 	k->state = body ? CONN_RECEIVING : CONN_SERVING;
 	k->deadline = body ? (int64_t)msc_now_ms() + HTTP_BODY_MS : 0;
+	k->extended = false;
 	pthread_mutex_unlock(&cs->mu);
 }
 
@@ -448,6 +479,7 @@ http_conns_idle(struct http_conns *cs, struct MHD_Connection *conn)
 	pthread_mutex_lock(&cs->mu);
 	k->state = CONN_WAITING;
 	k->deadline = (int64_t)msc_now_ms() + HTTP_HEADER_MS;
+	k->kept_alive = true;
 	TAILQ_REMOVE(&cs->conns, k, link);      /* the newest to wait */
 	TAILQ_INSERT_TAIL(&cs->conns, k, link);
 	pthread_mutex_unlock(&cs->mu);

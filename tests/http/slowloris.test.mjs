@@ -5,11 +5,15 @@
 // once the header deadline (10 s) has passed, although they never go quiet for long enough for
 // an inactivity timeout. The attacker connects from 127.0.0.2..127.0.0.5 (all of 127/8 is
 // loopback on Linux), the legitimate client from 127.0.0.1. An idle keep-alive connection is
-// closed after the same deadline. No container is needed.
+// closed after the same deadline, but not under a request that arrived before it and that a
+// loaded server had not read yet. No container is needed.
 
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startHttpServer, request, initializeBody, sleep } from './lib.mjs';
@@ -145,5 +149,47 @@ describe('idle keep-alive connections', () => {
     sock.destroy();
     assert.ok(closedAt !== null, `an idle keep-alive connection still open after ${idleMs.toFixed(0)} ms`);
     assert.ok(idleMs > HEADER_DEADLINE_MS - 1000, `closed after ${idleMs.toFixed(0)} ms, before the deadline`);
+  });
+
+  // A loaded machine: the client's next request is on the wire well before the idle deadline, but
+  // the server's HTTP thread gets no CPU until after it (here: that one thread stopped through
+  // ptrace from just after the first answer to 2 s past the deadline, tests/http/stall_thread.py). The deadline thread must not close the connection under
+  // that request: before, the client saw "other side closed" (seen with 200 concurrent clients
+  // on a machine at load average 20+).
+  it('are not closed under a request sent before the deadline that the server has not read yet', async (t) => {
+    const srv = await startHttpServer([]);
+    servers.push(srv);
+    const sock = net.connect(srv.port, '127.0.0.1');
+    let raw = '';
+    let closedAt = null;
+    sock.on('data', (d) => { raw += d.toString('latin1'); });
+    sock.on('error', () => {});
+    sock.on('close', () => { closedAt = performance.now(); });
+    await new Promise((r) => sock.on('connect', r));
+    const get = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\n\r\n`;
+    const answers = () => (raw.match(/HTTP\/1\.1 200 /g) ?? []).length;
+    sock.write(get);
+    while (answers() < 1 && closedAt === null) await sleep(20);
+    const t1 = performance.now();
+    // Stopped now and let go 2 s past the idle deadline; the request goes out while it is stopped.
+    const here = path.dirname(fileURLToPath(import.meta.url));
+    const stall = spawn('python3', [path.join(here, 'stall_thread.py'), String(srv.pid), 'MHD-single',
+      String((HEADER_DEADLINE_MS + 2000) / 1000)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    stall.stdout.on('data', (d) => { out += d; });
+    stall.stderr.on('data', (d) => { out += d; });
+    const stallEnd = new Promise((r) => stall.on('exit', (code) => r(code)));
+    while (!out.includes('stopped') && stall.exitCode === null) await sleep(10);
+    assert.match(out, /stopped/, `the server's HTTP thread could not be stopped: ${out}`);
+    sock.write(get);
+    const sent = performance.now() - t1;
+    assert.ok(sent < HEADER_DEADLINE_MS - 2000, `the request went out ${sent.toFixed(0)} ms after the first answer, too near the deadline: this tests nothing`);
+    assert.equal(await stallEnd, 0, out);
+    const resumed = performance.now();
+    assert.ok(resumed - t1 > HEADER_DEADLINE_MS + 500, `the stall ended ${(resumed - t1).toFixed(0)} ms after the first answer, before the deadline: this tests nothing`);
+    while (answers() < 2 && closedAt === null && performance.now() - resumed < SLACK_MS) await sleep(20);
+    report(t, `second request: ${answers() === 2 ? 'answered' : 'not answered'}, ${closedAt === null ? 'connection open' : `closed ${(closedAt - t1).toFixed(0)} ms after the first answer`}`);
+    sock.destroy();
+    assert.equal(answers(), 2, `the request sent before the deadline was answered: ${raw.slice(0, 500)}`);
   });
 });
