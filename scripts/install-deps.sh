@@ -15,7 +15,7 @@ libjansson-dev libcurl4-openssl-dev libcmocka-dev libmicrohttpd-dev \
 docker.io debootstrap ca-certificates curl chromium python3 \
 lld wasi-libc libclang-rt-14-dev-wasm32 wabt binaryen \
 python3-grpcio python3-grpc-tools iproute2 nftables squid-openssl \
-lintian docker-compose podman runsc"
+lintian docker-compose podman runsc bison patch llvm"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -5,6 +5,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+# The toolbox's maintained sources (original-awk, toybox) in third_party/.
+./scripts/fetch-toolbox-sources.sh
 ./scripts/start-dockerd.sh
 # gVisor as the engine's runtime "runsc" (daemon.json, reloaded; idempotent).
 ./scripts/register-runsc.sh

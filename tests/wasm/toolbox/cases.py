@@ -347,8 +347,9 @@ t("awk/-f", ["awk", "-f", "prog.awk", "nums.txt"],
   setup={"prog.awk": "{ s += $1 }\nEND { print s }\n"}, out="49\n")
 t("awk/getline var main", ["awk", "NR == 1 {getline x; print $0 \"+\" x}",
                            "nums.txt"], out="10+2\n")
-t("awk/printf reuse", ["awk", "BEGIN {printf \"%s-%s\\n\", \"a\"}"],
-  out="a-\n")
+# Fewer arguments than conversions: BWK awk refuses (gawk prints "a-").
+t("awk/printf too few args", ["awk", "BEGIN {printf \"%s-%s\\n\", \"a\"}"],
+  rc=2, err_has=["not enough args in printf"])
 t("awk/long program", ["awk", """
 function max(a, b) { return a > b ? a : b }
 BEGIN { FS = "," }
@@ -360,8 +361,29 @@ NR > 1 {
 END {
     printf "total=%d oldest=%d\\n", total, oldest
     for (c in cities)
-        print c ": " cities[c]
+        print c ": " cities[c] | "sort"
 }""", "data.csv"], out="total=90 oldest=35\nLA: bob\nNY: alice carol\n")
+
+# BWK awk inside the toolbox process (bwk/bwk.c): an error or exit() ends
+# the awk run only, the next run starts afresh, awk nests through the shell.
+t("awk/error ends the run only", "awk 'BEGIN { x = 1 / 0 }'; echo rc=$?; "
+  "awk 'BEGIN { print \"again\" }'", out="rc=2\nagain\n",
+  err_has=["division by zero"])
+t("awk/no state between runs", "awk 'BEGIN { n++; a[1] = 5; FS = \":\" }"
+  " END { print n, length(a) }' < /dev/null; echo x:y | "
+  "awk '{ n++; print n, $1, length(a) }'", out="1 1\n1 x:y 0\n")
+t("awk/exit in a function in an expression", "awk 'function f() { exit 3 } "
+  "BEGIN { x = f(); print \"not here\" } END { print \"end\" }'; "
+  "echo rc=$?", out="end\nrc=3\n")
+t("awk/nested awk through system", "echo outer | awk '{ system(\"echo in "
+  "| awk -f in.awk\"); v = $1 } END { print v, NR }'",
+  setup={"in.awk": "{ print $1 \"-\" NR }\n"}, out="in-1\nouter 1\n")
+t("awk/pipe runs at an error", "awk 'BEGIN { print \"b\" | \"sort\"; "
+  "print \"a\" | \"sort\"; x = 1 / 0 }'; echo rc=$?",
+  out="a\nb\nrc=2\n", err_has=["division by zero"])
+t("awk/deep recursion then error", "awk 'function r(n) { if (n == 0) "
+  "return 1 / 0; return r(n - 1) } BEGIN { r(500) }'; echo rc=$?",
+  out="rc=2\n", err_has=["division by zero"])
 
 # --- sort / uniq ---
 t("sort/plain", ["sort", "words.txt"],
