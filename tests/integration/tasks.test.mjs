@@ -30,9 +30,10 @@ const procs = new Set();
 const SANITIZER_RE = /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /;
 const stderrs = [];
 after(async () => {
-  for (const p of procs) {
+  // the servers stop side by side (each removes its own temporary computers)
+  await Promise.all([...procs].map(async (p) => {
     if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await waitExit(p, 10000); }
-  }
+  }));
   await cleanupContainers();
   const bad = stderrs.find((b) => SANITIZER_RE.test(b.text));
   if (bad) { process.stderr.write(`sanitizer report:\n${bad.text.slice(-5000)}\n`); process.exitCode = 1; }
