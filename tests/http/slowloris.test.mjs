@@ -104,50 +104,46 @@ async function scenario(t, { wrap, sources, perSource }) {
   }
 }
 
-// The idle keep-alive case (one connection to a server of its own, waiting out the deadline)
-// runs beside the half-open ones: 15 s of waiting that needs no machine to itself.
-describe('slow and abandoned clients', { concurrency: 2 }, () => {
-  describe('half-open connections', () => {
-    // The measured incident: 1,100 half-sent requests took every descriptor of a server limited
-    // to 1024, and new clients were refused.
-    it('1,100 from one address, server limited to 1024 descriptors: a new client is served within 1 s; all are closed after the header deadline', async (t) => {
-      await scenario(t, { wrap: ['prlimit', '--nofile=1024:1024', '--'], sources: ['127.0.0.2'], perSource: 1100 });
-    });
-
-    // The server raises its soft limit to the hard one and holds them all (below the total cap);
-    // where the hard limit is 1024 too, 600 stay below what fits.
-    it('1,000 from four addresses, server started with a soft limit of 1024: the same', async (t) => {
-      const perSource = ownFdLimit() >= 4096 ? 250 : 150;
-      await scenario(t, { wrap: ['prlimit', '--nofile=1024:', '--'], sources: ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'], perSource });
-    });
+describe('half-open connections', () => {
+  // The measured incident: 1,100 half-sent requests took every descriptor of a server limited
+  // to 1024, and new clients were refused.
+  it('1,100 from one address, server limited to 1024 descriptors: a new client is served within 1 s; all are closed after the header deadline', async (t) => {
+    await scenario(t, { wrap: ['prlimit', '--nofile=1024:1024', '--'], sources: ['127.0.0.2'], perSource: 1100 });
   });
 
-  describe('idle keep-alive connections', () => {
-    it('are closed by the server once they have been idle for the header deadline; requests before that are served on them', async (t) => {
-      const srv = await startHttpServer([]);
-      servers.push(srv);
-      const sock = net.connect(srv.port, '127.0.0.1');
-      let raw = '';
-      let closedAt = null;
-      sock.on('data', (d) => { raw += d.toString('latin1'); });
-      sock.on('error', () => {});
-      sock.on('close', () => { closedAt = performance.now(); });
-      await new Promise((r) => sock.on('connect', r));
-      const get = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\n\r\n`;
-      const answers = () => (raw.match(/HTTP\/1\.1 200 /g) ?? []).length;
-      sock.write(get);
-      while (answers() < 1 && closedAt === null) await sleep(20);
-      await sleep(HEADER_DEADLINE_MS / 2);
-      sock.write(get);    // within the deadline: served on the same connection, and the clock restarts
-      while (answers() < 2 && closedAt === null) await sleep(20);
-      const t1 = performance.now();
-      assert.equal(answers(), 2, `both requests answered on one connection: ${raw.slice(0, 500)}`);
-      while (closedAt === null && performance.now() - t1 < HEADER_DEADLINE_MS + SLACK_MS) await sleep(100);
-      const idleMs = (closedAt ?? performance.now()) - t1;
-      report(t, `idle keep-alive connection closed after ${idleMs.toFixed(0)} ms`);
-      sock.destroy();
-      assert.ok(closedAt !== null, `an idle keep-alive connection still open after ${idleMs.toFixed(0)} ms`);
-      assert.ok(idleMs > HEADER_DEADLINE_MS - 1000, `closed after ${idleMs.toFixed(0)} ms, before the deadline`);
-    });
+  // The server raises its soft limit to the hard one and holds them all (below the total cap);
+  // where the hard limit is 1024 too, 600 stay below what fits.
+  it('1,000 from four addresses, server started with a soft limit of 1024: the same', async (t) => {
+    const perSource = ownFdLimit() >= 4096 ? 250 : 150;
+    await scenario(t, { wrap: ['prlimit', '--nofile=1024:', '--'], sources: ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'], perSource });
+  });
+});
+
+describe('idle keep-alive connections', () => {
+  it('are closed by the server once they have been idle for the header deadline; requests before that are served on them', async (t) => {
+    const srv = await startHttpServer([]);
+    servers.push(srv);
+    const sock = net.connect(srv.port, '127.0.0.1');
+    let raw = '';
+    let closedAt = null;
+    sock.on('data', (d) => { raw += d.toString('latin1'); });
+    sock.on('error', () => {});
+    sock.on('close', () => { closedAt = performance.now(); });
+    await new Promise((r) => sock.on('connect', r));
+    const get = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\n\r\n`;
+    const answers = () => (raw.match(/HTTP\/1\.1 200 /g) ?? []).length;
+    sock.write(get);
+    while (answers() < 1 && closedAt === null) await sleep(20);
+    await sleep(HEADER_DEADLINE_MS / 2);
+    sock.write(get);    // within the deadline: served on the same connection, and the clock restarts
+    while (answers() < 2 && closedAt === null) await sleep(20);
+    const t1 = performance.now();
+    assert.equal(answers(), 2, `both requests answered on one connection: ${raw.slice(0, 500)}`);
+    while (closedAt === null && performance.now() - t1 < HEADER_DEADLINE_MS + SLACK_MS) await sleep(100);
+    const idleMs = (closedAt ?? performance.now()) - t1;
+    report(t, `idle keep-alive connection closed after ${idleMs.toFixed(0)} ms`);
+    sock.destroy();
+    assert.ok(closedAt !== null, `an idle keep-alive connection still open after ${idleMs.toFixed(0)} ms`);
+    assert.ok(idleMs > HEADER_DEADLINE_MS - 1000, `closed after ${idleMs.toFixed(0)} ms, before the deadline`);
   });
 });
