@@ -198,7 +198,7 @@ describe('2000 sessions opened and never closed', () => {
 });
 
 // 20 sessions (it was 50: the engine creates their computers one after another, 0.7 s each under
-// ASan, and 20 already show whether the commands overlap: serial would take 40 s, the bound is 8 s)
+// ASan, and 20 already show whether the commands overlap: serial would take 40 s, the bound is 10 s)
 describe('20 concurrent commands', () => {
   it('20 sessions each running `sleep 2` at once finish in well under 20 × 2 s', async (t) => {
     const N = 20;
@@ -222,7 +222,7 @@ describe('20 concurrent commands', () => {
       const lat = results.map((r) => r.ms).sort((a, b) => a - b);
       report(t, `${N} computers created concurrently in ${warmMs.toFixed(0)} ms; ${N} × sleep 2 in ${wallMs.toFixed(0)} ms ` +
         `(per call min ${lat[0].toFixed(0)}, median ${lat[N >> 1].toFixed(0)}, max ${lat[N - 1].toFixed(0)} ms)`);
-      assert.ok(wallMs < 8000, `${N} concurrent 2 s commands took ${wallMs.toFixed(0)} ms (serial would be ${N * 2000} ms)`);
+      assert.ok(wallMs < 10000, `${N} concurrent 2 s commands took ${wallMs.toFixed(0)} ms (serial would be ${N * 2000} ms)`);
     } finally {
       const d0 = performance.now();
       await Promise.all(sessions.map((s) => s.terminate().catch(() => {})));

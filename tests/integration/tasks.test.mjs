@@ -496,7 +496,7 @@ describe('split layout', () => {
       if (split.exitCode === null && split.signalCode === null) {
         const exited = new Promise((res) => split.on('exit', res));
         split.kill('SIGTERM');
-        await Promise.race([exited, sleep(15000)]);
+        await Promise.race([exited, sleep(15000, null, { ref: false })]);
       }
       await waitFor(async () => (await containerOf(cid('task-split'))) === null, { timeoutMs: 15000, intervalMs: 500 });
     }
