@@ -107,6 +107,7 @@ struct msc_cfg {
 	long driver_creations;           /* docker: creations at once */
 	long warm_pool;                 /* docker: ready containers; -1: default */
 	long warm_pool_max;             /* docker: what a burst grows it to */
+	long warm_pool_shrink_after;    /* docker: s without a miss, per step down */
 	long driver_owner_workers;      /* per owner; 0: a quarter */
 	long max_session_computers;
 	long max_sandboxes;             /* live sandbox handles */

@@ -262,6 +262,11 @@ const struct opt msc_cfg_opts[] = {
 	    DOCK, "What the warm pool grows to while new computers find it "
 	    "empty, shrinking back to --warm-pool when they stop (default: 32)",
 	    DOCKER },
+	{ "warm-pool-shrink-after", OPT_LONG, F(warm_pool_shrink_after), 0,
+	    "30", "SECONDS", NULL, DOCK,
+	    "Seconds without a miss, with the pool full, before a grown warm "
+	    "pool takes one off toward --warm-pool (default: 30)",
+	    DOCKER },
 	{ "cpu", OPT_STR, F(cpu), 0, NULL, "CPU", NULL, DOCK,
 	    "Docker CPU limit (e.g., \"1.5\")",
 	    DOCKER },

@@ -154,6 +154,12 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		msc_cfg_error("--warm-pool-max must be between 0 and 256.");
 		return -EINVAL;
 	}
+	if (cfg->warm_pool_shrink_after < 1 ||
+	    cfg->warm_pool_shrink_after > 86400) {
+		msc_cfg_error("--warm-pool-shrink-after must be between 1 and "
+			      "86400.");
+		return -EINVAL;
+	}
 	if (cfg->driver_owner_workers < 0 || cfg->driver_owner_workers > 4096) {
 		msc_cfg_error("--driver-owner-workers must be between 0 and "
 			      "4096.");

@@ -10,19 +10,25 @@
 # 'timing', in the release build alone); every other test runs in the
 # sanitizer build only.
 # The sanitizer and fuzzer builds compile, at the lowest priority, while the
-# release tests run: those mostly wait on the engine. A ThreadSanitizer
+# release tests run: those mostly wait on the engine. The ASan tests start
+# as soon as the ASan build is done; the fuzzer build and a ThreadSanitizer
 # build of the in-process unit tests (the suite 'threads', only their
-# executables) runs last: a few minutes.
+# executables) go on compiling at the lowest priority meanwhile, and run
+# last: a few minutes.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 (
+	# asan.status: "ok" once build-asan is built, "failed" otherwise (also
+	# when this job stops on an error below, or later: never left empty).
+	trap '[ -s "$logs/asan.status" ] || echo failed >"$logs/asan.status"' EXIT
 	if [ -d build-asan ]; then meson setup --reconfigure build-asan
 	else meson setup build-asan -Db_sanitize=address,undefined \
 		-Db_lundef=false; fi
 	nice -n 19 ninja -C build-asan
+	echo ok >"$logs/asan.status"
 	nice -n 19 ./scripts/fuzz.sh build
 	if [ -d build-tsan ]; then meson setup --reconfigure build-tsan
 	else meson setup build-tsan -Db_sanitize=thread -Db_lundef=false; fi
@@ -48,9 +54,11 @@ meson test -C build --print-errorlogs --no-rebuild integration/exec
 meson test -C build --print-errorlogs --no-rebuild --suite timing
 ./scripts/no-skips.py build
 echo "== tests under ASan and UBSan" >&2
-if ! wait "$builds"; then
+while [ ! -s "$logs/asan.status" ]; do sleep 2; done
+if [ "$(cat "$logs/asan.status")" != ok ]; then
+	wait "$builds" || true
 	tail -40 "$logs/builds" >&2
-	echo "test.sh: the sanitizer or fuzzer build failed" >&2
+	echo "test.sh: the sanitizer build failed" >&2
 	exit 1
 fi
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
@@ -58,6 +66,11 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	meson test -C build-asan --print-errorlogs --no-suite timing
 ./scripts/no-skips.py build-asan
 echo "== unit tests under ThreadSanitizer" >&2
+if ! wait "$builds"; then
+	tail -40 "$logs/builds" >&2
+	echo "test.sh: the fuzzer or ThreadSanitizer build failed" >&2
+	exit 1
+fi
 # report_mutex_bugs=0: NNG 1.5 (not instrumented) now and then locks one
 # of its own mutexes after destroying it while a socket closes (seen once
 # in about 20 runs of unit/session_tasks, in msc_server_stop); data races

@@ -234,6 +234,7 @@ dock_pool_start(struct dock_driver *d)
 	if (p->cap > POOL_MAX)
 		p->cap = POOL_MAX;
 	p->limit = (int)d->cfg->driver_creations;
+	p->shrink_ms = (uint64_t)d->cfg->warm_pool_shrink_after * 1000;
 	d->pool = p;
 	/*
 	 * Nothing here removes what an earlier run left waiting: those
@@ -257,7 +258,9 @@ dock_pool_start(struct dock_driver *d)
 	p->renaming = true;
 	if (p->target > 0)
 		msc_log_info("warm pool: keeping %d container(s) ready "
-			     "(up to %d after bursts)", p->target, p->cap);
+			     "(up to %d after bursts, one off per %d s "
+			     "without a miss)", p->target, p->cap,
+			     (int)(p->shrink_ms / 1000));
 	return 0;
 }
 

@@ -26,6 +26,7 @@ struct dock_pool {
 	int cap;                /* --warm-pool-max, at least base */
 	int target;             /* base..cap: grown by misses, shrunk by time */
 	uint64_t resized_ms;    /* the last miss or shrink */
+	uint64_t shrink_ms;     /* --warm-pool-shrink-after, in ms */
 	uint64_t missed_ms;     /* the last miss */
 	bool in_burst;          /* since a miss (docker_pool_size.c) */
 	int burst_asked;        /* computers asked for in this burst */

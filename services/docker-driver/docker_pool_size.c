@@ -6,9 +6,9 @@
  * target grows to --warm-pool plus the computers the burst asked for
  * (taken or cold) when that is more, up to --warm-pool-max, so that the
  * next burst of that size finds them ready.
- * Every POOL_SHRINK_MS without a miss, with the pool full, takes one
- * off, down to --warm-pool, and a waiting container beyond the target is
- * removed.
+ * Every --warm-pool-shrink-after seconds (p->shrink_ms, default 30 s)
+ * without a miss, with the pool full, takes one off, down to --warm-pool,
+ * and a waiting container beyond the target is removed.
  * Refills stay within --driver-creations.
  */
 #include "docker_driver_int.h"
@@ -20,7 +20,6 @@
 #include "msc_log.h"
 #include "msc_time.h"
 
-#define POOL_SHRINK_MS 30000    /* without a miss: the target's step down */
 #define POOL_BURST_GAP_MS 1000  /* a burst's misses this close belong to it */
 
 /* Waits on p->cv (p->mu held) at most ms (-1: without a bound). */
@@ -44,7 +43,7 @@ dock_pool_wait_ms(struct dock_pool *p, int64_t ms)
 }
 
 /*
- * With p->mu held: steps the target down when POOL_SHRINK_MS passed
+ * With p->mu held: steps the target down when p->shrink_ms passed
  * without a miss and the pool is full; returns a waiting container beyond it (to remove) or
  * NULL, and in *next_ms the time until the next step (-1: none due).
  */
@@ -57,15 +56,15 @@ dock_pool_shrink(struct dock_pool *p, int64_t *next_ms)
 	*next_ms = -1;
 	/* Not while it fills: a slow engine does not undo the growth. */
 	if (p->target > p->base && p->n_ready >= p->target &&
-	    now - p->resized_ms >= POOL_SHRINK_MS) {
+	    now - p->resized_ms >= p->shrink_ms) {
 		p->target--;
 		p->resized_ms = now;
 		if (p->target == p->base)
 			msc_log_info("warm pool: back to %d (no burst for %d s)",
-			    p->base, POOL_SHRINK_MS / 1000);
+			    p->base, (int)(p->shrink_ms / 1000));
 	}
 	if (p->target > p->base && p->n_ready >= p->target)
-		*next_ms = (int64_t)(p->resized_ms + POOL_SHRINK_MS - now);
+		*next_ms = (int64_t)(p->resized_ms + p->shrink_ms - now);
 	if (p->n_ready > p->target) {
 		/* The oldest goes: the others have waited less. */
 		extra = p->ready[0];

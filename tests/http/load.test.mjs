@@ -1,6 +1,6 @@
 // Load and bad-client behaviour of the HTTP transport: slow clients, computers being provisioned,
 // 2000 sessions opened and never closed (responsiveness, RSS and thread count reported and
-// bounded), 50 concurrent 2 s commands on 50 sessions.
+// bounded), 20 concurrent 2 s commands on 20 sessions.
 //
 // Figures are printed as test diagnostics (lines starting with "# " / "ℹ" in the reporter
 // output) and on stderr as "http-load: ...".
@@ -197,11 +197,13 @@ describe('2000 sessions opened and never closed', () => {
   });
 });
 
-describe('50 concurrent commands', () => {
-  it('50 sessions each running `sleep 2` at once finish in well under 50 × 2 s', async (t) => {
-    const N = 50;
+// 20 sessions (it was 50: the engine creates their computers one after another, 0.7 s each under
+// ASan, and 20 already show whether the commands overlap: serial would take 40 s, the bound is 10 s)
+describe('20 concurrent commands', () => {
+  it('20 sessions each running `sleep 2` at once finish in well under 20 × 2 s', async (t) => {
+    const N = 20;
     const sessions = await Promise.all(Array.from({ length: N }, () => connect(srv)));
-    const ids = sessions.map((_, i) => cid(`c50-${i}`));
+    const ids = sessions.map((_, i) => cid(`conc-${i}`));
     try {
       const w0 = performance.now();
       await Promise.all(sessions.map((s, i) => s.exec({ command: 'true', computer_id: ids[i] }, { timeoutMs: 120000 })));
@@ -220,7 +222,7 @@ describe('50 concurrent commands', () => {
       const lat = results.map((r) => r.ms).sort((a, b) => a - b);
       report(t, `${N} computers created concurrently in ${warmMs.toFixed(0)} ms; ${N} × sleep 2 in ${wallMs.toFixed(0)} ms ` +
         `(per call min ${lat[0].toFixed(0)}, median ${lat[N >> 1].toFixed(0)}, max ${lat[N - 1].toFixed(0)} ms)`);
-      assert.ok(wallMs < 20000, `${N} concurrent 2 s commands took ${wallMs.toFixed(0)} ms (serial would be ${N * 2000} ms)`);
+      assert.ok(wallMs < 10000, `${N} concurrent 2 s commands took ${wallMs.toFixed(0)} ms (serial would be ${N * 2000} ms)`);
     } finally {
       const d0 = performance.now();
       await Promise.all(sessions.map((s) => s.terminate().catch(() => {})));
@@ -228,7 +230,7 @@ describe('50 concurrent commands', () => {
       report(t, `${N} sessions deleted and their computers removed in ${(performance.now() - d0).toFixed(0)} ms`);
       assert.ok(allGone.every(Boolean), `computers left after DELETE: ${ids.filter((_, i) => !allGone[i]).join(' ')}`);
     }
-    const left = (await runContainers()).filter((c) => c.computerId?.startsWith(cid('c50-')));
+    const left = (await runContainers()).filter((c) => c.computerId?.startsWith(cid('conc-')));
     assert.deepEqual(left.map((c) => c.name), []);
   });
 });

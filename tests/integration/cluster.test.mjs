@@ -224,7 +224,7 @@ describe('a session ends while its driver is slow to remove computers', () => {
       if (split.exitCode === null && split.signalCode === null) {
         const exited = new Promise((res) => split.on('exit', res));
         split.kill('SIGTERM');
-        await Promise.race([exited, sleep(15000)]);
+        await Promise.race([exited, sleep(15000, null, { ref: false })]);
       }
     }
   });
@@ -342,7 +342,7 @@ describe('two HTTP edges in front of one session service', () => {
       if (split.exitCode === null && split.signalCode === null) {
         const exited = new Promise((res) => split.on('exit', res));
         split.kill('SIGTERM');
-        await Promise.race([exited, sleep(15000)]);
+        await Promise.race([exited, sleep(15000, null, { ref: false })]);
       }
     }
   });

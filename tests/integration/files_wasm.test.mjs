@@ -28,7 +28,10 @@ before(() => {
 });
 after(async () => {
   for (const c of clients) await c.close().catch(() => {});
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await waitExit(p, 8000); }
+  // the servers stop side by side (each removes its own temporary computers)
+  await Promise.all([...procs].map(async (p) => {
+    if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await waitExit(p, 8000); }
+  }));
   fs.rmSync(state, { recursive: true, force: true });
 });
 

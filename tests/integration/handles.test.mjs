@@ -22,9 +22,10 @@ const servers = [];
 
 after(async () => {
   for (const c of clients) await c.close().catch(() => {});
-  for (const p of procs) {
+  // the servers stop side by side (each removes its own temporary computers)
+  await Promise.all([...procs].map(async (p) => {
     if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await waitExit(p, 8000); }
-  }
+  }));
   await sleep(500);
   const bad = servers.find((s) => SANITIZER_RE.test(s.stderr()));
   if (bad) { process.stderr.write(`sanitizer report:\n${bad.stderr().slice(-5000)}\n`); process.exitCode = 1; }

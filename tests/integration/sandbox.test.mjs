@@ -171,12 +171,15 @@ async function checkReach(srv, ida, idb) {
     await new Promise((res, rej) => { hostListener.once('error', rej); hostListener.listen(0, gw, res); });
     const hostPort = hostListener.address().port;
     assert.equal(await readLine(gw, hostPort), 'hi-host', 'the host listener answers the host');
+    // The four at once, each to a file of its own: a dropped connection waits out its 4 s.
+    const probes = { public: [PUBLIC, 80], metadata: [METADATA, 80], host: [gw, hostPort], peer: [bAddr, 8080] };
     const r = await run1(ida, [
-      `echo public=$(${tryConnect(PUBLIC, 80)})`,
-      `echo metadata=$(${tryConnect(METADATA, 80)})`,
-      `echo host=$(${tryConnect(gw, hostPort)})`,
-      `echo peer=$(${tryConnect(bAddr, 8080)})`,
-    ].join('; '), { timeout: 30 });
+      'd=$(mktemp -d)',
+      ...Object.entries(probes).map(([k, [ip, port]]) => `(echo ${k}=$(${tryConnect(ip, port)}) > $d/${k}) &`),
+      'wait',
+      `cat ${Object.keys(probes).map((k) => `$d/${k}`).join(' ')}`,
+      'rm -rf $d',
+    ].join('\n'), { timeout: 30 });
     const got = Object.fromEntries(r.stdout.trim().split('\n').map((l) => l.split('=')));
     assert.equal(got.public, `open:hi-${PUBLIC}`, r.stdout);
     assert.equal(got.metadata, 'blocked', r.stdout);

@@ -30,9 +30,10 @@ const procs = new Set();
 const SANITIZER_RE = /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /;
 const stderrs = [];
 after(async () => {
-  for (const p of procs) {
+  // the servers stop side by side (each removes its own temporary computers)
+  await Promise.all([...procs].map(async (p) => {
     if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await waitExit(p, 10000); }
-  }
+  }));
   await cleanupContainers();
   const bad = stderrs.find((b) => SANITIZER_RE.test(b.text));
   if (bad) { process.stderr.write(`sanitizer report:\n${bad.text.slice(-5000)}\n`); process.exitCode = 1; }
@@ -495,7 +496,7 @@ describe('split layout', () => {
       if (split.exitCode === null && split.signalCode === null) {
         const exited = new Promise((res) => split.on('exit', res));
         split.kill('SIGTERM');
-        await Promise.race([exited, sleep(15000)]);
+        await Promise.race([exited, sleep(15000, null, { ref: false })]);
       }
       await waitFor(async () => (await containerOf(cid('task-split'))) === null, { timeoutMs: 15000, intervalMs: 500 });
     }

@@ -45,7 +45,10 @@ before(async () => {
 
 after(async () => {
   for (const c of clients) await c.close().catch(() => {});
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await waitExit(p, 8000); }
+  // the servers stop side by side (each removes its own temporary computers)
+  await Promise.all([...procs].map(async (p) => {
+    if (p.exitCode === null && p.signalCode === null) { p.kill('SIGTERM'); await waitExit(p, 8000); }
+  }));
   const bad = stderrs.find((b) => SANITIZER_RE.test(b.text));
   if (bad) { process.stderr.write(`sanitizer report:\n${bad.text.slice(-5000)}\n`); process.exitCode = 1; }
   fake?.kill('SIGTERM');   // the fake removes its containers
