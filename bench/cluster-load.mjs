@@ -7,18 +7,25 @@
 //
 //   node bench/cluster-load.mjs --edge URL [--edge URL]... --sessions N --calls K
 //        [--token T] [--pid NAME=PID]... [--driver-label PREFIX] [--label TEXT]
+//        [--source-addresses N]
 //   node bench/cluster-load.mjs --render A.json B.json...   (markdown tables of earlier runs)
 //
 // Prints one JSON object on stdout: phase wall times, terminal_execute latencies (p50/p99) of
 // the creating call and of the later calls, calls/s, errors, per-driver computer counts (by the
 // kilntainers.driver label, when --driver-label is given), VmRSS/VmHWM per process.
+//
+// Session i connects from loopback address 127.0.0.(1 + i % N) (--source-addresses N, default
+// 16): on Linux all of 127/8 is the loopback, so N addresses stand for N client machines, and
+// no edge meets its per-address connection cap (--max-address-connections, 256) from a load
+// that real clients would spread over many addresses.
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 function parseArgs(argv) {
-  const o = { edges: [], sessions: 100, calls: 4, token: '', pids: [], driverLabel: null, label: '', render: null };
+  const o = { edges: [], sessions: 100, calls: 4, token: '', pids: [], driverLabel: null, label: '', render: null,
+    sources: 16 };
   for (let i = 0; i < argv.length; i++) {
     const v = () => argv[++i];
     switch (argv[i]) {
@@ -29,6 +36,7 @@ function parseArgs(argv) {
       case '--pid': { const [n, p] = v().split('='); o.pids.push({ name: n, pid: Number(p) }); break; }
       case '--driver-label': o.driverLabel = v(); break;
       case '--label': o.label = v(); break;
+      case '--source-addresses': o.sources = Number(v()); break;
       case '--render': o.render = argv.slice(i + 1); i = argv.length; break;
       default: throw new Error(`unknown argument ${argv[i]}`);
     }
@@ -36,10 +44,15 @@ function parseArgs(argv) {
   return o;
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+// one keep-alive agent per source address (see above)
+let agents = [];
+function makeAgents(n) {
+  agents = Array.from({ length: Math.max(1, n) }, (_, i) =>
+    new http.Agent({ keepAlive: true, maxSockets: Infinity, localAddress: `127.0.0.${1 + i}` }));
+}
 
-/** One HTTP request; resolves {status, headers, body}. */
-function request(url, method, headers, body, timeoutMs = 900000) {
+/** One HTTP request from source agent `agent`; resolves {status, headers, body}. */
+function request(agent, url, method, headers, body, timeoutMs = 900000) {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, agent, timeout: timeoutMs }, (res) => {
       const chunks = [];
@@ -89,7 +102,9 @@ async function run(o) {
   if (o.token) headers.Authorization = `Bearer ${o.token}`;
   const errors = [];
   const err = (what) => { if (errors.length < 2000) errors.push(what); };
-  const sessions = Array.from({ length: o.sessions }, (_, i) => ({ edge: o.edges[i % o.edges.length], sid: null }));
+  makeAgents(o.sources);
+  const sessions = Array.from({ length: o.sessions }, (_, i) => ({ edge: o.edges[i % o.edges.length], sid: null,
+    agent: agents[i % agents.length] }));
   let id = 1;
   const res = { label: o.label, sessions: o.sessions, callsPerSession: o.calls, edges: o.edges.length };
   const clean = (h) => Object.fromEntries(Object.entries(h).filter(([, v]) => v !== undefined));
@@ -99,7 +114,7 @@ async function run(o) {
   let t0 = performance.now();
   await Promise.all(sessions.map(async (s) => {
     try {
-      const r = await request(s.edge, 'POST', headers, JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'initialize',
+      const r = await request(s.agent, s.edge, 'POST', headers, JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'initialize',
         params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cluster-bench', version: '1' } } }));
       if (r.status === 200 && r.headers['mcp-session-id']) s.sid = r.headers['mcp-session-id'];
       else err(`initialize ${r.status} ${r.body.slice(0, 200)}`);
@@ -112,7 +127,7 @@ async function run(o) {
   const exec = async (s, command, expect) => {
     const t = performance.now();
     try {
-      const r = await request(s.edge, 'POST', clean({ ...headers, 'Mcp-Session-Id': s.sid }),
+      const r = await request(s.agent, s.edge, 'POST', clean({ ...headers, 'Mcp-Session-Id': s.sid }),
         JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: 'terminal_execute', arguments: { command } } }));
       const ms = performance.now() - t;
       const body = r.status === 200 ? JSON.parse(r.body) : null;
@@ -158,7 +173,7 @@ async function run(o) {
   t0 = performance.now();
   await Promise.all(live.map(async (s) => {
     try {
-      const r = await request(s.edge, 'DELETE', clean({ Authorization: headers.Authorization, 'Mcp-Session-Id': s.sid }));
+      const r = await request(s.agent, s.edge, 'DELETE', clean({ Authorization: headers.Authorization, 'Mcp-Session-Id': s.sid }));
       if (r.status !== 200) err(`delete ${r.status} ${r.body.slice(0, 200)}`);
     } catch (e) { err(`delete ${e.message}`); }
   }));
@@ -173,7 +188,7 @@ async function run(o) {
   }
   res.errors = errors.length;
   res.errorSamples = [...new Set(errors)].slice(0, 5);
-  agent.destroy();
+  for (const a of agents) a.destroy();
   return res;
 }
 
