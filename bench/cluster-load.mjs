@@ -7,25 +7,29 @@
 //
 //   node bench/cluster-load.mjs --edge URL [--edge URL]... --sessions N --calls K
 //        [--token T] [--pid NAME=PID]... [--driver-label PREFIX] [--label TEXT]
-//        [--source-addresses N]
+//        [--source-addresses N] [--max-sockets M] [--computer-dir NAME=DIR]...
 //   node bench/cluster-load.mjs --render A.json B.json...   (markdown tables of earlier runs)
 //
 // Prints one JSON object on stdout: phase wall times, terminal_execute latencies (p50/p99) of
 // the creating call and of the later calls, calls/s, errors, per-driver computer counts (by the
 // kilntainers.driver label, when --driver-label is given), VmRSS/VmHWM per process.
 //
+// --computer-dir: computers counted as the entries of DIR (a go_busybox driver's folder of
+// computers) instead of by the containers' kilntainers.driver label.
+//
 // Session i connects from loopback address 127.0.0.(1 + i % N) (--source-addresses N, default
-// 16): on Linux all of 127/8 is the loopback, so N addresses stand for N client machines, and
+// 64), at most M connections from each (--max-sockets, default no bound: one per session in
+// flight; more sessions than an edge takes connections, 4096, share them and queue here): on Linux all of 127/8 is the loopback, so N addresses stand for N client machines, and
 // no edge meets its per-address connection cap (--max-address-connections, 256) from a load
 // that real clients would spread over many addresses.
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 function parseArgs(argv) {
   const o = { edges: [], sessions: 100, calls: 4, token: '', pids: [], driverLabel: null, label: '', render: null,
-    sources: 16 };
+    sources: 64, maxSockets: Infinity, dirs: [] };
   for (let i = 0; i < argv.length; i++) {
     const v = () => argv[++i];
     switch (argv[i]) {
@@ -37,6 +41,8 @@ function parseArgs(argv) {
       case '--driver-label': o.driverLabel = v(); break;
       case '--label': o.label = v(); break;
       case '--source-addresses': o.sources = Number(v()); break;
+      case '--max-sockets': o.maxSockets = Number(v()); break;
+      case '--computer-dir': { const [n, d] = v().split('='); o.dirs.push({ name: n, dir: d }); break; }
       case '--render': o.render = argv.slice(i + 1); i = argv.length; break;
       default: throw new Error(`unknown argument ${argv[i]}`);
     }
@@ -46,9 +52,9 @@ function parseArgs(argv) {
 
 // one keep-alive agent per source address (see above)
 let agents = [];
-function makeAgents(n) {
+function makeAgents(n, maxSockets) {
   agents = Array.from({ length: Math.max(1, n) }, (_, i) =>
-    new http.Agent({ keepAlive: true, maxSockets: Infinity, localAddress: `127.0.0.${1 + i}` }));
+    new http.Agent({ keepAlive: true, maxSockets, localAddress: `127.0.0.${1 + i}` }));
 }
 
 /** One HTTP request from source agent `agent`; resolves {status, headers, body}. */
@@ -89,7 +95,16 @@ function memory(pids) {
   return out;
 }
 
-function placement(prefix) {
+function placement(prefix, dirs) {
+  if (dirs.length > 0) {
+    const per = {};
+    for (const { name, dir } of dirs) {
+      let n = 0;
+      try { n = readdirSync(dir).filter((e) => !e.startsWith('.')).length; } catch { /* none yet */ }
+      if (n > 0) per[name] = n;
+    }
+    return per;
+  }
   const out = execFileSync('docker', ['ps', '-a', '--filter', 'label=kilntainers.driver',
     '--format', '{{.Label "kilntainers.driver"}}']).toString();
   const per = {};
@@ -102,7 +117,7 @@ async function run(o) {
   if (o.token) headers.Authorization = `Bearer ${o.token}`;
   const errors = [];
   const err = (what) => { if (errors.length < 2000) errors.push(what); };
-  makeAgents(o.sources);
+  makeAgents(o.sources, o.maxSockets);
   const sessions = Array.from({ length: o.sessions }, (_, i) => ({ edge: o.edges[i % o.edges.length], sid: null,
     agent: agents[i % agents.length] }));
   let id = 1;
@@ -151,7 +166,7 @@ async function run(o) {
   res.createWallMs = Math.round(performance.now() - t0);
   res.first = summary(first);
   res.createErrors = live.length - first.length;
-  if (o.driverLabel) res.placement = placement(o.driverLabel);
+  if (o.driverLabel || o.dirs.length) res.placement = placement(o.driverLabel, o.dirs);
 
   // 3. steady state: K more calls per session, one after another, all sessions at once (the
   // sessions whose computer could not be made sit this out: their retries would be creations)
@@ -178,13 +193,13 @@ async function run(o) {
     } catch (e) { err(`delete ${e.message}`); }
   }));
   res.deleteMs = Math.round(performance.now() - t0);
-  if (o.driverLabel) {
+  if (o.driverLabel || o.dirs.length) {
     // until the drivers have removed every computer of the run
-    while (Object.keys(placement(o.driverLabel)).length > 0 && performance.now() - t0 < 900000) {
+    while (Object.keys(placement(o.driverLabel, o.dirs)).length > 0 && performance.now() - t0 < 900000) {
       await new Promise((r) => setTimeout(r, 500));
     }
     res.removalMs = Math.round(performance.now() - t0);
-    res.leftAfterRemoval = Object.values(placement(o.driverLabel)).reduce((a, b) => a + b, 0);
+    res.leftAfterRemoval = Object.values(placement(o.driverLabel, o.dirs)).reduce((a, b) => a + b, 0);
   }
   res.errors = errors.length;
   res.errorSamples = [...new Set(errors)].slice(0, 5);
@@ -219,6 +234,14 @@ function render(files) {
       const idle = r.memoryIdle?.[name];
       lines.push(`| ${r.label} | ${name} | ${mb(idle?.rssKb)} | ${mb(m?.rssKb)} | ${mb(m?.hwmKb)} | ${m?.threads ?? '?'} |`);
     }
+  }
+  lines.push('');
+  lines.push('| run | sessions | VmRSS growth of all processes, MB | per session kB |');
+  lines.push('| --- | ---: | ---: | ---: |');
+  for (const r of runs) {
+    let kb = 0;
+    for (const [name, m] of Object.entries(r.memoryLoaded ?? {})) kb += (m?.rssKb ?? 0) - (r.memoryIdle?.[name]?.rssKb ?? 0);
+    lines.push(`| ${r.label} | ${r.sessions} | ${(kb / 1024).toFixed(1)} | ${(kb / r.sessions).toFixed(1)} |`);
   }
   for (const r of runs) {
     if (r.errorSamples?.length) lines.push('', `Errors in ${r.label}: ${r.errorSamples.map((e) => `\`${e}\``).join('; ')}`);
