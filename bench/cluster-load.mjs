@@ -50,11 +50,14 @@ function parseArgs(argv) {
   return o;
 }
 
-// one keep-alive agent per source address (see above)
+// one keep-alive agent per source address (see above). A connection idle for 5 s is closed
+// here (the agent's timeout, which Node applies to pooled sockets only; each request sets its
+// own): the edges close keep-alive connections idle for 10 s, and a request sent on one as it
+// closes fails with "socket hang up".
 let agents = [];
 function makeAgents(n, maxSockets) {
   agents = Array.from({ length: Math.max(1, n) }, (_, i) =>
-    new http.Agent({ keepAlive: true, maxSockets, localAddress: `127.0.0.${1 + i}` }));
+    new http.Agent({ keepAlive: true, maxSockets, timeout: 5000, localAddress: `127.0.0.${1 + i}` }));
 }
 
 /** One HTTP request from source agent `agent`; resolves {status, headers, body}. */
