@@ -7,18 +7,29 @@
 //
 //   node bench/cluster-load.mjs --edge URL [--edge URL]... --sessions N --calls K
 //        [--token T] [--pid NAME=PID]... [--driver-label PREFIX] [--label TEXT]
+//        [--source-addresses N] [--max-sockets M] [--computer-dir NAME=DIR]...
 //   node bench/cluster-load.mjs --render A.json B.json...   (markdown tables of earlier runs)
 //
 // Prints one JSON object on stdout: phase wall times, terminal_execute latencies (p50/p99) of
 // the creating call and of the later calls, calls/s, errors, per-driver computer counts (by the
 // kilntainers.driver label, when --driver-label is given), VmRSS/VmHWM per process.
+//
+// --computer-dir: computers counted as the entries of DIR (a go_busybox driver's folder of
+// computers) instead of by the containers' kilntainers.driver label.
+//
+// Session i connects from loopback address 127.0.0.(1 + i % N) (--source-addresses N, default
+// 64), at most M connections from each (--max-sockets, default no bound: one per session in
+// flight; more sessions than an edge takes connections, 4096, share them and queue here): on Linux all of 127/8 is the loopback, so N addresses stand for N client machines, and
+// no edge meets its per-address connection cap (--max-address-connections, 256) from a load
+// that real clients would spread over many addresses.
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 function parseArgs(argv) {
-  const o = { edges: [], sessions: 100, calls: 4, token: '', pids: [], driverLabel: null, label: '', render: null };
+  const o = { edges: [], sessions: 100, calls: 4, token: '', pids: [], driverLabel: null, label: '', render: null,
+    sources: 64, maxSockets: Infinity, dirs: [] };
   for (let i = 0; i < argv.length; i++) {
     const v = () => argv[++i];
     switch (argv[i]) {
@@ -29,6 +40,9 @@ function parseArgs(argv) {
       case '--pid': { const [n, p] = v().split('='); o.pids.push({ name: n, pid: Number(p) }); break; }
       case '--driver-label': o.driverLabel = v(); break;
       case '--label': o.label = v(); break;
+      case '--source-addresses': o.sources = Number(v()); break;
+      case '--max-sockets': o.maxSockets = Number(v()); break;
+      case '--computer-dir': { const [n, d] = v().split('='); o.dirs.push({ name: n, dir: d }); break; }
       case '--render': o.render = argv.slice(i + 1); i = argv.length; break;
       default: throw new Error(`unknown argument ${argv[i]}`);
     }
@@ -36,10 +50,18 @@ function parseArgs(argv) {
   return o;
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+// one keep-alive agent per source address (see above). A connection idle for 5 s is closed
+// here (the agent's timeout, which Node applies to pooled sockets only; each request sets its
+// own): the edges close keep-alive connections idle for 10 s, and a request sent on one as it
+// closes fails with "socket hang up".
+let agents = [];
+function makeAgents(n, maxSockets) {
+  agents = Array.from({ length: Math.max(1, n) }, (_, i) =>
+    new http.Agent({ keepAlive: true, maxSockets, timeout: 5000, localAddress: `127.0.0.${1 + i}` }));
+}
 
-/** One HTTP request; resolves {status, headers, body}. */
-function request(url, method, headers, body, timeoutMs = 900000) {
+/** One HTTP request from source agent `agent`; resolves {status, headers, body}. */
+function request(agent, url, method, headers, body, timeoutMs = 900000) {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, agent, timeout: timeoutMs }, (res) => {
       const chunks = [];
@@ -76,7 +98,16 @@ function memory(pids) {
   return out;
 }
 
-function placement(prefix) {
+function placement(prefix, dirs) {
+  if (dirs.length > 0) {
+    const per = {};
+    for (const { name, dir } of dirs) {
+      let n = 0;
+      try { n = readdirSync(dir).filter((e) => !e.startsWith('.')).length; } catch { /* none yet */ }
+      if (n > 0) per[name] = n;
+    }
+    return per;
+  }
   const out = execFileSync('docker', ['ps', '-a', '--filter', 'label=kilntainers.driver',
     '--format', '{{.Label "kilntainers.driver"}}']).toString();
   const per = {};
@@ -89,7 +120,9 @@ async function run(o) {
   if (o.token) headers.Authorization = `Bearer ${o.token}`;
   const errors = [];
   const err = (what) => { if (errors.length < 2000) errors.push(what); };
-  const sessions = Array.from({ length: o.sessions }, (_, i) => ({ edge: o.edges[i % o.edges.length], sid: null }));
+  makeAgents(o.sources, o.maxSockets);
+  const sessions = Array.from({ length: o.sessions }, (_, i) => ({ edge: o.edges[i % o.edges.length], sid: null,
+    agent: agents[i % agents.length] }));
   let id = 1;
   const res = { label: o.label, sessions: o.sessions, callsPerSession: o.calls, edges: o.edges.length };
   const clean = (h) => Object.fromEntries(Object.entries(h).filter(([, v]) => v !== undefined));
@@ -99,7 +132,7 @@ async function run(o) {
   let t0 = performance.now();
   await Promise.all(sessions.map(async (s) => {
     try {
-      const r = await request(s.edge, 'POST', headers, JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'initialize',
+      const r = await request(s.agent, s.edge, 'POST', headers, JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'initialize',
         params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cluster-bench', version: '1' } } }));
       if (r.status === 200 && r.headers['mcp-session-id']) s.sid = r.headers['mcp-session-id'];
       else err(`initialize ${r.status} ${r.body.slice(0, 200)}`);
@@ -112,7 +145,7 @@ async function run(o) {
   const exec = async (s, command, expect) => {
     const t = performance.now();
     try {
-      const r = await request(s.edge, 'POST', clean({ ...headers, 'Mcp-Session-Id': s.sid }),
+      const r = await request(s.agent, s.edge, 'POST', clean({ ...headers, 'Mcp-Session-Id': s.sid }),
         JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: 'terminal_execute', arguments: { command } } }));
       const ms = performance.now() - t;
       const body = r.status === 200 ? JSON.parse(r.body) : null;
@@ -136,7 +169,7 @@ async function run(o) {
   res.createWallMs = Math.round(performance.now() - t0);
   res.first = summary(first);
   res.createErrors = live.length - first.length;
-  if (o.driverLabel) res.placement = placement(o.driverLabel);
+  if (o.driverLabel || o.dirs.length) res.placement = placement(o.driverLabel, o.dirs);
 
   // 3. steady state: K more calls per session, one after another, all sessions at once (the
   // sessions whose computer could not be made sit this out: their retries would be creations)
@@ -158,22 +191,22 @@ async function run(o) {
   t0 = performance.now();
   await Promise.all(live.map(async (s) => {
     try {
-      const r = await request(s.edge, 'DELETE', clean({ Authorization: headers.Authorization, 'Mcp-Session-Id': s.sid }));
+      const r = await request(s.agent, s.edge, 'DELETE', clean({ Authorization: headers.Authorization, 'Mcp-Session-Id': s.sid }));
       if (r.status !== 200) err(`delete ${r.status} ${r.body.slice(0, 200)}`);
     } catch (e) { err(`delete ${e.message}`); }
   }));
   res.deleteMs = Math.round(performance.now() - t0);
-  if (o.driverLabel) {
+  if (o.driverLabel || o.dirs.length) {
     // until the drivers have removed every computer of the run
-    while (Object.keys(placement(o.driverLabel)).length > 0 && performance.now() - t0 < 900000) {
+    while (Object.keys(placement(o.driverLabel, o.dirs)).length > 0 && performance.now() - t0 < 900000) {
       await new Promise((r) => setTimeout(r, 500));
     }
     res.removalMs = Math.round(performance.now() - t0);
-    res.leftAfterRemoval = Object.values(placement(o.driverLabel)).reduce((a, b) => a + b, 0);
+    res.leftAfterRemoval = Object.values(placement(o.driverLabel, o.dirs)).reduce((a, b) => a + b, 0);
   }
   res.errors = errors.length;
   res.errorSamples = [...new Set(errors)].slice(0, 5);
-  agent.destroy();
+  for (const a of agents) a.destroy();
   return res;
 }
 
@@ -204,6 +237,14 @@ function render(files) {
       const idle = r.memoryIdle?.[name];
       lines.push(`| ${r.label} | ${name} | ${mb(idle?.rssKb)} | ${mb(m?.rssKb)} | ${mb(m?.hwmKb)} | ${m?.threads ?? '?'} |`);
     }
+  }
+  lines.push('');
+  lines.push('| run | sessions | VmRSS growth of all processes, MB | per session kB |');
+  lines.push('| --- | ---: | ---: | ---: |');
+  for (const r of runs) {
+    let kb = 0;
+    for (const [name, m] of Object.entries(r.memoryLoaded ?? {})) kb += (m?.rssKb ?? 0) - (r.memoryIdle?.[name]?.rssKb ?? 0);
+    lines.push(`| ${r.label} | ${r.sessions} | ${(kb / 1024).toFixed(1)} | ${(kb / r.sessions).toFixed(1)} |`);
   }
   for (const r of runs) {
     if (r.errorSamples?.length) lines.push('', `Errors in ${r.label}: ${r.errorSamples.map((e) => `\`${e}\``).join('; ')}`);

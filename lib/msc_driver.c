@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_log.h"
 #include "msc_principal.h"
 
 /* The computer named by a ComputerRef request. */
@@ -94,6 +95,28 @@ ref_allowed(struct job *j, char *err)
 	return msc_job_principal_may(j, ref->computer_id, ref->principal,
 	    err);
 }
+/*
+ * A temporary computer made after its caller gave up (the caller's
+ * deadline passed while the engine worked): nobody will hold or release
+ * it, so it goes now. Returns -ETIMEDOUT with the reason in err.
+ */
+static int
+remove_late(struct job *j, const char *id, char *err)
+{
+	char e2[MSC_DRIVER_ERRLEN];
+
+	if (j->d->ops->stop(j->d->be, id, true, e2, sizeof(e2)) != 0)
+		msc_log_warn("%s: removing computer %s, made after its "
+			     "caller's deadline, failed: %s", j->d->ops->name, id,
+		    e2);
+	else
+		msc_log_info("%s: removed computer %s, made after its "
+			     "caller's deadline", j->d->ops->name, id);
+	snprintf(err, MSC_DRIVER_ERRLEN, "Computer '%s' was made after its "
+	    "caller's deadline and removed; retry", id);
+	return -ETIMEDOUT;
+}
+
 
 void
 msc_job_run_call(struct job *j, char *err)
@@ -131,6 +154,12 @@ msc_job_run_call(struct job *j, char *err)
 		else if (rv == 0)
 			rv = ops->create(j->d->be, r->computer_id, r->temporary,
 			    &c, err, MSC_DRIVER_ERRLEN);
+		if (rv == 0 && r->temporary &&
+		    msc_call_remaining_ms(j->call) < DRIVER_CREATE_LATE_MS) {
+			rv = remove_late(j, r->computer_id, err);
+			msc_computer_fini(&c);
+			c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
+		}
 		if (rv == 0)
 			msc_call_reply(j->call, &c.base);
 		else
@@ -254,6 +283,7 @@ handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
 static void
 h_create(void *s, struct msc_call *call, const ProtobufCMessage *req)
 {
+	(void)msc_call_bound_ms(call, DRIVER_CREATE_BOUND_MS);
 	handle(s, call, req, JOB_CREATE,
 	    ((const Msc__V1__CreateRequest *)req)->computer_id, true);
 }

@@ -28,6 +28,12 @@
 #define DRIVER_MAX_QUEUED 4096
 /* A creation that cannot start this long before its deadline fails. */
 #define DRIVER_CREATE_MIN_MS 1000
+/* A Create whose caller set no deadline is bounded to this (a pull). */
+#define DRIVER_CREATE_BOUND_MS 660000
+/* A temporary computer made with less than this left of its caller's
+ * time is removed: its reply may reach the caller after it gave up, and
+ * nobody would hold or release it. */
+#define DRIVER_CREATE_LATE_MS 200
 
 enum job_kind { JOB_CREATE, JOB_ATTACH, JOB_EXEC, JOB_STOP, JOB_DELETE,
 	JOB_RESTART, JOB_RESET, JOB_LIST, JOB_SNAPSHOT, JOB_RESTORE,

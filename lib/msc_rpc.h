@@ -66,6 +66,21 @@ int msc_call_remaining_ms(const struct msc_call *call);
  */
 int msc_call_bound_ms(struct msc_call *call, int budget_ms);
 
+/* Kept back from a downstream call's deadline, to answer in (at most a
+ * quarter of the time left). */
+#define MSC_RPC_REPLY_MARGIN_MS 1000
+
+/*
+ * The timeout of a call made downstream with `remaining_ms` left of the
+ * caller's time: that less the margin above, at most `step_ms` (0: no
+ * bound of its own), and at least 1 ms. Deadlines flow down hop by hop,
+ * so a call whose caller gave up does not run on below it.
+ */
+int msc_hop_ms(int remaining_ms, int step_ms);
+
+/* msc_hop_ms of the call's remaining time (msc_call_remaining_ms). */
+int msc_call_hop_ms(const struct msc_call *call, int step_ms);
+
 /*
  * Answers the call with `resp` (borrowed: packed before returning) and
  * ends it; the request message is freed and `call` must not be used again.

@@ -433,6 +433,27 @@ msc_call_bound_ms(struct msc_call *call, int budget_ms)
 	return msc_call_remaining_ms(call);
 }
 
+int
+msc_hop_ms(int remaining_ms, int step_ms)
+{
+	int margin = remaining_ms / 4, left;
+
+	if (margin > MSC_RPC_REPLY_MARGIN_MS)
+		margin = MSC_RPC_REPLY_MARGIN_MS;
+	left = remaining_ms - margin;
+	if (left < 1)
+		left = 1;
+	if (step_ms > 0 && step_ms < left)
+		return step_ms;
+	return left;
+}
+
+int
+msc_call_hop_ms(const struct msc_call *call, int step_ms)
+{
+	return msc_hop_ms(msc_call_remaining_ms(call), step_ms);
+}
+
 void
 msc_call_reply(struct msc_call *call, const ProtobufCMessage *resp)
 {

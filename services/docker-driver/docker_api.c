@@ -356,7 +356,13 @@ dock_container_remove(struct dock_engine *e, const char *id, int timeout_ms,
 	    errlen);
 	if (rc < 0)
 		return rc;
-	if (res.status != 204 && res.status != 200 && res.status != 404)
+	/*
+	 * 409 to a forced removal: one is already under way (an earlier try
+	 * that outlasted its timeout), and the engine finishes it: done, as
+	 * the 404 of one that finished.
+	 */
+	if (res.status != 204 && res.status != 200 && res.status != 404 &&
+	    res.status != 409)
 		rc = dock_http_status_err(&res, -EBUSY, "remove container",
 		    err, errlen);
 	dock_http_res_fini(&res);

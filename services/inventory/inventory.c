@@ -20,6 +20,7 @@
 #include "msc_rpc.h"
 #include "msc_slug.h"
 #include "msc_snapshot.h"
+#include "msc_time.h"
 
 static bool
 has_owner(const struct record *r, const char *owner)
@@ -160,7 +161,20 @@ struct op {
 	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
 	Msc__V1__NetworkPolicy *network;        /* the first caller's, owned */
 	char from_snapshot[MSC_SNAPSHOT_ID_LEN + 1];  /* "": the image */
+	/* The first caller's deadline (msc_now_ms): the Attach and the
+	 * Create it makes share it; callers that join later wait for it. */
+	uint64_t deadline_ms;
 };
+
+/* The timeout of op's next driver call: what its first caller has left. */
+static int
+op_hop_ms(const struct op *op)
+{
+	uint64_t now = msc_now_ms();
+
+	return msc_hop_ms(op->deadline_ms > now ?
+	    (int)(op->deadline_ms - now) : 0, 0);
+}
 
 /* A copy of the caller's policy (it may go before the create), or NULL. */
 static Msc__V1__NetworkPolicy *
@@ -300,7 +314,7 @@ create_on(struct op *op, int i)
 	pthread_mutex_unlock(&s->mu);
 	if (msc_client_call(msc_fleet_client(s->fleet, (size_t)i),
 		&msc__v1__driver__descriptor, "Create", &cr.base,
-		INV_DRIVER_TIMEOUT_MS, created, op) != 0) {
+		op_hop_ms(op), created, op) != 0) {
 		pthread_mutex_lock(&s->mu);
 		s->creating[i]--;
 		pthread_mutex_unlock(&s->mu);
@@ -392,6 +406,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 
 	/* Found on whichever driver has it, else placed. */
 
+	(void)msc_call_bound_ms(call, INV_STEP_MS);
 	bool fresh = a->computer_id[0] == '\0';
 
 	if (a->from_snapshot[0] != '\0' && (!fresh ||
@@ -468,6 +483,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	r->n_waiters = 1;
 	op->s = s;
 	op->r = r;
+	op->deadline_ms = msc_now_ms() + (uint64_t)msc_call_remaining_ms(call);
 	op->temporary = w->temporary;
 	op->redraws_left = fresh ? INV_ID_DRAWS : 0;
 	op->network = policy_copy(a->network);
@@ -483,7 +499,7 @@ h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		place(op);
 		return;
 	}
-	if (inv_fan_out(s, "Attach", &ref.base, INV_DRIVER_TIMEOUT_MS, attached,
+	if (inv_fan_out(s, "Attach", &ref.base, op_hop_ms(op), attached,
 		op) != 0)
 		fail_op(op, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 }
@@ -517,6 +533,7 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	struct record *r;
 	bool stop = false;
 
+	(void)msc_call_bound_ms(call, INV_STEP_MS);
 	pthread_mutex_lock(&s->mu);
 	r = msc_map_get(s->records, rr->computer_id);
 	if (r != NULL && r->ready) {
@@ -554,7 +571,7 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	}
 	ref.computer_id = rr->computer_id;
 	if (msc_client_call(driver, &msc__v1__driver__descriptor, "Stop",
-		&ref.base, msc_call_remaining_ms(call), stopped, call) != 0)
+		&ref.base, msc_call_hop_ms(call, 0), stopped, call) != 0)
 		msc_call_fail(call, MSC__V1__CODE__UNAVAILABLE,
 		    "cannot reach the driver");
 }

@@ -15,8 +15,15 @@
 #include "msc_rpc.h"
 #include "msc_slug.h"
 
-#define INV_DRIVER_TIMEOUT_MS 660000   /* an image pull may be slow */
-#define INV_OP_TIMEOUT_MS 120000
+/*
+ * Deadlines flow down from the caller (the session service): each call to
+ * a driver made on a caller's behalf gets the time the caller has left,
+ * less a margin to answer in (msc_call_hop_ms), so that nothing runs on
+ * for minutes below a caller that gave up. A caller that sets no deadline
+ * gets these bounds: an Acquire or a lifecycle call may pull an image.
+ */
+#define INV_STEP_MS 660000
+#define INV_LIST_MS 30000       /* a List or ListSnapshots of every driver */
 #define INV_MAX_WAITERS 4096
 #define INV_ID_DRAWS 8      /* random ids tried before giving up */
 

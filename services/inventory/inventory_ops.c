@@ -41,6 +41,9 @@ op_new(struct inv_service *s, struct msc_call *call, const char *id,
 	op->s = s;
 	op->call = call;
 	op->method = method;
+	/* The caller's deadline, or ours when it set none. */
+	(void)msc_call_bound_ms(call, strcmp(method, "List") == 0 ||
+	    strcmp(method, "ListSnapshots") == 0 ? INV_LIST_MS : INV_STEP_MS);
 	if (id != NULL && msc_slug_normalize(id, op->id) != 0) {
 		msc_call_fail(call, MSC__V1__CODE__INVALID_ARGUMENT,
 		    MSC_SLUG_ERROR);
@@ -178,10 +181,10 @@ route(struct op *op)
 	if (driver != NULL)
 		rv = msc_client_call(driver, &msc__v1__driver__descriptor,
 		    op->method, op->fwd != NULL ? op->fwd : &ref.base,
-		    INV_OP_TIMEOUT_MS, one_answered, op);
+		    msc_call_hop_ms(op->call, 0), one_answered, op);
 	else
 		rv = inv_fan_out(op->s, op->method, op->fwd != NULL ? op->fwd :
-		    &ref.base, INV_OP_TIMEOUT_MS, all_answered, op);
+		    &ref.base, msc_call_hop_ms(op->call, 0), all_answered, op);
 	if (rv != 0) {
 		msc_call_fail(op->call, MSC__V1__CODE__UNAVAILABLE,
 		    "the computer's driver cannot be reached; retry later");
@@ -259,8 +262,8 @@ inv_h_snapshot_delete(void *state, struct msc_call *call,
 		return;
 	snprintf(op->snapshot_id, sizeof(op->snapshot_id), "%.40s",
 	    r->snapshot_id);
-	if (inv_fan_out(op->s, "DeleteSnapshot", req, INV_OP_TIMEOUT_MS,
-	    all_answered, op) != 0) {
+	if (inv_fan_out(op->s, "DeleteSnapshot", req,
+	    msc_call_hop_ms(call, 0), all_answered, op) != 0) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		free(op);
 	}
@@ -313,8 +316,8 @@ inv_h_snapshots(void *state, struct msc_call *call,
 
 	if (op == NULL)
 		return;
-	if (inv_fan_out(op->s, "ListSnapshots", req, 30000, snapshots_listed,
-	    op) != 0) {
+	if (inv_fan_out(op->s, "ListSnapshots", req, msc_call_hop_ms(call, 0),
+	    snapshots_listed, op) != 0) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		free(op);
 	}
@@ -426,7 +429,8 @@ inv_h_list(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		return;
 	snprintf(op->owner, sizeof(op->owner), "%s", lr->owner);
 	snprintf(op->principal, sizeof(op->principal), "%s", lr->principal);
-	if (inv_fan_out(op->s, "List", &e.base, 30000, listed, op) != 0) {
+	if (inv_fan_out(op->s, "List", &e.base, msc_call_hop_ms(call, 0), listed,
+	    op) != 0) {
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		free(op);
 	}

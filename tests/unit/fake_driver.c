@@ -47,6 +47,7 @@ struct fake_driver {
 	struct fd_held held[FD_N_METHODS][FD_MAX_HELD];
 	int n_held[FD_N_METHODS];
 	char last_owner[FD_ID_LEN];
+	int last_left_ms[FD_N_METHODS];  /* the last call's time left */
 };
 
 static struct fd_computer *
@@ -213,6 +214,7 @@ handle(struct fake_driver *fd, enum fake_method m, struct msc_call *call,
 {
 	pthread_mutex_lock(&fd->mu);
 	fd->calls[m]++;
+	fd->last_left_ms[m] = msc_call_remaining_ms(call);
 	if (fd->n_log < FD_MAX_LOG) {
 		fd->log[fd->n_log].m = m;
 		snprintf(fd->log[fd->n_log].id, FD_ID_LEN, "%s", req_id(m, req));
@@ -474,4 +476,15 @@ fake_driver_let_go_fail(struct fake_driver *fd, enum fake_method m,
 		msc_call_fail(fd->held[m][i].call, code, "fake failure");
 	fd->n_held[m] = 0;
 	pthread_mutex_unlock(&fd->mu);
+}
+
+int
+fake_driver_last_left_ms(struct fake_driver *fd, enum fake_method m)
+{
+	int ms;
+
+	pthread_mutex_lock(&fd->mu);
+	ms = fd->last_left_ms[m];
+	pthread_mutex_unlock(&fd->mu);
+	return ms;
 }

@@ -54,6 +54,9 @@ int fake_driver_calls_for(struct fake_driver *fd, enum fake_method m,
 /* Waits until calls of m reach n; false after timeout_ms. */
 bool fake_driver_wait_calls(struct fake_driver *fd, enum fake_method m,
     int n, int timeout_ms);
+/* The time the last call of m had left when it came (its caller's
+ * deadline as the envelope carried it, or the 30 s of one without). */
+int fake_driver_last_left_ms(struct fake_driver *fd, enum fake_method m);
 /* Copies the owner field of the last Exec into buf. */
 void fake_driver_last_owner(struct fake_driver *fd, char *buf, size_t len);
 

@@ -152,7 +152,16 @@ serve(struct fake *f, int fd)
 		return;
 	}
 	sp = strchr(req, ' ') + 7;	/* after " /v1.4N" */
-	if (strncmp(sp, "/containers/", 12) == 0 && strstr(sp, "/exec ")) {
+	if (strncmp(req, "DELETE /", 8) == 0 &&
+	    strncmp(sp, "/containers/", 12) == 0) {
+		if (strncmp(sp + 12, "busy?", 5) == 0)
+			reply(fd, 409, "{\"message\":\"removal of container "
+			    "busy is already in progress\"}");
+		else if (strncmp(sp + 12, "stuck?", 6) == 0)
+			reply(fd, 500, "{\"message\":\"driver failed\"}");
+		else
+			reply(fd, 204, "");
+	} else if (strncmp(sp, "/containers/", 12) == 0 && strstr(sp, "/exec ")) {
 		/* The container name is the exec id. */
 		char	id[64];
 
@@ -358,6 +367,34 @@ test_pull_midstream_error(void **state)
 	fake_stop(&f);
 }
 
+/*
+ * A forced removal that meets one already under way (409: an earlier try
+ * outlasted its timeout, the engine goes on) is done, not an error that
+ * makes the session retry the release for minutes; a real failure stays
+ * one.
+ */
+static void
+test_remove_in_progress(void **state)
+{
+	struct fake		 f;
+	struct dock_engine	*e;
+	char			 err[512];
+
+	(void)state;
+	assert_int_equal(fake_start(&f, "1.41"), 0);
+	e = engine_for(&f);
+	assert_int_equal(dock_container_remove(e, "gone-now", 5000, err,
+	    sizeof(err)), 0);
+	assert_non_null(strstr(f.last, "DELETE /v1.41/containers/gone-now?"
+	    "force=1&v=1 "));
+	assert_int_equal(dock_container_remove(e, "busy", 5000, err,
+	    sizeof(err)), 0);
+	assert_true(dock_container_remove(e, "stuck", 5000, err,
+	    sizeof(err)) < 0);
+	dock_engine_free(e);
+	fake_stop(&f);
+}
+
 /* GET /info, and which engines are reached through a local socket. */
 static void
 test_info_socket(void **state)
@@ -400,6 +437,7 @@ main(void)
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_pull_midstream_error),
 		cmocka_unit_test(test_info_socket),
+		cmocka_unit_test(test_remove_in_progress),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

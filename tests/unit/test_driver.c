@@ -33,6 +33,8 @@ struct fake {
 	int hog_running, max_hog_running;   /* execs of owner "hog" */
 	uint32_t last_timeout_s;            /* of the last exec */
 	uint64_t last_output_limit;
+	int removes;                        /* Stops with remove */
+	char last_removed[32];
 };
 
 static struct fake fake = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -82,11 +84,16 @@ fake_ref(void *be, const char *id, Msc__V1__Computer *out, char *err,
 static int
 fake_stop(void *be, const char *id, bool remove, char *err, size_t errlen)
 {
-	(void)be;
-	(void)id;
-	(void)remove;
+	struct fake *f = be;
+
 	(void)err;
 	(void)errlen;
+	if (remove) {
+		pthread_mutex_lock(&f->mu);
+		f->removes++;
+		snprintf(f->last_removed, sizeof(f->last_removed), "%s", id);
+		pthread_mutex_unlock(&f->mu);
+	}
 	return 0;
 }
 
@@ -195,6 +202,8 @@ setup(void **state)
 	memset(&ans.n, 0, sizeof(ans) - offsetof(struct answers, n));
 	fake.creating = fake.max_creating = fake.creates = 0;
 	fake.hog_running = fake.max_hog_running = 0;
+	fake.removes = 0;
+	fake.last_removed[0] = '\0';
 	if (msc_driver_start(URL, &fake_ops, &fake, 16, &drv) != 0 ||
 	    msc_client_open(URL, NULL, &cli) != 0)
 		return -1;
@@ -292,6 +301,40 @@ gate_respects_deadlines(void **state)
 					     "created"));
 	assert_true(ans.fail_ms - t0 < 1900);
 	assert_int_equal(fake.creates, 1);
+}
+
+/*
+ * A temporary computer whose creation outlasted its caller's deadline is
+ * removed when it is made: the caller gave up, so nobody would hold or
+ * release it (it would run, its lease renewed, until the driver ends).
+ * One made in time stays.
+ */
+static void
+late_creation_removed(void **state)
+{
+	int removes;
+
+	(void)state;
+	fake.create_ms = 300;
+	create("in-time", 5000);
+	wait_answers(1);
+	assert_int_equal(ans.ok, 1);
+	fake.create_ms = 1000;
+	create("orphan", 400);
+	wait_answers(2);
+	assert_int_equal(ans.last_code, MSC__V1__CODE__DEADLINE_EXCEEDED);
+	/* The engine finishes after the caller gave up. */
+	for (int i = 0; i < 300; i++) {
+		pthread_mutex_lock(&fake.mu);
+		removes = fake.removes;
+		pthread_mutex_unlock(&fake.mu);
+		if (removes > 0)
+			break;
+		usleep(10 * 1000);
+	}
+	assert_int_equal(removes, 1);
+	assert_string_equal(fake.last_removed, "orphan");
+	assert_int_equal(fake.creates, 2);
 }
 
 /*
@@ -395,6 +438,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(gate_bounds_creations, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(no_gate_runs_them_all, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(late_creation_removed, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(gate_respects_deadlines, setup,
 		    teardown),
