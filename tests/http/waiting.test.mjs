@@ -53,6 +53,7 @@ describe('commands that only wait hold no worker', () => {
     const hi = await late.exec({ command: 'echo hi' }, { timeoutMs: 60000 });
     const ms = Date.now() - t1;
     assert.equal(hi.stdout, 'hi\n');
+    console.log(`# echo alone ${idle} ms, behind ${SLEEPERS} sleeping commands ${ms} ms`);
     assert.ok(ms < Math.max(1500, 3 * idle),
       `the echo waited ${ms} ms behind ${SLEEPERS} sleeping commands (${idle} ms alone)`);
 
