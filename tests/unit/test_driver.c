@@ -525,14 +525,17 @@ asetup(void **state)
 static int
 ateardown(void **state)
 {
+	int n;
+
 	(void)state;
 	msc_client_close(cli);
 	assert_true(msc_driver_stop(drv));
 	pthread_mutex_lock(&afake.mu);
 	afake.stop = true;
-	assert_int_equal(afake.n, 0);   /* the stop ended every one */
+	n = afake.n;
 	pthread_mutex_unlock(&afake.mu);
 	pthread_join(afake.thread, NULL);
+	assert_int_equal(n, 0);         /* the stop ended every one */
 	return 0;
 }
 
@@ -562,6 +565,7 @@ waiting_holds_no_worker(void **state)
 {
 	char id[32], owner[32];
 	uint64_t t0;
+	int n, syncs;
 
 	(void)state;
 	for (int i = 0; i < 40; i++) {
@@ -576,9 +580,11 @@ waiting_holds_no_worker(void **state)
 	assert_int_equal(ans.ok, 41);
 	assert_true(ans.exec_ms - t0 < 300);
 	pthread_mutex_lock(&afake.mu);
-	assert_int_equal(afake.max_n, 40);
-	assert_int_equal(afake.syncs, 1);
+	n = afake.max_n;
+	syncs = afake.syncs;
 	pthread_mutex_unlock(&afake.mu);
+	assert_int_equal(n, 40);
+	assert_int_equal(syncs, 1);
 }
 
 /*
@@ -590,6 +596,7 @@ static void
 waiting_is_bounded_per_principal(void **state)
 {
 	char id[32], owner[32];
+	int started, syncs;
 
 	(void)state;
 	pthread_mutex_lock(&afake.mu);
@@ -609,9 +616,11 @@ waiting_is_bounded_per_principal(void **state)
 	wait_answers(53);
 	assert_int_equal(ans.ok, 53);
 	pthread_mutex_lock(&afake.mu);
-	assert_int_equal(afake.started, 49);
-	assert_int_equal(afake.syncs, 4);
+	started = afake.started;
+	syncs = afake.syncs;
 	pthread_mutex_unlock(&afake.mu);
+	assert_int_equal(started, 49);
+	assert_int_equal(syncs, 4);
 }
 
 /* Driver/Cancel ends a waiting command at once, CANCELLED; its lane
@@ -643,6 +652,8 @@ waiting_is_cancelled(void **state)
 static void
 waiting_ends_at_stop(void **state)
 {
+	int n = 0;
+
 	(void)state;
 	for (int i = 0; i < 4; i++) {
 		char id[32];
@@ -650,16 +661,18 @@ waiting_ends_at_stop(void **state)
 		snprintf(id, sizeof(id), "s-%d", i);
 		aexec(id, "sleep", id, "", i % 2 ? "key" : "", NULL);
 	}
-	usleep(100 * 1000);
-	pthread_mutex_lock(&afake.mu);
-	assert_int_equal(afake.n, 4);
-	pthread_mutex_unlock(&afake.mu);
-	/* Held for 500 ms, but the cancel ends them at once. */
-	for (int i = 0; i < 4; i++) {
+	/* Each held far longer than the test: the stop must end them. */
+	for (int tries = 0; tries < 400; tries++) {
 		pthread_mutex_lock(&afake.mu);
-		afake.h[i].due = now_ms() + 60000;
+		n = afake.n;
+		for (int i = 0; i < afake.n; i++)
+			afake.h[i].due = now_ms() + 60000;
 		pthread_mutex_unlock(&afake.mu);
+		if (n == 4)
+			break;
+		usleep(5 * 1000);
 	}
+	assert_int_equal(n, 4);
 }
 
 int
