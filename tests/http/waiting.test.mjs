@@ -1,6 +1,6 @@
 // A command that only waits holds no worker (issue 27), through the official SDK client over
 // HTTP against Docker: the driver sends each command to its computer's exec helper and one
-// loop waits for all of them, so with 4 --driver-workers, 24 sessions each sleeping in their own
+// loop waits for all of them, so with 4 --driver-workers, 16 sessions each sleeping in their own
 // computer leave the workers free and a new client's echo answers at once. Before, the sleeps
 // took the 3 command workers and the rest queued behind them: the echo waited some 20 s per
 // round. The sleeps still end with their output, a timeout still ends with 124 and the marker,
@@ -12,7 +12,7 @@ import {
   startHttpServer, connect, cleanupContainers, containerName, docker, textOf, sleep, waitFor,
 } from './lib.mjs';
 
-const SLEEPERS = 24;
+const SLEEPERS = 16;
 
 after(() => cleanupContainers());
 
@@ -70,7 +70,7 @@ describe('commands that only wait hold no worker', () => {
       assert.equal(r.structuredContent.stdout, 'slept\n');
       assert.equal(r.structuredContent.exit_code, 0);
     }
-    // Together, not in rounds of 3 workers (7 rounds of 20 s).
+    // Together, not in rounds of 3 workers (6 rounds of 20 s).
     assert.ok(took < 45000, `the ${SLEEPERS} sleeps took ${took} ms`);
   });
 
