@@ -118,7 +118,7 @@ remove_late(struct job *j, const char *id, char *err)
 }
 
 
-void
+bool
 msc_job_run_call(struct job *j, char *err)
 {
 	const struct msc_driver_ops *ops = j->d->ops;
@@ -213,31 +213,13 @@ msc_job_run_call(struct job *j, char *err)
 		msc_computer_list_fini(&l);
 		break;
 	}
-	case JOB_EXEC: {
-		Msc__V1__ExecRequest q = *(const Msc__V1__ExecRequest *)j->req;
-		Msc__V1__ExecResult res = MSC__V1__EXEC_RESULT__INIT;
-
-		/* A shallow copy: the strings and bytes stay the call's. */
-		pthread_mutex_lock(&j->d->mu);
-		if (q.timeout_s == 0)
-			q.timeout_s = j->d->exec_timeout_s;
-		if (q.output_limit == 0)
-			q.output_limit = j->d->exec_output_limit;
-		pthread_mutex_unlock(&j->d->mu);
-		rv = msc_live_run(j->live, ops->exec, j->d->be, &q, &res, err,
-		    MSC_DRIVER_ERRLEN);
-		if (rv == 0)
-			msc_call_reply(j->call, &res.base);
-		else
-			msc_job_fail(j, rv, err);
-		free(res.stdout.data);
-		free(res.stderr.data);
-		break;
-	}
+	case JOB_EXEC:
+		return msc_job_run_exec(j, err);
 	default:
 		(void)msc_job_run_snapshot(j, err);
 		break;
 	}
+	return false;
 }
 
 static const char *const kind_names[] = { "Create", "Attach", "Exec", "Stop",
@@ -269,6 +251,7 @@ handle(void *state, struct msc_call *call, const ProtobufCMessage *req,
 	j->call = call;
 	j->req = req;
 	j->kind = kind;
+	j->efd = -1;
 	if (kind == JOB_EXEC && !msc_live_add_call(j->d->live, call,
 	    (const Msc__V1__ExecRequest *)req, &j->live)) {
 		free(j);
@@ -460,7 +443,10 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 	d->exec_timeout_s = MSC_DRIVER_EXEC_TIMEOUT_S;
 	d->exec_output_limit = MSC_DRIVER_EXEC_OUTPUT_LIMIT;
 	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->started_cv, NULL);
+	TAILQ_INIT(&d->started);
 	if ((rv = msc_map_new(&d->lanes)) != 0 ||
+	    (rv = msc_exec_waiting_new(workers, &d->waiting)) != 0 ||
 	    (rv = msc_live_table_new(&d->live)) != 0 ||
 	    (rv = msc_share_new(workers / 4, DRIVER_MAX_QUEUED,
 		 &d->owners)) != 0 ||
@@ -537,10 +523,15 @@ msc_driver_stop(struct msc_driver *d)
 	while ((n = msc_queue_pop(&waiting)) != NULL)
 		msc_job_abort(JOB(n), MSC__V1__CODE__UNAVAILABLE, "%s is stopping",
 		    d->ops->name);
+	/* Commands handed off to the backend are killed; their ends use d. */
+	if (!msc_exec_stop_all(d))
+		return false;
 	msc_server_stop(d->srv);
 	if (!msc_pool_free(d->pool))
 		return false;   /* a job still runs and uses d */
 	msc_map_free(d->lanes);
+	msc_fair_free(d->waiting);
+	pthread_cond_destroy(&d->started_cv);
 	msc_live_table_free(d->live);
 	msc_share_free(d->owners);
 	msc_fair_free(d->principals);

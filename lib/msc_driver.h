@@ -22,6 +22,9 @@
 #define MSC_DRIVER_ERRLEN 1024
 
 struct msc_driver;
+struct msc_exec;        /* a command started by exec_start, not yet done */
+
+#define MSC_EXEC_SYNC 1 /* exec_start: run it with exec instead */
 
 struct msc_driver_ops {
 	const char *name;       /* "docker-driver", in overload messages */
@@ -44,6 +47,18 @@ struct msc_driver_ops {
 	 */
 	int (*exec)(void *be, const Msc__V1__ExecRequest *req,
 	    Msc__V1__ExecResult *out, char *err, size_t errlen);
+	/*
+	 * Optional (a command that only waits holds no worker): starts req
+	 * and returns without waiting for its end. Runs on a worker, as
+	 * exec, with req (its strings and bytes too) valid until
+	 * msc_exec_done. 0: the backend took the command and calls
+	 * msc_exec_done(x, ...) exactly once, from any thread, when it
+	 * ended; MSC_EXEC_SYNC: it cannot run this one so (no helper to
+	 * talk to), and the skeleton runs exec on the worker instead; a
+	 * negative errno with err: the command failed.
+	 */
+	int (*exec_start)(void *be, const Msc__V1__ExecRequest *req,
+	    struct msc_exec *x, char *err, size_t errlen);
 	/* The status code of an error (msc_driver_code, or _cloud). */
 	Msc__V1__Code (*code)(int rv);
 	/* Driver/Describe: the tool description (malloc'd) or NULL. Must not
@@ -177,6 +192,31 @@ struct msc_driver_ops {
 	}
 
 /*
+ * For a backend's exec_start, from any thread until msc_exec_done: the
+ * fd that becomes readable when command x is cancelled (Driver/Cancel,
+ * or the driver stops), and the output it received (Driver/Progress).
+ */
+int msc_exec_cancel_fd(const struct msc_exec *x);
+void msc_exec_output(struct msc_exec *x, const void *p, size_t n);
+
+/*
+ * Command x ended: rv 0 and its result res (NULL for none; the
+ * stdout/stderr data are malloc'd and freed here), or a negative errno
+ * and err, as exec returns them. Answers the call and frees x. Never
+ * blocks; any thread.
+ */
+void msc_exec_done(struct msc_exec *x, int rv, Msc__V1__ExecResult *res,
+    const char *err);
+
+/*
+ * Runs fn(x, arg) on a worker: what must block before msc_exec_done (an
+ * engine asked whether the computer still runs); fn must end x. When
+ * the pool takes no more, fn runs on this thread.
+ */
+void msc_exec_defer(struct msc_exec *x, void (*fn)(struct msc_exec *x,
+    void *arg), void *arg);
+
+/*
  * Frees the malloc'd string fields of c (leaving protobuf-c's shared empty
  * string alone) and resets it; and the same for every computer of l, with
  * the array.
@@ -248,6 +288,15 @@ void msc_driver_limit_creations(struct msc_driver *d, int n);
  * the workers left for commands (msc_driver.c, principals_new).
  */
 void msc_driver_limit_owners(struct msc_driver *d, int n);
+
+/*
+ * Commands started by exec_start wait on their computers without a
+ * worker: at most MSC_DRIVER_WAITING_PER_WORKER per worker at once, a
+ * principal of --tokens-file at most three quarters of them; past that a
+ * command runs on its worker as exec would (and its principal's turns
+ * at the workers bound it, with the busy answer).
+ */
+#define MSC_DRIVER_WAITING_PER_WORKER 16
 
 /*
  * What an ExecRequest without its own timeout_s or output_limit (0) gets

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "msc_driver.h"
 #include "msc_driver_live.h"
@@ -50,7 +51,17 @@ struct job {
 	bool fair;                     /* holds or waits for a command slot */
 	struct msc_live *live;         /* Exec with a cancel_key, else NULL */
 	struct msc_qnode qn;           /* on a lane's or the gate's queue */
+	/* Exec: the request with the driver's defaults (a shallow copy). */
+	Msc__V1__ExecRequest q;
+	/* Handed off by exec_start (msc_driver_exec.c): a slot of
+	 * d->waiting, its own cancel eventfd when it has no live (-1), and
+	 * its place on d->started until msc_exec_done. */
+	bool waiting;
+	int efd;
+	TAILQ_ENTRY(job) started;
 };
+
+TAILQ_HEAD(job_list, job);
 
 #define JOB(n) msc_queue_item(n, struct job, qn)
 
@@ -72,10 +83,33 @@ struct msc_driver {
 	uint64_t exec_output_limit;
 	struct msc_live_table *live;    /* keyed commands: Cancel, Progress */
 	bool stopping;                  /* the gates take no more */
+	/* Commands started by exec_start: their slots, by principal
+	 * (never queued), and those not done yet (under mu; started_cv
+	 * signalled when the last is done). */
+	struct msc_fair *waiting;
+	struct job_list started;
+	size_t n_started;
+	pthread_cond_t started_cv;
 };
 
-/* Runs j's call on the backend (a worker thread), answering it. */
-void msc_job_run_call(struct job *j, char *err);
+/*
+ * Runs j's call on the backend (a worker thread), answering it. true:
+ * j's command was handed off (msc_driver_exec.c) and ends later; j's
+ * turns at the workers are given back already, and j may be gone.
+ */
+bool msc_job_run_call(struct job *j, char *err);
+/* Exec (msc_driver_exec.c): as msc_job_run_call. */
+bool msc_job_run_exec(struct job *j, char *err);
+/* Gives back the turns at the workers a job held (msc_driver_sched.c). */
+void msc_job_leave_turns(struct msc_driver *d, bool fair,
+    const char *principal, const char *owner);
+/* A handed-off job ended: its lane's next job starts. */
+void msc_job_lane_next(struct job *j);
+/* At stop: cancels the handed-off commands and waits for their ends;
+ * false when some did not end in time. */
+bool msc_exec_stop_all(struct msc_driver *d);
+/* The slots of the commands without a worker, for `workers`. */
+int msc_exec_waiting_new(int workers, struct msc_fair **fp);
 /* The snapshot jobs (msc_driver_snap.c); false: not one of them. */
 bool msc_job_run_snapshot(struct job *j, char *err);
 /*

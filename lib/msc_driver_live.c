@@ -173,11 +173,24 @@ msc_live_begin(struct msc_live *l)
 }
 
 void
+msc_live_detach(void)
+{
+	current = NULL;
+}
+
+int
+msc_live_fd(const struct msc_live *l)
+{
+	/* Set before the command starts and kept until it is freed. */
+	return l != NULL ? l->efd : -1;
+}
+
+void
 msc_live_finish(struct msc_live *l)
 {
+	current = NULL;
 	if (l == NULL)
 		return;
-	current = NULL;
 	pthread_mutex_lock(&l->mu);
 	l->running = false;
 	pthread_mutex_unlock(&l->mu);
@@ -293,7 +306,12 @@ msc_driver_cancelled(void)
 void
 msc_driver_output(const void *p, size_t n)
 {
-	struct msc_live *l = current;
+	msc_live_output(current, p, n);
+}
+
+void
+msc_live_output(struct msc_live *l, const void *p, size_t n)
+{
 	const char *b = p;
 
 	if (l == NULL || n == 0)

@@ -49,6 +49,14 @@ void msc_live_end(struct msc_live_table *t, struct msc_live *l);
 bool msc_live_begin(struct msc_live *l);
 /* Ends the current command of this thread. */
 void msc_live_finish(struct msc_live *l);
+/*
+ * A command handed off by exec_start: this thread's current command no
+ * longer (it still runs), and, from any thread, its cancel eventfd (-1:
+ * none) and output received.
+ */
+void msc_live_detach(void);
+int msc_live_fd(const struct msc_live *l);
+void msc_live_output(struct msc_live *l, const void *p, size_t n);
 
 /*
  * msc_live_add for Driver/Exec request r: false when it was refused

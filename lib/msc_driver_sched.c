@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "msc_hop.h"
 
@@ -40,6 +41,8 @@ void
 msc_job_free(struct job *j)
 {
 	msc_live_end(j->d->live, j->live);
+	if (j->efd >= 0)
+		close(j->efd);
 	free(j);
 }
 
@@ -65,7 +68,8 @@ job_run(void *arg)
 	char err[MSC_DRIVER_ERRLEN] = "";
 
 	MSC_HOP("driver_queue_to_worker");
-	msc_job_run_call(j, err);
+	if (msc_job_run_call(j, err))
+		return;         /* handed off: it ends later, its turns left */
 	if (creates(j))
 		gate_leave(j->d);
 	if (j->fair)
@@ -260,6 +264,23 @@ principal_leave(struct msc_driver *d, const char *principal)
 
 	if (next != NULL)
 		pool_submit(next);
+}
+
+void
+msc_job_leave_turns(struct msc_driver *d, bool fair, const char *principal,
+    const char *owner)
+{
+	if (fair)
+		principal_leave(d, principal);
+	if (owner[0] != '\0')
+		owner_leave(d, owner);
+}
+
+void
+msc_job_lane_next(struct job *j)
+{
+	if (j->lane_id[0] != '\0')
+		lane_next(j->d, j->lane_id);
 }
 
 void

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "docker_fxloop.h"
 #include "docker_lease.h"
 #include "docker_preview.h"
 #include "msc_driver.h"
@@ -124,6 +125,8 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		    "reach its socket; commands use the Engine API exec",
 		    dock_runtime_name(d));
 	dock_fx_init(d);
+	if (dock_fx_enabled(d) && (rv = dock_fxloop_start(&d->fxloop)) != 0)
+		goto fail;
 	if ((rv = dock_lease_start(d)) != 0 || (rv = dock_net_init(d)) != 0 ||
 	    (rv = dock_pol_init(d)) != 0 ||
 	    (!tool && (rv = dock_preview_init(d, &d->preview)) != 0))
@@ -140,6 +143,7 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		docker_ops.expose_port = expose_port;
 		docker_ops.create_owned = create_owned;
 		docker_ops.owner = owner;
+		docker_ops.exec_start = dock_exec_start;
 	}
 	if ((rv = msc_driver_start(url, &docker_ops, d,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
@@ -181,6 +185,7 @@ dock_driver_stop(struct dock_driver *d)
 	dock_pol_restore_wait(d);
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
+	dock_fxloop_stop(d->fxloop);    /* its commands all ended */
 	dock_preview_free(d->preview);  /* its thread asks the engine */
 	dock_pool_free(d);
 	dock_lease_stop(d);

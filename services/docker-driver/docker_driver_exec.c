@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "docker_fastexec.h"
+#include "docker_fxloop.h"
 #include "msc_log.h"
 #include "msc_time.h"
 
@@ -47,20 +48,17 @@ still_running(struct dock_driver *d, const char *id, int exit_code)
 	return true;
 }
 
-int
-dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
-    Msc__V1__ExecResult *out, char *err, size_t errlen)
+/*
+ * The helper's request for Exec r: *argvp (malloc'd, the caller frees)
+ * holds the argv, the rest borrows from r. -ENOMEM.
+ */
+static int
+exec_req(struct dock_driver *d, const Msc__V1__ExecRequest *r,
+    const char *name, struct dock_exec_req *req, const char ***argvp)
 {
-	char name[128];
 	const char **argv;
-	struct dock_exec_req req = { 0 };
-	struct dock_exec_res res = { 0 };
-	uint64_t start = msc_now_ms();
 	size_t n = 0;
-	bool fast;
-	int rv;
 
-	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", r->computer_id);
 	if ((argv = calloc(r->n_args + 4, sizeof(*argv))) == NULL)
 		return -ENOMEM;
 	if (r->n_args > 0)
@@ -71,32 +69,52 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 		argv[n++] = "-c";
 		argv[n++] = r->command;
 	}
-	req.container = name;
-	req.argv = argv;
-	req.env = dock_pol_exec_env(d, r->computer_id);
-	req.workdir = r->working_directory[0] ? r->working_directory : NULL;
-	req.has_stdin = r->has_stdin;
-	req.stdin_data = r->stdin.data;
-	req.stdin_len = r->stdin.len;
-	req.timeout_ms = (int)r->timeout_s * 1000;
-	req.output_limit = r->output_limit;
-	req.live = true;
-	rv = dock_run(d, name, &req, &res, &fast, err, errlen);
-	free(argv);
-	/*
-	 * The Engine path checks the container after any failure (an exec
-	 * killed with its container ends with an exit code); a helper that
-	 * answered was alive, so the fast path checks signal deaths only, and
-	 * a helper lost mid-command.
-	 */
+	memset(req, 0, sizeof(*req));
+	req->container = name;
+	req->argv = argv;
+	req->env = dock_pol_exec_env(d, r->computer_id);
+	req->workdir = r->working_directory[0] ? r->working_directory : NULL;
+	req->has_stdin = r->has_stdin;
+	req->stdin_data = r->stdin.data;
+	req->stdin_len = r->stdin.len;
+	req->timeout_ms = (int)r->timeout_s * 1000;
+	req->output_limit = r->output_limit;
+	*argvp = argv;
+	return 0;
+}
+
+/*
+ * Whether the end of a run (rv, res; `fast`: through the helper) asks
+ * the engine whether the container still runs (exec_result blocks).
+ * The Engine path checks the container after any failure (an exec
+ * killed with its container ends with an exit code); a helper that
+ * answered was alive, so the fast path checks signal deaths only, and a
+ * helper lost mid-command.
+ */
+static bool
+asks_engine(int rv, const struct dock_exec_res *res, bool fast)
+{
 	/* Podman refuses an exec in a stopped container with a 500 (-EIO). */
+	return rv == -ECONNRESET || rv == -EPROTO || rv == -EIO ||
+	    (rv == 0 && res->outcome == DOCK_EXEC_EXITED &&
+		res->exit_code != 0 && (!fast || res->exit_code >= 128));
+}
+
+/*
+ * Exec r's result from a run's end (rv and err as dock_run gives them,
+ * res taken: its output moves to out or is freed).
+ */
+static int
+exec_result(struct dock_driver *d, const Msc__V1__ExecRequest *r, int rv,
+    struct dock_exec_res *res, bool fast, uint64_t start,
+    Msc__V1__ExecResult *out, char *err, size_t errlen)
+{
 	if (rv == -EBUSY || rv == -ENOENT ||
 	    ((rv == -ECONNRESET || rv == -EPROTO || rv == -EIO) &&
 		!still_running(d, r->computer_id, 255)) ||
-	    (rv == 0 && res.outcome == DOCK_EXEC_EXITED && res.exit_code != 0 &&
-		(!fast || res.exit_code >= 128) &&
-		!still_running(d, r->computer_id, res.exit_code))) {
-		dock_exec_res_fini(&res);
+	    (rv == 0 && asks_engine(rv, res, fast) &&
+		!still_running(d, r->computer_id, res->exit_code))) {
+		dock_exec_res_fini(res);
 		return msc_driver_died(err, errlen, r->computer_id, "its "
 		    "container stopped or was removed. The next call starts it "
 		    "again.");
@@ -113,22 +131,132 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 	}
 	if (rv != 0)
 		return rv;
-	if (res.outcome == DOCK_EXEC_CANCELLED) {
-		dock_exec_res_fini(&res);
+	if (res->outcome == DOCK_EXEC_CANCELLED) {
+		dock_exec_res_fini(res);
 		snprintf(err, errlen, "Computer '%s': the command was cancelled "
 		    "and killed.", r->computer_id);
 		return -ECANCELED;
 	}
-	out->stdout.data = (uint8_t *)res.out;
-	out->stdout.len = res.out_len;
-	out->stderr.data = (uint8_t *)res.err;
-	out->stderr.len = res.err_len;
-	out->exit_code = res.exit_code;
+	out->stdout.data = (uint8_t *)res->out;
+	out->stdout.len = res->out_len;
+	out->stderr.data = (uint8_t *)res->err;
+	out->stderr.len = res->err_len;
+	res->out = res->err = NULL;
+	out->exit_code = res->exit_code;
 	out->duration_ms = msc_now_ms() - start;
-	out->outcome = res.outcome == DOCK_EXEC_TIMEOUT
+	out->outcome = res->outcome == DOCK_EXEC_TIMEOUT
 	    ? MSC__V1__EXEC_OUTCOME__TIMED_OUT
-	    : res.outcome == DOCK_EXEC_LIMIT ? MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT
-					     : MSC__V1__EXEC_OUTCOME__EXITED;
+	    : res->outcome == DOCK_EXEC_LIMIT ? MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT
+					      : MSC__V1__EXEC_OUTCOME__EXITED;
+	return 0;
+}
+
+int
+dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
+    Msc__V1__ExecResult *out, char *err, size_t errlen)
+{
+	char name[128];
+	const char **argv;
+	struct dock_exec_req req;
+	struct dock_exec_res res = { 0 };
+	uint64_t start = msc_now_ms();
+	bool fast;
+	int rv;
+
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", r->computer_id);
+	if (exec_req(d, r, name, &req, &argv) != 0)
+		return -ENOMEM;
+	req.live = true;
+	rv = dock_run(d, name, &req, &res, &fast, err, errlen);
+	free(argv);
+	return exec_result(d, r, rv, &res, fast, start, out, err, errlen);
+}
+
+/* A command handed to the exec loop (dock_exec_start), until its end. */
+struct started {
+	struct dock_driver *d;
+	const Msc__V1__ExecRequest *r;  /* the skeleton's, until done */
+	struct msc_exec *x;
+	uint64_t start;
+	int rv;
+	struct dock_exec_res res;
+	char err[DOCK_ERRLEN];
+};
+
+/* Ends a started command: its result, answered. */
+static void
+started_finish(struct msc_exec *x, void *arg)
+{
+	struct started *st = arg;
+	Msc__V1__ExecResult out = MSC__V1__EXEC_RESULT__INIT;
+	int rv = exec_result(st->d, st->r, st->rv, &st->res, true, st->start,
+	    &out, st->err, sizeof(st->err));
+
+	msc_exec_done(x, rv, rv == 0 ? &out : NULL, st->err);
+	free(st);
+}
+
+/* The loop's end of a started command (its thread: must not block). */
+static void
+started_done(void *arg, int rv, struct dock_exec_res *res, const char *err)
+{
+	struct started *st = arg;
+
+	st->rv = rv;
+	st->res = *res;
+	snprintf(st->err, sizeof(st->err), "%s", err);
+	if (asks_engine(rv, &st->res, true))
+		msc_exec_defer(st->x, started_finish, st);
+	else
+		started_finish(st->x, st);
+}
+
+static void
+started_output(void *arg, const void *p, size_t n)
+{
+	msc_exec_output(arg, p, n);
+}
+
+int
+dock_exec_start(void *be, const Msc__V1__ExecRequest *r, struct msc_exec *x,
+    char *err, size_t errlen)
+{
+	struct dock_driver *d = be;
+	char name[128], dir[64];
+	const char **argv;
+	struct dock_exec_req req;
+	struct dock_fx *c;
+	struct started *st;
+	uint64_t start = msc_now_ms();
+	int pfd, rv;
+
+	if (d->fxloop == NULL || !dock_fx_enabled(d))
+		return MSC_EXEC_SYNC;
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", r->computer_id);
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return -ENOMEM;
+	if ((pfd = dock_fx_reach(d, name, true, dir, sizeof(dir))) < 0) {
+		free(st);
+		return MSC_EXEC_SYNC;   /* no helper: the Engine API exec */
+	}
+	if (exec_req(d, r, name, &req, &argv) != 0) {
+		close(pfd);
+		free(st);
+		return -ENOMEM;
+	}
+	rv = dock_fx_begin(dir, &req, &c, err, errlen);
+	close(pfd);
+	free(argv);
+	if (rv != 0) {
+		free(st);
+		return rv == -ENOTCONN ? MSC_EXEC_SYNC : rv;
+	}
+	st->d = d;
+	st->r = r;
+	st->x = x;
+	st->start = start;
+	dock_fx_on_output(c, started_output, x);
+	dock_fxloop_add(d->fxloop, c, msc_exec_cancel_fd(x), started_done, st);
 	return 0;
 }
 

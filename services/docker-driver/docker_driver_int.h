@@ -67,6 +67,9 @@ struct dock_driver {
 	char rt_gvisor[8][65];      /* the engine's runtimes that are gVisor */
 	size_t n_rt_gvisor;
 	bool rt_hides_helper;       /* --runtime is gVisor (set at start) */
+	/* Waits for the commands sent to helpers (docker_fxloop.h); NULL
+	 * when the fast path is off at start. */
+	struct dock_fxloop *fxloop;
 };
 #define DOCK_RT_GVISOR_MAX 8
 
@@ -177,6 +180,10 @@ int dock_readiness(struct dock_driver *d, const char *name, bool helper,
 /* The Exec op (docker_driver_exec.c). */
 int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
+/* msc_driver_ops.exec_start: through the helper, waited for by the exec
+ * loop (d->fxloop); MSC_EXEC_SYNC when there is no helper to reach. */
+int dock_exec_start(void *be, const Msc__V1__ExecRequest *req,
+    struct msc_exec *x, char *err, size_t errlen);
 /*
  * The background processes running in computer `id` now (its helper's
  * list), or -errno: msc_driver_ops.processes. Blocking (3 s at most).

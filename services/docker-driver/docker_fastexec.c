@@ -29,7 +29,7 @@ struct fxbuf {
 	size_t len, cap;
 };
 
-struct fxc {
+struct dock_fx {
 	int fd;
 	int64_t deadline;
 	/* The frame being sent: header + up to FX_DATA_MAX of stdin. */
@@ -42,6 +42,11 @@ struct fxc {
 	size_t limit;
 	int cancel_fd;          /* readable: cancelled; -1 none */
 	bool live;              /* report output (msc_driver_live.h) */
+	const uint8_t *in;      /* the stdin to send (borrowed) */
+	size_t in_len;
+	bool has_stdin;
+	void (*on_output)(void *arg, const void *p, size_t n);
+	void *out_arg;
 };
 
 static int
@@ -137,7 +142,7 @@ fx_wait(int fd, int cancel_fd, short events, int64_t deadline, short *rev)
 
 /* Sends what it can of the pending frame; -EPIPE when the helper left. */
 static int
-fx_send_some(struct fxc *c)
+fx_send_some(struct dock_fx *c)
 {
 	while (c->soff < c->slen) {
 		ssize_t n = send(c->fd, c->sp + c->soff, c->slen - c->soff,
@@ -156,9 +161,9 @@ fx_send_some(struct fxc *c)
 
 /* Queues the next stdin frame (or STDIN_EOF) once the last one is sent. */
 static void
-fx_next_stdin(struct fxc *c, const struct dock_exec_req *req)
+fx_next_stdin(struct dock_fx *c)
 {
-	size_t k = req->stdin_len - c->in_off;
+	size_t k = c->in_len - c->in_off;
 
 	if (c->soff < c->slen || c->in_done)
 		return;
@@ -168,7 +173,7 @@ fx_next_stdin(struct fxc *c, const struct dock_exec_req *req)
 	    (uint32_t)k);
 	if (k > 0)
 		memcpy(c->sp + FX_HDR_LEN,
-		    (const uint8_t *)req->stdin_data + c->in_off, k);
+		    c->in + c->in_off, k);
 	c->in_off += k;
 	c->in_done = k == 0;
 	c->slen = FX_HDR_LEN + k;
@@ -193,7 +198,7 @@ fx_error_text(const uint8_t *p, size_t n, char *err, size_t errlen)
  * limit passed), or a negative errno with err set.
  */
 static int
-fx_frame(struct fxc *c, const struct fx_frame *f, struct dock_exec_res *res,
+fx_frame(struct dock_fx *c, const struct fx_frame *f, struct dock_exec_res *res,
     char *err, size_t errlen)
 {
 	int outcome, code;
@@ -208,6 +213,8 @@ fx_frame(struct fxc *c, const struct fx_frame *f, struct dock_exec_res *res,
 		}
 		if (c->live)
 			msc_driver_output(f->p, f->len);
+		if (c->on_output != NULL)
+			c->on_output(c->out_arg, f->p, f->len);
 		if (c->out.len + c->err.len > c->limit) {
 			res->outcome = DOCK_EXEC_LIMIT;
 			return 1;
@@ -234,7 +241,7 @@ fx_frame(struct fxc *c, const struct fx_frame *f, struct dock_exec_res *res,
 
 /* Reads what is there and handles each frame; as fx_frame(), or EOF. */
 static int
-fx_read(struct fxc *c, struct dock_exec_res *res, char *err, size_t errlen)
+fx_read(struct dock_fx *c, struct dock_exec_res *res, char *err, size_t errlen)
 {
 	uint8_t chunk[65536];
 	size_t off = 0, used;
@@ -272,7 +279,7 @@ fx_read(struct fxc *c, struct dock_exec_res *res, char *err, size_t errlen)
 
 /* Sends the whole REQ frame; -ENOTCONN when it cannot be delivered. */
 static int
-fx_send_req(struct fxc *c, const struct dock_exec_req *req, char *err,
+fx_send_req(struct dock_fx *c, const struct dock_exec_req *req, char *err,
     size_t errlen)
 {
 	struct fx_req r = { .argv = req->argv, .env = req->env,
@@ -306,22 +313,63 @@ fx_send_req(struct fxc *c, const struct dock_exec_req *req, char *err,
 	return 0;
 }
 
+short
+dock_fx_events(struct dock_fx *c)
+{
+	if (c->has_stdin)
+		fx_next_stdin(c);
+	return (short)(POLLIN | (c->soff < c->slen ? POLLOUT : 0));
+}
+
+int
+dock_fx_fd(const struct dock_fx *c)
+{
+	return c->fd;
+}
+
+int64_t
+dock_fx_deadline(const struct dock_fx *c)
+{
+	return c->deadline;
+}
+
+void
+dock_fx_on_output(struct dock_fx *c, void (*fn)(void *arg, const void *p,
+    size_t n), void *arg)
+{
+	c->on_output = fn;
+	c->out_arg = arg;
+}
+
+int
+dock_fx_step(struct dock_fx *c, short rev, struct dock_exec_res *res,
+    char *err, size_t errlen)
+{
+	bool sending = c->soff < c->slen;
+	int rc;
+
+	if (rev & (POLLIN | POLLHUP | POLLERR)) {
+		if ((rc = fx_read(c, res, err, errlen)) != 0)
+			return rc;
+	}
+	/* A command that stops reading stdin early is fine. */
+	if (sending && (rev & POLLOUT) && fx_send_some(c) != 0) {
+		c->in_done = true;
+		c->slen = c->soff = 0;
+	}
+	return 0;
+}
+
 static int
-fx_loop(struct fxc *c, const struct dock_exec_req *req,
-    struct dock_exec_res *res, char *err, size_t errlen)
+fx_loop(struct dock_fx *c, struct dock_exec_res *res, char *err,
+    size_t errlen)
 {
 	short rev = 0;
 	int rc;
 
 	for (;;) {
-		bool sending;
-
-		if (req->has_stdin)
-			fx_next_stdin(c, req);
-		sending = c->soff < c->slen;
-		rc = fx_wait(c->fd, c->cancel_fd,
-		    (short)(POLLIN | (sending ? POLLOUT : 0)), c->deadline,
-		    &rev);
+		rc = fx_wait(c->fd, c->cancel_fd, dock_fx_events(c),
+		    c->deadline, &rev);
 		if (rc == -ETIMEDOUT) {
 			res->outcome = DOCK_EXEC_TIMEOUT;
 			return 1;
@@ -334,49 +382,70 @@ fx_loop(struct fxc *c, const struct dock_exec_req *req,
 			snprintf(err, errlen, "exec: poll: %s", strerror(-rc));
 			return rc;
 		}
-		if (rev & (POLLIN | POLLHUP | POLLERR)) {
-			if ((rc = fx_read(c, res, err, errlen)) != 0)
-				return rc;
-		}
-		/* A command that stops reading stdin early is fine. */
-		if (sending && (rev & POLLOUT) && fx_send_some(c) != 0) {
-			c->in_done = true;
-			c->slen = c->soff = 0;
-		}
+		if ((rc = dock_fx_step(c, rev, res, err, errlen)) != 0)
+			return rc;
 	}
 }
 
-int
-dock_fx_run(const char *dir, const struct dock_exec_req *req,
-    struct dock_exec_res *res, char *err, size_t errlen)
+static void
+fx_free(struct dock_fx *c)
 {
-	struct fxc c = { .fd = -1, .cancel_fd = -1 };
+	free(c->sp);
+	free(c->out.p);
+	free(c->err.p);
+	fx_parser_fini(&c->ps);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
+int
+dock_fx_begin(const char *dir, const struct dock_exec_req *req,
+    struct dock_fx **cp, char *err, size_t errlen)
+{
+	struct dock_fx *c;
 	int rc;
 
-	memset(res, 0, sizeof(*res));
-	res->exit_code = -1;
+	*cp = NULL;
 	if (req->argv == NULL || req->argv[0] == NULL ||
 	    (req->workdir != NULL && req->workdir[0] != '/')) {
 		snprintf(err, errlen, "exec: bad request");
 		return -EINVAL;
 	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		snprintf(err, errlen, "exec: out of memory");
+		return -ENOMEM;
+	}
+	c->cancel_fd = -1;
+	fx_parser_init(&c->ps, true);
 	MSC_HOP("driver_prepare");
-	if ((c.fd = dock_fx_connect(dir, DOCK_FX_SOCK_NAME)) < 0) {
+	if ((c->fd = dock_fx_connect(dir, DOCK_FX_SOCK_NAME)) < 0) {
 		snprintf(err, errlen, "no exec helper listens in %s", dir);
+		fx_free(c);
 		return -ENOTCONN;
 	}
 	MSC_HOP("helper_connect");
-	fx_parser_init(&c.ps, true);
-	c.limit = req->output_limit;
-	c.live = req->live;
-	c.cancel_fd = req->live ? msc_driver_cancel_fd() : -1;
-	if ((rc = fx_send_req(&c, req, err, errlen)) != 0)
-		goto out;
-	c.deadline = (int64_t)msc_now_ms() + (req->timeout_ms > 0 ?
+	c->limit = req->output_limit;
+	c->live = req->live;
+	c->cancel_fd = req->live ? msc_driver_cancel_fd() : -1;
+	c->in = req->stdin_data;
+	c->in_len = req->has_stdin ? req->stdin_len : 0;
+	c->has_stdin = req->has_stdin;
+	if ((rc = fx_send_req(c, req, err, errlen)) != 0) {
+		fx_free(c);
+		return rc;
+	}
+	c->deadline = (int64_t)msc_now_ms() + (req->timeout_ms > 0 ?
 	    (int64_t)req->timeout_ms + DOCK_FX_GRACE_MS : (int64_t)1 << 50);
 	MSC_HOP("helper_send_req");
-	rc = fx_loop(&c, req, res, err, errlen);
-	MSC_HOP("helper_run_command");
+	*cp = c;
+	return 0;
+}
+
+int
+dock_fx_end(struct dock_fx *c, int rc, struct dock_exec_res *res, char *err,
+    size_t errlen)
+{
 	if (rc < 0)
 		goto out;
 	if (res->outcome != DOCK_EXEC_EXITED) {
@@ -384,25 +453,37 @@ dock_fx_run(const char *dir, const struct dock_exec_req *req,
 		uint8_t k[FX_HDR_LEN];
 
 		(void)fx_hdr_encode(k, FX_KILL, 0);
-		(void)send(c.fd, k, sizeof(k), MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)send(c->fd, k, sizeof(k), MSG_NOSIGNAL | MSG_DONTWAIT);
 		res->exit_code = -1;
 	}
-	if ((rc = fxbuf_add(&c.out, "", 0)) != 0 ||
-	    (rc = fxbuf_add(&c.err, "", 0)) != 0) {
+	if ((rc = fxbuf_add(&c->out, "", 0)) != 0 ||
+	    (rc = fxbuf_add(&c->err, "", 0)) != 0) {
 		snprintf(err, errlen, "exec: out of memory");
 		goto out;
 	}
-	res->out = c.out.p;
-	res->out_len = c.out.len;
-	res->err = c.err.p;
-	res->err_len = c.err.len;
-	c.out.p = c.err.p = NULL;
+	res->out = c->out.p;
+	res->out_len = c->out.len;
+	res->err = c->err.p;
+	res->err_len = c->err.len;
+	c->out.p = c->err.p = NULL;
 	rc = 0;
 out:
-	free(c.sp);
-	free(c.out.p);
-	free(c.err.p);
-	fx_parser_fini(&c.ps);
-	close(c.fd);
+	fx_free(c);
 	return rc;
+}
+
+int
+dock_fx_run(const char *dir, const struct dock_exec_req *req,
+    struct dock_exec_res *res, char *err, size_t errlen)
+{
+	struct dock_fx *c;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_code = -1;
+	if ((rc = dock_fx_begin(dir, req, &c, err, errlen)) != 0)
+		return rc;
+	rc = fx_loop(c, res, err, errlen);
+	MSC_HOP("helper_run_command");
+	return dock_fx_end(c, rc, res, err, errlen);
 }

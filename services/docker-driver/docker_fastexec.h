@@ -14,6 +14,7 @@
 #define DOCK_FASTEXEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "docker_api.h"
 
@@ -41,6 +42,36 @@
 #define DOCK_FX_GRACE_MS	3000
 int dock_fx_run(const char *dir, const struct dock_exec_req *req,
     struct dock_exec_res *res, char *err, size_t errlen);
+
+/*
+ * dock_fx_run in steps, for a caller that waits for many commands at
+ * once (docker_fxloop.h). dock_fx_begin connects to the helper in `dir`
+ * and sends the request (blocking, at most a few seconds): *cp is then
+ * the command in flight; it fails as dock_fx_run before the request was
+ * delivered. req's stdin stays borrowed until dock_fx_end; the rest of
+ * req is not used after. Output is reported to `fn` when set
+ * (dock_fx_on_output) and, with req->live, to the thread's current
+ * command. Then, until it ends: poll dock_fx_fd for dock_fx_events
+ * (computed anew each time) until dock_fx_deadline (msc_now_ms), and hand
+ * what came to dock_fx_step: 0 to go on, 1 when it ended (res->outcome
+ * set), or a negative errno with err set. dock_fx_end takes what the last
+ * step returned (or 1 with res->outcome DOCK_EXEC_TIMEOUT or _CANCELLED
+ * set by the caller), kills a command that did not exit, gives res its
+ * output, and frees c: 0 or the negative errno, as dock_fx_run. res must
+ * start zeroed, its exit_code -1.
+ */
+struct dock_fx;
+int dock_fx_begin(const char *dir, const struct dock_exec_req *req,
+    struct dock_fx **cp, char *err, size_t errlen);
+void dock_fx_on_output(struct dock_fx *c, void (*fn)(void *arg,
+    const void *p, size_t n), void *arg);
+int dock_fx_fd(const struct dock_fx *c);
+short dock_fx_events(struct dock_fx *c);
+int64_t dock_fx_deadline(const struct dock_fx *c);
+int dock_fx_step(struct dock_fx *c, short revents, struct dock_exec_res *res,
+    char *err, size_t errlen);
+int dock_fx_end(struct dock_fx *c, int rc, struct dock_exec_res *res,
+    char *err, size_t errlen);
 
 /*
  * Whether a helper accepts connections in `dir` now: 0, or -ENOTCONN.

@@ -4,12 +4,15 @@
  * until its deadline fails without reaching the backend, and one owner's
  * commands take only their share of the workers; an Exec without a
  * timeout or output limit reaches the backend with the defaults; the
- * died-during-execution text. */
+ * died-during-execution text. A backend with exec_start: commands that
+ * only wait hold no worker, their number is bounded per principal (past
+ * it they run on a worker), they are cancelled, and a stop ends them. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,6 +434,290 @@ died_text(void **state)
 	assert_string_equal(small, "Computer 'box-1' di");
 }
 
+/*
+ * A backend whose commands wait without a thread each: exec_start holds
+ * "sleep" commands, and one thread ends each after its due time or at
+ * once when its cancel fd is readable; "sync" goes to exec.
+ */
+#define HELD_MAX 256
+
+struct held {
+	struct msc_exec *x;
+	uint64_t due;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	struct held h[HELD_MAX];
+	int n, max_n, started, syncs;
+	int hold_ms;
+	bool stop;
+	pthread_t thread;
+} afake = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static int
+afake_start(void *be, const Msc__V1__ExecRequest *req, struct msc_exec *x,
+    char *err, size_t errlen)
+{
+	(void)be;
+	if (strcmp(req->command, "sync") == 0)
+		return MSC_EXEC_SYNC;
+	pthread_mutex_lock(&afake.mu);
+	if (afake.n == HELD_MAX) {
+		pthread_mutex_unlock(&afake.mu);
+		snprintf(err, errlen, "too many");
+		return -EAGAIN;
+	}
+	afake.h[afake.n].x = x;
+	afake.h[afake.n].due = now_ms() + (uint64_t)afake.hold_ms;
+	if (++afake.n > afake.max_n)
+		afake.max_n = afake.n;
+	afake.started++;
+	pthread_mutex_unlock(&afake.mu);
+	return 0;
+}
+
+static int
+afake_exec(void *be, const Msc__V1__ExecRequest *req,
+    Msc__V1__ExecResult *out, char *err, size_t errlen)
+{
+	(void)be;
+	(void)err;
+	(void)errlen;
+	pthread_mutex_lock(&afake.mu);
+	afake.syncs++;
+	pthread_mutex_unlock(&afake.mu);
+	if (strcmp(req->command, "sleep") == 0)
+		usleep(100 * 1000);
+	out->stdout.data = (uint8_t *)strdup("sync");
+	out->stdout.len = 4;
+	return 0;
+}
+
+static void *
+afake_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct msc_exec *end[HELD_MAX];
+		int cancelled[HELD_MAX], k = 0;
+		uint64_t now = now_ms();
+
+		pthread_mutex_lock(&afake.mu);
+		if (afake.stop) {
+			pthread_mutex_unlock(&afake.mu);
+			return NULL;
+		}
+		for (int i = 0; i < afake.n;) {
+			struct pollfd p = { .fd = msc_exec_cancel_fd(
+						afake.h[i].x), .events = POLLIN };
+			bool c = p.fd >= 0 && poll(&p, 1, 0) == 1;
+
+			if (c || afake.h[i].due <= now) {
+				cancelled[k] = c;
+				end[k++] = afake.h[i].x;
+				afake.h[i] = afake.h[--afake.n];
+			} else
+				i++;
+		}
+		pthread_mutex_unlock(&afake.mu);
+		for (int i = 0; i < k; i++) {
+			Msc__V1__ExecResult r = MSC__V1__EXEC_RESULT__INIT;
+
+			if (cancelled[i]) {
+				msc_exec_done(end[i], -ECANCELED, NULL,
+				    "cancelled and killed");
+				continue;
+			}
+			r.stdout.data = (uint8_t *)strdup("slept");
+			r.stdout.len = 5;
+			msc_exec_done(end[i], 0, &r, NULL);
+		}
+		usleep(5 * 1000);
+	}
+}
+
+static const struct msc_driver_ops afake_ops = {
+	.name = "async-driver",
+	.create = fake_create,
+	.attach = fake_ref,
+	.restart = fake_ref,
+	.reset = fake_ref,
+	.stop = fake_stop,
+	.list = fake_list,
+	.exec = afake_exec,
+	.exec_start = afake_start,
+	.code = msc_driver_code,
+};
+
+static int
+asetup(void **state)
+{
+	(void)state;
+	memset(&ans.n, 0, sizeof(ans) - offsetof(struct answers, n));
+	afake.n = afake.max_n = afake.started = afake.syncs = 0;
+	afake.hold_ms = 500;
+	afake.stop = false;
+	if (pthread_create(&afake.thread, NULL, afake_main, NULL) != 0 ||
+	    msc_driver_start(URL, &afake_ops, &fake, 4, &drv) != 0 ||
+	    msc_client_open(URL, NULL, &cli) != 0)
+		return -1;
+	return 0;
+}
+
+static int
+ateardown(void **state)
+{
+	int n;
+
+	(void)state;
+	msc_client_close(cli);
+	assert_true(msc_driver_stop(drv));
+	pthread_mutex_lock(&afake.mu);
+	afake.stop = true;
+	n = afake.n;
+	pthread_mutex_unlock(&afake.mu);
+	pthread_join(afake.thread, NULL);
+	assert_int_equal(n, 0);         /* the stop ended every one */
+	return 0;
+}
+
+/* Sends Exec `command` on computer `id` for owner and principal. */
+static void
+aexec(const char *id, const char *command, const char *owner,
+    const char *principal, const char *key, void *arg)
+{
+	Msc__V1__ExecRequest er = MSC__V1__EXEC_REQUEST__INIT;
+
+	er.computer_id = (char *)id;
+	er.command = (char *)command;
+	er.owner = (char *)owner;
+	er.principal = (char *)principal;
+	er.cancel_key = (char *)key;
+	assert_int_equal(msc_client_call(cli, &msc__v1__driver__descriptor,
+			     "Exec", &er.base, 30000, answered, arg), 0);
+}
+
+/*
+ * 4 workers, 40 owners each waiting on its computer: all 40 wait at
+ * once, none on a worker, and another command answers at once; they all
+ * end with their result.
+ */
+static void
+waiting_holds_no_worker(void **state)
+{
+	char id[32], owner[32];
+	uint64_t t0;
+	int n, syncs;
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		snprintf(id, sizeof(id), "wait-%d", i);
+		snprintf(owner, sizeof(owner), "owner-%d", i);
+		aexec(id, "sleep", owner, "", "", NULL);
+	}
+	usleep(150 * 1000);
+	t0 = now_ms();
+	aexec("other", "sync", "someone", "", "", &ans);
+	wait_answers(41);
+	assert_int_equal(ans.ok, 41);
+	assert_true(ans.exec_ms - t0 < 300);
+	pthread_mutex_lock(&afake.mu);
+	n = afake.max_n;
+	syncs = afake.syncs;
+	pthread_mutex_unlock(&afake.mu);
+	assert_int_equal(n, 40);
+	assert_int_equal(syncs, 1);
+}
+
+/*
+ * A principal waits on at most three quarters of 16 per worker (48 of
+ * 64): its further commands run on a worker, as exec; another principal
+ * still waits on its own.
+ */
+static void
+waiting_is_bounded_per_principal(void **state)
+{
+	char id[32], owner[32];
+	int started, syncs;
+
+	(void)state;
+	pthread_mutex_lock(&afake.mu);
+	afake.hold_ms = 2000;           /* all still wait at the 53rd */
+	pthread_mutex_unlock(&afake.mu);
+	for (int i = 0; i < 52; i++) {
+		snprintf(id, sizeof(id), "p-%d", i);
+		snprintf(owner, sizeof(owner), "o-%d", i);
+		aexec(id, "sleep", owner, "alice", "", NULL);
+		/* In turns: at once, past her 2 workers and 8 waiting for
+		 * one, she would be told the driver is busy for her. */
+		if (i % 4 == 3)
+			usleep(40 * 1000);
+	}
+	usleep(250 * 1000);
+	aexec("bob-1", "sleep", "bob", "bob", "", NULL);
+	wait_answers(53);
+	assert_int_equal(ans.ok, 53);
+	pthread_mutex_lock(&afake.mu);
+	started = afake.started;
+	syncs = afake.syncs;
+	pthread_mutex_unlock(&afake.mu);
+	assert_int_equal(started, 49);
+	assert_int_equal(syncs, 4);
+}
+
+/* Driver/Cancel ends a waiting command at once, CANCELLED; its lane
+ * runs the next. */
+static void
+waiting_is_cancelled(void **state)
+{
+	Msc__V1__ExecRef ref = MSC__V1__EXEC_REF__INIT;
+	uint64_t t0;
+
+	(void)state;
+	aexec("c-1", "sleep", "o", "", "k1", &ans);
+	usleep(100 * 1000);
+	ref.computer_id = "c-1";
+	ref.cancel_key = "k1";
+	t0 = now_ms();
+	assert_int_equal(msc_client_call(cli, &msc__v1__driver__descriptor,
+			     "Cancel", &ref.base, 5000, answered, NULL), 0);
+	wait_answers(2);
+	assert_int_equal(ans.ok, 1);
+	assert_int_equal(ans.last_code, MSC__V1__CODE__CANCELLED);
+	assert_true(ans.exec_ms - t0 < 200);
+	aexec("c-1", "sync", "o", "", "", NULL);
+	wait_answers(3);
+	assert_int_equal(ans.ok, 2);
+}
+
+/* A stop with commands waiting (with and without a key) ends them. */
+static void
+waiting_ends_at_stop(void **state)
+{
+	int n = 0;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "s-%d", i);
+		aexec(id, "sleep", id, "", i % 2 ? "key" : "", NULL);
+	}
+	/* Each held far longer than the test: the stop must end them. */
+	for (int tries = 0; tries < 400; tries++) {
+		pthread_mutex_lock(&afake.mu);
+		n = afake.n;
+		for (int i = 0; i < afake.n; i++)
+			afake.h[i].due = now_ms() + 60000;
+		pthread_mutex_unlock(&afake.mu);
+		if (n == 4)
+			break;
+		usleep(5 * 1000);
+	}
+	assert_int_equal(n, 4);
+}
+
 int
 main(void)
 {
@@ -448,6 +735,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(exec_defaults_fill_zeroes,
 		    setup, teardown),
 		cmocka_unit_test(died_text),
+		cmocka_unit_test_setup_teardown(waiting_holds_no_worker,
+		    asetup, ateardown),
+		cmocka_unit_test_setup_teardown(waiting_is_bounded_per_principal,
+		    asetup, ateardown),
+		cmocka_unit_test_setup_teardown(waiting_is_cancelled, asetup,
+		    ateardown),
+		cmocka_unit_test_setup_teardown(waiting_ends_at_stop, asetup,
+		    ateardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
