@@ -6,7 +6,12 @@
  * end whatever runs) and list go straight to the pool.
  *
  * A backend provides blocking operations that return 0 or a negative
- * errno with a one-line message in err (the message the agent sees).
+ * errno with a one-line message in err. The errno becomes the status code
+ * and reason. The agent reads the message as is, unless the code is one
+ * msc_driver_backend_reason marks as the provider's (internal,
+ * unavailable, deadline, failed precondition): the session service logs
+ * that message and the agent reads the step's generic text
+ * (session_agent_text.c, lib/msc_reason.c).
  */
 #ifndef MSC_DRIVER_H
 #define MSC_DRIVER_H
