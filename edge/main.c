@@ -19,7 +19,7 @@ main(int argc, char **argv)
 	int status;
 
 	msc_log_init("msc-edge");
-	if ((status = msc_main_config(&cfg, MSC_PROG_EDGE, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, &msc_prog_edge, argc, argv)) >= 0)
 		goto out;
 	status = 1;
 	if (cfg.session_url == NULL) {

@@ -12,7 +12,7 @@
 
 #include "mcp_live.h"
 #include "mcp_tasks.h"
-#include "msc_describe.h"
+#include "msc_backend.h"
 #include "msc_random.h"
 #include "msc_reason.h"
 #include "msc_slug.h"
@@ -537,11 +537,7 @@ snapshot_refused(struct mcp_conn *c, struct pending_call *how,
 	if (!(c->cfg->tool_groups & MSC_TOOLS_SNAPSHOTS))
 		return strdup("from_snapshot needs the snapshots tool group "
 		    "(--tools snapshots)");
-	if (strcmp(c->cfg->backend, "docker") != 0 &&
-	    strcmp(c->cfg->backend, "go_busybox") != 0 &&
-	    strcmp(c->cfg->backend, "wasm") != 0 &&
-	    strcmp(c->cfg->backend, "e2b") != 0 &&
-	    strcmp(c->cfg->backend, "modal") != 0) {
+	if (!tools_backend_has(c->cfg, MSC_BACKEND_SNAPSHOTS)) {
 		if (asprintf(&msg, "Snapshots are kept on the docker backend "
 		    "(Docker and Podman), the WASM backends, E2B and Modal "
 		    "only: the %s backend has none yet.", c->cfg->backend) < 0)
@@ -565,7 +561,8 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	if (msg == NULL)
 		msg = snapshot_refused(c, how, &req);
 	if (msg == NULL && tools_is_port(how->tool) &&
-	    (refusal = msc_describe_preview_refusal(c->cfg->backend)) != NULL)
+	    c->cfg->chosen != NULL &&
+	    (refusal = c->cfg->chosen->preview_refusal) != NULL)
 		msg = strdup(refusal);
 	if (msg != NULL) {
 		mcp_conn_send_result(c, how->id, tools_error_result(msg),

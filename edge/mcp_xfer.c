@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_backend.h"
 #include "msc_log.h"
 #include "msc_reason.h"
 #include "msc_slug.h"
@@ -453,7 +454,7 @@ mcp_xfer_call(struct mcp_conn *c, json_t *id, json_t *args, int tool,
 		mcp_conn_send_result(c, id, tools_error_result(buf), modern);
 		return false;
 	}
-	if (!tools_backend_has_files(c->cfg->backend)) {
+	if (!tools_backend_has(c->cfg, MSC_BACKEND_FILES)) {
 		snprintf(buf, sizeof(buf), "%s works on the docker (Docker "
 		    "and Podman), e2b, modal, fly and WASM backends only for "
 		    "now: the %s backend has no copy yet; use file_write and "

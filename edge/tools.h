@@ -143,14 +143,13 @@ int tools_processes_find(const char *name);
 
 /* Whether `tool` is one of TOOLS_PROC_*. */
 bool tools_is_process(int tool);
-/* Whether the backend runs the exec helper's modes (background processes,
- * file tools): docker mounts it, e2b and modal copy it into a sandbox. */
-bool tools_backend_has_helper(const char *backend);
-
-/* Whether the backend has the file and copy tools: those with the helper,
- * fly (the helper copied into a Machine) and the WASM backends (their
- * runner on the host side). */
-bool tools_backend_has_files(const char *backend);
+/*
+ * Whether cfg's backend has capability `cap` (MSC_BACKEND_*, its row's):
+ * the exec helper's modes (background processes), the file and copy
+ * tools, snapshots. True where the edge does not know the backend (a
+ * split edge): the driver then refuses what it lacks itself.
+ */
+bool tools_backend_has(const struct msc_cfg *cfg, unsigned cap);
 
 /* Adds terminal_execute's `background` and the process tools to a
  * tools/list result. */

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "msc_base64.h"
+#include "msc_backend.h"
 #include "msc_cfg.h"
 
 /* Where the docker driver mounts the helper (DOCK_FX_MOUNT_HELPER). */
@@ -412,14 +413,6 @@ edit_args(int tool, json_t *args, Msc__V1__TerminalExecRequest *req,
 	return NULL;
 }
 
-bool
-tools_backend_has_files(const char *backend)
-{
-	return tools_backend_has_helper(backend) ||
-	    strcmp(backend, "fly") == 0 ||
-	    strcmp(backend, "go_busybox") == 0 || strcmp(backend, "wasm") == 0;
-}
-
 char *
 tools_file_request(int tool, const struct msc_cfg *cfg, json_t *args,
     Msc__V1__TerminalExecRequest *req, json_t *keep)
@@ -430,7 +423,7 @@ tools_file_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	char num[4][72], *err;
 	int rv = 0;
 
-	if (!tools_backend_has_files(cfg->backend)) {
+	if (!tools_backend_has(cfg, MSC_BACKEND_FILES)) {
 		char *msg;
 
 		if (asprintf(&msg, "The file tools work on the docker (Docker "

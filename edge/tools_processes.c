@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_backend.h"
 #include "msc_cfg.h"
 
 /* Where the docker driver mounts the helper (DOCK_FX_MOUNT_HELPER). */
@@ -72,10 +73,9 @@ tools_processes_find(const char *name)
 }
 
 bool
-tools_backend_has_helper(const char *backend)
+tools_backend_has(const struct msc_cfg *cfg, unsigned cap)
 {
-	return strcmp(backend, "docker") == 0 || strcmp(backend, "e2b") == 0 ||
-	    strcmp(backend, "modal") == 0;
+	return cfg->chosen == NULL || (cfg->chosen->caps & cap) != 0;
 }
 
 bool
@@ -299,7 +299,7 @@ tools_process_request(int tool, const struct msc_cfg *cfg, json_t *args,
 	char num[4][32];
 	int rv = 0;
 
-	if (!tools_backend_has_helper(cfg->backend)) {
+	if (!tools_backend_has(cfg, MSC_BACKEND_HELPER)) {
 		char *msg;
 
 		if (asprintf(&msg, "Background processes run on the docker "

@@ -1,5 +1,6 @@
 #include "msc_cfg.h"
 #include "msc_cfg_int.h"
+#include "msc_backend.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -37,7 +38,7 @@ parse_long(const char *s, long *out)
 }
 
 static int
-parse_error(unsigned prog, const char *fmt, const char *a, const char *b)
+parse_error(const struct msc_program *prog, const char *fmt, const char *a, const char *b)
 {
 	msc_cfg_usage(stderr, prog);
 	fputs(PROG ": error: ", stderr);
@@ -63,39 +64,72 @@ in_choices(const char *choices, const char *v)
 }
 
 /*
- * Finds an option of the programs in `progs` by exact name or unique
- * prefix; *neg for --no-<x>.
+ * The option tables of cfg: t == 0 is lib's (its entries of `roles`),
+ * t > 0 the backends' (cfg->parts[t - 1]). Their count is 1 + nparts.
  */
-static const struct opt *
-find_opt(const char *name, size_t len, unsigned progs, bool *neg,
-    bool *ambiguous)
+static const struct msc_cfg_opt *
+table_opts(const struct msc_cfg *cfg, size_t t, size_t *n, char **base)
 {
-	const struct opt *hit = NULL;
+	if (t == 0) {
+		*n = msc_cfg_nopts;
+		*base = (char *)cfg;
+		return msc_cfg_opts;
+	}
+	*n = cfg->parts[t - 1].table->nopts;
+	*base = cfg->parts[t - 1].own;
+	return cfg->parts[t - 1].table->opts;
+}
+
+static bool
+takes(const struct msc_cfg_opt *o, size_t t, unsigned roles)
+{
+	return t > 0 || (o->progs & roles) != 0;
+}
+
+/*
+ * Finds an option of cfg's tables (lib's for `roles`) by exact name or
+ * unique prefix; *neg for --no-<x>. Tables defining one name count once.
+ */
+static const struct msc_cfg_opt *
+find_opt(const struct msc_cfg *cfg, const char *name, size_t len,
+    unsigned roles, bool *neg, bool *ambiguous)
+{
+	const struct msc_cfg_opt *hit = NULL;
 	int hits = 0;
 
 	*ambiguous = false;
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < msc_cfg_nopts; i++) {
-			const char *n = msc_cfg_opts[i].name;
-			char nn[64];
+		for (size_t t = 0; t <= cfg->nparts; t++) {
+			size_t nopts;
+			char *base;
+			const struct msc_cfg_opt *opts = table_opts(cfg, t,
+			    &nopts, &base);
 
-			if ((msc_cfg_opts[i].progs & progs) == 0)
-				continue;
-			if (pass == 1) {
-				if (msc_cfg_opts[i].kind != OPT_NEG)
+			for (size_t i = 0; i < nopts; i++) {
+				const char *n = opts[i].name;
+				char nn[64];
+
+				if (!takes(&opts[i], t, roles))
 					continue;
-				snprintf(nn, sizeof(nn), "no-%s", n);
-				n = nn;
-			}
-			if (strncmp(n, name, len) != 0)
-				continue;
-			if (strlen(n) == len) {
+				if (pass == 1) {
+					if (opts[i].kind != MSC_OPT_NEG)
+						continue;
+					snprintf(nn, sizeof(nn), "no-%s", n);
+					n = nn;
+				}
+				if (strncmp(n, name, len) != 0)
+					continue;
+				if (strlen(n) == len) {
+					*neg = pass == 1;
+					return &opts[i];
+				}
+				if (hit != NULL &&
+				    strcmp(hit->name, opts[i].name) == 0)
+					continue;
+				hit = &opts[i];
 				*neg = pass == 1;
-				return &msc_cfg_opts[i];
+				hits++;
 			}
-			hit = &msc_cfg_opts[i];
-			*neg = pass == 1;
-			hits++;
 		}
 	}
 	if (hits > 1) {
@@ -106,14 +140,13 @@ find_opt(const char *name, size_t len, unsigned progs, bool *neg,
 }
 
 static int
-set_value(struct msc_cfg *cfg, const struct opt *o, const char *v)
+set_one(struct msc_cfg *cfg, const struct msc_cfg_opt *o, char *base,
+    const char *v)
 {
-	char *base = (char *)cfg;
-
 	switch (o->kind) {
-	case OPT_SECRET_FILE: {
+	case MSC_OPT_SECRET_FILE: {
 		char *secret;
-		int rv = msc_cfg_secret_read(o, cfg->prog, v, &secret);
+		int rv = msc_cfg_secret_read(o, cfg->program, v, &secret);
 
 		if (rv != 0)
 			return rv;
@@ -122,19 +155,28 @@ set_value(struct msc_cfg *cfg, const struct opt *o, const char *v)
 		*(const char **)(base + o->off) = secret;
 		return 0;
 	}
-	case OPT_SECRET:
-	case OPT_STR:
+	case MSC_OPT_BACKEND:
+		for (size_t i = 0; i < cfg->program->nbackends; i++)
+			if (strcmp(cfg->program->backends[i]->name, v) == 0) {
+				*(const char **)(base + o->off) = v;
+				cfg->chosen = cfg->program->backends[i];
+				return 0;
+			}
+		return parse_error(cfg->program,
+		    "argument --%s: invalid choice: '%s'", o->name, v);
+	case MSC_OPT_SECRET:
+	case MSC_OPT_STR:
 		if (o->choices != NULL && !in_choices(o->choices, v))
-			return parse_error(cfg->prog, "argument --%s: invalid choice: '%s'",
-			    o->name, v);
+			return parse_error(cfg->program,
+			    "argument --%s: invalid choice: '%s'", o->name, v);
 		*(const char **)(base + o->off) = v;
 		return 0;
-	case OPT_LONG:
+	case MSC_OPT_LONG:
 		if (!parse_long(v, (long *)(base + o->off)))
-			return parse_error(cfg->prog,
+			return parse_error(cfg->program,
 			    "argument --%s: invalid int value: '%s'", o->name, v);
 		return 0;
-	case OPT_LIST: {
+	case MSC_OPT_LIST: {
 		const char ***arr = (const char ***)(base + o->off);
 		size_t *n = (size_t *)(base + o->count_off);
 		const char **grown = realloc(*arr, (*n + 1) * sizeof(**arr));
@@ -145,29 +187,90 @@ set_value(struct msc_cfg *cfg, const struct opt *o, const char *v)
 		*arr = grown;
 		return 0;
 	}
+	case MSC_OPT_TRUE:
+	case MSC_OPT_NEG:
+		*(bool *)(base + o->off) = v != NULL;
+		return 0;
 	default:
 		return -EINVAL;
 	}
 }
 
-static void
-set_defaults(struct msc_cfg *cfg)
+/*
+ * Sets option o's value v (for a flag: non-NULL for on) in every table
+ * of cfg that defines its name, and records it as given.
+ */
+static int
+set_value(struct msc_cfg *cfg, const struct msc_cfg_opt *o, const char *v)
 {
-	const char *env;
+	const struct msc_cfg_opt **grown;
+	int rv;
 
-	memset(cfg, 0, sizeof(*cfg));
-	for (size_t i = 0; i < msc_cfg_nopts; i++) {
-		const struct opt *o = &msc_cfg_opts[i];
-		char *base = (char *)cfg;
+	for (size_t t = 0; t <= cfg->nparts; t++) {
+		size_t nopts;
+		char *base;
+		const struct msc_cfg_opt *opts = table_opts(cfg, t, &nopts,
+		    &base);
+
+		for (size_t i = 0; i < nopts; i++)
+			if (takes(&opts[i], t, cfg->prog) &&
+			    strcmp(opts[i].name, o->name) == 0 &&
+			    (rv = set_one(cfg, &opts[i], base, v)) != 0)
+				return rv;
+	}
+	grown = realloc(cfg->given, (cfg->ngiven + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return -ENOMEM;
+	grown[cfg->ngiven++] = o;
+	cfg->given = grown;
+	return 0;
+}
+
+/* The table's defaults, at base. */
+static void
+table_defaults(const struct msc_cfg_opt *opts, size_t nopts, char *base)
+{
+	for (size_t i = 0; i < nopts; i++) {
+		const struct msc_cfg_opt *o = &opts[i];
 
 		if (o->def == NULL)
 			continue;
-		if (o->kind == OPT_STR)
+		if (o->kind == MSC_OPT_STR)
 			*(const char **)(base + o->off) = o->def;
-		else if (o->kind == OPT_LONG)
+		else if (o->kind == MSC_OPT_LONG)
 			(void)parse_long(o->def, (long *)(base + o->off));
-		else if (o->kind == OPT_NEG)
+		else if (o->kind == MSC_OPT_NEG)
 			*(bool *)(base + o->off) = o->def[0] == '1';
+	}
+}
+
+static int
+set_defaults(struct msc_cfg *cfg, const struct msc_program *prog)
+{
+	const struct msc_cfg_table *tables[16];
+	size_t n = msc_cfg_tables_of(prog, tables, 16);
+	const char *env;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->program = prog;
+	cfg->prog = prog->roles;
+	table_defaults(msc_cfg_opts, msc_cfg_nopts, (char *)cfg);
+	if (prog->nbackends > 0) {
+		cfg->chosen = prog->backends[0];
+		cfg->backend = cfg->chosen->name;
+	}
+	if ((cfg->parts = calloc(n > 0 ? n : 1, sizeof(*cfg->parts))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct msc_cfg_part *p = &cfg->parts[cfg->nparts];
+
+		if ((p->own = calloc(1, tables[i]->size)) == NULL)
+			return -ENOMEM;
+		p->table = tables[i];
+		cfg->nparts++;
+		table_defaults(p->table->opts, p->table->nopts, p->own);
+		if (p->table->env != NULL)
+			p->table->env(p->own);
 	}
 	if ((env = getenv("KILNTAINERS_AUTH_TOKEN")) != NULL && *env != '\0')
 		cfg->auth_token = env;
@@ -177,22 +280,6 @@ set_defaults(struct msc_cfg *cfg)
 	if ((env = getenv("KILNTAINERS_MAX_ADDRESS_CONNECTIONS")) != NULL &&
 	    *env != '\0' && !parse_long(env, &cfg->max_address_connections))
 		cfg->max_address_connections = -1;
-	if ((env = getenv("FLY_APP_NAME")) != NULL && *env != '\0')
-		cfg->fly_app = env;
-	if ((env = getenv("FLY_REGION")) != NULL && *env != '\0')
-		cfg->fly_region = env;
-	if ((env = getenv("FLY_ORG")) != NULL && *env != '\0')
-		cfg->fly_org = env;
-	if ((env = getenv("FLY_API_HOSTNAME")) != NULL && *env != '\0')
-		cfg->fly_api_url = env;
-	if ((env = getenv("FLY_API_TOKEN")) != NULL && *env != '\0')
-		cfg->fly_token = env;
-	else if ((env = getenv("FLY_TOKEN")) != NULL && *env != '\0')
-		cfg->fly_token = env;
-	if ((env = getenv("KILNTAINERS_DISK_QUOTA")) != NULL && *env != '\0')
-		cfg->disk_quota = env;
-	if ((env = getenv("KILNTAINERS_RUNTIME")) != NULL && *env != '\0')
-		cfg->runtime = env;
 	cfg->lifecycle_tools = msc_cfg_truthy(getenv("ENABLE_LIFECYCLE_TOOLS"));
 	if ((env = getenv("KILNTAINERS_TOOLS")) != NULL && *env != '\0')
 		cfg->tools = env;
@@ -207,38 +294,42 @@ set_defaults(struct msc_cfg *cfg)
 		cfg->max_principal_snapshots = -1;
 	cfg->share_snapshots = msc_cfg_truthy(getenv(
 	    "KILNTAINERS_SHARE_SNAPSHOTS"));
+	return 0;
 }
 
 /* Whether `next`, after --<o> without '=', is its value. */
 static bool
-takes_next(const struct opt *o, const char *next)
+takes_next(const struct msc_cfg_opt *o, const char *next)
 {
-	if (o->kind == OPT_TRUE || o->kind == OPT_NEG || o->kind == OPT_HELP ||
-	    o->kind == OPT_VERSION)
+	if (o->kind == MSC_OPT_TRUE || o->kind == MSC_OPT_NEG ||
+	    o->kind == MSC_OPT_HELP || o->kind == MSC_OPT_VERSION)
 		return false;
-	return strncmp(next, "-", 1) != 0 || o->kind == OPT_LIST ||
+	return strncmp(next, "-", 1) != 0 || o->kind == MSC_OPT_LIST ||
 	    parse_long(next, &(long){ 0 });
 }
 
 /*
- * An option of another program: refused on the command line, naming its
+ * An option of another role: refused on the command line, naming its
  * programs; skipped in the cluster file, which every service reads.
  */
 static int
-foreign_option(const struct msc_cfg *cfg, const struct opt *o, bool cmdline)
+foreign_option(const struct msc_cfg *cfg, const struct msc_cfg_opt *o,
+    bool cmdline)
 {
 	char owners[256];
 
 	if (!cmdline)
 		return MSC_CFG_OK;
 	msc_cfg_owners(o, owners, sizeof(owners));
-	return parse_error(cfg->prog, "argument --%s: not an option of this "
+	return parse_error(cfg->program, "argument --%s: not an option of this "
 	    "program; it is one of %s", o->name, owners);
 }
 
 /*
  * Applies argv[1..]; cmdline is false for the cluster file's lines, whose
- * strings the cfg owns already (a secret there is not in ps).
+ * strings the cfg owns already (a secret there is not in ps). A cluster
+ * line that is no option of this program is another's: skipped (the
+ * all-in-one, which has them all, refuses it).
  */
 static int
 parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
@@ -246,7 +337,7 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *eq;
 		char *val = NULL;
-		const struct opt *o;
+		const struct msc_cfg_opt *o;
 		bool neg = false, ambiguous;
 		size_t len;
 		int rv;
@@ -254,40 +345,42 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
 		if (strcmp(a, "-h") == 0)
 			a = "--help";
 		if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-			return parse_error(cfg->prog, "unrecognized arguments: "
-			    "%s%s", a, "");
+			return parse_error(cfg->program, "unrecognized "
+			    "arguments: %s%s", a, "");
 		a += 2;
 		eq = strchr(a, '=');
 		len = eq ? (size_t)(eq - a) : strlen(a);
-		o = find_opt(a, len, cmdline ? cfg->prog : MSC_PROG_ALL, &neg,
-		    &ambiguous);
-		if (o == NULL && !ambiguous && cmdline &&
-		    (o = find_opt(a, len, MSC_PROG_ALL, &neg, &ambiguous)) != NULL)
-			return foreign_option(cfg, o, cmdline);
-		if (o == NULL)
-			return parse_error(cfg->prog, ambiguous
-				? "ambiguous option: --%s%s"
-				: "unrecognized arguments: --%s%s",
-			    a, "");
-		if ((o->progs & cfg->prog) == 0) {
+		o = find_opt(cfg, a, len, cfg->prog, &neg, &ambiguous);
+		if (o == NULL && !ambiguous &&
+		    (o = find_opt(cfg, a, len, MSC_PROG_ALL, &neg,
+			&ambiguous)) != NULL) {
 			if ((rv = foreign_option(cfg, o, cmdline)) != 0)
 				return rv;
 			continue;
 		}
+		if (o == NULL && !cmdline && !ambiguous &&
+		    cfg->prog != MSC_PROG_ALL)
+			continue;
+		if (o == NULL)
+			return parse_error(cfg->program, ambiguous
+				? "ambiguous option: --%s%s"
+				: "unrecognized arguments: --%s%s",
+			    a, "");
 		switch (o->kind) {
-		case OPT_HELP:
-			msc_cfg_help(cfg->prog);
+		case MSC_OPT_HELP:
+			msc_cfg_help(cfg->program);
 			return MSC_CFG_EXIT_HELP;
-		case OPT_VERSION:
+		case MSC_OPT_VERSION:
 			printf("mcp-sandbox-computer %s\n", MSC_VERSION);
 			return MSC_CFG_EXIT_HELP;
-		case OPT_TRUE:
-		case OPT_NEG:
+		case MSC_OPT_TRUE:
+		case MSC_OPT_NEG:
 			if (eq != NULL)
-				return parse_error(cfg->prog,
+				return parse_error(cfg->program,
 				    "argument --%s: ignored explicit argument '%s'",
 				    o->name, eq + 1);
-			*(bool *)((char *)cfg + o->off) = !neg;
+			if ((rv = set_value(cfg, o, neg ? NULL : "")) != 0)
+				return rv;
 			continue;
 		default:
 			break;
@@ -297,10 +390,10 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
 		else if (i + 1 < argc && takes_next(o, argv[i + 1]))
 			val = argv[++i];
 		else
-			return parse_error(cfg->prog,
+			return parse_error(cfg->program,
 			    "argument --%s: expected one argument%s",
 			    o->name, "");
-		if (o->kind == OPT_SECRET && cmdline &&
+		if (o->kind == MSC_OPT_SECRET && cmdline &&
 		    (val = own(cfg, msc_cfg_secret_from_argv(o, val))) == NULL)
 			return -ENOMEM;
 		if ((rv = set_value(cfg, o, val)) != 0)
@@ -381,12 +474,13 @@ load_cluster(struct msc_cfg *cfg, const char *path)
 }
 
 int
-msc_cfg_parse(struct msc_cfg *cfg, unsigned prog, int argc, char **argv)
+msc_cfg_parse(struct msc_cfg *cfg, const struct msc_program *prog, int argc,
+    char **argv)
 {
 	int rv;
 
-	set_defaults(cfg);
-	cfg->prog = prog;
+	if ((rv = set_defaults(cfg, prog)) != 0)
+		return rv;
 	/* The cluster file first, so that flags override it. */
 	for (int i = 1; i < argc; i++) {
 		const char *path = NULL;
@@ -410,15 +504,63 @@ msc_cfg_parse(struct msc_cfg *cfg, unsigned prog, int argc, char **argv)
 	return MSC_CFG_OK;
 }
 
+const void *
+msc_cfg_own(const struct msc_cfg *cfg, const struct msc_cfg_table *table)
+{
+	for (size_t i = 0; i < cfg->nparts; i++)
+		if (cfg->parts[i].table == table)
+			return cfg->parts[i].own;
+	return NULL;
+}
+
+bool
+msc_cfg_given(const struct msc_cfg *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->ngiven; i++)
+		if (strcmp(cfg->given[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Whether program p takes option name, and the option (for its kind). */
+static const struct msc_cfg_opt *
+program_opt(const struct msc_program *p, const char *name, size_t len)
+{
+	const struct msc_cfg_table *tables[16];
+	size_t n = msc_cfg_tables_of(p, tables, 16);
+
+	for (size_t t = 0; t <= n; t++) {
+		const struct msc_cfg_opt *opts = t == 0 ? msc_cfg_opts :
+		    tables[t - 1]->opts;
+		size_t nopts = t == 0 ? msc_cfg_nopts : tables[t - 1]->nopts;
+
+		for (size_t i = 0; i < nopts; i++) {
+			const char *on = opts[i].name;
+			bool no = strncmp(name, "no-", 3) == 0 &&
+			    opts[i].kind == MSC_OPT_NEG && len > 3 &&
+			    strlen(on) == len - 3 &&
+			    strncmp(on, name + 3, len - 3) == 0;
+
+			if (t == 0 && (opts[i].progs & p->roles) == 0)
+				continue;
+			if (no || (strlen(on) == len &&
+			    strncmp(on, name, len) == 0))
+				return &opts[i];
+		}
+	}
+	return NULL;
+}
+
 int
-msc_cfg_select(unsigned prog, int argc, char **argv, char **out)
+msc_cfg_select(const struct msc_program *prog,
+    const struct msc_program *const *all, size_t nall, int argc, char **argv,
+    char **out)
 {
 	int n = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *eq;
-		const struct opt *o;
-		bool neg, ambiguous;
+		const struct msc_cfg_opt *o = NULL;
 		size_t len;
 		int words = 1;
 
@@ -426,11 +568,12 @@ msc_cfg_select(unsigned prog, int argc, char **argv, char **out)
 			a += 2;
 			eq = strchr(a, '=');
 			len = eq ? (size_t)(eq - a) : strlen(a);
-			o = find_opt(a, len, MSC_PROG_ALL, &neg, &ambiguous);
+			for (size_t p = 0; p < nall && o == NULL; p++)
+				o = program_opt(all[p], a, len);
 			if (o != NULL && eq == NULL && i + 1 < argc &&
 			    takes_next(o, argv[i + 1]))
 				words = 2;
-			if (o != NULL && (o->progs & prog) == 0) {
+			if (o != NULL && program_opt(prog, a, len) == NULL) {
 				i += words - 1;
 				continue;
 			}
@@ -465,6 +608,18 @@ msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
 	return 0;
 }
 
+/* Frees the arrays of a table's repeatable options, at base. */
+static void
+table_fini(const struct msc_cfg_opt *opts, size_t nopts, char *base)
+{
+	for (size_t i = 0; i < nopts; i++)
+		if (opts[i].kind == MSC_OPT_LIST) {
+			free(*(void **)(base + opts[i].off));
+			*(void **)(base + opts[i].off) = NULL;
+			*(size_t *)(base + opts[i].count_off) = 0;
+		}
+}
+
 void
 msc_cfg_fini(struct msc_cfg *cfg)
 {
@@ -473,23 +628,20 @@ msc_cfg_fini(struct msc_cfg *cfg)
 		free(cfg->owned[i]);
 	}
 	free(cfg->owned);
-	free(cfg->driver_urls);
 	cfg->owned = NULL;
-	cfg->driver_urls = NULL;
-	cfg->n_owned = cfg->n_driver_urls = 0;
-	free(cfg->run_flags);
-	free(cfg->e2b_metadata);
-	free(cfg->e2b_env);
-	free(cfg->allowed_hosts);
-	free(cfg->allowed_origins);
-	free(cfg->trusted_proxies);
-	free(cfg->net_allow);
-	free(cfg->net_deny);
-	free(cfg->proxy_creds);
-	cfg->run_flags = NULL;
-	cfg->e2b_metadata = cfg->e2b_env = NULL;
-	cfg->allowed_hosts = cfg->allowed_origins = NULL;
-	cfg->trusted_proxies = NULL;
+	cfg->n_owned = 0;
+	table_fini(msc_cfg_opts, msc_cfg_nopts, (char *)cfg);
+	for (size_t i = 0; i < cfg->nparts; i++) {
+		table_fini(cfg->parts[i].table->opts, cfg->parts[i].table->nopts,
+		    cfg->parts[i].own);
+		free(cfg->parts[i].own);
+	}
+	free(cfg->parts);
+	cfg->parts = NULL;
+	cfg->nparts = 0;
+	free(cfg->given);
+	cfg->given = NULL;
+	cfg->ngiven = 0;
 }
 
 int

@@ -19,31 +19,113 @@
 #include <stdio.h>
 
 /*
- * The programs that read a command line. Each parses, and lists in
- * --help, only the options marked for it (msc_cfg_opts.c); the all-in-one
- * server and the operator command line compose every service and take
- * them all.
+ * The roles a program plays: which of lib's shared options (msc_cfg_opts.c)
+ * it takes. A driver program takes, besides MSC_PROG_DRIVER's, the option
+ * tables of the backends it serves (struct msc_program); the all-in-one
+ * server composes every role and every backend.
  */
 enum msc_prog {
 	MSC_PROG_EDGE = 1u << 0,
 	MSC_PROG_SESSION = 1u << 1,
 	MSC_PROG_INVENTORY = 1u << 2,
-	MSC_PROG_DOCKER_DRIVER = 1u << 3,
-	MSC_PROG_FLY_DRIVER = 1u << 4,
-	MSC_PROG_CLOUD_DRIVER = 1u << 5,
-	MSC_PROG_WASM_DRIVER = 1u << 6,
+	MSC_PROG_DRIVER = 1u << 3,      /* a driver, of any backend */
 };
-#define MSC_PROG_DRIVERS                                                      \
-	(MSC_PROG_DOCKER_DRIVER | MSC_PROG_FLY_DRIVER | MSC_PROG_CLOUD_DRIVER |  \
-	    MSC_PROG_WASM_DRIVER)
 #define MSC_PROG_SERVICES                                                     \
-	(MSC_PROG_SESSION | MSC_PROG_INVENTORY | MSC_PROG_DRIVERS)
+	(MSC_PROG_SESSION | MSC_PROG_INVENTORY | MSC_PROG_DRIVER)
 #define MSC_PROG_ALL (MSC_PROG_EDGE | MSC_PROG_SERVICES)
 
+/*
+ * One option of a table. The offsets are into the struct the table fills:
+ * struct msc_cfg for lib's table, the backend's own struct for a
+ * backend's (msc_cfg_own). Several tables may define one name (two
+ * backends take --image): a program with both sets both.
+ * MSC_OPT_SECRET is a string that must not sit in argv: a copy is kept,
+ * the argv bytes are blanked and a warning names `env` and --<name>-file.
+ * MSC_OPT_SECRET_FILE (--<name>-file PATH) reads the first line of PATH
+ * into the same field. MSC_OPT_BACKEND is --backend: its choices and
+ * default are the program's backends.
+ */
+enum msc_opt_kind { MSC_OPT_STR, MSC_OPT_LONG, MSC_OPT_TRUE, MSC_OPT_NEG,
+	MSC_OPT_LIST, MSC_OPT_HELP, MSC_OPT_VERSION, MSC_OPT_SECRET,
+	MSC_OPT_SECRET_FILE, MSC_OPT_BACKEND };
+
+struct msc_cfg_opt {
+	const char *name;       /* without the leading "--" */
+	enum msc_opt_kind kind;
+	size_t off;             /* offset of the value in the table's struct */
+	size_t count_off;       /* MSC_OPT_LIST: offset of the size_t count */
+	const char *def;        /* default, as text; NULL = none */
+	const char *metavar;
+	const char *choices;    /* "a,b,c" or NULL */
+	const char *group;      /* --help's heading (MSC_CFG_GROUP_*, or own) */
+	const char *help;
+	unsigned progs;         /* lib's table: the roles that take it (0 in
+				 * a backend's table: its drivers') */
+	const char *env;        /* MSC_OPT_SECRET: the variable it also
+				 * comes from */
+};
+
+/* The headings of --help that lib's options use; a backend adds its own
+ * ("NAME backend options"), listed between DESC and DEPL. */
+#define MSC_CFG_GROUP_CORE "core options"
+#define MSC_CFG_GROUP_DESC "tool description"
+#define MSC_CFG_GROUP_DEPL "deployment options (split services)"
+
+/*
+ * A backend's part of the command line: its options, filling a struct
+ * of `size` bytes of its own (msc_cfg_own), whose strings follow struct
+ * msc_cfg's ownership rules.
+ */
+struct msc_cfg_table {
+	const char *name;                       /* the backend's, for messages */
+	const struct msc_cfg_opt *opts;
+	size_t nopts;
+	size_t size;
+	/* Environment fallbacks, after the table's defaults; or NULL. */
+	void (*env)(void *own);
+	/* Bounds of its values, whenever a program takes the table (the
+	 * all-in-one: whichever backend runs); prints and returns -EINVAL,
+	 * or 0. NULL: none. */
+	int (*check)(const void *own);
+};
+
+struct msc_backend;
+
+/*
+ * A program that reads a command line: its name and --help line, the
+ * roles it plays and the backends it serves (the first is --backend's
+ * default; none for the edge, session and inventory).
+ */
+struct msc_program {
+	const char *name;                       /* "msc-session" */
+	const char *what;
+	unsigned roles;                         /* MSC_PROG_* */
+	const struct msc_backend *const *backends;
+	size_t nbackends;
+};
+
+/* The programs of lib's roles alone (msc_cfg_opts.c). */
+extern const struct msc_program msc_prog_edge, msc_prog_session,
+    msc_prog_inventory;
+
+/* One table's filled struct in a parsed cfg (msc_cfg_own). */
+struct msc_cfg_part {
+	const struct msc_cfg_table *table;
+	void *own;                              /* table->size bytes */
+};
+
 struct msc_cfg {
-	unsigned prog;                  /* the program parsing: MSC_PROG_* */
-	/* core */
+	unsigned prog;                  /* the roles parsing: MSC_PROG_* */
+	const struct msc_program *program;
+	/* --backend and its row; NULL in a program that serves none */
 	const char *backend;
+	const struct msc_backend *chosen;
+	struct msc_cfg_part *parts;     /* the backends' tables, filled */
+	size_t nparts;
+	const struct msc_cfg_opt **given;       /* options set by argv or
+						 * --cluster, in order */
+	size_t ngiven;
+	/* core */
 	const char *transport;
 	const char *host;
 	long port;
@@ -67,34 +149,9 @@ struct msc_cfg {
 	size_t n_net_allow;
 	const char **net_deny;          /* --network-deny */
 	size_t n_net_deny;
-	const char *proxy_dns;          /* --proxy-dns-server */
-	const char **proxy_creds;       /* --proxy-credential */
-	size_t n_proxy_creds;
-	const char *proxy_cred_file;    /* --proxy-credential-file */
 	/* tool description */
 	const char *tool_instruction_override;
 	const char *extended_tool_instruction;
-	/* docker */
-	const char *engine;
-	const char *docker_host;
-	const char *image;
-	const char *runtime;            /* --runtime NAME, or NULL */
-	const char *cpu;
-	const char *memory;
-	const char **run_flags;
-	size_t n_run_flags;
-	/* the Fly, E2B, Modal and WASM backends' options (their drivers') */
-	const char *fly_cli, *fly_app, *fly_token, *fly_image, *fly_region;
-	const char *fly_cpu_kind, *fly_cpus, *fly_memory, *fly_rootfs_size;
-	const char *fly_api_url, *fly_org;
-	const char *e2b_api_key, *e2b_template, *e2b_sandbox_timeout;
-	const char *modal_token_id, *modal_token_secret, *modal_app_name;
-	const char *modal_cpu, *modal_memory, *gpu, *region, *sandbox_timeout;
-	const char *modal_ports;        /* --modal-ports: tunnels (issue 30) */
-	const char *wasm_path, *wasm_max_memory, *wasm_fuel;
-	const char *disk_quota;         /* --disk-quota SIZE, per computer */
-	const char **e2b_metadata, **e2b_env;
-	size_t n_e2b_metadata, n_e2b_env;
 	/* deployment */
 	const char *session_url;
 	const char *inventory_url;
@@ -104,10 +161,6 @@ struct msc_cfg {
 	const char *listen;
 	const char *driver_id;
 	long driver_workers;
-	long driver_creations;           /* docker: creations at once */
-	long warm_pool;                 /* docker: ready containers; -1: default */
-	long warm_pool_max;             /* docker: what a burst grows it to */
-	long warm_pool_shrink_after;    /* docker: s without a miss, per step down */
 	long driver_owner_workers;      /* per owner; 0: a quarter */
 	long max_session_computers;
 	long max_sandboxes;             /* live sandbox handles */
@@ -135,8 +188,6 @@ struct msc_cfg {
 	long process_log_limit;         /* bytes a background log keeps */
 	long max_snapshots;             /* --max-snapshots, per driver */
 	long max_principal_snapshots;   /* a principal's share of them */
-	const char *preview_domain;     /* --preview-domain (issue 30) */
-	const char *preview_listen;     /* --preview-listen HOST:PORT */
 	bool share_snapshots;           /* any principal may use any one */
 	/* environment, and --tools */
 	bool lifecycle_tools;
@@ -169,36 +220,51 @@ enum {
 };
 
 /*
- * Parses argv for program `prog` (an MSC_PROG_* bit, or MSC_PROG_ALL):
- * argparse rules (--x=y, --x y, unique prefixes, -h) over the options of
- * that program; another program's option is refused, naming whose it is.
- * The --cluster file is shared by every service: its lines for other
- * programs are skipped.
- * argv must be writable: the value of --auth-token, --fly-token,
- * --e2b-api-key and --modal-token-secret is copied, overwritten in place
- * and warned about on stderr (without the value).
+ * Parses argv for program `prog`: argparse rules (--x=y, --x y, unique
+ * prefixes, -h) over the options of its roles (lib's table) and of its
+ * backends' tables; an option of another role is refused, naming whose
+ * it is; another backend's is not known. The --cluster file is shared
+ * by every service: its lines for other programs are skipped.
+ * argv must be writable: the value of an MSC_OPT_SECRET (--auth-token, a
+ * backend's token) is copied, overwritten in place and warned about on
+ * stderr (without the value).
+ * --backend must name one of the program's backends (cfg->chosen).
  * On a parse error prints usage and "kilntainers: error: ..." to stderr
  * and returns -EINVAL (the caller exits 2). Prints help or version to
  * stdout for --help/--version and returns MSC_CFG_EXIT_HELP.
  */
-int msc_cfg_parse(struct msc_cfg *cfg, unsigned prog, int argc, char **argv);
+int msc_cfg_parse(struct msc_cfg *cfg, const struct msc_program *prog,
+    int argc, char **argv);
 
 /*
- * The reference's startup validation (§6.2) and our own checks; prints
- * "kilntainers: error: <msg>" and returns -EINVAL (the caller exits 1).
+ * The reference's startup validation (section 6.2) and our own checks of
+ * the shared options, then each table's check and the chosen backend's
+ * validate; prints "kilntainers: error: <msg>" and returns -EINVAL (the
+ * caller exits 1).
  */
 int msc_cfg_validate(const struct msc_cfg *cfg);
 
 /*
- * The arguments of argv[1..] that program `prog` takes: its options with
- * their values, and whatever is no known option (its parse refuses that).
- * out has room for argc entries; they are borrowed from argv, and
- * out[n] = NULL. Returns n. Lets one command line start split services.
+ * The struct that `table` filled (borrowed from cfg), or NULL when the
+ * program does not take that table. A backend reads its own settings
+ * through it (for example dock_cfg()).
  */
-int msc_cfg_select(unsigned prog, int argc, char **argv, char **out);
+const void *msc_cfg_own(const struct msc_cfg *cfg,
+    const struct msc_cfg_table *table);
 
-/* The MSC_PROG_* bit of program `name` ("msc-session"); 0 or -ENOENT. */
-int msc_cfg_prog_by_name(const char *name, unsigned *progp);
+/* Whether option --name was given (argv or --cluster), by any table. */
+bool msc_cfg_given(const struct msc_cfg *cfg, const char *name);
+
+/*
+ * The arguments of argv[1..] that program `prog` takes: its options with
+ * their values, and whatever is no option of any of the `nall` programs
+ * in `all` (its parse refuses that). out has room for argc entries; they
+ * are borrowed from argv, and out[n] = NULL. Returns n. Lets one command
+ * line start split services.
+ */
+int msc_cfg_select(const struct msc_program *prog,
+    const struct msc_program *const *all, size_t nall, int argc, char **argv,
+    char **out);
 
 /* Prints "kilntainers: error: <msg>" to stderr. */
 void msc_cfg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -218,7 +284,7 @@ bool msc_cfg_truthy(const char *s);
 /*
  * A size: bytes, or a number (fractions allowed) with K, M, G or T and
  * an optional "i" and "B", in any case ("500M", "1g", "1GiB", "1.5GB"),
- * all powers of 1024 as docker reads them. 0 or -EINVAL.
+ * all powers of 1024, as container engines read them. 0 or -EINVAL.
  */
 int msc_cfg_size(const char *s, uint64_t *out);
 /* n as text for people: "1 GiB", "500 MiB", "1536 KiB", "1000 bytes". */

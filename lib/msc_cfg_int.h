@@ -1,4 +1,5 @@
-/* msc_cfg_int.h - the option table shared by msc_cfg.c and msc_cfg_opts.c. */
+/* msc_cfg_int.h - the parser engine's parts shared by msc_cfg.c,
+ * msc_cfg_opts.c and msc_cfg_secret.c. */
 #ifndef MSC_CFG_INT_H
 #define MSC_CFG_INT_H
 
@@ -9,63 +10,52 @@
 
 #define PROG "kilntainers"
 
-/*
- * OPT_SECRET is a string that must not sit in argv: a copy is kept, the
- * argv bytes are blanked and a warning names the environment variable
- * (msc_cfg_secret.c) and --<name>-file.
- * OPT_SECRET_FILE (--<name>-file PATH) reads the first line of PATH into
- * the same field (msc_cfg_secret_read).
- */
-enum opt_kind { OPT_STR, OPT_LONG, OPT_TRUE, OPT_NEG, OPT_LIST, OPT_HELP,
-	OPT_VERSION, OPT_SECRET, OPT_SECRET_FILE };
-
-struct opt {
-	const char *name;       /* without the leading "--" */
-	enum opt_kind kind;
-	size_t off;             /* offset in struct msc_cfg */
-	size_t count_off;       /* OPT_LIST: offset of the size_t count */
-	const char *def;        /* default, as text; NULL = none */
-	const char *metavar;
-	const char *choices;    /* "a,b,c" or NULL */
-	const char *group;
-	const char *help;
-	unsigned progs;         /* the programs that take it: MSC_PROG_* */
-};
-
-extern const struct opt msc_cfg_opts[];
+/* lib's table: the options of the roles (msc_cfg_opts.c). */
+extern const struct msc_cfg_opt msc_cfg_opts[];
 extern const size_t msc_cfg_nopts;
 
 /*
- * Reads the secret for --<o->name> (an OPT_SECRET_FILE) from path: its
- * first line without the line end, at most 8 KiB. Warns on stderr when
- * the file is readable by group or others; refuses one writable by them,
- * an empty line and a read error, with "kilntainers: error: ..." on
- * stderr. Never prints the secret. Returns 0 and *outp (malloc'd, the
- * caller frees), or -EINVAL / -ENOMEM. Blocks on file I/O.
+ * Reads the secret for --<o->name> (an MSC_OPT_SECRET_FILE) from path:
+ * its first line without the line end, at most 8 KiB. Warns on stderr
+ * when the file is readable by group or others; refuses one writable by
+ * them, an empty line and a read error, with "kilntainers: error: ..." on
+ * stderr (after prog's usage line). Never prints the secret. Returns 0
+ * and *outp (malloc'd, the caller frees), or -EINVAL / -ENOMEM. Blocks on
+ * file I/O.
  */
-int msc_cfg_secret_read(const struct opt *o, unsigned prog, const char *path,
-    char **outp);
+int msc_cfg_secret_read(const struct msc_cfg_opt *o,
+    const struct msc_program *prog, const char *path, char **outp);
 
 /*
  * A secret given on the command line (borrowed argv bytes at val): warns
- * on stderr that --<o->name> shows in ps (naming its environment variable
- * and the -file flag), then overwrites val in place. Returns a malloc'd
- * copy of the secret made first, or NULL when out of memory.
+ * on stderr that --<o->name> shows in ps (naming o->env and the -file
+ * flag), then overwrites val in place. Returns a malloc'd copy of the
+ * secret made first, or NULL when out of memory.
  */
-char *msc_cfg_secret_from_argv(const struct opt *o, char *val);
+char *msc_cfg_secret_from_argv(const struct msc_cfg_opt *o, char *val);
 
 /*
- * Adds every secret of cfg (its OPT_SECRET fields, and the variables a
- * driver reads its secret from) to msc_redact, so that no log line or
- * message of this process carries it. 0 or -ENOSPC / -ENOMEM.
+ * Adds every secret of cfg (the secret options of every table it parsed,
+ * and the variables they also come from) to msc_redact, so that no log
+ * line or message of this process carries it. 0 or -ENOSPC / -ENOMEM.
  */
 int msc_cfg_secrets_redact(const struct msc_cfg *cfg);
 
 /* The usage line of program `prog` (to f) and its --help text (stdout). */
-void msc_cfg_usage(FILE *f, unsigned prog);
-void msc_cfg_help(unsigned prog);
+void msc_cfg_usage(FILE *f, const struct msc_program *prog);
+void msc_cfg_help(const struct msc_program *prog);
 
-/* Whose option o is, as text ("msc-edge and mcp-sandbox-computer"). */
-void msc_cfg_owners(const struct opt *o, char *buf, size_t len);
+/* Whose option o of lib's table is, as text ("msc-edge,
+ * mcp-sandbox-computer"). */
+void msc_cfg_owners(const struct msc_cfg_opt *o, char *buf, size_t len);
+
+/*
+ * The option tables a program parses, in order: lib's (index -1, only
+ * the entries of prog->roles) and each distinct table of its backends.
+ * msc_cfg_tables_of lists the latter into out (room for n), returning
+ * their count.
+ */
+size_t msc_cfg_tables_of(const struct msc_program *prog,
+    const struct msc_cfg_table **out, size_t n);
 
 #endif /* MSC_CFG_INT_H */

@@ -16,35 +16,17 @@
 
 #define SECRET_MAX 8192
 
-/* The variable each OPT_SECRET also comes from (read in msc_cfg.c or by
- * its driver). */
-static const struct {
-	const char *flag, *env;
-} secret_env[] = {
-	{ "auth-token", "KILNTAINERS_AUTH_TOKEN" },
-	{ "fly-token", "FLY_API_TOKEN" },
-	{ "fly-token", "FLY_TOKEN" },
-	{ "e2b-api-key", "E2B_API_KEY" },
-	{ "modal-token-secret", "MODAL_TOKEN_SECRET" },
-};
-
-static const char *
-env_of(const char *flag)
-{
-	for (size_t i = 0; i < sizeof(secret_env) / sizeof(*secret_env); i++)
-		if (strcmp(secret_env[i].flag, flag) == 0)
-			return secret_env[i].env;
-	return "the environment";
-}
-
 char *
-msc_cfg_secret_from_argv(const struct opt *o, char *val)
+msc_cfg_secret_from_argv(const struct msc_cfg_opt *o, char *val)
 {
 	char *copy = strdup(val);
 	size_t n = strlen(val);
+	const char *env = o->env != NULL ? o->env : "the environment";
 
+	/* o->env may list several variables: the first is the one named. */
 	fprintf(stderr, PROG ": warning: --%s is visible to other users in "
-	    "ps; use %s or --%s-file\n", o->name, env_of(o->name), o->name);
+	    "ps; use %.*s or --%s-file\n", o->name, (int)strcspn(env, " "),
+	    env, o->name);
 	/* ps shows "*" and blanks; the length stays, the value does not. */
 	if (n > 0) {
 		val[0] = '*';
@@ -53,29 +35,46 @@ msc_cfg_secret_from_argv(const struct opt *o, char *val)
 	return copy;
 }
 
-int
-msc_cfg_secrets_redact(const struct msc_cfg *cfg)
+/* Adds the secrets of one table's options, filled at base. */
+static int
+redact_table(const struct msc_cfg_opt *opts, size_t nopts, const char *base)
 {
-	const char *base = (const char *)cfg;
 	int rv;
 
-	for (size_t i = 0; i < msc_cfg_nopts; i++) {
-		const struct opt *o = &msc_cfg_opts[i];
+	for (size_t i = 0; i < nopts; i++) {
+		const struct msc_cfg_opt *o = &opts[i];
 		const char *v;
 
-		if (o->kind != OPT_SECRET && o->kind != OPT_SECRET_FILE)
+		if (o->kind != MSC_OPT_SECRET && o->kind != MSC_OPT_SECRET_FILE)
 			continue;
 		v = *(const char *const *)(base + o->off);
 		if (v != NULL && (rv = msc_redact_add(v)) != 0 && rv != -EINVAL)
 			return rv;
-	}
-	for (size_t i = 0; i < sizeof(secret_env) / sizeof(*secret_env); i++) {
-		const char *v = getenv(secret_env[i].env);
+		/* The variables it also comes from, space-separated. */
+		for (const char *e = o->env; e != NULL && *e != '\0';) {
+			size_t len = strcspn(e, " ");
+			char name[128];
 
-		if (v != NULL && (rv = msc_redact_add(v)) != 0 && rv != -EINVAL)
-			return rv;
+			snprintf(name, sizeof(name), "%.*s", (int)len, e);
+			v = getenv(name);
+			if (v != NULL && (rv = msc_redact_add(v)) != 0 &&
+			    rv != -EINVAL)
+				return rv;
+			e += len + strspn(e + len, " ");
+		}
 	}
 	return 0;
+}
+
+int
+msc_cfg_secrets_redact(const struct msc_cfg *cfg)
+{
+	int rv = redact_table(msc_cfg_opts, msc_cfg_nopts, (const char *)cfg);
+
+	for (size_t i = 0; rv == 0 && i < cfg->nparts; i++)
+		rv = redact_table(cfg->parts[i].table->opts,
+		    cfg->parts[i].table->nopts, cfg->parts[i].own);
+	return rv;
 }
 
 /* Reads up to max bytes of fd; returns the count or -errno. */
@@ -108,8 +107,8 @@ read_some(int fd, char *buf, size_t max)
 	} while (0)
 
 int
-msc_cfg_secret_read(const struct opt *o, unsigned prog, const char *path,
-    char **outp)
+msc_cfg_secret_read(const struct msc_cfg_opt *o,
+    const struct msc_program *prog, const char *path, char **outp)
 {
 	char buf[SECRET_MAX + 1], *out = NULL;
 	struct stat st;

@@ -9,18 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msc_backend.h"
 #include "msc_netpolicy.h"
 
 /*
- * The network policy flags: entries are names (msc_netpolicy.h); only
- * docker runs the proxy; E2B and Modal take an allowlist of domains at
- * creation but cannot narrow it with deny entries nor add credentials.
+ * The network policy flags: entries are names (msc_netpolicy.h) and need
+ * the network. What a backend cannot honour it refuses itself
+ * (msc_backend_net_refuse).
  */
 static int
 net_flags_check(const struct msc_cfg *cfg)
 {
-	const char *b = cfg->backend;
-	bool cloud = strcmp(b, "e2b") == 0 || strcmp(b, "modal") == 0;
 	char **v = NULL, err[512];
 	size_t n = 0;
 	int rv;
@@ -40,24 +39,35 @@ net_flags_check(const struct msc_cfg *cfg)
 		    "network: drop --no-network");
 		rv = -EINVAL;
 	}
-	if (rv != 0 || strcmp(b, "docker") == 0)
-		return rv;
-	if (cloud && cfg->n_net_deny == 0 && cfg->n_proxy_creds == 0 &&
-	    cfg->proxy_cred_file == NULL && cfg->proxy_dns == NULL)
-		return 0;       /* mapped onto the provider's egress rules */
-	if (cfg->n_net_allow == 0 && cfg->n_net_deny == 0 &&
-	    cfg->n_proxy_creds == 0 && cfg->proxy_cred_file == NULL)
+	return rv;
+}
+
+int
+msc_backend_net_refuse(const struct msc_cfg *cfg, bool allow_ok,
+    const char *const *extra, const char *why)
+{
+	bool refuse = cfg->n_net_deny > 0 || (!allow_ok && cfg->n_net_allow > 0);
+
+	for (size_t i = 0; !refuse && extra != NULL && extra[i] != NULL; i++)
+		refuse = msc_cfg_given(cfg, extra[i]);
+	if (!refuse)
 		return 0;
-	msc_cfg_error("%s", strcmp(b, "fly") == 0 ? "--network-allow, "
-	    "--network-deny and --proxy-credential need the docker or a cloud "
-	    "backend: Fly Machines have no egress filter the server can set "
-	    "per machine, so an allowlist cannot be enforced there" : cloud ?
-	    "on E2B and Modal only --network-allow maps onto the provider's "
-	    "egress rules: deny entries cannot narrow it there, and there is "
-	    "no proxy to add credentials or resolve names" : "--network-allow, "
-	    "--network-deny and --proxy-credential need the docker backend: "
-	    "these computers have no network at all");
+	msc_cfg_error("%s", why);
 	return -EINVAL;
+}
+
+/* Each table's own bounds, then the chosen backend's checks. */
+static int
+backend_checks(const struct msc_cfg *cfg)
+{
+	for (size_t i = 0; i < cfg->nparts; i++)
+		if (cfg->parts[i].table->check != NULL &&
+		    cfg->parts[i].table->check(cfg->parts[i].own) != 0)
+			return -EINVAL;
+	if (cfg->chosen != NULL && cfg->chosen->validate != NULL &&
+	    cfg->chosen->validate(cfg) != 0)
+		return -EINVAL;
+	return 0;
 }
 
 int
@@ -86,7 +96,7 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 			      "the process.");
 		return -EINVAL;
 	}
-	if (net_flags_check(cfg) != 0)
+	if (net_flags_check(cfg) != 0 || backend_checks(cfg) != 0)
 		return -EINVAL;
 	if (cfg->tool_instruction_override != NULL &&
 	    cfg->extended_tool_instruction != NULL) {
@@ -140,24 +150,6 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 	}
 	if (cfg->driver_workers < 1 || cfg->driver_workers > 4096) {
 		msc_cfg_error("--driver-workers must be between 1 and 4096.");
-		return -EINVAL;
-	}
-	if (cfg->driver_creations < 1 || cfg->driver_creations > 4096) {
-		msc_cfg_error("--driver-creations must be between 1 and 4096.");
-		return -EINVAL;
-	}
-	if (cfg->warm_pool < -1 || cfg->warm_pool > 256) {
-		msc_cfg_error("--warm-pool must be between 0 and 256.");
-		return -EINVAL;
-	}
-	if (cfg->warm_pool_max < 0 || cfg->warm_pool_max > 256) {
-		msc_cfg_error("--warm-pool-max must be between 0 and 256.");
-		return -EINVAL;
-	}
-	if (cfg->warm_pool_shrink_after < 1 ||
-	    cfg->warm_pool_shrink_after > 86400) {
-		msc_cfg_error("--warm-pool-shrink-after must be between 1 and "
-			      "86400.");
 		return -EINVAL;
 	}
 	if (cfg->driver_owner_workers < 0 || cfg->driver_owner_workers > 4096) {
@@ -216,12 +208,6 @@ msc_cfg_validate(const struct msc_cfg *cfg)
 		msc_cfg_error("--max-address-connections (or "
 			      "KILNTAINERS_MAX_ADDRESS_CONNECTIONS) must be "
 			      "between 1 and 4096.");
-		return -EINVAL;
-	}
-	if (strcmp(cfg->engine, "docker") != 0 &&
-	    strcmp(cfg->engine, "podman") != 0) {
-		msc_cfg_error("--engine must be docker or podman, got: %s",
-		    cfg->engine);
 		return -EINVAL;
 	}
 	return 0;

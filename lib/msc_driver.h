@@ -6,7 +6,12 @@
  * end whatever runs) and list go straight to the pool.
  *
  * A backend provides blocking operations that return 0 or a negative
- * errno with a one-line message in err (the message the agent sees).
+ * errno with a one-line message in err. The errno becomes the status code
+ * and reason. The agent reads the message as is, unless the code is one
+ * msc_driver_backend_reason marks as the provider's (internal,
+ * unavailable, deadline, failed precondition): the session service logs
+ * that message and the agent reads the step's generic text
+ * (session_agent_text.c, lib/msc_reason.c).
  */
 #ifndef MSC_DRIVER_H
 #define MSC_DRIVER_H
@@ -16,7 +21,7 @@
 #include <stdint.h>
 
 #include "driver.pb-c.h"
-#include "msc_describe.h"
+#include "msc_cfg.h"
 #include "msc_rpc.h"
 
 #define MSC_DRIVER_ERRLEN 1024
@@ -27,7 +32,7 @@ struct msc_exec;        /* a command started by exec_start, not yet done */
 #define MSC_EXEC_SYNC 1 /* exec_start: run it with exec instead */
 
 struct msc_driver_ops {
-	const char *name;       /* "docker-driver", in overload messages */
+	const char *name;       /* "NAME-driver", in overload messages */
 	int (*create)(void *be, const char *id, bool temporary,
 	    Msc__V1__Computer *out, char *err, size_t errlen);
 	int (*attach)(void *be, const char *id, Msc__V1__Computer *out,
@@ -78,8 +83,8 @@ struct msc_driver_ops {
 	 * reply carries the count (Computer.processes_ended). Blocking.
 	 */
 	int (*processes)(void *be, const char *id);
-	/* The backend's Restart keeps the computer's memory (E2B's pause and
-	 * resume): its processes live on, none are counted as ended. */
+	/* The backend's Restart keeps the computer's memory (a provider's
+	 * pause and resume): its processes live on, none are counted as ended. */
 	bool restart_keeps_processes;
 
 	/*
@@ -135,8 +140,8 @@ struct msc_driver_ops {
  * operations are PREFIX_create(struct PREFIX_driver *, ...), _attach,
  * _restart, _reset, _stop, _list and _exec, with the strings they put in
  * computers freed by msc_computer_fini and msc_computer_list_fini, and
- * the description describe_fn (msc_describe.h) makes of the backend's
- * struct PREFIX_driver's cfg.
+ * the description describe_fn (the backend's NAME_cfg_describe) makes
+ * of struct PREFIX_driver's cfg.
  */
 #define MSC_DRIVER_OPS(var, prefix, label, code_fn, describe_fn)             \
 	static int var##_create(void *be, const char *id, bool temporary,    \

@@ -1,6 +1,6 @@
 /*
  * msc_http.h - one JSON request over HTTP with libcurl, shared by the
- * drivers that speak a provider's REST API (Fly Machines, E2B): a timeout
+ * drivers that speak a provider's REST API: a timeout
  * on every attempt and a deadline over all of them, bounded retries with
  * jittered exponential back-off on 429 and 5xx (Retry-After honoured),
  * the status mapped to a negative errno, and the provider's own error
@@ -33,8 +33,8 @@
 struct msc_http_req {
 	const char *method;            /* GET, POST, DELETE */
 	const char *url;               /* full URL, query escaped */
-	const char *what;              /* "E2B API POST /sandboxes" */
-	const char *peer;              /* "E2B", as in "cannot reach E2B" */
+	const char *what;              /* "<provider> API POST /sandboxes" */
+	const char *peer;              /* as in "cannot reach <peer>" */
 	const struct curl_slist *hdrs; /* extra headers, or NULL */
 	json_t *body;                  /* NULL: none (POST sends 0 bytes) */
 	int timeout_ms;                /* per attempt */

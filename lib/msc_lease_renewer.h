@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 /*
- * The sandbox's side where no helper of ours runs in it (Fly, Modal): its
+ * The sandbox's side where no helper of ours runs in it (a provider's): its
  * main process is `sh -c msc_lease_watch_sh msc-lease <lease in s>`, which
  * exits (ending the sandbox) once MSC_LEASE_FILE has not changed for the
  * lease; renewing touches the file. It counts its own 1 s sleeps, so a
@@ -64,7 +64,7 @@ struct msc_lease_renewer;
 
 /*
  * Starts a renewer for leases of lease_ms: `who` (borrowed, static)
- * prefixes its log lines ("e2b"), renew(arg, ...) renews. 0 or a
+ * prefixes its log lines (the backend's name), renew(arg, ...) renews. 0 or a
  * negative errno.
  */
 int msc_lease_renewer_start(struct msc_lease_renewer **rp, const char *who,

@@ -101,7 +101,8 @@ heap_trimmer_start(void)
 }
 
 int
-msc_main_config(struct msc_cfg *cfg, unsigned prog, int argc, char **argv)
+msc_main_config(struct msc_cfg *cfg, const struct msc_program *prog,
+    int argc, char **argv)
 {
 	int rv = msc_cfg_parse(cfg, prog, argc, argv);
 

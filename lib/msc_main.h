@@ -9,13 +9,13 @@
 #include "msc_cfg.h"
 
 /*
- * Parses argv into cfg with the options of program `prog` (enum
- * msc_prog), and validates it; a program that goes on gets the thread
+ * Parses argv into cfg with the options of program `prog` (its roles'
+ * and its backends'), and validates it; a program that goes on gets the thread
  * that gives the heap's free memory back after a burst (msc_main.c). Returns -1 to go on, or the exit status to
  * exit with (0 after --help, 2 on a parse error, 1 on a validation error).
  */
-int msc_main_config(struct msc_cfg *cfg, unsigned prog, int argc,
-    char **argv);
+int msc_main_config(struct msc_cfg *cfg, const struct msc_program *prog,
+    int argc, char **argv);
 
 /*
  * Loads the TLS material, then checks every service address of cfg

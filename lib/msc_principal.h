@@ -13,7 +13,7 @@
 
 #define MSC_PRINCIPAL_TAG_LEN 32        /* hex digits */
 
-/* The label a backend keeps the tag in (Docker, Podman). */
+/* The label a backend keeps the tag in (a container engine's). */
 #define MSC_PRINCIPAL_LABEL "kilntainers.principal"
 
 /* Writes the tag of principal `name` ("" for "" or NULL) to out. */

@@ -116,7 +116,7 @@ parse(struct cli *c, int argc, char **argv)
 			return usage();
 		}
 	}
-	rv = msc_cfg_parse(&c->cfg, MSC_PROG_ALL, nrest, rest);
+	rv = msc_cfg_parse(&c->cfg, &drivers_program, nrest, rest);
 	free(rest);
 	if (rv == MSC_CFG_EXIT_HELP)
 		return 0;
@@ -143,7 +143,8 @@ connect_driver(struct cli *c)
 	/* The first --driver-url, else a driver of our own in-process. */
 	if (msc_cfg_driver(&c->cfg, 0, id, sizeof(id), &url) != 0) {
 		if ((c->ops->start_tool != NULL ? c->ops->start_tool :
-		    c->ops->start)(&c->cfg, CLI_DRIVER_URL, &c->driver) != 0)
+		    c->ops->backend->start)(&c->cfg, CLI_DRIVER_URL,
+		    &c->driver) != 0)
 			return 1;
 		snprintf(id, sizeof(id), "%s", c->cfg.driver_id);
 		url = CLI_DRIVER_URL;
@@ -407,7 +408,7 @@ cli_main(int argc, char **argv)
 out:
 	msc_client_close(c.client);
 	if (c.driver != NULL)
-		c.ops->stop(c.driver);
+		c.ops->backend->stop(c.driver);
 	msc_cfg_fini(&c.cfg);
 	return status;
 }

@@ -35,7 +35,7 @@ cli_network_log(const struct driver_ops *ops, const char *id)
 {
 	if (ops->network_log == NULL) {
 		fprintf(stderr, "mcp-sandbox-computer: the %s backend keeps no "
-		    "decision log\n", ops->backend);
+		    "decision log\n", ops->backend->name);
 		return 1;
 	}
 	return ops->network_log(id, stdout) < 0 ? 1 : 0;

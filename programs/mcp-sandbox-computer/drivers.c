@@ -1,30 +1,42 @@
-/* drivers.c - the backends this program links, by --backend name. */
+/*
+ * drivers.c - the backends this program links: one line each in
+ * `backends` (the row itself, {name, options, validate, start, stop},
+ * is the backend's own: services/NAME-driver/NAME_cfg.c).
+ */
 #include "drivers.h"
 
-#include <string.h>
-
+#include "cloud_cfg.h"
+#include "docker_cfg.h"
 #include "docker_driver.h"
-#include "e2b_driver.h"
-#include "fly_driver.h"
-#include "modal_driver.h"
-#include "wasm_driver.h"
+#include "e2b_cfg.h"
+#include "fly_cfg.h"
+#include "modal_cfg.h"
+#include "wasm_cfg.h"
 
-static int
-docker_start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return dock_driver_start(cfg, url, (struct dock_driver **)hp);
-}
+#define N(a) (sizeof(a) / sizeof(*(a)))
+
+/* The first is --backend's default. */
+static const struct msc_backend *const backends[] = {
+	&dock_backend,
+	&fly_backend,
+	&e2b_backend,
+	&modal_backend,
+	&busybox_backend,
+	&wasm_backend,
+};
+
+const struct msc_program drivers_program = { "mcp-sandbox-computer", NULL,
+	MSC_PROG_ALL, backends, N(backends) };
+
+const struct msc_program *const drivers_split[] = { &msc_prog_edge,
+	&msc_prog_session, &msc_prog_inventory, &dock_program, &fly_program,
+	&cloud_program, &wasm_program };
+const size_t drivers_nsplit = N(drivers_split);
 
 static int
 docker_start_tool(const struct msc_cfg *cfg, const char *url, void **hp)
 {
 	return dock_driver_start_tool(cfg, url, (struct dock_driver **)hp);
-}
-
-static void
-docker_stop(void *h)
-{
-	dock_driver_stop(h);
 }
 
 static int
@@ -34,72 +46,24 @@ docker_network(void *h, const char *id, const char *mode, char *msg,
 	return dock_driver_network(h, id, mode, msg, msglen);
 }
 
-static int
-fly_start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return fly_driver_start(cfg, url, (struct fly_driver **)hp);
-}
-
-static void
-fly_stop(void *h)
-{
-	fly_driver_stop(h);
-}
-
-static int
-e2b_start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return e2b_driver_start(cfg, url, (struct e2b_driver **)hp);
-}
-
-static void
-e2b_stop(void *h)
-{
-	e2b_driver_stop(h);
-}
-
-static int
-modal_start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return modal_driver_start(cfg, url, (struct modal_driver **)hp);
-}
-
-static void
-modal_stop(void *h)
-{
-	modal_driver_stop(h);
-}
-
-static int
-wasm_start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return wasm_driver_start(cfg, url, (struct wasm_driver **)hp);
-}
-
-static void
-wasm_stop(void *h)
-{
-	wasm_driver_stop(h);
-}
-
-static const struct driver_ops drivers[] = {
-	{ "docker", docker_start, docker_start_tool, docker_stop,
-	    docker_network, dock_driver_network_log },
-	{ "fly", fly_start, NULL, fly_stop, NULL, NULL },
-	{ "e2b", e2b_start, NULL, e2b_stop, NULL, NULL },
-	{ "modal", modal_start, NULL, modal_stop, NULL, NULL },
-	{ "go_busybox", wasm_start, NULL, wasm_stop, NULL, NULL },
-	{ "wasm", wasm_start, NULL, wasm_stop, NULL, NULL },
+/* The backends with operator commands of their own. */
+static const struct driver_ops tools[] = {
+	{ &dock_backend, docker_start_tool, docker_network,
+	    dock_driver_network_log },
 };
 
 const struct driver_ops *
 drivers_find(const struct msc_cfg *cfg)
 {
-	for (size_t i = 0; i < sizeof(drivers) / sizeof(*drivers); i++)
-		if (strcmp(cfg->backend, drivers[i].backend) == 0)
-			return &drivers[i];
-	msc_cfg_error("the %s backend is not available in this build; "
-		      "use --backend docker, fly, e2b, modal, go_busybox "
-		      "or wasm", cfg->backend);
+	static struct driver_ops plain[N(backends)];
+
+	for (size_t i = 0; i < N(tools); i++)
+		if (tools[i].backend == cfg->chosen)
+			return &tools[i];
+	for (size_t i = 0; i < N(backends); i++)
+		if (backends[i] == cfg->chosen) {
+			plain[i].backend = backends[i];
+			return &plain[i];
+		}
 	return NULL;
 }

@@ -1,6 +1,8 @@
 /*
- * drivers.h - the backends linked into the all-in-one program and the
- * command line: --backend NAME picks the driver service to start.
+ * drivers.h - the composition root's list of backends: every backend
+ * this program links (--backend NAME picks the one whose driver service
+ * it starts), the operator commands some of them add, and every program
+ * of a split server (for split-args).
  */
 #ifndef MSC_PROGRAM_DRIVERS_H
 #define MSC_PROGRAM_DRIVERS_H
@@ -8,23 +10,29 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "msc_backend.h"
 #include "msc_cfg.h"
 
+/* mcp-sandbox-computer: every role, every backend. */
+extern const struct msc_program drivers_program;
+
+/* Every program of a split server, and their count. */
+extern const struct msc_program *const drivers_split[];
+extern const size_t drivers_nsplit;
+
+/* What the operator command line does with a backend beyond its row. */
 struct driver_ops {
-	const char *backend;
-	/* Serves msc.v1.Driver on url; *hp is passed to stop(). */
-	int (*start)(const struct msc_cfg *cfg, const char *url, void **hp);
-	/* The command line's (it runs one command), when not start's. */
+	const struct msc_backend *backend;
+	/* The command line's start (it runs one command); NULL: start. */
 	int (*start_tool)(const struct msc_cfg *cfg, const char *url,
 	    void **hp);
-	void (*stop)(void *h);
 	/* The operator's network commands (NULL: the backend has none). */
 	int (*network)(void *h, const char *id, const char *mode, char *msg,
 	    size_t msglen);
 	int (*network_log)(const char *id, FILE *out);
 };
 
-/* The driver of cfg->backend, or NULL after a startup error. */
+/* The command line's row of cfg->chosen (never NULL after a parse). */
 const struct driver_ops *drivers_find(const struct msc_cfg *cfg);
 
 #endif /* MSC_PROGRAM_DRIVERS_H */

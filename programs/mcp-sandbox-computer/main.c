@@ -33,7 +33,7 @@ int
 main(int argc, char **argv)
 {
 	struct msc_cfg cfg;
-	const struct driver_ops *ops;
+	const struct msc_backend *backend;
 	void *driver = NULL;
 	struct inv_service *inv = NULL;
 	struct sess_service *sess = NULL;
@@ -47,14 +47,13 @@ main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "split-args") == 0)
 		return split_args_main(argc - 1, argv + 1);
 	msc_log_init("mcp-sandbox-computer");
-	if ((status = msc_main_config(&cfg, MSC_PROG_ALL, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, &drivers_program, argc, argv)) >= 0)
 		goto out;
 	status = 1;
-	if ((ops = drivers_find(&cfg)) == NULL)
-		goto out;
+	backend = cfg.chosen;
 	/* Signals reach the edge only, never NNG's or the pool's threads. */
 	msc_main_block_signals();
-	if (ops->start(&cfg, URL_DRIVER, &driver) != 0 ||
+	if (backend->start(&cfg, URL_DRIVER, &driver) != 0 ||
 	    msc_fleet_open(&cfg, URL_DRIVER, &fleet) != 0 ||
 	    inv_start(URL_INVENTORY, fleet, &inv) != 0 ||
 	    sess_start(&cfg, URL_SESSION, URL_INVENTORY, fleet, &sess) != 0 ||
@@ -79,7 +78,7 @@ stop:
 	inv_stop(inv);
 	msc_fleet_close(fleet);
 	if (driver != NULL)
-		ops->stop(driver);
+		backend->stop(driver);
 out:
 	msc_cfg_fini(&cfg);
 	return status;

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "drivers.h"
 #include "msc_cfg.h"
 
 /* Writes s as one single-quoted shell word. */
@@ -28,11 +31,14 @@ put_quoted(const char *s)
 int
 split_args_main(int argc, char **argv)
 {
-	unsigned prog;
+	const struct msc_program *prog = NULL;
 	char **out;
 	int n;
 
-	if (argc < 2 || msc_cfg_prog_by_name(argv[1], &prog) != 0) {
+	for (size_t i = 0; argc >= 2 && i < drivers_nsplit; i++)
+		if (strcmp(drivers_split[i]->name, argv[1]) == 0)
+			prog = drivers_split[i];
+	if (prog == NULL) {
 		fprintf(stderr, "usage: mcp-sandbox-computer split-args "
 				"msc-edge|msc-session|msc-inventory|msc-*-driver "
 				"[ARG...]\n");
@@ -41,7 +47,8 @@ split_args_main(int argc, char **argv)
 	if ((out = calloc((size_t)argc, sizeof(*out))) == NULL)
 		return 1;
 	/* argv[1] is the program: what follows is the command line. */
-	n = msc_cfg_select(prog, argc - 1, argv + 1, out);
+	n = msc_cfg_select(prog, drivers_split, drivers_nsplit, argc - 1,
+	    argv + 1, out);
 	for (int i = 0; i < n; i++) {
 		if (i > 0)
 			putchar(' ');

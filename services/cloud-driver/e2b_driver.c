@@ -10,13 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "e2b_cfg.h"
 #include "e2b_lease.h"
 #include "msc_driver.h"
 #include "msc_lease_renewer.h"
 #include "msc_log.h"
 
 MSC_DRIVER_OPS(e2b_ops, e2b, "cloud-driver", msc_driver_code_cloud,
-    msc_describe_e2b);
+    e2b_cfg_describe);
 /* e2b_ops with the optional ops, filled once before any service. */
 static struct msc_driver_ops e2b_ops_full;
 
@@ -47,7 +48,8 @@ trimmed_url(const char *u)
 static int
 configure(struct e2b_driver *d, const struct msc_cfg *cfg)
 {
-	const char *key = cfg->e2b_api_key, *api, *sbx;
+	const struct e2b_cfg *ec = e2b_cfg(cfg);
+	const char *key = ec->e2b_api_key, *api, *sbx;
 	char *end;
 
 	if (key == NULL || *key == '\0')
@@ -56,15 +58,15 @@ configure(struct e2b_driver *d, const struct msc_cfg *cfg)
 		d->key_hdr = NULL;
 		return -ENOMEM;
 	}
-	d->lifetime_s = strtol(cfg->e2b_sandbox_timeout != NULL
-		? cfg->e2b_sandbox_timeout : "3600", &end, 10);
+	d->lifetime_s = strtol(ec->e2b_sandbox_timeout != NULL
+		? ec->e2b_sandbox_timeout : "3600", &end, 10);
 	if (*end != '\0' || d->lifetime_s < 1 || d->lifetime_s > 86400) {
 		msc_cfg_error("argument --e2b-sandbox-timeout: invalid int "
-			      "value: '%s'", cfg->e2b_sandbox_timeout);
+			      "value: '%s'", ec->e2b_sandbox_timeout);
 		return -EINVAL;
 	}
-	d->template_id = cfg->e2b_template != NULL && *cfg->e2b_template
-	    ? cfg->e2b_template : "base";
+	d->template_id = ec->e2b_template != NULL && *ec->e2b_template
+	    ? ec->e2b_template : "base";
 	if ((d->domain = strdup(env_or("E2B_DOMAIN", "e2b.app"))) == NULL)
 		return -ENOMEM;
 	if ((api = env_or("E2B_API_URL", NULL)) != NULL)
@@ -82,8 +84,8 @@ configure(struct e2b_driver *d, const struct msc_cfg *cfg)
 			      "https://, got: %s", d->api_url);
 		return -EINVAL;
 	}
-	d->metadata = e2b_conv_pairs(cfg->e2b_metadata, cfg->n_e2b_metadata);
-	d->envs = e2b_conv_pairs(cfg->e2b_env, cfg->n_e2b_env);
+	d->metadata = e2b_conv_pairs(ec->e2b_metadata, ec->n_e2b_metadata);
+	d->envs = e2b_conv_pairs(ec->e2b_env, ec->n_e2b_env);
 	if (d->metadata == NULL || d->envs == NULL)
 		return -ENOMEM;
 	/* Our keys are ours: a user pair cannot fake or hide them. */

@@ -4,6 +4,7 @@
  * modal_sandboxes.c and modal_exec.c, and the configuration.
  */
 #include "modal_driver_int.h"
+#include "modal_cfg.h"
 #include "modal_lease.h"
 
 #include <errno.h>
@@ -17,7 +18,7 @@
 #include "msc_log.h"
 
 MSC_DRIVER_OPS(modal_ops, modal, "cloud-driver", msc_driver_code_cloud,
-    msc_describe_modal);
+    modal_cfg_describe);
 /* modal_ops with the optional ops, filled once before any service. */
 static struct msc_driver_ops modal_ops_full;
 
@@ -28,11 +29,12 @@ CLOUD_SNAP_OPS(modal_snaps, struct modal_driver)
 static int
 configure(struct modal_driver *d, const struct msc_cfg *cfg)
 {
+	const struct modal_cfg *mc = modal_cfg(cfg);
 	char err[MODAL_ERRLEN];
 	int rv;
 
-	if ((rv = modal_conf_resolve(cfg->modal_token_id,
-		 cfg->modal_token_secret, &d->creds, err, sizeof(err))) != 0) {
+	if ((rv = modal_conf_resolve(mc->modal_token_id,
+		 mc->modal_token_secret, &d->creds, err, sizeof(err))) != 0) {
 		msc_cfg_error("%s", err);
 		return rv;
 	}
@@ -42,43 +44,43 @@ configure(struct modal_driver *d, const struct msc_cfg *cfg)
 		    d->creds.server_url);
 		return -EINVAL;
 	}
-	d->app_name = cfg->modal_app_name != NULL && *cfg->modal_app_name
-	    ? cfg->modal_app_name : "kilntainers";
-	d->image = cfg->image != NULL && *cfg->image ? cfg->image
+	d->app_name = mc->modal_app_name != NULL && *mc->modal_app_name
+	    ? mc->modal_app_name : "kilntainers";
+	d->image = mc->image != NULL && *mc->image ? mc->image
 						     : DEFAULT_IMAGE;
-	if (modal_conv_cpu(cfg->modal_cpu != NULL ? cfg->modal_cpu : "1.0",
+	if (modal_conv_cpu(mc->modal_cpu != NULL ? mc->modal_cpu : "1.0",
 		&d->milli_cpu) != 0) {
 		msc_cfg_error("argument --modal-cpu: invalid value: '%s' (a "
 			      "number of cores above 0, such as 0.5 or 2)",
-		    cfg->modal_cpu);
+		    mc->modal_cpu);
 		return -EINVAL;
 	}
-	if (modal_conv_uint(cfg->modal_memory != NULL ? cfg->modal_memory
+	if (modal_conv_uint(mc->modal_memory != NULL ? mc->modal_memory
 						      : "512", 1, 4194304,
 		&d->memory_mb) != 0) {
 		msc_cfg_error("argument --modal-memory: invalid int value: '%s' "
-			      "(MiB)", cfg->modal_memory);
+			      "(MiB)", mc->modal_memory);
 		return -EINVAL;
 	}
-	if (modal_conv_uint(cfg->sandbox_timeout != NULL ? cfg->sandbox_timeout
+	if (modal_conv_uint(mc->sandbox_timeout != NULL ? mc->sandbox_timeout
 							 : "3600", 1, 86400,
 		&d->lifetime_s) != 0) {
 		msc_cfg_error("argument --sandbox-timeout: invalid value: '%s' "
-			      "(seconds, 1 to 86400)", cfg->sandbox_timeout);
+			      "(seconds, 1 to 86400)", mc->sandbox_timeout);
 		return -EINVAL;
 	}
-	if (cfg->gpu != NULL && *cfg->gpu != '\0' &&
-	    modal_conv_gpu(cfg->gpu, d->gpu_type, sizeof(d->gpu_type),
+	if (mc->gpu != NULL && *mc->gpu != '\0' &&
+	    modal_conv_gpu(mc->gpu, d->gpu_type, sizeof(d->gpu_type),
 		&d->gpu_count) != 0) {
 		msc_cfg_error("argument --gpu: invalid value: '%s' (a GPU type "
 			      "such as A10G or H100, optionally :count)",
-		    cfg->gpu);
+		    mc->gpu);
 		return -EINVAL;
 	}
-	if (modal_conv_ports(cfg->modal_ports, d->ports, &d->n_ports) != 0) {
+	if (modal_conv_ports(mc->modal_ports, d->ports, &d->n_ports) != 0) {
 		msc_cfg_error("argument --modal-ports: invalid value: '%s' (at "
 			      "most %d ports from 1 to 65535, comma-separated, "
-			      "none twice)", cfg->modal_ports, MODAL_PORTS_MAX);
+			      "none twice)", mc->modal_ports, MODAL_PORTS_MAX);
 		return -EINVAL;
 	}
 	if (d->n_ports > 0 && !cfg->network) {

@@ -5,6 +5,7 @@
  * through a filesystem snapshot, list. All blocking, on the pool.
  */
 #include "modal_driver_int.h"
+#include "modal_cfg.h"
 #include "modal_lease.h"
 
 #include <errno.h>
@@ -232,7 +233,7 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	Modal__Client__SandboxTag tag[4], *tags[4];
 	Modal__Client__PortSpecs specs = MODAL__CLIENT__PORT_SPECS__INIT;
 	Modal__Client__PortSpec spec[MODAL_PORTS_MAX], *specp[MODAL_PORTS_MAX];
-	char *region = (char *)d->cfg->region, app_id[128], sbx[128];
+	char *region = (char *)modal_cfg(d->cfg)->region, app_id[128], sbx[128];
 	char ignore[MODAL_ERRLEN];
 	struct modal_known k;
 	struct modal_lease_entry entry;

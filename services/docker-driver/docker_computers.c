@@ -56,12 +56,13 @@ parse_bytes(const char *s, int64_t *out)
 int
 dock_build_template(const struct msc_cfg *cfg, json_t **outp)
 {
+	const struct dock_cfg *dc = dock_cfg(cfg);
 	char err[DOCK_ERRLEN];
 	json_t *body, *hc;
-	bool podman = strcmp(cfg->engine, "podman") == 0;
+	bool podman = strcmp(dc->engine, "podman") == 0;
 
 	body = json_pack("{s:s, s:[sss], s:[s], s:b, s:b, s:b, s:b}",
-	    "Image", cfg->image, "Cmd", "tail", "-f", "/dev/null",
+	    "Image", dc->image, "Cmd", "tail", "-f", "/dev/null",
 	    "Entrypoint", "", "Tty", 0, "OpenStdin", 0, "AttachStdout", 0,
 	    "AttachStderr", 0);
 	/*
@@ -78,31 +79,31 @@ dock_build_template(const struct msc_cfg *cfg, json_t **outp)
 		goto nomem;
 	if (!podman)
 		json_object_set_new(hc, "Init", json_true());
-	if (cfg->cpu != NULL) {
+	if (dc->cpu != NULL) {
 		char *end;
-		double cpus = strtod(cfg->cpu, &end);
+		double cpus = strtod(dc->cpu, &end);
 
-		if (end == cfg->cpu || *end != '\0' || !(cpus > 0)) {
+		if (end == dc->cpu || *end != '\0' || !(cpus > 0)) {
 			msc_cfg_error("--cpu must be a positive number, got: %s",
-			    cfg->cpu);
+			    dc->cpu);
 			goto invalid;
 		}
 		json_object_set_new(hc, "NanoCpus",
 		    json_integer((json_int_t)llround(cpus * 1e9)));
 	}
-	if (cfg->memory != NULL) {
+	if (dc->memory != NULL) {
 		int64_t bytes;
 
-		if (parse_bytes(cfg->memory, &bytes) != 0 || bytes < 6 << 20) {
+		if (parse_bytes(dc->memory, &bytes) != 0 || bytes < 6 << 20) {
 			msc_cfg_error("--memory must be a size of at least 6m "
-				      "such as 512m or 2g, got: %s", cfg->memory);
+				      "such as 512m or 2g, got: %s", dc->memory);
 			goto invalid;
 		}
 		json_object_set_new(hc, "Memory", json_integer(bytes));
 	}
 	json_object_set_new(body, "HostConfig", hc);
 	hc = NULL;
-	if (dock_runflags_apply(cfg->run_flags, cfg->n_run_flags, body, err,
+	if (dock_runflags_apply(dc->run_flags, dc->n_run_flags, body, err,
 		sizeof(err)) != 0) {
 		msc_cfg_error("%s", err);
 		goto invalid;
@@ -136,7 +137,7 @@ dock_validate(struct dock_driver *d, char *err, size_t errlen)
 	if ((rv = dock_runtime_check(d, false, err, errlen)) != 0)
 		return rv == -EINVAL ? -EINVAL : -ECONNREFUSED;
 	dock_disk_probe(d);
-	if ((rv = dock_image_ensure(d->engine, d->cfg->image, T_PULL, err,
+	if ((rv = dock_image_ensure(d->engine, dock_cfg(d->cfg)->image, T_PULL, err,
 		 errlen)) != 0)
 		return rv == -ENOENT ? -EINVAL : rv;
 	pthread_mutex_lock(&d->mu);
@@ -294,7 +295,7 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 	json_object_set_new(labels, "kilntainers.driver",
 	    json_string(d->cfg->driver_id));
 	json_object_set_new(labels, "kilntainers.image",
-	    json_string(d->cfg->image));
+	    json_string(dock_cfg(d->cfg)->image));
 	if (principal[0] != '\0')      /* a principal of --tokens-file */
 		json_object_set_new(labels, MSC_PRINCIPAL_LABEL,
 		    json_string(principal));
@@ -373,7 +374,7 @@ create_cold(struct dock_driver *d, const char *id, bool temporary,
 				      "check failed (unexpected output)", cid);
 		return -EIO;
 	}
-	rv = dock_fill_computer(d, ctr, id, out, d->cfg->image, d->cfg->driver_id);
+	rv = dock_fill_computer(d, ctr, id, out, dock_cfg(d->cfg)->image, d->cfg->driver_id);
 	json_decref(ctr);
 	msc_log_info("created %s computer %s (container %.12s)",
 	    temporary ? "temporary" : "permanent", id, cid);
@@ -505,7 +506,7 @@ dock_attach(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	}
 	json_object_set_new(json_object_get(ctr, "State"), "Status",
 	    json_string("running"));
-	rv = dock_fill_computer(d, ctr, id, out, d->cfg->image, d->cfg->driver_id);
+	rv = dock_fill_computer(d, ctr, id, out, dock_cfg(d->cfg)->image, d->cfg->driver_id);
 done:
 	json_decref(ctr);
 	return rv;
@@ -689,7 +690,7 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 			continue;
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 		out->computers[out->n_computers++] = c;
-		if ((rv = dock_fill_computer(d, row, id, c, d->cfg->image,
+		if ((rv = dock_fill_computer(d, row, id, c, dock_cfg(d->cfg)->image,
 			 d->cfg->driver_id)) != 0)
 			break;
 		if (c->temporary && strcmp(c->state, "running") == 0) {

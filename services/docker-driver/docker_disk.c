@@ -24,7 +24,8 @@
 int
 dock_disk_init(struct dock_driver *d)
 {
-	const char *q = d->cfg->disk_quota != NULL ? d->cfg->disk_quota : "0";
+	const char *dq = dock_cfg(d->cfg)->disk_quota;
+	const char *q = dq != NULL ? dq : "0";
 
 	if (msc_cfg_size(q, &d->disk_quota) != 0) {
 		msc_cfg_error("argument --disk-quota: invalid value: '%s' (a "

@@ -17,7 +17,7 @@
 #include "msc_snapshot.h"
 
 MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
-    msc_describe_docker);
+    dock_cfg_describe);
 
 static int
 snap_snapshot(void *be, const Msc__V1__SnapshotRequest *req,
@@ -111,9 +111,9 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0 ||
 	    (rv = dock_disk_init(d)) != 0)
 		goto fail;
-	if ((rv = dock_engine_new(cfg->docker_host, cfg->engine,
+	if ((rv = dock_engine_new(dock_cfg(cfg)->docker_host, dock_cfg(cfg)->engine,
 		 &d->engine)) != 0) {
-		msc_cfg_error("invalid --docker-host '%s'", cfg->docker_host);
+		msc_cfg_error("invalid --docker-host '%s'", dock_cfg(cfg)->docker_host);
 		goto fail;
 	}
 	if ((rv = dock_runtime_check(d, true, err, sizeof(err))) != 0)
@@ -149,7 +149,7 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		 (int)cfg->driver_workers, &d->svc)) != 0)
 		goto fail;
 	/* An engine asked for many containers at once is slow at each. */
-	msc_driver_limit_creations(d->svc, (int)cfg->driver_creations);
+	msc_driver_limit_creations(d->svc, (int)dock_cfg(cfg)->driver_creations);
 	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
 	if ((rv = dock_pool_start(d)) != 0 ||
 	    (!tool && (rv = dock_pol_restore_start(d)) != 0))

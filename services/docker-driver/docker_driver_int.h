@@ -12,6 +12,7 @@
 #include "docker_driver.h"
 #include "docker_policy.h"
 #include "driver.pb-c.h"
+#include "docker_cfg.h"
 #include "msc_cfg.h"
 #include "msc_driver.h"
 #include "msc_map.h"

@@ -93,7 +93,7 @@ helper_reachable(struct dock_driver *d)
 void
 dock_fx_init(struct dock_driver *d)
 {
-	const char *host = d->cfg->docker_host, *env;
+	const char *host = dock_cfg(d->cfg)->docker_host, *env;
 
 	d->fx_on = false;
 	if ((env = getenv("MSC_FAST_EXEC_DIR")) != NULL && *env == '/')

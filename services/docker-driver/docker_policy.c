@@ -43,13 +43,13 @@ dock_pol_init(struct dock_driver *d)
 	    (rv = take_list("network-deny", c->net_deny, c->n_net_deny,
 	    &p->deny, &p->ndeny)) != 0)
 		return rv;
-	if (c->proxy_dns != NULL) {
+	if (dock_cfg(c)->proxy_dns != NULL) {
 		unsigned char a[16];
 
-		if (inet_pton(AF_INET, c->proxy_dns, a) != 1 &&
-		    inet_pton(AF_INET6, c->proxy_dns, a) != 1) {
+		if (inet_pton(AF_INET, dock_cfg(c)->proxy_dns, a) != 1 &&
+		    inet_pton(AF_INET6, dock_cfg(c)->proxy_dns, a) != 1) {
 			msc_cfg_error("--proxy-dns-server must be an IP address, "
-			    "got: %s", c->proxy_dns);
+			    "got: %s", dock_cfg(c)->proxy_dns);
 			return -EINVAL;
 		}
 	}
@@ -60,7 +60,7 @@ dock_pol_init(struct dock_driver *d)
 		    "(--network-allow): open computers do not use the proxy");
 		return -EINVAL;
 	}
-	p->dns = c->proxy_dns;
+	p->dns = dock_cfg(c)->proxy_dns;
 	p->def_mode = !c->network ? MSC_NET_NONE : p->nallow > 0 ?
 	    MSC_NET_ALLOWLIST : MSC_NET_OPEN;
 	if (p->ndeny > 0 && p->nallow == 0) {

@@ -91,7 +91,7 @@ pool_body(struct dock_driver *d, bool *fastp)
 	json_object_set_new(labels, "kilntainers.temporary",
 	    json_string("true"));
 	json_object_set_new(labels, "kilntainers.image",
-	    json_string(d->cfg->image));
+	    json_string(dock_cfg(d->cfg)->image));
 	json_object_set_new(json_object_get(body, "HostConfig"), "AutoRemove",
 	    json_true());
 	dock_disk_body(d, body);
@@ -219,9 +219,10 @@ refill_main(void *arg)
 int
 dock_pool_start(struct dock_driver *d)
 {
+	const struct dock_cfg *dc = dock_cfg(d->cfg);
 	struct dock_pool *p;
-	long target = d->cfg->warm_pool < 0 ? POOL_DEFAULT : d->cfg->warm_pool;
-	long cap = d->cfg->warm_pool_max;
+	long target = dc->warm_pool < 0 ? POOL_DEFAULT : dc->warm_pool;
+	long cap = dc->warm_pool_max;
 
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return -ENOMEM;
@@ -233,8 +234,8 @@ dock_pool_start(struct dock_driver *d)
 	p->cap = target == 0 ? 0 : (int)(cap > target ? cap : target);
 	if (p->cap > POOL_MAX)
 		p->cap = POOL_MAX;
-	p->limit = (int)d->cfg->driver_creations;
-	p->shrink_ms = (uint64_t)d->cfg->warm_pool_shrink_after * 1000;
+	p->limit = (int)dc->driver_creations;
+	p->shrink_ms = (uint64_t)dc->warm_pool_shrink_after * 1000;
 	d->pool = p;
 	/*
 	 * Nothing here removes what an earlier run left waiting: those
@@ -436,7 +437,7 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		/* Held from now on under the computer's name. */
 		dock_lease_drop(d, pc->name);
 		dock_lease_hold(d, name, pc->ctr);
-		rv = dock_fill_computer(d, pc->ctr, id, out, d->cfg->image,
+		rv = dock_fill_computer(d, pc->ctr, id, out, dock_cfg(d->cfg)->image,
 		    d->cfg->driver_id);
 		msc_log_info("created temporary computer %s from the warm pool "
 			     "(container %.12s)", id, pc->cid);
@@ -485,7 +486,7 @@ dock_pool_list_taken(struct dock_driver *d, Msc__V1__ComputerList *out,
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 		out->computers[out->n_computers++] = c;
 		if ((rv = dock_fill_computer(d, row,
-			 name + sizeof(DOCK_NAME_PREFIX), c, d->cfg->image,
+			 name + sizeof(DOCK_NAME_PREFIX), c, dock_cfg(d->cfg)->image,
 			 d->cfg->driver_id)) != 0)
 			break;
 	}

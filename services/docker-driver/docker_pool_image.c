@@ -115,7 +115,7 @@ inspect_image(struct dock_driver *d)
 	char path[DOCK_PATH_MAX], err[DOCK_ERRLEN], *id = NULL;
 	json_t *img = NULL;
 
-	if (dock_path(path, sizeof(path), "/images/%s/json%s", d->cfg->image,
+	if (dock_path(path, sizeof(path), "/images/%s/json%s", dock_cfg(d->cfg)->image,
 		"", err, sizeof(err)) < 0 ||
 	    dock_get_json(d->engine, path, "inspect image", T_POOL_OP, &img,
 		err, sizeof(err)) != 0)

@@ -268,13 +268,13 @@ load_file(struct dock_preview *p, const char *id)
 static int
 listen_locked(struct dock_preview *p, char *err, size_t errlen)
 {
-	const struct msc_cfg *cfg = p->d->cfg;
+	const struct dock_cfg *dc = dock_cfg(p->d->cfg);
 
 	if (p->loop != NULL)
 		return 0;
-	return dock_preview_listen(p, cfg->preview_listen != NULL ?
-	    cfg->preview_listen : "127.0.0.1:8790",
-	    cfg->preview_domain != NULL ? cfg->preview_domain : "localhost",
+	return dock_preview_listen(p, dc->preview_listen != NULL ?
+	    dc->preview_listen : "127.0.0.1:8790",
+	    dc->preview_domain != NULL ? dc->preview_domain : "localhost",
 	    &p->loop, &p->listen_port, err, errlen);
 }
 
@@ -465,8 +465,8 @@ dock_preview_expose(struct dock_driver *d,
     size_t errlen)
 {
 	struct dock_preview *p = d->preview;
-	const char *domain = d->cfg->preview_domain != NULL ?
-	    d->cfg->preview_domain : "localhost";
+	const char *domain = dock_cfg(d->cfg)->preview_domain != NULL ?
+	    dock_cfg(d->cfg)->preview_domain : "localhost";
 	uint16_t port = (uint16_t)req->port;
 	char cid[DOCK_CTR_ID_MAX + 1];
 	const char *mode;

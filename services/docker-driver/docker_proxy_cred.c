@@ -122,12 +122,13 @@ read_file(struct dock_pol *p, const char *path)
 int
 dock_pol_creds_init(struct dock_pol *p, const struct msc_cfg *cfg)
 {
+	const struct dock_cfg *dc = dock_cfg(cfg);
 	int rv = 0;
 
-	for (size_t i = 0; rv == 0 && i < cfg->n_proxy_creds; i++)
-		rv = add_one(p, cfg->proxy_creds[i], "--proxy-credential");
-	if (rv == 0 && cfg->proxy_cred_file != NULL)
-		rv = read_file(p, cfg->proxy_cred_file);
+	for (size_t i = 0; rv == 0 && i < dc->n_proxy_creds; i++)
+		rv = add_one(p, dc->proxy_creds[i], "--proxy-credential");
+	if (rv == 0 && dc->proxy_cred_file != NULL)
+		rv = read_file(p, dc->proxy_cred_file);
 	return rv;
 }
 

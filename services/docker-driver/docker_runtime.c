@@ -43,7 +43,7 @@ int
 dock_runtime_body(const struct msc_cfg *cfg, json_t *body)
 {
 	const char *flag = template_runtime(body);
-	const char *rt = cfg->runtime;
+	const char *rt = dock_cfg(cfg)->runtime;
 
 	if (rt == NULL)
 		return 0;

@@ -165,7 +165,7 @@ base_size(struct dock_driver *d)
 	char ignore[DOCK_ERRLEN];
 	uint64_t n = 0;
 
-	if (dock_image_inspect(d->engine, d->cfg->image, T_SNAP_OP, &img,
+	if (dock_image_inspect(d->engine, dock_cfg(d->cfg)->image, T_SNAP_OP, &img,
 	    ignore, sizeof(ignore)) == 0)
 		n = json_size(json_object_get(img, "Size"));
 	json_decref(img);

@@ -1,4 +1,5 @@
 /* main.c - msc-docker-driver: the Docker driver as its own process. */
+#include "docker_cfg.h"
 #include "docker_driver.h"
 #include "msc_log.h"
 #include "msc_main.h"
@@ -11,7 +12,8 @@ main(int argc, char **argv)
 	int status;
 
 	msc_log_init("msc-docker-driver");
-	if ((status = msc_main_config(&cfg, MSC_PROG_DOCKER_DRIVER, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, &dock_program, argc,
+	    argv)) >= 0)
 		goto out;
 	status = 1;
 	if (cfg.listen == NULL) {

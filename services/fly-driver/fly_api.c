@@ -113,12 +113,6 @@ fly_api_free(struct fly_api *a)
 	free(a);
 }
 
-const char *
-fly_api_base(const struct fly_api *a)
-{
-	return a->base;
-}
-
 /* Fly's 422 for a name in use: {"status": "name_taken"}, or "already". */
 static int
 fly_status_errno(long status, const json_t *j, const char *text)

@@ -32,9 +32,6 @@ struct fly_api;
 int fly_api_new(const char *base, const char *token, struct fly_api **ap);
 void fly_api_free(struct fly_api *a);
 
-/* The base URL (borrowed). */
-const char *fly_api_base(const struct fly_api *a);
-
 /*
  * Writes the Authorization header for `token` into buf: "FlyV1 <tokens>"
  * when any comma-separated part is a macaroon (fm1r_, fm1a_, fm2_),

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msc_describe.h"
+#include "fly_cfg.h"
 #include "msc_driver.h"
 #include "msc_lease_renewer.h"
 #include "msc_log.h"
 
 MSC_DRIVER_OPS(fly_ops, fly, "fly-driver", msc_driver_code_cloud,
-    msc_describe_fly);
+    fly_cfg_describe);
 /* fly_ops with its preview refusal (issue 30), filled once. */
 static struct msc_driver_ops fly_ops_full;
 
@@ -24,6 +24,7 @@ int
 fly_driver_start(const struct msc_cfg *cfg, const char *url,
     struct fly_driver **dp)
 {
+	const struct fly_cfg *fc = fly_cfg(cfg);
 	struct fly_driver *d;
 	char err[FLY_ERRLEN];
 	int rv;
@@ -32,14 +33,14 @@ fly_driver_start(const struct msc_cfg *cfg, const char *url,
 		return -ENOMEM;
 	d->cfg = cfg;
 	pthread_mutex_init(&d->setup_mu, NULL);
-	if ((rv = fly_conv_guest(cfg->fly_image, cfg->fly_region,
-		 cfg->fly_cpu_kind, cfg->fly_cpus, cfg->fly_memory,
-		 cfg->fly_rootfs_size, &d->guest, err, sizeof(err))) != 0) {
+	if ((rv = fly_conv_guest(fc->fly_image, fc->fly_region,
+		 fc->fly_cpu_kind, fc->fly_cpus, fc->fly_memory,
+		 fc->fly_rootfs_size, &d->guest, err, sizeof(err))) != 0) {
 		msc_cfg_error("%s", err);
 		goto fail;
 	}
-	d->base_url = cfg->fly_api_url != NULL && *cfg->fly_api_url != '\0'
-	    ? cfg->fly_api_url : FLY_API_DEFAULT_URL;
+	d->base_url = fc->fly_api_url != NULL && *fc->fly_api_url != '\0'
+	    ? fc->fly_api_url : FLY_API_DEFAULT_URL;
 	if (strncmp(d->base_url, "http://", 7) != 0 &&
 	    strncmp(d->base_url, "https://", 8) != 0) {
 		msc_cfg_error("--fly-api-url must start with http:// or "
@@ -52,8 +53,7 @@ fly_driver_start(const struct msc_cfg *cfg, const char *url,
 			     "--no-network is not enforced on this backend");
 	if (fly_ops_full.exec == NULL) {
 		fly_ops_full = fly_ops;
-		fly_ops_full.preview_refusal =
-		    msc_describe_preview_refusal("fly");
+		fly_ops_full.preview_refusal = fly_backend.preview_refusal;
 	}
 	if ((rv = msc_known_new(sizeof(struct fly_known), &d->known)) != 0 ||
 	    (rv = fly_lease_start(d)) != 0 ||

@@ -6,6 +6,7 @@
  * the personal organization), remembered for next time.
  */
 #include "fly_driver_int.h"
+#include "fly_cfg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,9 +46,11 @@ slurp(const char *path)
 static const char *
 token_source(const struct msc_cfg *cfg)
 {
-	if (cfg->fly_token == getenv("FLY_API_TOKEN"))
+	const char *token = fly_cfg(cfg)->fly_token;
+
+	if (token == getenv("FLY_API_TOKEN"))
 		return "FLY_API_TOKEN";
-	if (cfg->fly_token == getenv("FLY_TOKEN"))
+	if (token == getenv("FLY_TOKEN"))
 		return "FLY_TOKEN";
 	return "--fly-token or --fly-token-file";
 }
@@ -57,13 +60,14 @@ load_token(struct fly_driver *d, char *tok, size_t len, const char **srcp,
     char *err, size_t errlen)
 {
 	const char *home = getenv("HOME");
+	const char *token = fly_cfg(d->cfg)->fly_token;
 	char path[4096];
 	char *text;
 	int rv = -ENOENT;
 
-	if (d->cfg->fly_token != NULL && *d->cfg->fly_token != '\0') {
+	if (token != NULL && *token != '\0') {
 		*srcp = token_source(d->cfg);
-		if (snprintf(tok, len, "%s", d->cfg->fly_token) >= (int)len)
+		if (snprintf(tok, len, "%s", token) >= (int)len)
 			rv = -ENOSPC;
 		else
 			return 0;
@@ -190,27 +194,28 @@ static int
 resolve_app(struct fly_driver *d, struct fly_api *api, const char *src,
     char *err, size_t errlen)
 {
+	const struct fly_cfg *fc = fly_cfg(d->cfg);
 	const char *org = getenv("FLY_ORG");
 	char path[4096], app[FLY_APPLEN] = "";
 	char *text;
 	int rv;
 
-	if (d->cfg->fly_org != NULL && *d->cfg->fly_org != '\0')
-		org = d->cfg->fly_org;
+	if (fc->fly_org != NULL && *fc->fly_org != '\0')
+		org = fc->fly_org;
 	if (org == NULL || *org == '\0')
 		org = "personal";
-	if (d->cfg->fly_app != NULL && *d->cfg->fly_app != '\0') {
-		rv = app_exists(d, api, d->cfg->fly_app, err, errlen);
+	if (fc->fly_app != NULL && *fc->fly_app != '\0') {
+		rv = app_exists(d, api, fc->fly_app, err, errlen);
 		if (rv == -ENOENT)
 			snprintf(err, errlen, "Fly app '%s' (--fly-app or "
 					      "FLY_APP_NAME) was not found. "
 					      "Create it with `fly apps create "
 					      "%s`, or leave both unset to let "
 					      "the server create an app.",
-			    d->cfg->fly_app, d->cfg->fly_app);
+			    fc->fly_app, fc->fly_app);
 		explain_auth(rv, src, err, errlen);
 		if (rv == 0)
-			snprintf(d->app, sizeof(d->app), "%s", d->cfg->fly_app);
+			snprintf(d->app, sizeof(d->app), "%s", fc->fly_app);
 		return rv;
 	}
 	state_path(path, sizeof(path));

@@ -1,4 +1,5 @@
 /* main.c - msc-fly-driver: the Fly Machines driver as its own process. */
+#include "fly_cfg.h"
 #include "fly_driver.h"
 #include "msc_log.h"
 #include "msc_main.h"
@@ -11,7 +12,7 @@ main(int argc, char **argv)
 	int status;
 
 	msc_log_init("msc-fly-driver");
-	if ((status = msc_main_config(&cfg, MSC_PROG_FLY_DRIVER, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, &fly_program, argc, argv)) >= 0)
 		goto out;
 	status = 1;
 	if (cfg.listen == NULL) {

@@ -13,7 +13,8 @@ main(int argc, char **argv)
 	int status;
 
 	msc_log_init("msc-inventory");
-	if ((status = msc_main_config(&cfg, MSC_PROG_INVENTORY, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, &msc_prog_inventory, argc,
+	    argv)) >= 0)
 		goto out;
 	status = 1;
 	if (cfg.listen == NULL || cfg.driver_url == NULL) {

@@ -13,7 +13,7 @@ main(int argc, char **argv)
 	int status;
 
 	msc_log_init("msc-session");
-	if ((status = msc_main_config(&cfg, MSC_PROG_SESSION, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, &msc_prog_session, argc, argv)) >= 0)
 		goto out;
 	status = 1;
 	if (cfg.listen == NULL || cfg.inventory_url == NULL ||

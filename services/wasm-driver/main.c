@@ -1,6 +1,7 @@
 /* main.c - msc-wasm-driver: the wasm backends' driver as its own process. */
 #include "msc_log.h"
 #include "msc_main.h"
+#include "wasm_cfg.h"
 #include "wasm_driver.h"
 
 int
@@ -11,7 +12,7 @@ main(int argc, char **argv)
 	int status;
 
 	msc_log_init("msc-wasm-driver");
-	if ((status = msc_main_config(&cfg, MSC_PROG_WASM_DRIVER, argc, argv)) >= 0)
+	if ((status = msc_main_config(&cfg, &wasm_program, argc, argv)) >= 0)
 		goto out;
 	status = 1;
 	if (cfg.listen == NULL) {

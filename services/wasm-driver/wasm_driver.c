@@ -18,14 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "msc_describe.h"
 #include "msc_driver.h"
 #include "msc_log.h"
 #include "msc_main.h"
+#include "wasm_cfg.h"
 #include "wasm_compile.h"
 
 MSC_DRIVER_OPS(wasm_ops_base, wasm, "wasm-driver", msc_driver_code,
-    msc_describe_wasm);
+    wasm_cfg_describe);
 
 /* wasm_ops_base and the principal that made each computer. */
 static struct msc_driver_ops wasm_ops;
@@ -156,7 +156,8 @@ find_runner(const char *env, const char *built, const char *installed)
 static int
 parse_limits(struct wasm_driver *d, const struct msc_cfg *cfg)
 {
-	const char *mem = cfg->wasm_max_memory ? cfg->wasm_max_memory : "256";
+	const struct wasm_cfg *wc = wasm_cfg(cfg);
+	const char *mem = wc->wasm_max_memory ? wc->wasm_max_memory : "256";
 	char *end;
 
 	d->max_memory_mib = strtol(mem, &end, 10);
@@ -166,11 +167,11 @@ parse_limits(struct wasm_driver *d, const struct msc_cfg *cfg)
 			      "(MiB, 1 to 4096)", mem);
 		return -EINVAL;
 	}
-	if (msc_cfg_size(cfg->disk_quota != NULL ? cfg->disk_quota : "0",
+	if (msc_cfg_size(wc->disk_quota != NULL ? wc->disk_quota : "0",
 	    &d->disk_quota) != 0) {
 		msc_cfg_error("argument --disk-quota: invalid value: '%s' (a "
 			      "size such as 500M, 1G or 1GiB; 0: no bound)",
-		    cfg->disk_quota);
+		    wc->disk_quota);
 		return -EINVAL;
 	}
 	if (d->disk_quota == 0)
@@ -179,12 +180,12 @@ parse_limits(struct wasm_driver *d, const struct msc_cfg *cfg)
 	else
 		msc_cfg_size_text(d->disk_quota, d->disk_text,
 		    sizeof(d->disk_text));
-	if (cfg->wasm_fuel == NULL || *cfg->wasm_fuel == '\0')
+	if (wc->wasm_fuel == NULL || *wc->wasm_fuel == '\0')
 		return 0;
-	d->fuel = strtoll(cfg->wasm_fuel, &end, 10);
+	d->fuel = strtoll(wc->wasm_fuel, &end, 10);
 	if (*end != '\0' || d->fuel < 1) {
 		msc_cfg_error("argument --wasm-fuel: invalid value: '%s' (a "
-			      "positive integer)", cfg->wasm_fuel);
+			      "positive integer)", wc->wasm_fuel);
 		return -EINVAL;
 	}
 	return 0;
@@ -221,18 +222,19 @@ configure_busybox(struct wasm_driver *d)
 static int
 configure_module(struct wasm_driver *d, const struct msc_cfg *cfg)
 {
+	const struct wasm_cfg *wc = wasm_cfg(cfg);
 	char err[1024], cache[4200], *stem, *dot, *copy;
 	uint64_t t0;
 	struct timespec ts;
 	int rv;
 
-	if (cfg->wasm_path == NULL || *cfg->wasm_path == '\0') {
+	if (wc->wasm_path == NULL || *wc->wasm_path == '\0') {
 		msc_cfg_error("the wasm backend needs --wasm-path FILE (a WASI "
 			      "preview1 module)");
 		return -EINVAL;
 	}
-	if (access(cfg->wasm_path, R_OK) != 0) {
-		msc_cfg_error("WASM file not found: '%s'", cfg->wasm_path);
+	if (access(wc->wasm_path, R_OK) != 0) {
+		msc_cfg_error("WASM file not found: '%s'", wc->wasm_path);
 		return -ENOENT;
 	}
 	d->runner = find_runner("MSC_WASM_EXEC",
@@ -259,22 +261,22 @@ configure_module(struct wasm_driver *d, const struct msc_cfg *cfg)
 		return rv;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-	if ((rv = wasm_compile_module(cfg->wasm_path, cache, &d->module_so,
+	if ((rv = wasm_compile_module(wc->wasm_path, cache, &d->module_so,
 		 err, sizeof(err))) != 0) {
 		msc_cfg_error("%s", err);
 		return rv;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	msc_log_info("wasm: module %s ready in %llu ms (%s)", cfg->wasm_path,
+	msc_log_info("wasm: module %s ready in %llu ms (%s)", wc->wasm_path,
 	    (unsigned long long)((uint64_t)ts.tv_sec * 1000 +
 		(uint64_t)ts.tv_nsec / 1000000 - t0), d->module_so);
-	if ((copy = strdup(cfg->wasm_path)) == NULL)
+	if ((copy = strdup(wc->wasm_path)) == NULL)
 		return -ENOMEM;
 	stem = basename(copy);
 	if ((dot = strrchr(stem, '.')) != NULL && dot != stem)
 		*dot = '\0';
 	d->module_name = strdup(stem);
-	d->image = strdup(cfg->wasm_path);
+	d->image = strdup(wc->wasm_path);
 	free(copy);
 	/* The reference: a --shell other than the default is a command. */
 	d->shell_mode = cfg->shell != NULL && strcmp(cfg->shell,
@@ -322,8 +324,8 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 		wasm_ops.snapshots = snapshots;
 		wasm_ops.snapshot_delete = snapshot_delete;
 		wasm_ops.create_from = create_from;
-		wasm_ops.preview_refusal =
-		    msc_describe_preview_refusal(d->backend);
+		wasm_ops.preview_refusal = (strcmp(d->backend, "wasm") == 0
+		    ? &wasm_backend : &busybox_backend)->preview_refusal;
 	}
 	if (rv != 0 || (rv = msc_map_new(&d->running)) != 0 ||
 	    (rv = msc_driver_start(url, &wasm_ops, d, (int)cfg->driver_workers,
@@ -331,7 +333,7 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 		goto fail;
 	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
 	msc_driver_exec_defaults(d->svc, (uint32_t)cfg->timeout,
-	    (uint64_t)cfg->output_limit);
+	    (uint64_t)wasm_cfg(cfg)->output_limit);
 	*dp = d;
 	return 0;
 fail:

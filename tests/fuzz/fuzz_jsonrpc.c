@@ -38,7 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!ready) {
 		char *argv[] = { "fuzz", NULL };
 
-		msc_cfg_parse(&cfg, MSC_PROG_ALL, 1, argv);
+		msc_cfg_parse(&cfg, &msc_prog_edge, 1, argv);
 		ready = 1;
 	}
 	mcp_conn_init(&conn, &cfg, NULL, "description", drop, NULL);

@@ -5,6 +5,10 @@
 #include <string.h>
 #include <time.h>
 
+/* Every role of lib, no backend: the services these tests run. */
+static const struct msc_program core_services = { "mcp-sandbox-computer",
+	NULL, MSC_PROG_ALL, NULL, 0 };
+
 void
 cu_answers_init(struct cu_answers *a)
 {
@@ -84,5 +88,5 @@ cu_cfg(struct msc_cfg *cfg, const char *const *argv)
 		n++;
 	}
 	args[n] = NULL;
-	return msc_cfg_parse(cfg, MSC_PROG_ALL, n, args);
+	return msc_cfg_parse(cfg, &core_services, n, args);
 }

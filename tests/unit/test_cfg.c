@@ -13,7 +13,13 @@
 
 #include <cmocka.h>
 
+#include "docker_cfg.h"
+#include "drivers.h"
+#include "e2b_cfg.h"
+#include "fly_cfg.h"
+#include "modal_cfg.h"
 #include "msc_cfg.h"
+#include "wasm_cfg.h"
 
 /* Writable copies of every argv given to msc_cfg_parse, as a real argv. */
 static char *arena[1024];
@@ -36,7 +42,7 @@ parse(struct msc_cfg *cfg, const char *const *args)
 		arena[n_arena++] = argv[i];
 	arena[n_arena++] = (char *)argv;
 	last_argv = argv;
-	return msc_cfg_parse(cfg, MSC_PROG_ALL, argc, argv);
+	return msc_cfg_parse(cfg, &drivers_program, argc, argv);
 }
 
 static int
@@ -65,12 +71,12 @@ defaults(void **state)
 	assert_int_equal(cfg.timeout, 120);
 	assert_int_equal(cfg.output_limit, 2097152);
 	assert_int_equal(cfg.session_timeout, 300);
-	assert_string_equal(cfg.engine, "docker");
-	assert_string_equal(cfg.image, "debian:bookworm-slim");
+	assert_string_equal(dock_cfg(&cfg)->engine, "docker");
+	assert_string_equal(dock_cfg(&cfg)->image, "debian:bookworm-slim");
 	assert_string_equal(cfg.shell, "/bin/bash");
 	assert_true(cfg.network);
-	assert_null(cfg.cpu);
-	assert_int_equal(cfg.n_run_flags, 0);
+	assert_null(dock_cfg(&cfg)->cpu);
+	assert_int_equal(dock_cfg(&cfg)->n_run_flags, 0);
 	assert_int_equal(msc_cfg_validate(&cfg), 0);
 	msc_cfg_fini(&cfg);
 }
@@ -87,10 +93,10 @@ argparse_forms(void **state)
 	assert_int_equal(parse(&cfg, args), 0);
 	assert_int_equal(cfg.timeout, -5);
 	assert_false(cfg.network);
-	assert_string_equal(cfg.image, "alpine");
-	assert_int_equal(cfg.n_run_flags, 2);
-	assert_string_equal(cfg.run_flags[0], "--pids-limit=256");
-	assert_string_equal(cfg.run_flags[1], "--read-only");
+	assert_string_equal(dock_cfg(&cfg)->image, "alpine");
+	assert_int_equal(dock_cfg(&cfg)->n_run_flags, 2);
+	assert_string_equal(dock_cfg(&cfg)->run_flags[0], "--pids-limit=256");
+	assert_string_equal(dock_cfg(&cfg)->run_flags[1], "--read-only");
 	assert_int_equal(msc_cfg_validate(&cfg), -22);  /* timeout < 1 */
 	msc_cfg_fini(&cfg);
 }
@@ -272,10 +278,10 @@ secret_flags(void **state)
 	unsetenv("KILNTAINERS_AUTH_TOKEN");
 	assert_int_equal(parse_capture(&cfg, args, err, sizeof(err)), 0);
 	assert_string_equal(cfg.auth_token, "tok-123");
-	assert_string_equal(cfg.fly_token, "fly-456");
-	assert_string_equal(cfg.e2b_api_key, "e2b-789");
-	assert_string_equal(cfg.modal_token_secret, "ms-000");
-	assert_string_equal(cfg.image, "alpine");
+	assert_string_equal(fly_cfg(&cfg)->fly_token, "fly-456");
+	assert_string_equal(e2b_cfg(&cfg)->e2b_api_key, "e2b-789");
+	assert_string_equal(modal_cfg(&cfg)->modal_token_secret, "ms-000");
+	assert_string_equal(dock_cfg(&cfg)->image, "alpine");
 	/* What ps reads: the flags' bytes, blanked in place. */
 	assert_string_equal(last_argv[2], "*");
 	assert_string_equal(last_argv[3], "--fly-token=*");
@@ -329,9 +335,9 @@ secret_files(void **state)
 		args[2] = fly;
 		assert_int_equal(parse_capture(&cfg, args, err, sizeof(err)), 0);
 		assert_string_equal(cfg.auth_token, "file-tok");
-		assert_string_equal(cfg.fly_token, "file-tok");
-		assert_string_equal(cfg.e2b_api_key, "crlf-tok");
-		assert_string_equal(cfg.modal_token_secret, "open-tok");
+		assert_string_equal(fly_cfg(&cfg)->fly_token, "file-tok");
+		assert_string_equal(e2b_cfg(&cfg)->e2b_api_key, "crlf-tok");
+		assert_string_equal(modal_cfg(&cfg)->modal_token_secret, "open-tok");
 		assert_null(strstr(err, "visible to other users"));
 		/* 0644: used, with a warning that names the file only. */
 		assert_non_null(strstr(err, "kilntainers: warning: "
@@ -384,7 +390,7 @@ secret_environment(void **state)
 	setenv("FLY_API_TOKEN", "env-fly", 1);
 	assert_int_equal(parse_capture(&cfg, none, err, sizeof(err)), 0);
 	assert_string_equal(cfg.auth_token, "env-tok");
-	assert_string_equal(cfg.fly_token, "env-fly");
+	assert_string_equal(fly_cfg(&cfg)->fly_token, "env-fly");
 	assert_string_equal(err, "");
 	msc_cfg_fini(&cfg);
 	assert_int_equal(parse_capture(&cfg, flag, err, sizeof(err)), 0);
@@ -441,14 +447,14 @@ sizes(void **state)
 	/* The default, the environment, the flag over the environment. */
 	unsetenv("KILNTAINERS_DISK_QUOTA");
 	assert_int_equal(parse(&cfg, none), 0);
-	assert_string_equal(cfg.disk_quota, "1G");
+	assert_string_equal(dock_cfg(&cfg)->disk_quota, "1G");
 	msc_cfg_fini(&cfg);
 	setenv("KILNTAINERS_DISK_QUOTA", "300M", 1);
 	assert_int_equal(parse(&cfg, none), 0);
-	assert_string_equal(cfg.disk_quota, "300M");
+	assert_string_equal(dock_cfg(&cfg)->disk_quota, "300M");
 	msc_cfg_fini(&cfg);
 	assert_int_equal(parse(&cfg, args), 0);
-	assert_string_equal(cfg.disk_quota, "2g");
+	assert_string_equal(dock_cfg(&cfg)->disk_quota, "2g");
 	msc_cfg_fini(&cfg);
 	unsetenv("KILNTAINERS_DISK_QUOTA");
 }

@@ -13,8 +13,15 @@
 
 #include <cmocka.h>
 
+#include "cloud_cfg.h"
+#include "docker_cfg.h"
+#include "drivers.h"
+#include "e2b_cfg.h"
+#include "fly_cfg.h"
+#include "modal_cfg.h"
 #include "msc_cfg.h"
 #include "msc_cfg_int.h"
+#include "wasm_cfg.h"
 
 #define MAXARGS 32
 
@@ -43,7 +50,7 @@ argv_free(struct argv_copy *a)
 
 /* Parses args for prog; the exit-path code (0, or -EINVAL). */
 static int
-parse_for(unsigned prog, const char *const *args, struct msc_cfg *cfg,
+parse_for(const struct msc_program *prog, const char *const *args, struct msc_cfg *cfg,
     struct argv_copy *a)
 {
 	argv_make(a, args);
@@ -52,7 +59,8 @@ parse_for(unsigned prog, const char *const *args, struct msc_cfg *cfg,
 
 /* What fn(prog) printed on stdout. */
 static char *
-stdout_of(void (*fn)(unsigned), unsigned prog)
+stdout_of(void (*fn)(const struct msc_program *),
+    const struct msc_program *prog)
 {
 	char path[] = "/tmp/msc-cfg-progs.XXXXXX";
 	int fd = mkstemp(path), saved;
@@ -81,10 +89,18 @@ every_option_names_its_programs(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < msc_cfg_nopts; i++) {
-		const struct opt *o = &msc_cfg_opts[i];
+		const struct msc_cfg_opt *o = &msc_cfg_opts[i];
 
 		if (o->progs == 0 || (o->progs & ~(unsigned)MSC_PROG_ALL) != 0)
 			fail_msg("--%s: no programs, or unknown ones", o->name);
+	}
+	/* A backend's table is its drivers' alone. */
+	for (size_t b = 0; b < drivers_program.nbackends; b++) {
+		const struct msc_cfg_table *t =
+		    drivers_program.backends[b]->options;
+
+		for (size_t i = 0; i < t->nopts; i++)
+			assert_int_equal(t->opts[i].progs, 0);
 	}
 }
 
@@ -99,33 +115,34 @@ an_option_of_another_program_is_refused(void **state)
 	const char *idle[] = { "--session-timeout", "2", NULL };
 
 	(void)state;
-	assert_int_equal(parse_for(MSC_PROG_EDGE, image, &cfg, &a), -EINVAL);
+	assert_int_equal(parse_for(&msc_prog_edge, image, &cfg, &a), -EINVAL);
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
-	assert_int_equal(parse_for(MSC_PROG_SESSION, transport, &cfg, &a),
+	assert_int_equal(parse_for(&msc_prog_session, transport, &cfg, &a),
 	    -EINVAL);
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
 	/* The all-in-one takes both. */
-	assert_int_equal(parse_for(MSC_PROG_ALL, image, &cfg, &a), 0);
-	assert_string_equal(cfg.image, "x");
+	assert_int_equal(parse_for(&drivers_program, image, &cfg, &a), 0);
+	assert_string_equal(dock_cfg(&cfg)->image, "x");
+	assert_string_equal(modal_cfg(&cfg)->image, "x");     /* both own it */
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
-	assert_int_equal(parse_for(MSC_PROG_SESSION, timeout, &cfg, &a), 0);
+	assert_int_equal(parse_for(&msc_prog_session, timeout, &cfg, &a), 0);
 	assert_int_equal(cfg.timeout, 5);
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
 	/* The session service keeps handles for --session-timeout and
 	 * knows no transport: that is the edge's check. */
-	assert_int_equal(parse_for(MSC_PROG_SESSION, idle, &cfg, &a), 0);
+	assert_int_equal(parse_for(&msc_prog_session, idle, &cfg, &a), 0);
 	assert_int_equal(msc_cfg_validate(&cfg), 0);
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
-	assert_int_equal(parse_for(MSC_PROG_EDGE, idle, &cfg, &a), 0);
+	assert_int_equal(parse_for(&msc_prog_edge, idle, &cfg, &a), 0);
 	assert_int_equal(msc_cfg_validate(&cfg), -EINVAL);
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
-	assert_int_equal(parse_for(MSC_PROG_SESSION, timeout, &cfg, &a), 0);
+	assert_int_equal(parse_for(&msc_prog_session, timeout, &cfg, &a), 0);
 	assert_int_equal(cfg.prog, MSC_PROG_SESSION);
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
@@ -138,14 +155,57 @@ owners_are_named(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < msc_cfg_nopts; i++) {
-		if (strcmp(msc_cfg_opts[i].name, "image") != 0)
+		if (strcmp(msc_cfg_opts[i].name, "transport") != 0)
 			continue;
 		msc_cfg_owners(&msc_cfg_opts[i], buf, sizeof(buf));
-		assert_string_equal(buf, "msc-docker-driver, msc-cloud-driver, "
-					 "mcp-sandbox-computer");
+		assert_string_equal(buf, "msc-edge, mcp-sandbox-computer");
 		return;
 	}
-	fail_msg("no --image");
+	fail_msg("no --transport");
+}
+
+/* A driver takes its backends' options and none of another's. */
+static void
+drivers_take_their_own(void **state)
+{
+	struct msc_cfg cfg;
+	struct argv_copy a;
+	const char *cred[] = { "--proxy-credential", "a.example=X-K:HOME",
+		NULL };
+	const char *flyapp[] = { "--fly-app", "x", NULL };
+	const char *docker[] = { "--backend", "docker", NULL };
+	const char *modal[] = { "--backend", "modal", "--image", "i", NULL };
+	const char *none[] = { NULL };
+
+	(void)state;
+	assert_int_equal(parse_for(&fly_program, cred, &cfg, &a), -EINVAL);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(&dock_program, flyapp, &cfg, &a), -EINVAL);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(&dock_program, cred, &cfg, &a), 0);
+	assert_int_equal(dock_cfg(&cfg)->n_proxy_creds, 1);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	/* The cloud driver serves E2B or Modal, nothing else. */
+	assert_int_equal(parse_for(&cloud_program, docker, &cfg, &a), -EINVAL);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(&cloud_program, none, &cfg, &a), 0);
+	assert_string_equal(cfg.backend, "e2b");
+	assert_ptr_equal(cfg.chosen, &e2b_backend);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(&cloud_program, modal, &cfg, &a), 0);
+	assert_ptr_equal(cfg.chosen, &modal_backend);
+	assert_string_equal(modal_cfg(&cfg)->image, "i");
+	assert_null(msc_cfg_own(&cfg, &dock_cfg_table));
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(&wasm_program, docker, &cfg, &a), -EINVAL);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
 }
 
 /* Prefixes are matched among the program's own options only. */
@@ -157,12 +217,12 @@ prefixes_are_the_programs_own(void **state)
 	const char *prefix[] = { "--eng", "podman", NULL };
 
 	(void)state;
-	assert_int_equal(parse_for(MSC_PROG_DOCKER_DRIVER, prefix, &cfg, &a),
+	assert_int_equal(parse_for(&dock_program, prefix, &cfg, &a),
 	    0);
-	assert_string_equal(cfg.engine, "podman");
+	assert_string_equal(dock_cfg(&cfg)->engine, "podman");
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
-	assert_int_equal(parse_for(MSC_PROG_EDGE, prefix, &cfg, &a), -EINVAL);
+	assert_int_equal(parse_for(&msc_prog_edge, prefix, &cfg, &a), -EINVAL);
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
 }
@@ -170,8 +230,10 @@ prefixes_are_the_programs_own(void **state)
 static void
 help_lists_only_the_programs_options(void **state)
 {
-	char *edge = stdout_of(msc_cfg_help, MSC_PROG_EDGE);
-	char *all = stdout_of(msc_cfg_help, MSC_PROG_ALL);
+	char *edge = stdout_of(msc_cfg_help, &msc_prog_edge);
+	char *all = stdout_of(msc_cfg_help, &drivers_program);
+	char *fly = stdout_of(msc_cfg_help, &fly_program);
+	char *cloud = stdout_of(msc_cfg_help, &cloud_program);
 
 	(void)state;
 	assert_non_null(strstr(edge, "usage: msc-edge "));
@@ -183,8 +245,27 @@ help_lists_only_the_programs_options(void **state)
 	assert_non_null(strstr(all, "usage: kilntainers "));
 	assert_non_null(strstr(all, "--image"));
 	assert_non_null(strstr(all, "--fly-app"));
+	assert_non_null(strstr(all, "usage: kilntainers [-h] [--version] "
+	    "[--backend {docker,e2b,fly,go_busybox,modal,wasm}]"));
+	assert_non_null(strstr(all, "Backend to use (default: docker)"));
+	/* An option two tables define is listed once. */
+	assert_ptr_equal(strstr(strstr(all, "--image") + 1, "  --image "),
+	    NULL);
+	/* ... and one that lib's table and a backend's both define. */
+	assert_ptr_equal(strstr(strstr(all, "  --output-limit") + 1,
+	    "  --output-limit"), NULL);
+	assert_non_null(strstr(fly, "--fly-app"));
+	assert_null(strstr(fly, "--proxy-credential"));
+	assert_null(strstr(fly, "--engine"));
+	assert_non_null(strstr(fly, "--backend {fly}"));
+	assert_non_null(strstr(cloud, "--backend {e2b,modal}"));
+	assert_non_null(strstr(cloud, "--modal-app-name"));
+	assert_non_null(strstr(cloud, "--e2b-template"));
+	assert_null(strstr(cloud, "--wasm-path"));
 	free(edge);
 	free(all);
+	free(fly);
+	free(cloud);
 }
 
 /* The cluster file is every service's: lines of others are skipped. */
@@ -208,14 +289,14 @@ cluster_file_lines_of_others_are_skipped(void **state)
 	    (ssize_t)sizeof(text) - 1);
 	close(fd);
 	snprintf(arg, sizeof(arg), "--cluster=%s", path);
-	assert_int_equal(parse_for(MSC_PROG_EDGE, args, &cfg, &a), 0);
+	assert_int_equal(parse_for(&msc_prog_edge, args, &cfg, &a), 0);
 	assert_string_equal(cfg.session_url, "ipc:///s.sock");
 	assert_null(cfg.inventory_url);
 	assert_int_equal(cfg.n_driver_urls, 0);
-	assert_string_equal(cfg.image, "debian:bookworm-slim");
+	assert_null(msc_cfg_own(&cfg, &dock_cfg_table));
 	msc_cfg_fini(&cfg);
 	argv_free(&a);
-	assert_int_equal(parse_for(MSC_PROG_SESSION, args, &cfg, &a), 0);
+	assert_int_equal(parse_for(&msc_prog_session, args, &cfg, &a), 0);
 	assert_null(cfg.session_url);
 	assert_string_equal(cfg.inventory_url, "ipc:///i.sock");
 	assert_int_equal(cfg.n_driver_urls, 1);
@@ -236,7 +317,8 @@ select_gives_each_program_its_arguments(void **state)
 	int n;
 
 	(void)state;
-	n = msc_cfg_select(MSC_PROG_EDGE, argc, argv, out);
+	n = msc_cfg_select(&msc_prog_edge, drivers_split, drivers_nsplit, argc,
+	    argv, out);
 	assert_int_equal(n, 6);
 	assert_string_equal(out[0], "--no-network");   /* its tool hints */
 	assert_string_equal(out[1], "--transport");
@@ -245,29 +327,20 @@ select_gives_each_program_its_arguments(void **state)
 	assert_string_equal(out[4], "--tls-ca");
 	assert_string_equal(out[5], "ca.pem");
 	assert_null(out[6]);
-	n = msc_cfg_select(MSC_PROG_DOCKER_DRIVER, argc, argv, out);
+	n = msc_cfg_select(&dock_program, drivers_split, drivers_nsplit, argc,
+	    argv, out);
 	assert_int_equal(n, 7);
 	assert_string_equal(out[0], "--image");
 	assert_string_equal(out[1], "img");
 	assert_string_equal(out[2], "--timeout=5");
 	assert_string_equal(out[3], "--no-network");
 	assert_string_equal(out[4], "--bogus");
-	n = msc_cfg_select(MSC_PROG_SESSION, argc, argv, out);
+	n = msc_cfg_select(&msc_prog_session, drivers_split, drivers_nsplit,
+	    argc, argv, out);
 	assert_int_equal(n, 6);
 	assert_string_equal(out[0], "--timeout=5");
 	assert_string_equal(out[1], "--driver-url");
 	assert_string_equal(out[2], "d=ipc:///d");
-}
-
-static void
-program_names(void **state)
-{
-	unsigned prog = 0;
-
-	(void)state;
-	assert_int_equal(msc_cfg_prog_by_name("msc-wasm-driver", &prog), 0);
-	assert_int_equal(prog, MSC_PROG_WASM_DRIVER);
-	assert_int_equal(msc_cfg_prog_by_name("msc-nothing", &prog), -ENOENT);
 }
 
 int
@@ -277,11 +350,11 @@ main(void)
 		cmocka_unit_test(every_option_names_its_programs),
 		cmocka_unit_test(an_option_of_another_program_is_refused),
 		cmocka_unit_test(owners_are_named),
+		cmocka_unit_test(drivers_take_their_own),
 		cmocka_unit_test(prefixes_are_the_programs_own),
 		cmocka_unit_test(help_lists_only_the_programs_options),
 		cmocka_unit_test(cluster_file_lines_of_others_are_skipped),
 		cmocka_unit_test(select_gives_each_program_its_arguments),
-		cmocka_unit_test(program_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

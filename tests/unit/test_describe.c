@@ -15,15 +15,20 @@
 
 #include <cmocka.h>
 
+#include "docker_cfg.h"
 #include "driver.pb-c.h"
+#include "drivers.h"
+#include "e2b_cfg.h"
+#include "fly_cfg.h"
+#include "modal_cfg.h"
 #include "edge_desc.h"
 #include "msc_cfg.h"
-#include "msc_describe.h"
 #include "msc_driver.h"
 #include "msc_fleet.h"
 #include "msc_rpc.h"
 #include "session.h"
 #include "session.pb-c.h"
+#include "wasm_cfg.h"
 
 #define URL_DRIVER "inproc://test-describe-driver"
 #define URL_INVENTORY "inproc://test-describe-inventory"
@@ -33,7 +38,6 @@ static void
 base_cfg(struct msc_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->image = "debian:bookworm-slim";
 	cfg->shell = "/bin/sh";
 	cfg->timeout = 77;
 }
@@ -48,29 +52,57 @@ has(char *text, const char *a, const char *b)
 	free(text);
 }
 
+/* The description of the backend that args (after "--shell /bin/sh
+ * --timeout 77") name, as the all-in-one parses and describes them. */
+static char *
+text_of(const char *const *args)
+{
+	char *argv[16] = { "kilntainers", "--shell", "/bin/sh", "--timeout",
+		"77" };
+	int argc = 5;
+	struct msc_cfg cfg;
+	char *text = NULL;
+
+	while (*args != NULL && argc < 15)
+		argv[argc++] = (char *)*args++;
+	assert_int_equal(msc_cfg_parse(&cfg, &drivers_program, argc, argv), 0);
+	assert_int_equal(msc_cfg_validate(&cfg), 0);
+	/* The driver skeleton's describe: the backend's own text. */
+	if (strcmp(cfg.backend, "docker") == 0)
+		text = dock_cfg_describe(&cfg);
+	else if (strcmp(cfg.backend, "fly") == 0)
+		text = fly_cfg_describe(&cfg);
+	else if (strcmp(cfg.backend, "e2b") == 0)
+		text = e2b_cfg_describe(&cfg);
+	else if (strcmp(cfg.backend, "modal") == 0)
+		text = modal_cfg_describe(&cfg);
+	else
+		text = wasm_cfg_describe(&cfg);
+	msc_cfg_fini(&cfg);
+	return text;
+}
+
 /* Each backend's own words, with its image, shell and timeout. */
 static void
 backend_texts(void **state)
 {
-	struct msc_cfg cfg;
-
 	(void)state;
-	base_cfg(&cfg);
-	has(msc_describe_docker(&cfg), "Debian Linux sandbox", "run in sh.");
-	cfg.image = "alpine:3";
-	has(msc_describe_docker(&cfg), "container image alpine:3", "in sh ");
-	base_cfg(&cfg);
-	cfg.fly_image = "ubuntu:24.04";
-	has(msc_describe_fly(&cfg), "remote ubuntu:24.04 Fly Machine", "sh");
-	has(msc_describe_e2b(&cfg), "(E2B)", "run in sh.");
-	cfg.e2b_template = "mine";
-	assert_null(msc_describe_e2b(&cfg));
-	has(msc_describe_modal(&cfg), "(Modal)", "Debian Linux");
-	cfg.backend = "go_busybox";
-	has(msc_describe_wasm(&cfg), "WebAssembly", "md5sum");
-	cfg.backend = "wasm";
-	cfg.wasm_path = "/opt/tool.wasm";
-	has(msc_describe_wasm(&cfg), "program, /opt/tool.wasm,", "command "
+	has(text_of((const char *[]){ NULL }), "Debian Linux sandbox",
+	    "run in sh.");
+	has(text_of((const char *[]){ "--image", "alpine:3", NULL }),
+	    "container image alpine:3", "in sh ");
+	has(text_of((const char *[]){ "--backend", "fly", "--fly-image",
+	    "ubuntu:24.04", NULL }), "remote ubuntu:24.04 Fly Machine", "sh");
+	has(text_of((const char *[]){ "--backend", "e2b", NULL }), "(E2B)",
+	    "run in sh.");
+	assert_null(text_of((const char *[]){ "--backend", "e2b",
+	    "--e2b-template", "mine", NULL }));
+	has(text_of((const char *[]){ "--backend", "modal", NULL }), "(Modal)",
+	    "Debian Linux");
+	has(text_of((const char *[]){ "--backend", "go_busybox", NULL }),
+	    "WebAssembly", "md5sum");
+	has(text_of((const char *[]){ "--backend", "wasm", "--wasm-path",
+	    "/opt/tool.wasm", NULL }), "program, /opt/tool.wasm,", "command "
 	    "runs a line");
 }
 
@@ -94,7 +126,7 @@ no_exec(void *be, const Msc__V1__ExecRequest *req, Msc__V1__ExecResult *out,
 static char *
 describe_docker(void *be)
 {
-	return msc_describe_docker(((struct fake_driver *)be)->cfg);
+	return dock_cfg_describe(((struct fake_driver *)be)->cfg);
 }
 
 static const struct msc_driver_ops describing_ops = {

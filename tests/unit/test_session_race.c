@@ -27,6 +27,10 @@
 #include "session.h"
 #include "session.pb-c.h"
 
+/* Every role of lib, no backend: the services these tests run. */
+static const struct msc_program core_services = { "mcp-sandbox-computer",
+	NULL, MSC_PROG_ALL, NULL, 0 };
+
 #define SESSION_URL "inproc://race-session"
 #define INVENTORY_URL "inproc://race-inventory"
 #define DRIVER_URL "inproc://race-driver"
@@ -129,7 +133,7 @@ setup(void **state)
 	char *argv[] = { "test_session_race", NULL };
 
 	(void)state;
-	if (msc_cfg_parse(&cfg, MSC_PROG_ALL, 1, argv) != 0 ||
+	if (msc_cfg_parse(&cfg, &core_services, 1, argv) != 0 ||
 	    msc_server_start(INVENTORY_URL, &msc__v1__inventory__descriptor,
 		inventory_methods, NULL, 64, &inventory) != 0 ||
 	    msc_server_start(DRIVER_URL, &msc__v1__driver__descriptor,

@@ -12,9 +12,16 @@
 
 #include <cmocka.h>
 
+#include "docker_cfg.h"
+#include "fly_cfg.h"
+#include "msc_backend.h"
 #include "msc_cfg.h"
+#include "wasm_cfg.h"
 #include "msc_snapshot.h"
 #include "tools.h"
+
+/* A backend with none of the edge's capabilities. */
+static const struct msc_backend other_backend = { .name = "other" };
 
 /* A helper-backed tool's request maker (tools_process_request, ...). */
 typedef char *(*helper_request_fn)(int tool, const struct msc_cfg *cfg,
@@ -52,7 +59,8 @@ assert_refused(helper_request_fn make, const struct msc_cfg *cfg, int tool,
 static void
 process_requests(void **state)
 {
-	struct msc_cfg cfg = { .backend = "docker", .shell = "/bin/bash",
+	struct msc_cfg cfg = { .backend = "docker", .chosen = &dock_backend,
+	    .shell = "/bin/bash",
 		.reply_output_limit = 8192, .max_background_processes = 16,
 		.process_log_limit = 1048576 };
 	static const struct {
@@ -98,6 +106,7 @@ process_requests(void **state)
 	json_decref(keep);
 	/* another backend */
 	cfg.backend = "go_busybox";
+	cfg.chosen = &busybox_backend;
 	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	keep = json_array();
 	args = json_pack("{}");
@@ -118,7 +127,8 @@ process_requests(void **state)
 static void
 file_requests(void **state)
 {
-	struct msc_cfg cfg = { .backend = "docker", .reply_output_limit = 8192,
+	struct msc_cfg cfg = { .backend = "docker", .chosen = &dock_backend,
+	    .reply_output_limit = 8192,
 		.output_limit = 2097152 };
 	static const struct {
 		int tool;
@@ -253,6 +263,7 @@ file_requests(void **state)
 	}
 	/* fly: the helper copied into the Machine, the same request */
 	cfg.backend = "fly";
+	cfg.chosen = &fly_backend;
 	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	keep = json_array();
 	args = json_pack("{s:s}", "path", "/a");
@@ -267,6 +278,7 @@ file_requests(void **state)
 	json_decref(keep);
 	/* a backend without the helper */
 	cfg.backend = "other";
+	cfg.chosen = &other_backend;
 	req = (Msc__V1__TerminalExecRequest)MSC__V1__TERMINAL_EXEC_REQUEST__INIT;
 	keep = json_array();
 	args = json_pack("{s:s}", "path", "/a");

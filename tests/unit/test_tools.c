@@ -13,7 +13,7 @@
 
 #include "mcp.h"
 #include "session_int.h"
-#include "msc_describe.h"
+#include "docker_cfg.h"
 #include "msc_reason.h"
 #include "tools.h"
 
@@ -265,11 +265,10 @@ description(void **state)
 	char *d, *docker;
 
 	(void)state;
-	cfg.image = "debian:bookworm-slim";
 	cfg.shell = "/bin/bash";
 	cfg.timeout = 120;
 	/* The backend's text comes from its driver (Driver/Describe). */
-	docker = msc_describe_docker(&cfg);
+	docker = dock_cfg_describe(&cfg);
 	d = tools_description(&cfg, docker);
 	assert_non_null(strstr(d, "Debian"));
 	assert_non_null(strstr(d, "bash"));
