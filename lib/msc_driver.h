@@ -215,10 +215,12 @@ void msc_exec_done(struct msc_exec *x, int rv, Msc__V1__ExecResult *res,
 
 /*
  * Runs fn(x, arg) on a worker: what must block before msc_exec_done (an
- * engine asked whether the computer still runs); fn must end x. When
- * the pool takes no more, fn runs on this thread.
+ * engine asked whether the computer still runs); fn must end x. Returns
+ * 0, or -EAGAIN when the pool takes no more: then fn will not run, and
+ * the caller ends x without blocking (the caller's thread may be one
+ * that serves every waiting command).
  */
-void msc_exec_defer(struct msc_exec *x, void (*fn)(struct msc_exec *x,
+int msc_exec_defer(struct msc_exec *x, void (*fn)(struct msc_exec *x,
     void *arg), void *arg);
 
 /*

@@ -9,12 +9,14 @@
  * or principal's turn at the workers.
  */
 #include "msc_driver_int.h"
+#include "msc_log.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,10 +25,46 @@
 
 #define JOB_OF(x) ((struct job *)(void *)(x))
 
+/* Descriptors kept for everything but waiting commands (engine, NNG). */
+#define EXEC_FD_RESERVE 512
+
+/*
+ * How many commands may wait with the descriptors this process may open:
+ * each holds two (its helper connection, its cancel eventfd). Raises the
+ * soft limit to the hard one first (a split driver started with 1024).
+ */
+static int
+waiting_fd_room(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t was = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? 65536 : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			rl.rlim_cur = was;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1 << 20)
+		return 1 << 19;
+	return rl.rlim_cur > EXEC_FD_RESERVE ?
+	    (int)((rl.rlim_cur - EXEC_FD_RESERVE) / 2) : 0;
+}
+
 int
 msc_exec_waiting_new(int workers, struct msc_fair **fp)
 {
 	int slots = (workers > 0 ? workers : 1) * MSC_DRIVER_WAITING_PER_WORKER;
+	int room = waiting_fd_room();
+
+	if (slots > room) {
+		msc_log_warn("driver: %d commands may wait at once, not %d: "
+		    "the descriptor limit leaves room for no more", room,
+		    slots);
+		slots = room > 0 ? room : 1;
+	}
 
 	/* Nothing queues: past its slots a command runs on its worker. */
 	return msc_fair_new(slots, slots - slots / 4, 0, 0, fp);
@@ -201,7 +239,7 @@ deferred_run(void *arg)
 	df.fn(df.x, df.arg);
 }
 
-void
+int
 msc_exec_defer(struct msc_exec *x, void (*fn)(struct msc_exec *x,
     void *arg), void *arg)
 {
@@ -212,10 +250,10 @@ msc_exec_defer(struct msc_exec *x, void (*fn)(struct msc_exec *x,
 		df->fn = fn;
 		df->arg = arg;
 		if (msc_pool_submit(JOB_OF(x)->d->pool, deferred_run, df) == 0)
-			return;
+			return 0;
 		free(df);
 	}
-	fn(x, arg);
+	return -EAGAIN;
 }
 
 bool

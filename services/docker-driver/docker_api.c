@@ -357,12 +357,18 @@ dock_container_remove(struct dock_engine *e, const char *id, int timeout_ms,
 	if (rc < 0)
 		return rc;
 	/*
-	 * 409 to a forced removal: one is already under way (an earlier try
-	 * that outlasted its timeout), and the engine finishes it: done, as
-	 * the 404 of one that finished.
+	 * 409 "removal ... is already in progress" to a forced removal: an
+	 * earlier try that outlasted its timeout, which the engine finishes:
+	 * done, as the 404 of one that finished. Any other 409 (Podman's
+	 * dependent containers, say) is a failure: the container is there.
 	 */
+	static const char under_way[] = "already in progress";
+	bool removing = res.status == 409 && res.body.p != NULL &&
+	    memmem(res.body.p, res.body.len, under_way,
+		sizeof(under_way) - 1) != NULL;
+
 	if (res.status != 204 && res.status != 200 && res.status != 404 &&
-	    res.status != 409)
+	    !removing)
 		rc = dock_http_status_err(&res, -EBUSY, "remove container",
 		    err, errlen);
 	dock_http_res_fini(&res);

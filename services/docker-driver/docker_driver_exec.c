@@ -102,18 +102,20 @@ asks_engine(int rv, const struct dock_exec_res *res, bool fast)
 
 /*
  * Exec r's result from a run's end (rv and err as dock_run gives them,
- * res taken: its output moves to out or is freed).
+ * res taken: its output moves to out or is freed). With ask, an end that
+ * may be the container's asks the engine (blocking); without, the
+ * command's own end is the answer.
  */
 static int
 exec_result(struct dock_driver *d, const Msc__V1__ExecRequest *r, int rv,
-    struct dock_exec_res *res, bool fast, uint64_t start,
+    struct dock_exec_res *res, bool fast, bool ask, uint64_t start,
     Msc__V1__ExecResult *out, char *err, size_t errlen)
 {
-	if (rv == -EBUSY || rv == -ENOENT ||
-	    ((rv == -ECONNRESET || rv == -EPROTO || rv == -EIO) &&
+	if (rv == -EBUSY || rv == -ENOENT || (ask &&
+	    (((rv == -ECONNRESET || rv == -EPROTO || rv == -EIO) &&
 		!still_running(d, r->computer_id, 255)) ||
 	    (rv == 0 && asks_engine(rv, res, fast) &&
-		!still_running(d, r->computer_id, res->exit_code))) {
+		!still_running(d, r->computer_id, res->exit_code))))) {
 		dock_exec_res_fini(res);
 		return msc_driver_died(err, errlen, r->computer_id, "its "
 		    "container stopped or was removed. The next call starts it "
@@ -169,7 +171,8 @@ dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *r,
 	req.live = true;
 	rv = dock_run(d, name, &req, &res, &fast, err, errlen);
 	free(argv);
-	return exec_result(d, r, rv, &res, fast, start, out, err, errlen);
+	return exec_result(d, r, rv, &res, fast, true, start, out, err,
+	    errlen);
 }
 
 /* A command handed to the exec loop (dock_exec_start), until its end. */
@@ -183,17 +186,24 @@ struct started {
 	char err[DOCK_ERRLEN];
 };
 
-/* Ends a started command: its result, answered. */
+/* Ends a started command: its result, answered (ask: as exec_result). */
+static void
+started_end(struct started *st, bool ask)
+{
+	Msc__V1__ExecResult out = MSC__V1__EXEC_RESULT__INIT;
+	int rv = exec_result(st->d, st->r, st->rv, &st->res, true, ask,
+	    st->start, &out, st->err, sizeof(st->err));
+
+	msc_exec_done(st->x, rv, rv == 0 ? &out : NULL, st->err);
+	free(st);
+}
+
+/* msc_exec_defer's end of a started command: on a worker, may block. */
 static void
 started_finish(struct msc_exec *x, void *arg)
 {
-	struct started *st = arg;
-	Msc__V1__ExecResult out = MSC__V1__EXEC_RESULT__INIT;
-	int rv = exec_result(st->d, st->r, st->rv, &st->res, true, st->start,
-	    &out, st->err, sizeof(st->err));
-
-	msc_exec_done(x, rv, rv == 0 ? &out : NULL, st->err);
-	free(st);
+	(void)x;
+	started_end(arg, true);
 }
 
 /* The loop's end of a started command (its thread: must not block). */
@@ -205,10 +215,11 @@ started_done(void *arg, int rv, struct dock_exec_res *res, const char *err)
 	st->rv = rv;
 	st->res = *res;
 	snprintf(st->err, sizeof(st->err), "%s", err);
-	if (asks_engine(rv, &st->res, true))
-		msc_exec_defer(st->x, started_finish, st);
-	else
-		started_finish(st->x, st);
+	/* Asking the engine blocks: on a worker, never this loop's thread
+	 * (when the pool takes no more, the command's own end answers). */
+	if (!asks_engine(rv, &st->res, true) ||
+	    msc_exec_defer(st->x, started_finish, st) != 0)
+		started_end(st, false);
 }
 
 static void

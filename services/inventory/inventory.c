@@ -252,6 +252,26 @@ redraw_taken_id(struct op *op)
 	return moved;
 }
 
+/*
+ * A temporary computer's Create that passed its deadline here may still
+ * end on the driver: nobody would hold or release what it makes. A Stop
+ * queued behind it on the computer's lane removes it (nothing, if the
+ * create failed); its outcome is the driver's business.
+ */
+static void
+remove_late(struct op *op)
+{
+	Msc__V1__ComputerRef ref = MSC__V1__COMPUTER_REF__INIT;
+
+	ref.computer_id = op->r->id;
+	ref.principal = op->principal;
+	if (msc_client_call(msc_fleet_client(op->s->fleet, (size_t)op->driver),
+		&msc__v1__driver__descriptor, "Stop", &ref.base,
+		INV_STOP_TIMEOUT_MS, msc_reply_ignore, NULL) != 0)
+		msc_log_warn("inventory: computer %s may outlive its late "
+		    "creation: its driver cannot be reached", op->r->id);
+}
+
 static void create_on(struct op *op, int i);
 
 static void
@@ -265,6 +285,9 @@ created(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		pthread_mutex_unlock(&op->s->mu);
 		inv_counts_created(op->s, op->driver, st->code);
 	}
+	if (st->code == MSC__V1__CODE__DEADLINE_EXCEEDED && op->temporary &&
+	    op->creating)
+		remove_late(op);
 	if (st->code == MSC__V1__CODE__ALREADY_EXISTS && redraw_taken_id(op)) {
 		create_on(op, op->driver);
 		return;

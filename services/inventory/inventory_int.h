@@ -25,6 +25,8 @@
 #define INV_STEP_MS 660000
 #define INV_LIST_MS 30000       /* a List or ListSnapshots of every driver */
 #define INV_MAX_WAITERS 4096
+/* A Stop made on nobody's behalf (waits behind the computer's lane). */
+#define INV_STOP_TIMEOUT_MS 600000
 #define INV_ID_DRAWS 8      /* random ids tried before giving up */
 
 struct waiter {

@@ -14,8 +14,6 @@
 #include "inventory.pb-c.h"
 #include "msc_log.h"
 
-#define INV_STOP_TIMEOUT_MS 600000
-
 struct forget {
 	struct inv_service *s;
 	const char *keep;               /* owner prefix of the live run */

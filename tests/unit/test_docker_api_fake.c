@@ -159,6 +159,10 @@ serve(struct fake *f, int fd)
 			    "busy is already in progress\"}");
 		else if (strncmp(sp + 12, "stuck?", 6) == 0)
 			reply(fd, 500, "{\"message\":\"driver failed\"}");
+		else if (strncmp(sp + 12, "needed?", 7) == 0)
+			reply(fd, 409, "{\"message\":\"container has "
+			    "dependent containers which must be removed "
+			    "before it\"}");
 		else
 			reply(fd, 204, "");
 	} else if (strncmp(sp, "/containers/", 12) == 0 && strstr(sp, "/exec ")) {
@@ -370,8 +374,8 @@ test_pull_midstream_error(void **state)
 /*
  * A forced removal that meets one already under way (409: an earlier try
  * outlasted its timeout, the engine goes on) is done, not an error that
- * makes the session retry the release for minutes; a real failure stays
- * one.
+ * makes the session retry the release for minutes; a real failure, or
+ * another conflict, stays one.
  */
 static void
 test_remove_in_progress(void **state)
@@ -390,6 +394,9 @@ test_remove_in_progress(void **state)
 	assert_int_equal(dock_container_remove(e, "busy", 5000, err,
 	    sizeof(err)), 0);
 	assert_true(dock_container_remove(e, "stuck", 5000, err,
+	    sizeof(err)) < 0);
+	/* Another conflict: the container is still there. */
+	assert_true(dock_container_remove(e, "needed", 5000, err,
 	    sizeof(err)) < 0);
 	dock_engine_free(e);
 	fake_stop(&f);
