@@ -5,7 +5,6 @@
  */
 #include "wasm_cfg.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,21 +52,8 @@ env(void *own)
 		c->disk_quota = v;
 }
 
-/* The same bound the session's --output-limit has (lib). */
-static int
-check(const void *own)
-{
-	const struct wasm_cfg *c = own;
-
-	if (c->output_limit < 1) {
-		msc_cfg_error("--output-limit must be at least 1 byte.");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 const struct msc_cfg_table wasm_cfg_table = { "wasm", opts,
-	sizeof(opts) / sizeof(*opts), sizeof(struct wasm_cfg), env, check };
+	sizeof(opts) / sizeof(*opts), sizeof(struct wasm_cfg), env, NULL };
 
 const struct wasm_cfg *
 wasm_cfg(const struct msc_cfg *cfg)

@@ -291,6 +291,12 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 	struct wasm_driver *d;
 	int rv;
 
+	/* Checked here, not in wasm_cfg.c: the all-in-one's session checks
+	 * its own --output-limit first, in the reference's order. */
+	if (wasm_cfg(cfg)->output_limit < 1) {
+		msc_cfg_error("--output-limit must be at least 1 byte.");
+		return -EINVAL;
+	}
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
 	d->cfg = cfg;
