@@ -193,10 +193,14 @@ describe('fly backend', () => {
       assert.ok(!text.includes('wrong-token'));
       assert.equal((await fakeState()).machines.length, before);
     } finally { await s.close(); }
-    const s2 = await fly([], { FLY_API_TOKEN: '', HOME: mkdtempSync(path.join(os.tmpdir(), 'msc-fly-empty-')) });
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'msc-fly-empty-'));
+    const s2 = await fly([], { FLY_API_TOKEN: '', HOME: empty });
     try {
       await assertProviderError(s2, await s2.call({ command: 'true' }), CREATE_FAILED, 'fly auth login');
-    } finally { await s2.close(); }
+    } finally {
+      await s2.close();
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 
   it('uses the cached fly auth login session, and FlyV1 for macaroon tokens', async () => {

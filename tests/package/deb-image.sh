@@ -45,7 +45,8 @@ t0=$(date +%s)
 elapsed() { echo "$(($(date +%s) - t0)) s"; }
 
 # 1. The .deb, built by dpkg-buildpackage in the Dockerfile's first stage.
-DOCKER_BUILDKIT=0 docker build -q --target build -f "$repo/deploy/Dockerfile" -t "$btag" "$repo" \
+# --force-rm: a failed step leaves no intermediate container behind.
+DOCKER_BUILDKIT=0 docker build -q --force-rm --target build -f "$repo/deploy/Dockerfile" -t "$btag" "$repo" \
 	>/dev/null 2>"$tmp/build-deb.txt" || { cat "$tmp/build-deb.txt" >&2; fail "building the .deb"; }
 bctr=$(docker create "$btag")
 docker cp "$bctr:/deb/." "$tmp/"
