@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -520,6 +521,13 @@ msc_cfg_given(const struct msc_cfg *cfg, const char *name)
 		if (strcmp(cfg->given[i]->name, name) == 0)
 			return true;
 	return false;
+}
+
+const char *
+msc_cfg_shell_name(const struct msc_cfg *cfg, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", cfg->shell);
+	return basename(buf);
 }
 
 /* Whether program p takes option name, and the option (for its kind). */

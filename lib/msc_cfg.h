@@ -255,6 +255,11 @@ const void *msc_cfg_own(const struct msc_cfg *cfg,
 /* Whether option --name was given (argv or --cluster), by any table. */
 bool msc_cfg_given(const struct msc_cfg *cfg, const char *name);
 
+/* The file name of --shell ("bash" for "/bin/bash"), written into buf,
+ * for the backends' tool descriptions. */
+const char *msc_cfg_shell_name(const struct msc_cfg *cfg, char *buf,
+    size_t len);
+
 /*
  * The arguments of argv[1..] that program `prog` takes: its options with
  * their values, and whatever is no option of any of the `nall` programs

@@ -5,7 +5,6 @@
  */
 #include "modal_cfg.h"
 
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,21 +75,13 @@ modal_cfg(const struct msc_cfg *cfg)
 	return c != NULL ? c : &none;
 }
 
-/* The shell's file name ("bash" for "/bin/bash"), in buf. */
-static const char *
-shell_name(const struct msc_cfg *cfg, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", cfg->shell);
-	return basename(buf);
-}
-
 char *
 modal_cfg_describe(const struct msc_cfg *cfg)
 {
 	const char *image = modal_cfg(cfg)->image != NULL ?
 	    modal_cfg(cfg)->image : DEFAULT_IMAGE;
 	char buf[4096], *base = NULL;
-	const char *name = shell_name(cfg, buf, sizeof(buf));
+	const char *name = msc_cfg_shell_name(cfg, buf, sizeof(buf));
 	int n;
 
 	n = asprintf(&base,
