@@ -127,6 +127,9 @@ int inv_fan_first_error(const struct inv_fan *f);
 
 /* The client of the record's driver. */
 struct msc_client *inv_driver_of(struct inv_service *s, const struct record *r);
+/* inventory_acquire.c: the Acquire handler (the service's table). */
+void inv_h_acquire(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
 
 /* Frees a record (not in the map any more). */
 void inv_record_free(struct record *r);
