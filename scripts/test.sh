@@ -11,7 +11,8 @@
 # sanitizer build only.
 # The sanitizer and fuzzer builds compile, at the lowest priority, while the
 # release tests run: those mostly wait on the engine. The ASan tests start
-# as soon as the ASan build is done; the fuzzer build and a ThreadSanitizer
+# as soon as the ASan build is done, in two streams (the cloud fakes and the
+# WebAssembly backends beside the engine's files); the fuzzer build and a ThreadSanitizer
 # build of the in-process unit tests (the suite 'threads', only their
 # executables) go on compiling at the lowest priority meanwhile, and run
 # last: a few minutes.
@@ -61,10 +62,27 @@ if [ "$(cat "$logs/asan.status")" != ok ]; then
 	echo "test.sh: the sanitizer build failed" >&2
 	exit 1
 fi
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	meson test -C build-asan --print-errorlogs --no-suite timing
+# Two streams at once, each one file at a time: the files of the suite
+# 'aside' (the cloud fakes and the WebAssembly backends: their own
+# containers and folders, never the engine's sandbox network or the
+# kilntainers containers the others count and clean) beside all the rest.
+# meson writes each stream's log under its own --logbase.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+meson test -C build-asan --print-errorlogs --no-rebuild --suite aside \
+	--logbase aside >"$logs/aside" 2>&1 &
+aside=$!
+main_rc=0
+meson test -C build-asan --print-errorlogs --no-rebuild --no-suite timing \
+	--no-suite aside || main_rc=$?
+aside_rc=0
+wait "$aside" || aside_rc=$?
+echo "== tests under ASan and UBSan: the suite 'aside'" >&2
+cat "$logs/aside" >&2
+[ "$main_rc" -eq 0 ] && [ "$aside_rc" -eq 0 ] || exit 1
+unset ASAN_OPTIONS UBSAN_OPTIONS
 ./scripts/no-skips.py build-asan
+./scripts/no-skips.py build-asan aside
 echo "== unit tests under ThreadSanitizer" >&2
 if ! wait "$builds"; then
 	tail -40 "$logs/builds" >&2
