@@ -198,12 +198,13 @@ started_end(struct started *st, bool ask)
 	free(st);
 }
 
-/* msc_exec_defer's end of a started command: on a worker, may block. */
+/* msc_exec_defer's end of a started command: on a worker in its
+ * principal's turn (run), may block; else without asking the engine. */
 static void
-started_finish(struct msc_exec *x, void *arg)
+started_finish(struct msc_exec *x, void *arg, bool run)
 {
 	(void)x;
-	started_end(arg, true);
+	started_end(arg, run);
 }
 
 /* The loop's end of a started command (its thread: must not block). */
