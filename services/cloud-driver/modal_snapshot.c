@@ -164,7 +164,7 @@ snap_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
 	if ((rv = dict_id(d, did, sizeof(did), err, errlen)) != 0)
 		return rv;
 	if ((rv = modal_snapshot_fs(d, r->computer, r->ref, sizeof(r->ref),
-	    sbx, sizeof(sbx), &temporary, err, errlen)) != 0) {
+	    sbx, sizeof(sbx), &temporary, NULL, 0, err, errlen)) != 0) {
 		if (rv == -ENOENT)
 			return rv;
 		snprintf(why, sizeof(why), "%s", err);
