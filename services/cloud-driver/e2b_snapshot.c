@@ -289,11 +289,12 @@ snap_remove(void *be, const struct cloud_snap_rec *r, char *err,
 }
 
 static int
-snap_create(void *be, const char *id, bool temporary,
+snap_create(void *be, const char *id, bool temporary, const char *principal,
     const struct cloud_snap_rec *r, Msc__V1__Computer *out, char *err,
     size_t errlen)
 {
-	return e2b_create_tpl(be, id, temporary, r->ref, "", out, err, errlen);
+	return e2b_create_tpl(be, id, temporary, r->ref, principal, out, err,
+	    errlen);
 }
 
 static int

@@ -110,9 +110,10 @@ int modal_snapshot_fs(struct modal_driver *d, const char *id, char *image_id,
  */
 int modal_replace(struct modal_driver *d, const char *id, const char *image_id,
     Msc__V1__Computer *out, char *err, size_t errlen);
-/* modal_create from image_id (a snapshot's). */
+/* modal_create_owned from image_id (a snapshot's). */
 int modal_create_image(struct modal_driver *d, const char *id, bool temporary,
-    const char *image_id, Msc__V1__Computer *out, char *err, size_t errlen);
+    const char *image_id, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen);
 int modal_create(struct modal_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen);
 /* modal_create recording principal (msc_principal.h) in a tag of the

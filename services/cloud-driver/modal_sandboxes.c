@@ -588,7 +588,8 @@ modal_replace(struct modal_driver *d, const char *id, const char *image_id,
 
 int
 modal_create_image(struct modal_driver *d, const char *id, bool temporary,
-    const char *image_id, Msc__V1__Computer *out, char *err, size_t errlen)
+    const char *image_id, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen)
 {
 	Modal__Client__SandboxListResponse *resp = NULL;
 	ModalSandboxInfo *s;
@@ -603,8 +604,8 @@ modal_create_image(struct modal_driver *d, const char *id, bool temporary,
 	if (rv != -ENOENT)
 		return rv;
 	cloud_ports_forget(d->exposed, id);     /* a new computer's */
-	if ((rv = create_sandbox(d, id, temporary, image_id, "", out, err,
-	    errlen)) != 0)
+	if ((rv = create_sandbox(d, id, temporary, image_id, principal, out,
+	    err, errlen)) != 0)
 		return create_err(rv, err, errlen);
 	return 0;
 }

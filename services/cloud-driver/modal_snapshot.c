@@ -356,11 +356,12 @@ snap_restore(void *be, const char *id, const struct cloud_snap_rec *r,
 }
 
 static int
-snap_create(void *be, const char *id, bool temporary,
+snap_create(void *be, const char *id, bool temporary, const char *principal,
     const struct cloud_snap_rec *r, Msc__V1__Computer *out, char *err,
     size_t errlen)
 {
-	return modal_create_image(be, id, temporary, r->ref, out, err, errlen);
+	return modal_create_image(be, id, temporary, r->ref, principal, out,
+	    err, errlen);
 }
 
 const struct cloud_snap_ops modal_snap_ops = {
