@@ -131,6 +131,12 @@ exec_result(struct dock_driver *d, const Msc__V1__ExecRequest *r, int rv,
 		msc_log_warn("%s", err);
 		return -EIO;
 	}
+	if (rv == -ENOBUFS) {   /* --driver-output-buffer */
+		char why[DOCK_ERRLEN];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "Computer '%s': %s", r->computer_id, why);
+	}
 	if (rv != 0)
 		return rv;
 	if (res->outcome == DOCK_EXEC_CANCELLED) {

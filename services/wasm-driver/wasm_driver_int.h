@@ -73,8 +73,8 @@ int wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *req,
  * a new folder (fd); wasm_lease_open locks an existing one (fd, -ENOENT
  * for a folder without one); wasm_lease_hold keeps the fd as id's (taking
  * it; false, the fd closed, when the driver stops), wasm_lease_drop lets
- * go. wasm_lease_reap (at start) removes every
- * temporary folder whose lease nobody holds.
+ * go. wasm_lease_reap (at start) removes every temporary folder whose
+ * lease nobody holds.
  */
 int wasm_lease_make(int folder_fd);
 int wasm_lease_open(struct wasm_driver *d, const char *id);
