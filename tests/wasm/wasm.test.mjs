@@ -418,7 +418,7 @@ describe('go_busybox: SIGTERM with tasks running', () => {
 
 describe('go_busybox split into processes', () => {
   it('serves the same computers through msc-wasm-driver', async () => {
-    const s = await startServer(['--backend', 'go_busybox', '--max-session-computers', String(M)], { mode: 'split', env: env() });
+    const s = await startServer(['--backend', 'go_busybox'], { mode: 'split', env: env() });
     try {
       const id = cid('bb-split');
       let r = assertReplyShape(await s.call({ computer_id: id, command: 'echo split > s.txt && cat s.txt | wc -c' }));
