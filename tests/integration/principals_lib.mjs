@@ -77,6 +77,7 @@ export async function startPrincipalServer(flags, env) {
       clearTimeout(timer);
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
       fs.rmSync(dir, { recursive: true, force: true });
+      assert.doesNotMatch(err, /ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: /);
     },
   };
 }
