@@ -214,14 +214,17 @@ void msc_exec_done(struct msc_exec *x, int rv, Msc__V1__ExecResult *res,
     const char *err);
 
 /*
- * Runs fn(x, arg) on a worker: what must block before msc_exec_done (an
- * engine asked whether the computer still runs); fn must end x. Returns
- * 0, or -EAGAIN when the pool takes no more: then fn will not run, and
- * the caller ends x without blocking (the caller's thread may be one
- * that serves every waiting command).
+ * Runs fn(x, arg, true) on a worker, in a turn of x's principal at the
+ * workers (as its commands take them, msc_fair.h): what must block
+ * before msc_exec_done (an engine asked whether the computer still
+ * runs); fn must end x. Returns 0, or -EAGAIN when the principal has no
+ * turn left to wait for or the pool takes no more: then fn will not run,
+ * and the caller ends x without blocking (the caller's thread may be one
+ * that serves every waiting command). A turn that never comes (the
+ * driver stops) calls fn(x, arg, false), which ends x without blocking.
  */
-int msc_exec_defer(struct msc_exec *x, void (*fn)(struct msc_exec *x,
-    void *arg), void *arg);
+typedef void (*msc_exec_defer_fn)(struct msc_exec *x, void *arg, bool run);
+int msc_exec_defer(struct msc_exec *x, msc_exec_defer_fn fn, void *arg);
 
 /*
  * Frees the malloc'd string fields of c (leaving protobuf-c's shared empty

@@ -224,35 +224,17 @@ msc_exec_done(struct msc_exec *x, int rv, Msc__V1__ExecResult *res,
 	pthread_mutex_unlock(&d->mu);
 }
 
-struct deferred {
-	struct msc_exec *x;
-	void (*fn)(struct msc_exec *x, void *arg);
-	void *arg;
-};
-
-static void
-deferred_run(void *arg)
-{
-	struct deferred df = *(struct deferred *)arg;
-
-	free(arg);
-	df.fn(df.x, df.arg);
-}
-
 int
-msc_exec_defer(struct msc_exec *x, void (*fn)(struct msc_exec *x,
-    void *arg), void *arg)
+msc_exec_defer(struct msc_exec *x, msc_exec_defer_fn fn, void *arg)
 {
-	struct deferred *df = malloc(sizeof(*df));
+	struct job *j = JOB_OF(x);
 
-	if (df != NULL) {
-		df->x = x;
-		df->fn = fn;
-		df->arg = arg;
-		if (msc_pool_submit(JOB_OF(x)->d->pool, deferred_run, df) == 0)
-			return 0;
-		free(df);
-	}
+	j->deferred = fn;
+	j->deferred_arg = arg;
+	if (msc_job_submit_deferred(j) == 0)
+		return 0;
+	j->deferred = NULL;
+	j->deferred_arg = NULL;
 	return -EAGAIN;
 }
 

@@ -59,6 +59,10 @@ struct job {
 	bool waiting;
 	int efd;
 	TAILQ_ENTRY(job) started;
+	/* Handed off, then deferred (msc_exec_defer): what runs in the
+	 * principal's turn instead of the call; NULL otherwise. */
+	msc_exec_defer_fn deferred;
+	void *deferred_arg;
 };
 
 TAILQ_HEAD(job_list, job);
@@ -128,6 +132,9 @@ void msc_job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Starts j now or queues it (the creation gate, its owner's share). */
 void msc_job_submit(struct job *j);
+/* Queues j's deferred end for a turn of its principal (msc_exec_defer):
+ * 0, or -EAGAIN (no turn to wait for, the pool full). */
+int msc_job_submit_deferred(struct job *j);
 /* Queues j on the lane of computer `id` (a slug), after its earlier jobs. */
 void msc_job_submit_on_lane(struct job *j, const char *id);
 

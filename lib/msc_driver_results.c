@@ -81,6 +81,7 @@ msc_driver_code(int rv)
 		return MSC__V1__CODE__CANCELLED;
 	case -EDQUOT:           /* a quota of ours (--max-snapshots) */
 	case -ENOSPC:           /* the engine's disk is full */
+	case -ENOBUFS:          /* --driver-output-buffer */
 		return MSC__V1__CODE__RESOURCE_EXHAUSTED;
 	default:
 		return MSC__V1__CODE__INTERNAL;

@@ -50,8 +50,16 @@ void
 msc_job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
 {
 	char msg[MSC_DRIVER_ERRLEN];
+	msc_exec_defer_fn deferred = j->deferred;
 	va_list ap;
 
+	if (deferred != NULL) {
+		/* A handed-off command's deferred end: ended without its
+		 * turn (and without blocking); it frees j. */
+		j->deferred = NULL;
+		deferred((struct msc_exec *)j, j->deferred_arg, false);
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -61,6 +69,22 @@ msc_job_abort(struct job *j, Msc__V1__Code code, const char *fmt, ...)
 	msc_job_free(j);
 }
 
+/* A deferred end in its principal's turn: fn ends (and frees) j. */
+static void
+deferred_run(struct job *j)
+{
+	struct msc_driver *d = j->d;
+	char principal[sizeof(j->principal)];
+	msc_exec_defer_fn fn = j->deferred;
+
+	memcpy(principal, j->principal, sizeof(principal));
+	j->deferred = NULL;
+	j->fair = false;
+	fn((struct msc_exec *)j, j->deferred_arg, true);
+	/* d outlives this worker: its stop joins the pool first. */
+	principal_leave(d, principal);
+}
+
 static void
 job_run(void *arg)
 {
@@ -68,6 +92,10 @@ job_run(void *arg)
 	char err[MSC_DRIVER_ERRLEN] = "";
 
 	MSC_HOP("driver_queue_to_worker");
+	if (j->deferred != NULL) {
+		deferred_run(j);
+		return;
+	}
 	if (msc_job_run_call(j, err))
 		return;         /* handed off: it ends later, its turns left */
 	if (creates(j))
@@ -254,6 +282,29 @@ principal_enter(struct job *j)
 		msc_job_abort(j, MSC__V1__CODE__RESOURCE_EXHAUSTED, "%s is "
 		    "overloaded (%s); retry later", d->ops->name, rv == -EAGAIN
 			? "too many commands wait" : strerror(-rv));
+}
+
+int
+msc_job_submit_deferred(struct job *j)
+{
+	struct msc_driver *d = j->d;
+	int rv;
+
+	j->fair = true;
+	pthread_mutex_lock(&d->mu);
+	rv = d->stopping ? -ESHUTDOWN
+			 : msc_fair_enter(d->principals, j->principal, j);
+	pthread_mutex_unlock(&d->mu);
+	if (rv < 0) {
+		j->fair = false;
+		return -EAGAIN;
+	}
+	if (rv == 1 && msc_pool_submit(d->pool, job_run, j) != 0) {
+		j->fair = false;
+		principal_leave(d, j->principal);
+		return -EAGAIN;
+	}
+	return 0;       /* running, or principal_leave starts it */
 }
 
 /* A command of `principal` ended: the next principal's turn. */

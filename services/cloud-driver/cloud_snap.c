@@ -297,8 +297,8 @@ cloud_snap_create_from(struct cloud_snap *s,
 		return rv;
 	if ((rv = find(s, req->from_snapshot, req->principal, false, &r, err,
 	    errlen)) == 0)
-		rv = s->ops->create(s->be, req->computer_id, req->temporary, &r,
-		    out, err, errlen);
+		rv = s->ops->create(s->be, req->computer_id, req->temporary,
+		    req->principal, &r, out, err, errlen);
 	msc_snap_unpin(s->pins, req->from_snapshot);
 	return rv;
 }

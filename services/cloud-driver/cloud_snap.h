@@ -63,10 +63,11 @@ struct cloud_snap_ops {
 	 */
 	int (*restore)(void *be, const char *id, const struct cloud_snap_rec *rec,
 	    Msc__V1__Computer *out, char *err, size_t errlen);
-	/* A new computer `id` made from rec->ref. */
+	/* A new computer `id` made from rec->ref, recording `principal`
+	 * (msc_principal.h; "" none) as the backend's create_owned. */
 	int (*create)(void *be, const char *id, bool temporary,
-	    const struct cloud_snap_rec *rec, Msc__V1__Computer *out,
-	    char *err, size_t errlen);
+	    const char *principal, const struct cloud_snap_rec *rec,
+	    Msc__V1__Computer *out, char *err, size_t errlen);
 };
 
 /*

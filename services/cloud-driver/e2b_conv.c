@@ -117,8 +117,10 @@ e2b_conv_computer(json_t *sbx, const char *fallback_template,
 	out->created_at = dup_or_empty(json_string_value(json_object_get(sbx,
 	    "startedAt")));
 	out->backend = dup_or_empty("e2b");
+	out->principal = dup_or_empty(e2b_conv_meta(sbx, E2B_META_PRINCIPAL));
 	if (!out->computer_id || !out->sandbox_id || !out->image ||
-	    !out->state || !out->created_at || !out->backend)
+	    !out->state || !out->created_at || !out->backend ||
+	    !out->principal)
 		return -ENOMEM;
 	return 0;
 }

@@ -19,6 +19,8 @@
 #define E2B_META_ID "kilntainers-computer-id"
 #define E2B_META_TEMPORARY "kilntainers-temporary"
 #define E2B_META_TEMPLATE "kilntainers-template"
+/* The principal tag (msc_principal.h) of the one who made it; absent: none. */
+#define E2B_META_PRINCIPAL "kilntainers-principal"
 
 /* Splits "k=v" items (at the first '='; items without '=' dropped). */
 json_t *e2b_conv_pairs(const char *const *items, size_t n);

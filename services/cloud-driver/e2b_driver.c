@@ -21,6 +21,21 @@ MSC_DRIVER_OPS(e2b_ops, e2b, "cloud-driver", msc_driver_code_cloud,
 /* e2b_ops with the optional ops, filled once before any service. */
 static struct msc_driver_ops e2b_ops_full;
 
+static int
+create_owned(void *be, const char *id, bool temporary, const char *principal,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return e2b_create_owned(be, id, temporary, principal, out, err,
+	    errlen);
+}
+
+static int
+owner(void *be, const char *id, char *tag, size_t taglen, char *err,
+    size_t errlen)
+{
+	return e2b_owner(be, id, tag, taglen, err, errlen);
+}
+
 CLOUD_SNAP_OPS(e2b_snaps, struct e2b_driver)
 
 static const char *
@@ -93,6 +108,7 @@ configure(struct e2b_driver *d, const struct msc_cfg *cfg)
 	json_object_del(d->metadata, E2B_META_ID);
 	json_object_del(d->metadata, E2B_META_TEMPORARY);
 	json_object_del(d->metadata, E2B_META_TEMPLATE);
+	json_object_del(d->metadata, E2B_META_PRINCIPAL);
 	return msc_http_init();
 }
 
@@ -111,6 +127,8 @@ e2b_driver_start(const struct msc_cfg *cfg, const char *url,
 		e2b_ops_full.processes = e2b_processes;
 		e2b_ops_full.restart_keeps_processes = true;
 		e2b_ops_full.expose_port = e2b_expose_port;
+		e2b_ops_full.create_owned = create_owned;
+		e2b_ops_full.owner = owner;
 		e2b_snaps_fill(&e2b_ops_full);
 	}
 	if ((rv = cloud_snap_init(&d->snap, &e2b_snap_ops, d, cfg)) != 0 ||

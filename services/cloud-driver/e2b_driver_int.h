@@ -68,10 +68,17 @@ int e2b_died(struct e2b_driver *d, const char *id, const char *sbx,
 
 int e2b_create(struct e2b_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen);
-/* e2b_create from template_id (a snapshot's, say). */
+/* e2b_create recording principal (msc_principal.h) in the sandbox's
+ * metadata; e2b_owner reads it ("" for none; -ENOENT: no such computer). */
+int e2b_create_owned(struct e2b_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen);
+int e2b_owner(struct e2b_driver *d, const char *id, char *tag, size_t taglen,
+    char *err, size_t errlen);
+/* e2b_create from template_id (a snapshot's, say), recording principal
+ * when not "". */
 int e2b_create_tpl(struct e2b_driver *d, const char *id, bool temporary,
-    const char *template_id, Msc__V1__Computer *out, char *err,
-    size_t errlen);
+    const char *template_id, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen);
 /* Computer id's sandbox, resumed when paused (*sp: a new reference). */
 int e2b_running(struct e2b_driver *d, const char *id, json_t **sp, char *err,
     size_t errlen);

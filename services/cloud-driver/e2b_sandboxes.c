@@ -17,6 +17,7 @@
 #include "msc_driver.h"
 #include "msc_lease_renewer.h"
 #include "msc_log.h"
+#include "msc_principal.h"
 
 #define T_CREATE 60000
 #define T_OP 30000
@@ -181,14 +182,38 @@ int
 e2b_create(struct e2b_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
-	return e2b_create_tpl(d, id, temporary, d->template_id, out, err,
+	return e2b_create_tpl(d, id, temporary, d->template_id, "", out, err,
 	    errlen);
 }
 
 int
+e2b_create_owned(struct e2b_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return e2b_create_tpl(d, id, temporary, d->template_id, principal,
+	    out, err, errlen);
+}
+
+int
+e2b_owner(struct e2b_driver *d, const char *id, char *tag, size_t taglen,
+    char *err, size_t errlen)
+{
+	json_t *s = NULL;
+	const char *p;
+	int rv;
+
+	if ((rv = find(d, id, &s, err, errlen)) != 0)
+		return rv;
+	p = e2b_conv_meta(s, E2B_META_PRINCIPAL);
+	snprintf(tag, taglen, "%s", p != NULL ? p : "");
+	json_decref(s);
+	return 0;
+}
+
+int
 e2b_create_tpl(struct e2b_driver *d, const char *id, bool temporary,
-    const char *template_id, Msc__V1__Computer *out, char *err,
-    size_t errlen)
+    const char *template_id, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen)
 {
 	json_t *body, *s = NULL;
 	int rv;
@@ -205,6 +230,12 @@ e2b_create_tpl(struct e2b_driver *d, const char *id, bool temporary,
 	body = e2b_conv_create_body(template_id,
 	    e2b_lease_ttl(d, temporary), d->metadata,
 	    d->envs, d->cfg->network, id, temporary);
+	if (body != NULL && principal[0] != '\0' &&    /* --tokens-file's */
+	    json_object_set_new(json_object_get(body, "metadata"),
+		E2B_META_PRINCIPAL, json_string(principal)) != 0) {
+		json_decref(body);
+		body = NULL;
+	}
 	if (body == NULL)
 		return -ENOMEM;
 	if (d->cfg->network && d->cfg->n_net_allow > 0) {
@@ -242,6 +273,9 @@ e2b_create_tpl(struct e2b_driver *d, const char *id, bool temporary,
 	json_object_set_new(s, "metadata", json_pack("{s:s, s:s, s:s}",
 	    E2B_META_ID, id, E2B_META_TEMPORARY, temporary ? "true" : "false",
 	    E2B_META_TEMPLATE, template_id));
+	if (principal[0] != '\0')
+		json_object_set_new(json_object_get(s, "metadata"),
+		    E2B_META_PRINCIPAL, json_string(principal));
 	json_object_set_new(s, "state", json_string("running"));
 	if ((rv = remember(d, id, s, true, err, errlen)) == 0)
 		rv = e2b_conv_computer(s, template_id, out);
@@ -355,7 +389,8 @@ int
 e2b_reset(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen)
 {
-	const char *tmp;
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
+	const char *tmp, *p;
 	char old[128];
 	json_t *s = NULL;
 	bool temporary;
@@ -365,6 +400,9 @@ e2b_reset(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
 		return rv;
 	tmp = e2b_conv_meta(s, E2B_META_TEMPORARY);
 	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
+	/* The new sandbox is the same principal's. */
+	p = e2b_conv_meta(s, E2B_META_PRINCIPAL);
+	snprintf(principal, sizeof(principal), "%s", p != NULL ? p : "");
 	snprintf(old, sizeof(old), "%s",
 	    json_string_value(json_object_get(s, "sandboxID")));
 	rv = kill_sbx(d, old, err, errlen);
@@ -372,7 +410,8 @@ e2b_reset(struct e2b_driver *d, const char *id, Msc__V1__Computer *out,
 	e2b_forget(d, id);
 	if (rv != 0)
 		return rv;
-	if ((rv = e2b_create(d, id, temporary, out, err, errlen)) == 0) {
+	if ((rv = e2b_create_owned(d, id, temporary, principal, out, err,
+	    errlen)) == 0) {
 		cloud_ports_moved(d->ports, id, old, out->sandbox_id);
 		msc_log_info("factory reset computer %s", id);
 	}

@@ -23,6 +23,7 @@
 
 #include "msc_http.h"
 #include "msc_log.h"
+#include "msc_principal.h"
 #include "msc_time.h"
 
 #define T_SNAP 300000           /* a snapshot of a large disk takes a while */
@@ -288,11 +289,12 @@ snap_remove(void *be, const struct cloud_snap_rec *r, char *err,
 }
 
 static int
-snap_create(void *be, const char *id, bool temporary,
+snap_create(void *be, const char *id, bool temporary, const char *principal,
     const struct cloud_snap_rec *r, Msc__V1__Computer *out, char *err,
     size_t errlen)
 {
-	return e2b_create_tpl(be, id, temporary, r->ref, out, err, errlen);
+	return e2b_create_tpl(be, id, temporary, r->ref, principal, out, err,
+	    errlen);
 }
 
 static int
@@ -302,7 +304,8 @@ snap_restore(void *be, const char *id, const struct cloud_snap_rec *r,
 	struct e2b_driver *d = be;
 	char why[E2B_ERRLEN], ignore[E2B_ERRLEN];
 	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
-	const char *tmp;
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
+	const char *tmp, *p;
 	json_t *s = NULL;
 	bool temporary;
 	int rv;
@@ -311,16 +314,20 @@ snap_restore(void *be, const char *id, const struct cloud_snap_rec *r,
 		return rv;
 	tmp = e2b_conv_meta(s, E2B_META_TEMPORARY);
 	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
+	/* What replaces it is the same principal's. */
+	p = e2b_conv_meta(s, E2B_META_PRINCIPAL);
+	snprintf(principal, sizeof(principal), "%s", p != NULL ? p : "");
 	rv = e2b_kill(d, id, s, err, errlen);
 	json_decref(s);
 	if (rv != 0)
 		return rv;
-	if ((rv = e2b_create_tpl(d, id, temporary, r->ref, out, err,
-	    errlen)) == 0)
+	if ((rv = e2b_create_tpl(d, id, temporary, r->ref, principal, out,
+	    err, errlen)) == 0)
 		return 0;
 	/* Never left gone: made again from the configured template. */
 	snprintf(why, sizeof(why), "%s", err);
-	if (e2b_create(d, id, temporary, &c, ignore, sizeof(ignore)) != 0) {
+	if (e2b_create_owned(d, id, temporary, principal, &c, ignore,
+	    sizeof(ignore)) != 0) {
 		msc_log_warn("restore of %s failed and so did its factory "
 		    "reset: %s", id, ignore);
 		return rv;

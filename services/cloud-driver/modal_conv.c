@@ -62,9 +62,11 @@ modal_conv_computer(const Modal__Client__SandboxInfo *s,
 	out->state = strdup(done ? "exited" : "running");
 	out->created_at = strdup(when);
 	out->backend = strdup("modal");
+	out->principal = dup_or_empty(modal_conv_tag(s, MODAL_TAG_PRINCIPAL));
 	if (out->computer_id == NULL || out->sandbox_id == NULL ||
 	    out->image == NULL || out->state == NULL ||
-	    out->created_at == NULL || out->backend == NULL)
+	    out->created_at == NULL || out->backend == NULL ||
+	    out->principal == NULL)
 		return -ENOMEM;
 	return 0;
 }

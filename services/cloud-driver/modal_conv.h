@@ -19,6 +19,8 @@
 #define MODAL_TAG_ID "kilntainers-computer-id"
 #define MODAL_TAG_TEMPORARY "kilntainers-temporary"
 #define MODAL_TAG_IMAGE "kilntainers-image"
+/* The principal tag (msc_principal.h) of the one who made it; absent: none. */
+#define MODAL_TAG_PRINCIPAL "kilntainers-principal"
 
 /* The value of tag `name` of a listed sandbox, or NULL (borrowed). */
 const char *modal_conv_tag(const Modal__Client__SandboxInfo *s,

@@ -19,6 +19,21 @@
 
 MSC_DRIVER_OPS(modal_ops, modal, "cloud-driver", msc_driver_code_cloud,
     modal_cfg_describe);
+
+static int
+create_owned(void *be, const char *id, bool temporary, const char *principal,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return modal_create_owned(be, id, temporary, principal, out, err,
+	    errlen);
+}
+
+static int
+owner(void *be, const char *id, char *tag, size_t taglen, char *err,
+    size_t errlen)
+{
+	return modal_owner(be, id, tag, taglen, err, errlen);
+}
 /* modal_ops with the optional ops, filled once before any service. */
 static struct msc_driver_ops modal_ops_full;
 
@@ -110,6 +125,8 @@ modal_driver_start(const struct msc_cfg *cfg, const char *url,
 		modal_ops_full = modal_ops;
 		modal_ops_full.processes = modal_processes;
 		modal_ops_full.expose_port = modal_expose_port;
+		modal_ops_full.create_owned = create_owned;
+		modal_ops_full.owner = owner;
 		modal_snaps_fill(&modal_ops_full);
 	}
 	if ((rv = cloud_snap_init(&d->snap, &modal_snap_ops, d, cfg)) != 0 ||

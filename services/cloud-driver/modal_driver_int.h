@@ -102,19 +102,27 @@ int modal_terminate(struct modal_driver *d, const char *sbx, char *err,
  * its sandbox's and lifecycle.
  */
 int modal_snapshot_fs(struct modal_driver *d, const char *id, char *image_id,
-    size_t len, char *sbx, size_t sbxlen, bool *temporary, char *err,
-    size_t errlen);
+    size_t len, char *sbx, size_t sbxlen, bool *temporary, char *principal,
+    size_t plen, char *err, size_t errlen);
 /*
  * Replaces computer id's sandbox by one of image_id (id and lifecycle
  * kept); when that fails, by one of the configured image, and err says so.
  */
 int modal_replace(struct modal_driver *d, const char *id, const char *image_id,
     Msc__V1__Computer *out, char *err, size_t errlen);
-/* modal_create from image_id (a snapshot's). */
+/* modal_create_owned from image_id (a snapshot's). */
 int modal_create_image(struct modal_driver *d, const char *id, bool temporary,
-    const char *image_id, Msc__V1__Computer *out, char *err, size_t errlen);
+    const char *image_id, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen);
 int modal_create(struct modal_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen);
+/* modal_create recording principal (msc_principal.h) in a tag of the
+ * sandbox; modal_owner reads it ("" for none; -ENOENT: no such computer).
+ * Restart, reset and restore carry it to the new sandbox. */
+int modal_create_owned(struct modal_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen);
+int modal_owner(struct modal_driver *d, const char *id, char *tag,
+    size_t taglen, char *err, size_t errlen);
 int modal_attach(struct modal_driver *d, const char *id,
     Msc__V1__Computer *out, char *err, size_t errlen);
 int modal_restart(struct modal_driver *d, const char *id,

@@ -17,6 +17,7 @@
 #include "msc_driver.h"
 #include "msc_lease_renewer.h"
 #include "msc_log.h"
+#include "msc_principal.h"
 #include "msc_netpolicy.h"
 
 #define T_OP 30000
@@ -171,7 +172,7 @@ connect_task(struct modal_driver *d, const char *id, const char *sbx,
 
 static int
 fill(Msc__V1__Computer *out, const char *id, const char *sbx,
-    bool temporary, const char *image)
+    bool temporary, const char *image, const char *principal)
 {
 	char when[32];
 
@@ -183,8 +184,10 @@ fill(Msc__V1__Computer *out, const char *id, const char *sbx,
 	out->state = strdup("running");
 	out->created_at = strdup(when);
 	out->backend = strdup("modal");
+	out->principal = strdup(principal);
 	return out->computer_id && out->sandbox_id && out->image &&
-		out->state && out->created_at && out->backend ? 0 : -ENOMEM;
+		out->state && out->created_at && out->backend &&
+		out->principal ? 0 : -ENOMEM;
 }
 
 /* Proves the sandbox runs commands: `<shell> -c 'echo kilntainers-ready'`. */
@@ -219,7 +222,8 @@ readiness(struct modal_driver *d, struct modal_known *k, char *err,
 /* Makes computer `id`'s sandbox from image_id; nothing left on failure. */
 static int
 create_sandbox(struct modal_driver *d, const char *id, bool temporary,
-    const char *image_id, Msc__V1__Computer *out, char *err, size_t errlen)
+    const char *image_id, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen)
 {
 	Modal__Client__SandboxCreateRequest req =
 	    MODAL__CLIENT__SANDBOX_CREATE_REQUEST__INIT;
@@ -230,23 +234,25 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	Modal__Client__NetworkAccess net = MODAL__CLIENT__NETWORK_ACCESS__INIT;
 	Modal__Client__SchedulerPlacement place =
 	    MODAL__CLIENT__SCHEDULER_PLACEMENT__INIT;
-	Modal__Client__SandboxTag tag[4], *tags[4];
+	Modal__Client__SandboxTag tag[5], *tags[5];
 	Modal__Client__PortSpecs specs = MODAL__CLIENT__PORT_SPECS__INIT;
 	Modal__Client__PortSpec spec[MODAL_PORTS_MAX], *specp[MODAL_PORTS_MAX];
 	char *region = (char *)modal_cfg(d->cfg)->region, app_id[128], sbx[128];
 	char ignore[MODAL_ERRLEN];
 	struct modal_known k;
 	struct modal_lease_entry entry;
-	const char *kv[4][2] = { { MODAL_TAG_OWNED, "true" }, { MODAL_TAG_ID, id },
+	/* The principal's tag (--tokens-file's) when there is one. */
+	const char *kv[5][2] = { { MODAL_TAG_OWNED, "true" }, { MODAL_TAG_ID, id },
 		{ MODAL_TAG_TEMPORARY, temporary ? "true" : "false" },
-		{ MODAL_TAG_IMAGE, d->image } };
+		{ MODAL_TAG_IMAGE, d->image }, { MODAL_TAG_PRINCIPAL, principal } };
+	int ntags = principal[0] != '\0' ? 5 : 4;
 	char **allowed = NULL;
 	size_t n_allowed = 0;
 	int rv;
 
 	if ((rv = modal_app(d, app_id, sizeof(app_id), err, errlen)) != 0)
 		return rv;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < ntags; i++) {
 		modal__client__sandbox_tag__init(&tag[i]);
 		tag[i].tag_name = (char *)kv[i][0];
 		tag[i].tag_value = (char *)kv[i][1];
@@ -293,7 +299,7 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	modal_ports_open(d, &def, &specs, spec, specp);
 	req.app_id = app_id;
 	req.definition = &def;
-	req.n_tags = 4;
+	req.n_tags = (size_t)ntags;
 	req.tags = tags;
 	/* Not retried: a second attempt could make a second sandbox. */
 	rv = modal_call(d, "SandboxCreate", &req.base,
@@ -312,7 +318,7 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 	}
 	if ((rv = connect_task(d, id, sbx, temporary, &k, err, errlen)) != 0 ||
 	    (rv = readiness(d, &k, err, errlen)) != 0 ||
-	    (rv = fill(out, id, sbx, temporary, d->image)) != 0) {
+	    (rv = fill(out, id, sbx, temporary, d->image, principal)) != 0) {
 		modal_forget(d, id);
 		if (modal_terminate(d, sbx, ignore, sizeof(ignore)) != 0)
 			msc_log_warn("modal: cannot terminate sandbox %s after a "
@@ -340,6 +346,37 @@ int
 modal_create(struct modal_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
+	return modal_create_owned(d, id, temporary, "", out, err, errlen);
+}
+
+/* The principal tag sandbox s records ("" for none) into buf. */
+static void
+tag_principal(const ModalSandboxInfo *s, char *buf, size_t len)
+{
+	const char *p = modal_conv_tag(s, MODAL_TAG_PRINCIPAL);
+
+	snprintf(buf, len, "%s", p != NULL ? p : "");
+}
+
+int
+modal_owner(struct modal_driver *d, const char *id, char *tag, size_t taglen,
+    char *err, size_t errlen)
+{
+	Modal__Client__SandboxListResponse *resp = NULL;
+	ModalSandboxInfo *s;
+	int rv;
+
+	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+		return rv;
+	tag_principal(s, tag, taglen);
+	protobuf_c_message_free_unpacked(&resp->base, NULL);
+	return 0;
+}
+
+int
+modal_create_owned(struct modal_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen)
+{
 	Modal__Client__SandboxListResponse *resp = NULL;
 	ModalSandboxInfo *s;
 	char image_id[128];
@@ -356,8 +393,8 @@ modal_create(struct modal_driver *d, const char *id, bool temporary,
 	/* A new computer: an earlier one's of this id are not its. */
 	cloud_ports_forget(d->exposed, id);
 	if ((rv = modal_image(d, image_id, sizeof(image_id), err, errlen)) != 0 ||
-	    (rv = create_sandbox(d, id, temporary, image_id, out, err,
-		 errlen)) != 0)
+	    (rv = create_sandbox(d, id, temporary, image_id, principal, out,
+		 err, errlen)) != 0)
 		return create_err(rv, err, errlen);
 	return 0;
 }
@@ -444,8 +481,8 @@ modal_died(struct modal_driver *d, const char *id, const char *sbx,
 
 int
 modal_snapshot_fs(struct modal_driver *d, const char *id, char *image_id,
-    size_t len, char *sbx, size_t sbxlen, bool *temporary, char *err,
-    size_t errlen)
+    size_t len, char *sbx, size_t sbxlen, bool *temporary, char *principal,
+    size_t plen, char *err, size_t errlen)
 {
 	Modal__Client__SandboxListResponse *resp = NULL;
 	Modal__Client__SandboxSnapshotFsRequest req =
@@ -458,6 +495,8 @@ modal_snapshot_fs(struct modal_driver *d, const char *id, char *image_id,
 		return rv;
 	snprintf(sbx, sbxlen, "%s", s->id);
 	*temporary = tag_temporary(s);
+	if (principal != NULL)
+		tag_principal(s, principal, plen);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	req.sandbox_id = sbx;
 	req.timeout = 55;
@@ -487,18 +526,20 @@ modal_restart(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen)
 {
 	char image_id[128] = "", sbx[128];
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
 	bool temporary;
 	int rv;
 
 	/* No reboot on Modal: snapshot the filesystem, start it again. */
 	if ((rv = modal_snapshot_fs(d, id, image_id, sizeof(image_id), sbx,
-	    sizeof(sbx), &temporary, err, errlen)) != 0)
+	    sizeof(sbx), &temporary, principal, sizeof(principal), err,
+	    errlen)) != 0)
 		return rv;
 	modal_forget(d, id);
 	if ((rv = modal_terminate(d, sbx, err, errlen)) != 0)
 		return rv;
-	if ((rv = create_sandbox(d, id, temporary, image_id, out, err,
-		 errlen)) != 0)
+	if ((rv = create_sandbox(d, id, temporary, image_id, principal, out,
+		 err, errlen)) != 0)
 		return create_err(rv, err, errlen);
 	cloud_ports_moved(d->exposed, id, sbx, out->sandbox_id);
 	msc_log_info("restarted computer %s (Modal sandbox %s, files kept)", id,
@@ -513,6 +554,7 @@ modal_replace(struct modal_driver *d, const char *id, const char *image_id,
 	Modal__Client__SandboxListResponse *resp = NULL;
 	Msc__V1__Computer c = MSC__V1__COMPUTER__INIT;
 	char why[MODAL_ERRLEN], ignore[MODAL_ERRLEN], base[128];
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
 	ModalSandboxInfo *s;
 	bool temporary;
 	int rv;
@@ -520,19 +562,20 @@ modal_replace(struct modal_driver *d, const char *id, const char *image_id,
 	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv;
 	temporary = tag_temporary(s);
+	tag_principal(s, principal, sizeof(principal));
 	rv = modal_terminate(d, s->id, err, errlen);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	modal_forget(d, id);
 	if (rv != 0)
 		return rv;
-	if ((rv = create_sandbox(d, id, temporary, image_id, out, err,
-	    errlen)) == 0)
+	if ((rv = create_sandbox(d, id, temporary, image_id, principal, out,
+	    err, errlen)) == 0)
 		return 0;
 	rv = create_err(rv, err, errlen);
 	/* Never left gone: made again from the configured image. */
 	snprintf(why, sizeof(why), "%s", err);
 	if (modal_image(d, base, sizeof(base), ignore, sizeof(ignore)) != 0 ||
-	    create_sandbox(d, id, temporary, base, &c, ignore,
+	    create_sandbox(d, id, temporary, base, principal, &c, ignore,
 	    sizeof(ignore)) != 0) {
 		msc_log_warn("restore of %s failed and so did its factory "
 		    "reset: %s", id, ignore);
@@ -545,7 +588,8 @@ modal_replace(struct modal_driver *d, const char *id, const char *image_id,
 
 int
 modal_create_image(struct modal_driver *d, const char *id, bool temporary,
-    const char *image_id, Msc__V1__Computer *out, char *err, size_t errlen)
+    const char *image_id, const char *principal, Msc__V1__Computer *out,
+    char *err, size_t errlen)
 {
 	Modal__Client__SandboxListResponse *resp = NULL;
 	ModalSandboxInfo *s;
@@ -560,8 +604,8 @@ modal_create_image(struct modal_driver *d, const char *id, bool temporary,
 	if (rv != -ENOENT)
 		return rv;
 	cloud_ports_forget(d->exposed, id);     /* a new computer's */
-	if ((rv = create_sandbox(d, id, temporary, image_id, out, err,
-	    errlen)) != 0)
+	if ((rv = create_sandbox(d, id, temporary, image_id, principal, out,
+	    err, errlen)) != 0)
 		return create_err(rv, err, errlen);
 	return 0;
 }
@@ -572,13 +616,14 @@ modal_reset(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 {
 	Modal__Client__SandboxListResponse *resp = NULL;
 	ModalSandboxInfo *s;
-	char image_id[128], old[128];
+	char image_id[128], old[128], principal[MSC_PRINCIPAL_TAG_LEN + 1];
 	bool temporary;
 	int rv;
 
 	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv;
 	temporary = tag_temporary(s);
+	tag_principal(s, principal, sizeof(principal)); /* the new one's too */
 	snprintf(old, sizeof(old), "%s", s->id);
 	rv = modal_terminate(d, s->id, err, errlen);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
@@ -586,8 +631,8 @@ modal_reset(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 	if (rv != 0)
 		return rv;
 	if ((rv = modal_image(d, image_id, sizeof(image_id), err, errlen)) != 0 ||
-	    (rv = create_sandbox(d, id, temporary, image_id, out, err,
-		 errlen)) != 0)
+	    (rv = create_sandbox(d, id, temporary, image_id, principal, out,
+		 err, errlen)) != 0)
 		return create_err(rv, err, errlen);
 	cloud_ports_moved(d->exposed, id, old, out->sandbox_id);
 	msc_log_info("factory reset computer %s", id);

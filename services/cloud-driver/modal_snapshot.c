@@ -164,7 +164,7 @@ snap_save(void *be, struct cloud_snap_rec *r, char *err, size_t errlen)
 	if ((rv = dict_id(d, did, sizeof(did), err, errlen)) != 0)
 		return rv;
 	if ((rv = modal_snapshot_fs(d, r->computer, r->ref, sizeof(r->ref),
-	    sbx, sizeof(sbx), &temporary, err, errlen)) != 0) {
+	    sbx, sizeof(sbx), &temporary, NULL, 0, err, errlen)) != 0) {
 		if (rv == -ENOENT)
 			return rv;
 		snprintf(why, sizeof(why), "%s", err);
@@ -356,11 +356,12 @@ snap_restore(void *be, const char *id, const struct cloud_snap_rec *r,
 }
 
 static int
-snap_create(void *be, const char *id, bool temporary,
+snap_create(void *be, const char *id, bool temporary, const char *principal,
     const struct cloud_snap_rec *r, Msc__V1__Computer *out, char *err,
     size_t errlen)
 {
-	return modal_create_image(be, id, temporary, r->ref, out, err, errlen);
+	return modal_create_image(be, id, temporary, r->ref, principal, out,
+	    err, errlen);
 }
 
 const struct cloud_snap_ops modal_snap_ops = {

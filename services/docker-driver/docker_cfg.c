@@ -91,6 +91,13 @@ static const struct msc_cfg_opt opts[] = {
 	    NULL, MSC_CFG_GROUP_DEPL, "Computers a docker driver creates at once; the rest "
 	    "wait their turn (default: 8)",
 	    0, NULL },
+	{ "driver-output-buffer", MSC_OPT_STR, F(driver_output_buffer), 0,
+	    "256M", "SIZE", NULL, MSC_CFG_GROUP_DEPL,
+	    "Output a docker driver holds at once for the commands that wait "
+	    "on their computers, over all of them (each also stops at "
+	    "--output-limit); past it the command whose output would pass "
+	    "it is killed with an error naming this flag (default: 256M)",
+	    0, NULL },
 };
 
 static void
@@ -109,9 +116,17 @@ static int
 check(const void *own)
 {
 	const struct dock_cfg *c = own;
+	uint64_t bytes;
 
 	if (c->driver_creations < 1 || c->driver_creations > 4096) {
 		msc_cfg_error("--driver-creations must be between 1 and 4096.");
+		return -EINVAL;
+	}
+	if (msc_cfg_size(c->driver_output_buffer, &bytes) != 0 ||
+	    bytes < 1 << 20) {
+		msc_cfg_error("argument --driver-output-buffer: invalid value: "
+		    "'%s' (a size of at least 1M, such as 64M or 1G)",
+		    c->driver_output_buffer);
 		return -EINVAL;
 	}
 	if (c->warm_pool < -1 || c->warm_pool > 256) {

@@ -23,6 +23,7 @@ struct dock_cfg {
 	const char **run_flags;         /* --docker-run-flag */
 	size_t n_run_flags;
 	long driver_creations;          /* creations at once */
+	const char *driver_output_buffer; /* SIZE: waiting commands' output */
 	long warm_pool;                 /* ready containers; -1: default */
 	long warm_pool_max;             /* what a burst grows it to */
 	long warm_pool_shrink_after;    /* s without a miss, per step down */

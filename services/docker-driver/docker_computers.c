@@ -407,9 +407,11 @@ create_any(struct dock_driver *d, const char *id, bool temporary,
 	/*
 	 * A temporary computer takes a warm one when there is one. Waiting
 	 * containers are made open (no proxy variables): they serve
-	 * computers of that mode only, the default one.
+	 * computers of that mode only, the default one. A principal's is
+	 * made cold: its label (kilntainers.principal) is set at creation,
+	 * and a waiting container's labels cannot change.
 	 */
-	if (temporary && (!d->net_sandbox ||
+	if (temporary && principal[0] == '\0' && (!d->net_sandbox ||
 		(dock_pol_default(d) == MSC_NET_OPEN &&
 		    dock_pol_mode_for(d, id) == MSC_NET_OPEN)) &&
 	    (rv = dock_pool_take(d, id, out, err, errlen)) != 1)

@@ -89,6 +89,19 @@ free_value(void *arg, const char *key, void *value)
 	free(value);
 }
 
+/* --driver-output-buffer in bytes (checked by docker_cfg.c); 0: none,
+ * for a cfg no docker program parsed. */
+static uint64_t
+output_bound(const struct msc_cfg *cfg)
+{
+	const char *s = dock_cfg(cfg)->driver_output_buffer;
+	uint64_t bytes = 0;
+
+	if (s != NULL && msc_cfg_size(s, &bytes) != 0)
+		bytes = 0;
+	return bytes;
+}
+
 static int
 driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
     struct dock_driver **dp)
@@ -125,7 +138,8 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		    "reach its socket; commands use the Engine API exec",
 		    dock_runtime_name(d));
 	dock_fx_init(d);
-	if (dock_fx_enabled(d) && (rv = dock_fxloop_start(&d->fxloop)) != 0)
+	if (dock_fx_enabled(d) && (rv = dock_fxloop_start(output_bound(cfg),
+	    &d->fxloop)) != 0)
 		goto fail;
 	if ((rv = dock_lease_start(d)) != 0 || (rv = dock_net_init(d)) != 0 ||
 	    (rv = dock_pol_init(d)) != 0 ||

@@ -131,6 +131,12 @@ exec_result(struct dock_driver *d, const Msc__V1__ExecRequest *r, int rv,
 		msc_log_warn("%s", err);
 		return -EIO;
 	}
+	if (rv == -ENOBUFS) {   /* --driver-output-buffer */
+		char why[DOCK_ERRLEN];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "Computer '%s': %s", r->computer_id, why);
+	}
 	if (rv != 0)
 		return rv;
 	if (res->outcome == DOCK_EXEC_CANCELLED) {
@@ -198,12 +204,13 @@ started_end(struct started *st, bool ask)
 	free(st);
 }
 
-/* msc_exec_defer's end of a started command: on a worker, may block. */
+/* msc_exec_defer's end of a started command: on a worker in its
+ * principal's turn (run), may block; else without asking the engine. */
 static void
-started_finish(struct msc_exec *x, void *arg)
+started_finish(struct msc_exec *x, void *arg, bool run)
 {
 	(void)x;
-	started_end(arg, true);
+	started_end(arg, run);
 }
 
 /* The loop's end of a started command (its thread: must not block). */

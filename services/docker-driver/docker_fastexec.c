@@ -47,6 +47,8 @@ struct dock_fx {
 	bool has_stdin;
 	void (*on_output)(void *arg, const void *p, size_t n);
 	void *out_arg;
+	struct dock_fx_budget *budget;  /* NULL: none */
+	uint64_t counted;               /* of budget->used */
 };
 
 static int
@@ -206,10 +208,23 @@ fx_frame(struct dock_fx *c, const struct fx_frame *f, struct dock_exec_res *res,
 	switch (f->type) {
 	case FX_STDOUT:
 	case FX_STDERR:
+		if (c->budget != NULL &&
+		    c->budget->used + f->len > c->budget->cap) {
+			snprintf(err, errlen, "the command was killed: the "
+			    "commands waiting on this driver hold its bound "
+			    "on their output, %llu MiB (--driver-output-buffer);"
+			    " retry when some end, or write big output to a "
+			    "file", (unsigned long long)(c->budget->cap >> 20));
+			return -ENOBUFS;
+		}
 		if (fxbuf_add(f->type == FX_STDOUT ? &c->out : &c->err, f->p,
 		    f->len) != 0) {
 			snprintf(err, errlen, "exec: out of memory");
 			return -ENOMEM;
+		}
+		if (c->budget != NULL) {
+			c->budget->used += f->len;
+			c->counted += f->len;
 		}
 		if (c->live)
 			msc_driver_output(f->p, f->len);
@@ -390,6 +405,8 @@ fx_loop(struct dock_fx *c, struct dock_exec_res *res, char *err,
 static void
 fx_free(struct dock_fx *c)
 {
+	if (c->budget != NULL)
+		c->budget->used -= c->counted;
 	free(c->sp);
 	free(c->out.p);
 	free(c->err.p);
@@ -440,6 +457,12 @@ dock_fx_begin(const char *dir, const struct dock_exec_req *req,
 	MSC_HOP("helper_send_req");
 	*cp = c;
 	return 0;
+}
+
+void
+dock_fx_set_budget(struct dock_fx *c, struct dock_fx_budget *b)
+{
+	c->budget = b;
 }
 
 int

@@ -65,6 +65,16 @@ int dock_fx_begin(const char *dir, const struct dock_exec_req *req,
     struct dock_fx **cp, char *err, size_t errlen);
 void dock_fx_on_output(struct dock_fx *c, void (*fn)(void *arg,
     const void *p, size_t n), void *arg);
+/*
+ * The output that the commands sharing a budget may hold at once, over
+ * all of them (their buffers until dock_fx_end); one thread's (the
+ * loop's, docker_fxloop.h). A command whose output would pass it ends
+ * with -ENOBUFS and err naming --driver-output-buffer.
+ */
+struct dock_fx_budget {
+	uint64_t cap, used;
+};
+void dock_fx_set_budget(struct dock_fx *c, struct dock_fx_budget *b);
 int dock_fx_fd(const struct dock_fx *c);
 short dock_fx_events(struct dock_fx *c);
 int64_t dock_fx_deadline(const struct dock_fx *c);

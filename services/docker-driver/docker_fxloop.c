@@ -54,6 +54,7 @@ struct dock_fxloop {
 	bool stop;
 	struct watch_list watched;      /* the loop thread's */
 	struct watch_list ended;        /* the loop thread's */
+	struct dock_fx_budget budget;   /* the loop thread's */
 };
 
 /* Ends w: out of the set, killed unless it exited, its callback run. */
@@ -94,6 +95,8 @@ watch_add(struct dock_fxloop *l, struct watch *w)
 		.data.ptr = &w->t_cancel };
 
 	TAILQ_INSERT_TAIL(&l->watched, w, link);
+	if (l->budget.cap > 0)
+		dock_fx_set_budget(w->c, &l->budget);
 	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, dock_fx_fd(w->c), &ev) != 0 ||
 	    (w->cancel_fd >= 0 &&
 		epoll_ctl(l->ep, EPOLL_CTL_ADD, w->cancel_fd, &cev) != 0)) {
@@ -212,7 +215,7 @@ loop_main(void *arg)
 }
 
 int
-dock_fxloop_start(struct dock_fxloop **lp)
+dock_fxloop_start(uint64_t output_bound, struct dock_fxloop **lp)
 {
 	struct dock_fxloop *l = calloc(1, sizeof(*l));
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
@@ -220,6 +223,7 @@ dock_fxloop_start(struct dock_fxloop **lp)
 
 	if (l == NULL)
 		return -ENOMEM;
+	l->budget.cap = output_bound;
 	l->ep = l->wake = -1;
 	pthread_mutex_init(&l->mu, NULL);
 	TAILQ_INIT(&l->pending);

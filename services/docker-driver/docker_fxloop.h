@@ -22,7 +22,9 @@ struct dock_fxloop;
 typedef void (*dock_fxloop_done_fn)(void *arg, int rv,
     struct dock_exec_res *res, const char *err);
 
-int dock_fxloop_start(struct dock_fxloop **lp);
+/* output_bound: the bytes of output its commands may hold at once, over
+ * all of them (struct dock_fx_budget); 0: no bound. */
+int dock_fxloop_start(uint64_t output_bound, struct dock_fxloop **lp);
 
 /*
  * Takes c (begun with dock_fx_begin) and watches it until it ends:

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "msc_log.h"
+#include "msc_principal.h"
 
 #define T_CREATE 60000
 #define T_START_TOTAL 180000    /* a Machine may take a while to boot */
@@ -108,6 +109,13 @@ int
 fly_create(struct fly_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen)
 {
+	return fly_create_owned(d, id, temporary, "", out, err, errlen);
+}
+
+int
+fly_create_owned(struct fly_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen)
+{
 	char path[256], ignore[FLY_ERRLEN];
 	json_t *body, *m = NULL;
 	const char *mid;
@@ -124,6 +132,13 @@ fly_create(struct fly_driver *d, const char *id, bool temporary,
 		return rv;
 	if ((body = fly_conv_machine_body(&d->guest, id, temporary)) == NULL)
 		return -ENOMEM;
+	if (principal[0] != '\0' &&     /* a principal of --tokens-file */
+	    json_object_set_new(json_object_get(json_object_get(body,
+		"config"), "metadata"), FLY_META_PRINCIPAL,
+		json_string(principal)) != 0) {
+		json_decref(body);
+		return -ENOMEM;
+	}
 	if (fly_lease_body(d, body, temporary) != 0) {
 		json_decref(body);
 		return -ENOMEM;
@@ -254,10 +269,27 @@ fly_stop(struct fly_driver *d, const char *id, bool remove, char *err,
 }
 
 int
+fly_owner(struct fly_driver *d, const char *id, char *tag, size_t taglen,
+    char *err, size_t errlen)
+{
+	json_t *m = NULL;
+	const char *p;
+	int rv;
+
+	if ((rv = fly_find(d, id, &m, err, errlen)) != 0)
+		return rv;
+	p = fly_conv_meta(m, FLY_META_PRINCIPAL);
+	snprintf(tag, taglen, "%s", p != NULL ? p : "");
+	json_decref(m);
+	return 0;
+}
+
+int
 fly_reset(struct fly_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen)
 {
-	const char *tmp;
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
+	const char *tmp, *p;
 	json_t *m = NULL;
 	bool temporary;
 	int rv;
@@ -266,6 +298,9 @@ fly_reset(struct fly_driver *d, const char *id, Msc__V1__Computer *out,
 		return rv;
 	tmp = fly_conv_meta(m, FLY_META_TEMPORARY);
 	temporary = tmp == NULL || strcmp(tmp, "false") != 0;
+	/* The new Machine is the same principal's. */
+	p = fly_conv_meta(m, FLY_META_PRINCIPAL);
+	snprintf(principal, sizeof(principal), "%s", p != NULL ? p : "");
 	rv = destroy(d, json_string_value(json_object_get(m, "id")), err,
 	    errlen);
 	json_decref(m);
@@ -274,7 +309,8 @@ fly_reset(struct fly_driver *d, const char *id, Msc__V1__Computer *out,
 		return rv;
 	/* A destroyed Machine may keep its name a moment: retry. */
 	for (int i = 0; i < 30; i++) {
-		rv = fly_create(d, id, temporary, out, err, errlen);
+		rv = fly_create_owned(d, id, temporary, principal, out, err,
+		    errlen);
 		if (rv != -EEXIST)
 			break;
 		msc_computer_fini(out);

@@ -232,8 +232,10 @@ fly_conv_computer(json_t *m, const char *fallback_image,
 	out->created_at = dup_or_empty(json_string_value(json_object_get(m,
 	    "created_at")));
 	out->backend = dup_or_empty("fly");
+	out->principal = dup_or_empty(fly_conv_meta(m, FLY_META_PRINCIPAL));
 	if (!out->computer_id || !out->sandbox_id || !out->image ||
-	    !out->state || !out->created_at || !out->backend)
+	    !out->state || !out->created_at || !out->backend ||
+	    !out->principal)
 		return -ENOMEM;
 	return 0;
 }

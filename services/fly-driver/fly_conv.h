@@ -18,6 +18,8 @@
 #define FLY_META_ID "kilntainers-computer-id"
 #define FLY_META_TEMPORARY "kilntainers-temporary"
 #define FLY_META_IMAGE "kilntainers-image"
+/* The principal tag (msc_principal.h) of the one who made it; absent: none. */
+#define FLY_META_PRINCIPAL "kilntainers-principal"
 
 /* Machine settings taken from the --fly-* flags. */
 struct fly_guest {

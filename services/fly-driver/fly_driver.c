@@ -17,8 +17,23 @@
 
 MSC_DRIVER_OPS(fly_ops, fly, "fly-driver", msc_driver_code_cloud,
     fly_cfg_describe);
-/* fly_ops with its preview refusal (issue 30), filled once. */
+/* fly_ops with its preview refusal (issue 30) and owners, filled once. */
 static struct msc_driver_ops fly_ops_full;
+
+static int
+create_owned(void *be, const char *id, bool temporary, const char *principal,
+    Msc__V1__Computer *out, char *err, size_t errlen)
+{
+	return fly_create_owned(be, id, temporary, principal, out, err,
+	    errlen);
+}
+
+static int
+owner(void *be, const char *id, char *tag, size_t taglen, char *err,
+    size_t errlen)
+{
+	return fly_owner(be, id, tag, taglen, err, errlen);
+}
 
 int
 fly_driver_start(const struct msc_cfg *cfg, const char *url,
@@ -54,6 +69,8 @@ fly_driver_start(const struct msc_cfg *cfg, const char *url,
 	if (fly_ops_full.exec == NULL) {
 		fly_ops_full = fly_ops;
 		fly_ops_full.preview_refusal = fly_backend.preview_refusal;
+		fly_ops_full.create_owned = create_owned;
+		fly_ops_full.owner = owner;
 	}
 	if ((rv = msc_known_new(sizeof(struct fly_known), &d->known)) != 0 ||
 	    (rv = fly_lease_start(d)) != 0 ||

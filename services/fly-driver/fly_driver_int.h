@@ -64,6 +64,12 @@ int fly_died(struct fly_driver *d, const char *id, const char *mid,
 /* Blocking operations, run on the pool (fly_computers.c). */
 int fly_create(struct fly_driver *d, const char *id, bool temporary,
     Msc__V1__Computer *out, char *err, size_t errlen);
+/* fly_create recording principal (msc_principal.h) in the Machine's
+ * metadata; fly_owner reads it ("" for none; -ENOENT: no such computer). */
+int fly_create_owned(struct fly_driver *d, const char *id, bool temporary,
+    const char *principal, Msc__V1__Computer *out, char *err, size_t errlen);
+int fly_owner(struct fly_driver *d, const char *id, char *tag, size_t taglen,
+    char *err, size_t errlen);
 int fly_attach(struct fly_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen);
 int fly_restart(struct fly_driver *d, const char *id, Msc__V1__Computer *out,

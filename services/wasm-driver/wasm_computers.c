@@ -163,26 +163,41 @@ make_folder(struct wasm_driver *d, const char *id, const struct wasm_meta *m,
 	return rv;
 }
 
+/* A fresh .gone-<id>-<random> name for what is being removed. */
+static void
+gone_name(const char *id, char *name, size_t len)
+{
+	unsigned char rnd[6];
+
+	msc_random_bytes(rnd, sizeof(rnd));
+	snprintf(name, len, ".gone-%s-%02x%02x%02x%02x%02x%02x", id, rnd[0],
+	    rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+}
+
+int
+wasm_hide(int dirfd, const char *id, char *gone, size_t len)
+{
+	gone_name(id, gone, len);
+	return renameat(dirfd, id, dirfd, gone) == 0 ? 0 : -errno;
+}
+
 /* Removes <dir>/<id> (or <dir>/<id>/root when only_root) for good. */
 static int
 remove_folder(struct wasm_driver *d, const char *id, bool only_root)
 {
 	char name[128];
-	unsigned char rnd[6];
 	int dirfd, rv;
 
 	if ((dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -errno;
-	msc_random_bytes(rnd, sizeof(rnd));
-	snprintf(name, sizeof(name), ".gone-%s-%02x%02x%02x%02x%02x%02x", id,
-	    rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 	if (only_root) {
 		char from[128];
 
+		gone_name(id, name, sizeof(name));
 		snprintf(from, sizeof(from), "%s/root", id);
 		rv = renameat(dirfd, from, dirfd, name) == 0 ? 0 : -errno;
 	} else
-		rv = renameat(dirfd, id, dirfd, name) == 0 ? 0 : -errno;
+		rv = wasm_hide(dirfd, id, name, sizeof(name));
 	if (rv == 0)
 		rv = wasm_rmtree_at(dirfd, name);
 	close(dirfd);
@@ -222,7 +237,12 @@ wasm_create_owned(struct wasm_driver *d, const char *id, bool temporary,
 	now_iso(m.created_at, sizeof(m.created_at));
 	if ((rv = make_folder(d, id, &m, &lease, err, errlen)) != 0)
 		return rv;
-	wasm_lease_hold(d, id, lease);
+	if (lease >= 0 && !wasm_lease_hold(d, id, lease)) {
+		/* The driver stops: its temporaries are being removed. */
+		(void)remove_folder(d, id, false);
+		snprintf(err, errlen, "%s is stopping", d->backend);
+		return -ESHUTDOWN;
+	}
 	return fill_computer(d, id, &m, out);
 }
 
@@ -242,9 +262,10 @@ wasm_attach(struct wasm_driver *d, const char *id, Msc__V1__Computer *out,
 	if (m.temporary && !wasm_lease_held(d, id)) {
 		int fd = wasm_lease_open(d, id);
 
-		if (fd >= 0)
-			wasm_lease_hold(d, id, fd);
-		else if (fd != -ENOENT)
+		if (fd >= 0 && !wasm_lease_hold(d, id, fd)) {
+			snprintf(err, errlen, "%s is stopping", d->backend);
+			return -ESHUTDOWN;
+		} else if (fd < 0 && fd != -ENOENT)
 			msc_log_warn("cannot hold the lease of %s: %s", id,
 			    strerror(-fd));
 		/* Reaped meanwhile: gone. */

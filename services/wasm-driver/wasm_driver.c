@@ -365,11 +365,15 @@ wasm_driver_stop(struct wasm_driver *d)
 {
 	if (d == NULL)
 		return;
-	if (d->running != NULL) {
-		pthread_mutex_lock(&d->mu);
+	/* Runners first, then the temporary computers' folders, at once:
+	 * a host may SIGKILL us soon after its SIGTERM, and the queued
+	 * Stops would take their turns at the workers. */
+	pthread_mutex_lock(&d->mu);
+	d->stopping = true;
+	if (d->running != NULL)
 		msc_map_each(d->running, kill_running, NULL);
-		pthread_mutex_unlock(&d->mu);
-	}
+	pthread_mutex_unlock(&d->mu);
+	wasm_lease_remove_held(d);
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
 	msc_map_free(d->running);

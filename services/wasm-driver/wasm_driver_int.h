@@ -32,7 +32,8 @@ struct wasm_driver {
 	char disk_text[48];     /* what list says of it */
 	bool shell_mode;        /* command mode available */
 	struct msc_driver *svc;
-	pthread_mutex_t mu;     /* guards running */
+	pthread_mutex_t mu;     /* guards running, leases, stopping */
+	bool stopping;          /* no new runner, lease or temporary computer */
 	struct msc_map *running; /* computer id -> struct wasm_running */
 	struct msc_map *leases;  /* computer id -> int fd, under mu */
 	char *snap_dir;         /* <dir>/.snapshots */
@@ -71,19 +72,31 @@ int wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *req,
  * folder's lease file while held). wasm_lease_make makes and locks it in
  * a new folder (fd); wasm_lease_open locks an existing one (fd, -ENOENT
  * for a folder without one); wasm_lease_hold keeps the fd as id's (taking
- * it), wasm_lease_drop lets go. wasm_lease_reap (at start) removes every
- * temporary folder whose lease nobody holds.
+ * it; false, the fd closed, when the driver stops), wasm_lease_drop lets
+ * go. wasm_lease_reap (at start) removes every temporary folder whose
+ * lease nobody holds.
  */
 int wasm_lease_make(int folder_fd);
 int wasm_lease_open(struct wasm_driver *d, const char *id);
-void wasm_lease_hold(struct wasm_driver *d, const char *id, int fd);
+bool wasm_lease_hold(struct wasm_driver *d, const char *id, int fd);
 void wasm_lease_drop(struct wasm_driver *d, const char *id);
 bool wasm_lease_held(struct wasm_driver *d, const char *id);
 void wasm_lease_fini(struct wasm_driver *d);
 void wasm_lease_reap(struct wasm_driver *d);
+/*
+ * At stop (d->stopping set): removes the folder of every temporary
+ * computer this driver holds, renaming them all out of sight first
+ * (.gone-*, which the next start sweeps if we are killed meanwhile),
+ * then deleting them for a bounded time (what is left stays hidden for
+ * the next start), then letting go of their leases.
+ */
+void wasm_lease_remove_held(struct wasm_driver *d);
 /* wasm_computers.c: for the reaping. */
 bool wasm_is_temporary(struct wasm_driver *d, const char *id);
 int wasm_remove(struct wasm_driver *d, const char *id);
+/* The first step of a removal: renames id in folder dirfd (borrowed) to
+ * a new .gone-* name (gone, len), for wasm_rmtree_at. 0 or -errno. */
+int wasm_hide(int dirfd, const char *id, char *gone, size_t len);
 
 /* wasm_fs.c: folder helpers that never follow a guest's symlinks. */
 int wasm_rmtree_at(int dirfd, const char *name);

@@ -295,7 +295,10 @@ static void
 running_track(struct wasm_driver *d, const char *id, struct wasm_running *w)
 {
 	pthread_mutex_lock(&d->mu);
-	if (msc_map_put(d->running, id, w) != 0)
+	if (d->stopping) {      /* killed with the others */
+		w->ended = true;
+		kill(w->pid, SIGKILL);
+	} else if (msc_map_put(d->running, id, w) != 0)
 		msc_log_warn("wasm: cannot track the command in %s; only its "
 			     "deadline can end it", id);
 	pthread_mutex_unlock(&d->mu);

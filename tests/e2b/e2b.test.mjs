@@ -14,6 +14,7 @@ import {
   startServer, cid, assertReplyShape, assertToolError, TIMEOUT_MARKER, LIMIT_MARKER, run, MSC_BIN, waitFor,
   TOOL, docker, containerProcesses, sleep,
 } from '../integration/lib.mjs';
+import { startPrincipalServer, assertPermanentIsPrincipals } from '../integration/principals_lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // The reference's generic text for a provider's failure to create (its later revision).
@@ -336,5 +337,17 @@ describe('e2b backend', () => {
       await s2.call({ computer_id: perm, temporary: false, command: 'true' });
     } finally { await s2.close(); }
     await fakeApi('DELETE', `/sandboxes/${(await sandboxOf(perm)).sandboxID}`);
+  });
+});
+
+// Issue 27: a permanent sandbox records its principal (a hash of the name) in its metadata, so a
+// restarted server with --tokens-file does not hand alice's to bob. (It recorded none: bob named
+// it and read alice's file.)
+describe('e2b: a permanent computer is its principal\'s, also after a restart', () => {
+  it('bob naming alice\'s permanent sandbox is refused and does not see it', async () => {
+    const id = cid('alice-box');
+    await assertPermanentIsPrincipals(() => startPrincipalServer(['--backend', 'e2b'],
+      { E2B_API_KEY: KEY, E2B_API_URL: api, E2B_SANDBOX_URL: api, E2B_DOMAIN: '' }),
+    id, async (x) => (await sandboxOf(x))?.metadata?.['kilntainers-principal']);
   });
 });

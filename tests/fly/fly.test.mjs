@@ -14,6 +14,7 @@ import {
   startServer, cid, assertReplyShape, assertToolError, textOf, TIMEOUT_MARKER, LIMIT_MARKER,
   assertProviderError, CREATE_FAILED,
 } from '../integration/lib.mjs';
+import { startPrincipalServer, assertPermanentIsPrincipals } from '../integration/principals_lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const TOKEN = 'fake-token-' + Math.random().toString(16).slice(2);
@@ -307,5 +308,16 @@ describe('fly backend', () => {
       assert.equal(r.stdout, 'kept\n');
     } finally { await s2.close(); }
     await fakeApi('DELETE', `/v1/apps/${(await fakeState()).apps[0].name}/machines/${(await machineOf(perm)).id}?force=true`);
+  });
+});
+
+// Issue 27: a permanent Machine records its principal (a hash of the name) in its metadata, so a
+// restarted server with --tokens-file does not hand alice's to bob. (It recorded none: bob named
+// it and read alice's file.)
+describe('fly: a permanent computer is its principal\'s, also after a restart', () => {
+  it('bob naming alice\'s permanent Machine is refused and does not see it', async () => {
+    const id = cid('alice-box');
+    await assertPermanentIsPrincipals(() => startPrincipalServer(['--backend', 'fly', '--fly-api-url', api],
+      env()), id, async (x) => (await machineOf(x))?.config?.metadata?.['kilntainers-principal']);
   });
 });

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import {
   startServer, cid, docker, inspect, containerName, cleanupContainers, waitFor, sleep, DEFAULT_IMAGE,
 } from './lib.mjs';
+import { startPrincipalServer } from './principals_lib.mjs';
 
 const RUN = randomBytes(3).toString('hex');
 const LIFECYCLE = { ENABLE_LIFECYCLE_TOOLS: 'true' };
@@ -254,5 +255,29 @@ describe('warm pool', () => {
     await s.signal('SIGTERM');
     assert.ok(await waitFor(async () => (await allOf(d)).length === 0, { timeoutMs: 15000 }),
       `left: ${(await allOf(d)).join(' ')}`);
+  });
+});
+
+// Issue 27: with --tokens-file, a temporary computer records its principal in the label
+// kilntainers.principal like a permanent one, so it is made cold: a waiting container's labels
+// cannot change (a taken one recorded nobody, so another principal could act on it).
+describe('warm pool and principals', () => {
+  it('a principal\'s temporary computer is labelled with its principal, not taken unlabelled from the pool', async () => {
+    const d = driver('principal');
+    const s = await startPrincipalServer(['--driver-id', d, '--warm-pool', '2'], {});
+    const id = cid('pooled-principal');
+    try {
+      await full(s, 2);
+      const r = await s.tool('alice', 'terminal_execute', { computer_id: id, command: 'echo hi' });
+      assert.equal(r.structuredContent?.stdout, 'hi\n', JSON.stringify(r));
+      const c = await inspect(containerName(id));
+      assert.ok(c, 'the computer has its name');
+      assert.match(c.Config.Labels['kilntainers.principal'] ?? '', /\S/, 'the principal is recorded');
+      const bob = await s.tool('bob', 'computer_list', {});
+      assert.doesNotMatch(JSON.stringify(bob), new RegExp(id), 'bob does not see it');
+    } finally {
+      await s.stop();
+    }
+    assert.ok(await waitFor(async () => (await allOf(d)).length === 0, { timeoutMs: 15000 }), 'nothing left');
   });
 });

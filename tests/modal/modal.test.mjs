@@ -17,6 +17,7 @@ import {
   startServer, cid, assertReplyShape, assertToolError, textOf, sleep, TIMEOUT_MARKER, LIMIT_MARKER,
   assertProviderError, CREATE_FAILED, EXEC_FAILED, waitFor, TOOL, docker, containerProcesses,
 } from '../integration/lib.mjs';
+import { startPrincipalServer, assertPermanentIsPrincipals } from '../integration/principals_lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PY = process.env.MODAL_FAKE_PYTHON || 'python3';
@@ -443,5 +444,18 @@ describe('modal backend', () => {
       const del = await s2.call({ computer_id: perm }, { name: 'computer_delete' });
       assert.ok(!del.isError, textOf(del));
     } finally { await s2.close(); }
+  });
+});
+
+// Issue 27: a permanent sandbox records its principal (a hash of the name) in a tag, carried to
+// the sandbox a restart or reset makes, so a restarted server with --tokens-file does not hand
+// alice's to bob. (It recorded none: bob named it and read alice's file.)
+describe('modal: a permanent computer is its principal\'s, also after a restart', () => {
+  it('bob naming alice\'s permanent sandbox is refused and does not see it', async () => {
+    const id = cid('alice-box');
+    await assertPermanentIsPrincipals(() => startPrincipalServer(['--backend', 'modal'], {
+      MODAL_SERVER_URL: api, MODAL_TOKEN_ID: TOKEN_ID, MODAL_TOKEN_SECRET: TOKEN_SECRET,
+      MODAL_CONFIG_PATH: path.join(TMP, 'absent.toml'), MODAL_PROFILE: '', MODAL_ENVIRONMENT: '',
+    }), id, async (x) => (await liveOf(x))?.tags?.['kilntainers-principal']);
   });
 });

@@ -6,7 +6,8 @@
  * timeout or output limit reaches the backend with the defaults; the
  * died-during-execution text. A backend with exec_start: commands that
  * only wait hold no worker, their number is bounded per principal (past
- * it they run on a worker), they are cancelled, and a stop ends them. */
+ * it they run on a worker), they are cancelled, a stop ends them, and
+ * their deferred ends take their principal's turns at the workers. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -444,6 +445,7 @@ died_text(void **state)
 struct held {
 	struct msc_exec *x;
 	uint64_t due;
+	bool check;     /* its end is deferred (afake_check) */
 };
 
 static struct {
@@ -451,6 +453,7 @@ static struct {
 	struct held h[HELD_MAX];
 	int n, max_n, started, syncs;
 	int hold_ms;
+	int checking, max_checking, checked, unchecked; /* deferred ends */
 	bool stop;
 	pthread_t thread;
 } afake = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -469,6 +472,7 @@ afake_start(void *be, const Msc__V1__ExecRequest *req, struct msc_exec *x,
 		return -EAGAIN;
 	}
 	afake.h[afake.n].x = x;
+	afake.h[afake.n].check = strcmp(req->command, "check") == 0;
 	afake.h[afake.n].due = now_ms() + (uint64_t)afake.hold_ms;
 	if (++afake.n > afake.max_n)
 		afake.max_n = afake.n;
@@ -494,6 +498,30 @@ afake_exec(void *be, const Msc__V1__ExecRequest *req,
 	return 0;
 }
 
+/* A "check" command's deferred end: blocks 400 ms (an engine asked
+ * whether its computer still runs) in its principal's turn. */
+static void
+afake_check(struct msc_exec *x, void *arg, bool run)
+{
+	Msc__V1__ExecResult r = MSC__V1__EXEC_RESULT__INIT;
+
+	(void)arg;
+	pthread_mutex_lock(&afake.mu);
+	if (run && ++afake.checking > afake.max_checking)
+		afake.max_checking = afake.checking;
+	pthread_mutex_unlock(&afake.mu);
+	if (run)
+		usleep(400 * 1000);
+	pthread_mutex_lock(&afake.mu);
+	if (run) {
+		afake.checking--;
+		afake.checked++;
+	} else
+		afake.unchecked++;
+	pthread_mutex_unlock(&afake.mu);
+	msc_exec_done(x, 0, &r, NULL);
+}
+
 static void *
 afake_main(void *arg)
 {
@@ -501,6 +529,7 @@ afake_main(void *arg)
 	for (;;) {
 		struct msc_exec *end[HELD_MAX];
 		int cancelled[HELD_MAX], k = 0;
+		bool check[HELD_MAX];
 		uint64_t now = now_ms();
 
 		pthread_mutex_lock(&afake.mu);
@@ -515,6 +544,7 @@ afake_main(void *arg)
 
 			if (c || afake.h[i].due <= now) {
 				cancelled[k] = c;
+				check[k] = afake.h[i].check;
 				end[k++] = afake.h[i].x;
 				afake.h[i] = afake.h[--afake.n];
 			} else
@@ -527,6 +557,12 @@ afake_main(void *arg)
 			if (cancelled[i]) {
 				msc_exec_done(end[i], -ECANCELED, NULL,
 				    "cancelled and killed");
+				continue;
+			}
+			if (check[i]) {
+				if (msc_exec_defer(end[i], afake_check, NULL)
+				    != 0)
+					afake_check(end[i], NULL, false);
 				continue;
 			}
 			r.stdout.data = (uint8_t *)strdup("slept");
@@ -556,6 +592,8 @@ asetup(void **state)
 	(void)state;
 	memset(&ans.n, 0, sizeof(ans) - offsetof(struct answers, n));
 	afake.n = afake.max_n = afake.started = afake.syncs = 0;
+	afake.checking = afake.max_checking = 0;
+	afake.checked = afake.unchecked = 0;
 	afake.hold_ms = 500;
 	afake.stop = false;
 	if (pthread_create(&afake.thread, NULL, afake_main, NULL) != 0 ||
@@ -691,6 +729,53 @@ waiting_is_cancelled(void **state)
 	assert_int_equal(ans.ok, 2);
 }
 
+/*
+ * A waiting command's deferred end (an engine asked whether its
+ * computer died, which blocks) takes a turn of its principal at the
+ * workers: 8 of alice's at once run 2 at a time (her share of the 3
+ * command slots of 4 workers), and bob's command answers meanwhile.
+ * (They ran on the shared pool: all 4 workers were alice's, bob
+ * waited.)
+ */
+static void
+deferred_ends_take_principal_turns(void **state)
+{
+	char id[32], owner[32];
+	uint64_t t0;
+	int max_checking, checked;
+
+	(void)state;
+	pthread_mutex_lock(&afake.mu);
+	afake.hold_ms = 50;
+	pthread_mutex_unlock(&afake.mu);
+	for (int i = 0; i < 8; i++) {
+		snprintf(id, sizeof(id), "ch-%d", i);
+		snprintf(owner, sizeof(owner), "o-%d", i);
+		aexec(id, "check", owner, "alice", "", NULL);
+	}
+	/* Until the first checks run: all 8 ended, their ends deferred. */
+	for (int tries = 0; tries < 400; tries++) {
+		pthread_mutex_lock(&afake.mu);
+		max_checking = afake.max_checking;
+		pthread_mutex_unlock(&afake.mu);
+		if (max_checking > 0)
+			break;
+		usleep(5 * 1000);
+	}
+	usleep(50 * 1000);
+	t0 = now_ms();
+	aexec("bob-1", "sync", "bob", "bob", "", &ans);
+	wait_answers(9);
+	assert_int_equal(ans.ok, 9);
+	assert_true(ans.exec_ms - t0 < 300);
+	pthread_mutex_lock(&afake.mu);
+	max_checking = afake.max_checking;
+	checked = afake.checked;
+	pthread_mutex_unlock(&afake.mu);
+	assert_int_equal(max_checking, 2);
+	assert_int_equal(checked, 8);
+}
+
 /* A stop with commands waiting (with and without a key) ends them. */
 static void
 waiting_ends_at_stop(void **state)
@@ -741,6 +826,8 @@ main(void)
 		    asetup, ateardown),
 		cmocka_unit_test_setup_teardown(waiting_is_cancelled, asetup,
 		    ateardown),
+		cmocka_unit_test_setup_teardown(
+		    deferred_ends_take_principal_turns, asetup, ateardown),
 		cmocka_unit_test_setup_teardown(waiting_ends_at_stop, asetup,
 		    ateardown),
 	};

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "docker_fastexec.h"
+#include "docker_fxloop.h"
 #include "fastexec_wire.h"
 
 static char dir[128];
@@ -455,6 +456,74 @@ test_forged_replies(void **state)
 	dock_exec_res_fini(&r);
 }
 
+/* The ends of the commands a loop watches. */
+static struct {
+	pthread_mutex_t mu;
+	int ended, nobufs;
+	char err[512];
+} ends = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void
+ended(void *arg, int rv, struct dock_exec_res *res, const char *err)
+{
+	(void)arg;
+	pthread_mutex_lock(&ends.mu);
+	ends.ended++;
+	if (rv == -ENOBUFS) {
+		ends.nobufs++;
+		snprintf(ends.err, sizeof(ends.err), "%s", err);
+	}
+	pthread_mutex_unlock(&ends.mu);
+	dock_exec_res_fini(res);
+}
+
+/*
+ * Waiting commands' output is bounded over all of them: with a bound of
+ * 1 MiB, four commands that each write 400 KB (under their own 2 MiB
+ * limit) and then wait: two fit, the two whose output would pass the
+ * bound are killed with -ENOBUFS and an error naming the flag, the two
+ * others still run until the loop stops. (Unbounded, the loop held all
+ * four: a driver's 1,024 waiting commands could hold 1,024 limits.)
+ */
+static void
+test_loop_output_bound(void **state)
+{
+	const char *argv[] = { "/bin/sh", "-c",
+		"head -c 400000 /dev/zero; sleep 30", NULL };
+	struct dock_exec_req req = { .argv = argv, .timeout_ms = 20000,
+		.output_limit = 2 << 20 };
+	struct dock_fxloop *l;
+	char err[256];
+	int n = 0;
+
+	(void)state;
+	memset(&ends.ended, 0, sizeof(ends) - offsetof(typeof(ends), ended));
+	assert_int_equal(dock_fxloop_start(1 << 20, &l), 0);
+	for (int i = 0; i < 4; i++) {
+		struct dock_fx *c;
+
+		assert_int_equal(dock_fx_begin(dir, &req, &c, err,
+				     sizeof(err)), 0);
+		dock_fxloop_add(l, c, -1, ended, NULL);
+	}
+	for (int i = 0; i < 500 && n < 2; i++) {
+		pthread_mutex_lock(&ends.mu);
+		n = ends.ended;
+		pthread_mutex_unlock(&ends.mu);
+		usleep(10000);
+	}
+	usleep(500000);         /* the two others wrote all theirs by now */
+	pthread_mutex_lock(&ends.mu);
+	assert_int_equal(ends.ended, 2);
+	assert_int_equal(ends.nobufs, 2);
+	assert_non_null(strstr(ends.err, "--driver-output-buffer"));
+	assert_non_null(strstr(ends.err, "1 MiB"));
+	pthread_mutex_unlock(&ends.mu);
+	dock_fxloop_stop(l);
+	assert_int_equal(ends.ended, 4);
+	assert_int_equal(ends.nobufs, 2);
+}
+
 static void
 test_concurrent(void **state)
 {
@@ -499,6 +568,7 @@ main(void)
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_forged_replies),
 		cmocka_unit_test(test_concurrent),
+		cmocka_unit_test(test_loop_output_bound),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
