@@ -610,7 +610,7 @@ msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
 		snprintf(id, idlen, "%.*s", (int)(eq - e), e);
 		*urlp = eq + 1;
 	} else {
-		snprintf(id, idlen, "docker-%zu", i + 1);
+		snprintf(id, idlen, MSC_DRIVER_ID_STEM "-%zu", i + 1);
 		*urlp = e;
 	}
 	return 0;
