@@ -228,6 +228,7 @@ dock_pool_start(struct dock_driver *d)
 		return -ENOMEM;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	STAILQ_INIT(&p->renames);
 	p->d = d;
 	p->base = p->target = (int)target;
 	/* Off stays off; within what the ready array holds. */
