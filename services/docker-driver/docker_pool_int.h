@@ -40,6 +40,7 @@ struct dock_pool {
 	int n_threads;
 	pthread_t threads[POOL_THREADS];
 	struct dock_driver *d;
+	const struct dock_pool_computers *computers;    /* docker_pool.h */
 	/* docker_pool_rename.c: taken containers still to be renamed. */
 	STAILQ_HEAD(, pool_rename) renames;
 	pthread_t renamer;
