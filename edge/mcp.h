@@ -2,7 +2,10 @@
  * mcp.h - MCP over JSON-RPC for one client connection: message
  * validation, initialize/ping/tools/resources, and tools/call handed
  * asynchronously to the session service. The transport gives lines in
- * and takes replies out through `send`.
+ * and takes replies out through `send`. The calls go one way: mcp.c
+ * (framing, 2025 methods) -> mcp_modern.c (2026-07-28 methods) ->
+ * mcp_call.c, mcp_tasks*.c -> mcp_xfer.c -> mcp_session.c -> mcp_conn.c
+ * (the answers); none calls back up.
  */
 #ifndef EDGE_MCP_H
 #define EDGE_MCP_H
@@ -82,10 +85,6 @@ struct mcp_conn {
 	size_t n_roots;
 };
 
-void mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,
-    struct msc_client *session, const char *description, mcp_send_fn send,
-    void *send_ctx);
-
 /*
  * Handles one JSON-RPC message of `len` bytes (borrowed). Answers errors
  * itself; answers tools/call later, from another thread. Never blocks
@@ -101,6 +100,13 @@ void mcp_conn_handle(struct mcp_conn *c, const char *buf, size_t len);
 bool mcp_conn_handle_json(struct mcp_conn *c, json_t *msg);
 
 /*
+ * Ends the connection: closes its session (its temporary computers are
+ * removed) and waits up to `wait_ms`, then 2 s for open calls. Blocks.
+ * `c` must stay allocated until the session client is closed.
+ */
+void mcp_conn_fini(struct mcp_conn *c, int wait_ms);
+
+/*
  * Handles one parsed request of 2026-07-28 whose envelope and version
  * were checked (mcp_modern.c). Same return as mcp_conn_handle_json.
  */
@@ -114,6 +120,19 @@ bool mcp_modern_dispatch(struct mcp_conn *c, const char *method, json_t *id,
  * (NULL when the id is the bad field); msg is borrowed, so is *idp.
  */
 bool mcp_msg_clean(json_t *msg, json_t **idp, char *why, size_t len);
+
+/*
+ * tools/call (modern: the 2026-07-28 rules for sandbox_handle); true
+ * when the reply will come later (mcp_call.c).
+ */
+bool mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params,
+    bool modern);
+
+/* --- mcp_conn.c: what a connection answers with ------------------------- */
+
+void mcp_conn_init(struct mcp_conn *c, const struct msc_cfg *cfg,
+    struct msc_client *session, const char *description, mcp_send_fn send,
+    void *send_ctx);
 
 /* The initialize result for the client's params (new reference). */
 json_t *mcp_initialize_result(json_t *params);
@@ -134,13 +153,6 @@ const char *mcp_failed_text(const struct msc_status *st, char *buf,
 void mcp_conn_send_result(struct mcp_conn *c, json_t *id, json_t *result,
     bool modern);
 
-/*
- * tools/call (modern: the 2026-07-28 rules for sandbox_handle); true
- * when the reply will come later.
- */
-bool mcp_tools_call(struct mcp_conn *c, json_t *id, json_t *params,
-    bool modern);
-
 /* tools/list's result for this connection, or NULL after an error sent. */
 json_t *mcp_tools_list(struct mcp_conn *c, json_t *id);
 
@@ -151,16 +163,35 @@ void mcp_conn_send_error(struct mcp_conn *c, json_t *id, int code,
 /* Answers a message the transport refused (too long): -32600. */
 void mcp_conn_reject_oversized(struct mcp_conn *c, size_t limit);
 
-/*
- * Ends the connection: closes its session (its temporary computers are
- * removed) and waits up to `wait_ms`, then 2 s for open calls. Blocks.
- * `c` must stay allocated until the session client is closed.
- */
-void mcp_conn_fini(struct mcp_conn *c, int wait_ms);
+/* One of c's calls in flight ended (mcp_conn_fini waits for the last). */
+void mcp_conn_call_done(struct mcp_conn *c);
+
+/* --- mcp_session.c: which session a call runs in ----------------------- */
+
+/* The reference's text for a sandbox_handle that addresses nothing. */
+#define MCP_HANDLE_UNKNOWN_TEXT "Unknown or expired sandbox_handle"
+#define MCP_HANDLE_MAX_LEN 128
 
 /*
- * Which session a call runs in, as terminal_execute's (mcp_call.c): false
- * after answering the call with why not.
+ * Copies this connection's session id into sid, opening the session
+ * first when there is none (blocking, bounded). 0, or -EAGAIN (the
+ * service has no room), -ENOTCONN, -EIO with the reason in err.
+ */
+int mcp_conn_session(struct mcp_conn *c, char sid[64], char *err,
+    size_t errlen);
+
+/*
+ * The sandbox_handle argument: *hp is NULL when absent (or empty).
+ * Returns NULL or the error text shown to the agent (static).
+ */
+const char *mcp_handle_arg(json_t *args, const char **hp);
+
+/*
+ * Which session a call runs in: its sandbox_handle (*by_handle; sid is
+ * the handle), else this connection's session (stdio's default handle, a
+ * 2025 HTTP session), opened on first use, else (stateless HTTP) a new
+ * handle, minted by the session service once the arguments are valid
+ * (*mint, sid empty). False after answering the call with why not.
  */
 bool mcp_pick_session(struct mcp_conn *c, json_t *id, bool modern,
     json_t *args, char sid[64], bool *by_handle, bool *mint);
@@ -181,7 +212,5 @@ void mcp_roots_ask(struct mcp_conn *c);
 bool mcp_roots_answered(struct mcp_conn *c, json_t *msg);
 /* Forgets the roots (at the connection's end). */
 void mcp_roots_fini(struct mcp_conn *c);
-/* One of c's calls in flight ended (mcp_conn_fini waits for the last). */
-void mcp_conn_call_done(struct mcp_conn *c);
 
 #endif /* EDGE_MCP_H */

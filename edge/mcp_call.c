@@ -1,7 +1,8 @@
 /*
- * mcp_call.c - tools/call for one connection: which session a call runs
- * in (its sandbox_handle, the connection's session, or a new handle),
- * the call to the session service, and the result when it answers.
+ * mcp_call.c - tools/call for one connection: the tool, the call to the
+ * session service in the session it runs in (mcp_session.c), and the
+ * result when it answers; computer_upload and computer_download go to
+ * mcp_xfer.c.
  */
 #include "mcp.h"
 
@@ -18,42 +19,6 @@
 #include "msc_slug.h"
 #include "session.pb-c.h"
 #include "tools.h"
-
-/*
- * Copies this connection's session id into sid, opening the session
- * first when there is none (blocking, bounded; only the reading thread
- * opens, a reply thread may clear it).
- */
-static int
-ensure_session(struct mcp_conn *c, char sid[64], char *err, size_t errlen)
-{
-	Msc__V1__OpenRequest req = MSC__V1__OPEN_REQUEST__INIT;
-	ProtobufCMessage *resp = NULL;
-	Msc__V1__Code code;
-
-	pthread_mutex_lock(&c->mu);
-	snprintf(sid, 64, "%s", c->session_id);
-	pthread_mutex_unlock(&c->mu);
-	if (sid[0] != '\0')
-		return 0;
-	if (c->session == NULL) {
-		snprintf(err, errlen, "no session service is configured");
-		return -ENOTCONN;
-	}
-	req.principal = c->principal;
-	code = msc_client_call_sync(c->session, &msc__v1__session__descriptor,
-	    "Open", &req.base, 10000, &resp, err, errlen);
-	if (code == MSC__V1__CODE__RESOURCE_EXHAUSTED)
-		return -EAGAIN;
-	if (code != MSC__V1__CODE__OK)
-		return -EIO;
-	snprintf(sid, 64, "%s", ((Msc__V1__SessionRef *)resp)->session_id);
-	protobuf_c_message_free_unpacked(resp, NULL);
-	pthread_mutex_lock(&c->mu);
-	snprintf(c->session_id, sizeof(c->session_id), "%s", sid);
-	pthread_mutex_unlock(&c->mu);
-	return 0;
-}
 
 /* A tools/call waiting for the session service. */
 struct pending_call {
@@ -74,10 +39,6 @@ struct pending_call {
 	struct mcp_progress *progress;  /* NULL: none asked */
 };
 
-/* The reference's texts for a sandbox_handle that addresses nothing. */
-#define HANDLE_UNKNOWN_TEXT "Unknown or expired sandbox_handle"
-#define HANDLE_MAX_LEN 128
-
 #define TOOL_EXEC (-1)
 #define TOOL_RELEASE (-3)
 
@@ -89,7 +50,6 @@ struct pending_call {
  * (session_deadline.h), and each hop below gets what is left of that.
  */
 #define EDGE_CALL_MAX_MS (2 * 3600 * 1000)
-
 
 /*
  * The connection's own session was released (stdio's default handle):
@@ -249,7 +209,7 @@ pending_done(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		goto out;       /* the client cancelled it: no response */
 	if (resp == NULL && pc->by_handle && !pc->fresh &&
 	    st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND) {
-		lost.message = HANDLE_UNKNOWN_TEXT;
+		lost.message = MCP_HANDLE_UNKNOWN_TEXT;
 		lost.code = MSC__V1__CODE__NOT_FOUND;
 		st = &lost;
 	} else if (resp == NULL &&
@@ -360,87 +320,22 @@ call_session(struct mcp_conn *c, struct pending_call *how, const char *method,
 	return true;
 }
 
-/*
- * The sandbox_handle argument: *hp is NULL when absent (or empty, which
- * the reference treats as absent). Returns NULL or the error text shown
- * to the agent (static).
- */
-static const char *
-handle_arg(json_t *args, const char **hp)
-{
-	json_t *v = json_object_get(args, "sandbox_handle");
-
-	*hp = NULL;
-	if (v == NULL || json_is_null(v))
-		return NULL;
-	if (!json_is_string(v))
-		return "Error executing tool: sandbox_handle: Input should be a "
-		       "valid string";
-	if (json_string_length(v) == 0)
-		return NULL;
-	if (json_string_length(v) > HANDLE_MAX_LEN ||
-	    strlen(json_string_value(v)) != json_string_length(v))
-		return HANDLE_UNKNOWN_TEXT;
-	*hp = json_string_value(v);
-	return NULL;
-}
-
-/*
- * Which session a call runs in: its sandbox_handle; else this
- * connection's session (stdio's default handle, a 2025 HTTP session),
- * opened on first use; else (stateless HTTP) a new handle, minted by the
- * session service once the arguments are valid (*mint). Returns false
- * after answering the call.
- */
+/* Which session the call runs in (mcp_pick_session); false after
+ * answering the call. */
 static bool
 pick_session(struct mcp_conn *c, struct pending_call *how, json_t *args,
     char sid[64], bool *mint)
 {
-	const char *handle, *bad = NULL;
-	char err[512];
-	int rv;
+	bool by_handle;
 
-	*mint = false;
-	if (args != NULL && json_is_object(args))
-		bad = handle_arg(args, &handle);
-	else
-		handle = NULL;
-	if (bad != NULL) {
-		mcp_conn_send_result(c, how->id, tools_error_result(bad),
-		    how->modern);
+	if (!mcp_pick_session(c, how->id, how->modern, args, sid, &by_handle,
+		mint))
 		return false;
-	}
-	if (handle != NULL) {
-		snprintf(sid, 64, "%s", handle);
-		snprintf(how->handle, sizeof(how->handle), "%s", handle);
+	if (by_handle) {
+		snprintf(how->handle, sizeof(how->handle), "%s", sid);
 		how->by_handle = true;
-		return true;
-	}
-	if (c->stateless) {
-		sid[0] = '\0';
-		*mint = true;
-		return true;
-	}
-	if ((rv = ensure_session(c, sid, err, sizeof(err))) != 0) {
-		char text[600];
-
-		mcp_conn_send_result(c, how->id, tools_error_result(
-		    msc_reason_session_not_opened(rv == -EAGAIN, err, text,
-			sizeof(text))), how->modern);
-		return false;
 	}
 	return true;
-}
-
-bool
-mcp_pick_session(struct mcp_conn *c, json_t *id, bool modern, json_t *args,
-    char sid[64], bool *by_handle, bool *mint)
-{
-	struct pending_call how = { .id = id, .modern = modern };
-	bool ok = pick_session(c, &how, args, sid, mint);
-
-	*by_handle = how.by_handle;
-	return ok;
 }
 
 /*
@@ -498,7 +393,7 @@ exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	if (how->tasks) {
 		/* Stdio: the connection's session reads its tasks; stateless
 		 * HTTP: whoever holds the task id. */
-		if (c->stateless || ensure_session(c, owner, err,
+		if (c->stateless || mcp_conn_session(c, owner, err,
 			sizeof(err)) != 0)
 			owner[0] = '\0';
 		req.task_after_ms = MCP_TASK_AFTER_MS;
@@ -609,7 +504,7 @@ release_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	if (args != NULL && !json_is_object(args))
 		bad = "Error executing tool computer_release: arguments: Input "
 		      "should be a valid dictionary";
-	else if ((bad = handle_arg(args, &handle)) == NULL && handle == NULL)
+	else if ((bad = mcp_handle_arg(args, &handle)) == NULL && handle == NULL)
 		bad = "Error executing tool computer_release: sandbox_handle: "
 		      "Field required";
 	if (bad != NULL) {

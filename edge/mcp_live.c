@@ -12,6 +12,7 @@
 
 #include "mcp.h"
 #include "msc_log.h"
+#include "msc_time.h"
 #include "msc_utf8.h"
 #include "session.pb-c.h"
 
@@ -103,15 +104,6 @@ static struct {
 } ticker = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER,
 	PTHREAD_COND_INITIALIZER, false, LIST_HEAD_INITIALIZER(ticker.calls) };
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void
 progress_unref(struct mcp_progress *p)
 {
@@ -184,7 +176,7 @@ peeked(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	(void)st;
 	pthread_mutex_lock(&p->mu);
 	p->peeking = false;
-	p->due_ms = now_ms() + PROGRESS_EVERY_MS;
+	p->due_ms = msc_now_ms() + PROGRESS_EVERY_MS;
 	if (pr != NULL && !p->stopped &&
 	    (!p->sent_any || pr->output_bytes > p->last_bytes)) {
 		text = pr->output_bytes > 0 ? mcp_progress_message(
@@ -253,7 +245,7 @@ ticker_main(void *arg)
 
 		while (LIST_EMPTY(&ticker.calls))
 			pthread_cond_wait(&ticker.cv, &ticker.mu);
-		poll_due_locked(now_ms());
+		poll_due_locked(msc_now_ms());
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 100 * 1000000;
 		if (until.tv_nsec >= 1000000000) {
@@ -301,7 +293,7 @@ mcp_progress_start(struct msc_client *session, const char *principal,
 	snprintf(p->principal, sizeof(p->principal), "%s", principal);
 	p->send = send;
 	p->send_ctx = send_ctx;
-	p->due_ms = now_ms() + PROGRESS_EVERY_MS;
+	p->due_ms = msc_now_ms() + PROGRESS_EVERY_MS;
 	pthread_mutex_lock(&ticker.mu);
 	LIST_INSERT_HEAD(&ticker.calls, p, link);
 	pthread_cond_signal(&ticker.cv);

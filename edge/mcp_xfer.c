@@ -49,7 +49,6 @@
 #define XFER_PART_ROOM (64 * 1024)
 #define XFER_STEP_S 120
 #define XFER_PATH_MAX 4095
-#define HANDLE_UNKNOWN_TEXT "Unknown or expired sandbox_handle"
 
 /* ---- a copy ------------------------------------------------------------- */
 
@@ -206,7 +205,7 @@ stepped(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	if (rep == NULL) {
 		if (x->by_handle && !x->fresh &&
 		    st->reason == MSC__V1__REASON__REASON_SESSION_NOT_FOUND)
-			fail(x, HANDLE_UNKNOWN_TEXT);
+			fail(x, MCP_HANDLE_UNKNOWN_TEXT);
 		else
 			fail(x, "%s", mcp_failed_text(st, err, sizeof(err)));
 		return;

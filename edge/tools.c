@@ -123,7 +123,7 @@ tools_release_result(const struct msc_status *st, ProtobufCMessage *resp)
 }
 
 json_t *
-tools_list(const char *description, bool lifecycle, bool network)
+tools_list(const char *description, bool network)
 {
 	json_t *props, *args_prop, *tool;
 
@@ -163,7 +163,7 @@ tools_list(const char *description, bool lifecycle, bool network)
 	    "annotations", tools_annotations("Run a command in a sandbox "
 		"computer", false, false, network),
 	    "_meta", "ui", "visibility", "model", "app");
-	json_t *all = lifecycle ? tools_lifecycle_defs() : json_array();
+	json_t *all = json_array();
 
 	json_array_insert_new(all, 0, tool);
 	json_array_insert_new(all, 1, release_def());

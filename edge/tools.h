@@ -33,12 +33,13 @@ int tools_fetch_description(struct msc_client *session, int wait_ms,
     char **textp, char *err, size_t errlen);
 
 /*
- * The tools/list result (new reference): terminal_execute,
- * computer_release, then the lifecycle tools when `lifecycle`.
+ * The tools/list result (new reference): terminal_execute and
+ * computer_release; each enabled group adds its tools after them
+ * (tools_lifecycle_extend first, then the others' *_extend).
  * `description` is borrowed; `network`: commands reach the network
  * (terminal_execute's openWorldHint).
  */
-json_t *tools_list(const char *description, bool lifecycle, bool network);
+json_t *tools_list(const char *description, bool network);
 
 /* The text every terminal_execute description ends with: the handle. */
 #define TOOLS_HANDLE_TEXT                                                     \
@@ -92,8 +93,9 @@ json_t *tools_payload_result(json_t *payload, bool error);
 json_t *tools_annotations(const char *title, bool read_only, bool destructive,
     bool open_world);
 
-/* The lifecycle tools' definitions, in the reference's order. */
-json_t *tools_lifecycle_defs(void);
+/* Adds the lifecycle tools, in the reference's order, to a tools/list
+ * result. */
+void tools_lifecycle_extend(json_t *list);
 
 /* The index of lifecycle tool `name`, or -1. */
 int tools_lifecycle_find(const char *name);

@@ -95,10 +95,10 @@ schema(int t)
 	return s;
 }
 
-json_t *
-tools_lifecycle_defs(void)
+void
+tools_lifecycle_extend(json_t *list)
 {
-	json_t *arr = json_array();
+	json_t *arr = json_object_get(list, "tools");
 
 	for (int t = 0; t < T_N; t++) {
 		json_t *tool = json_pack("{s:s, s:s, s:s, s:o, s:o, "
@@ -120,7 +120,6 @@ tools_lifecycle_defs(void)
 		}
 		json_array_append_new(arr, tool);
 	}
-	return arr;
 }
 
 int

@@ -326,11 +326,23 @@ foreign_option(const struct msc_cfg *cfg, const struct msc_cfg_opt *o,
 	    "program; it is one of %s", o->name, owners);
 }
 
+/* Whether the program serves the backend named `name`. */
+static bool
+serves(const struct msc_program *prog, const char *name)
+{
+	for (size_t i = 0; i < prog->nbackends; i++)
+		if (strcmp(prog->backends[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Applies argv[1..]; cmdline is false for the cluster file's lines, whose
  * strings the cfg owns already (a secret there is not in ps). A cluster
- * line that is no option of this program is another's: skipped (the
- * all-in-one, which has them all, refuses it).
+ * line that is no option of this program is another's: skipped, and so
+ * is a `backend` line naming a backend this program does not serve (the
+ * cluster's other drivers'). The all-in-one, which has them all, refuses
+ * both.
  */
 static int
 parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
@@ -367,6 +379,9 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
 				? "ambiguous option: --%s%s"
 				: "unrecognized arguments: --%s%s",
 			    a, "");
+		if (o->kind == MSC_OPT_BACKEND && !cmdline && eq != NULL &&
+		    cfg->prog != MSC_PROG_ALL && !serves(cfg->program, eq + 1))
+			continue;
 		switch (o->kind) {
 		case MSC_OPT_HELP:
 			msc_cfg_help(cfg->program);
@@ -610,7 +625,7 @@ msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
 		snprintf(id, idlen, "%.*s", (int)(eq - e), e);
 		*urlp = eq + 1;
 	} else {
-		snprintf(id, idlen, "docker-%zu", i + 1);
+		snprintf(id, idlen, MSC_DRIVER_ID_STEM "-%zu", i + 1);
 		*urlp = e;
 	}
 	return 0;

@@ -96,6 +96,17 @@ struct msc_backend;
  * roles it plays and the backends it serves (the first is --backend's
  * default; none for the edge, session and inventory).
  */
+/*
+ * The stem of a driver's identity when none is given: --driver-id's
+ * default is "<stem>-1", a bare --driver-url's "<stem>-<i+1>". Every
+ * program of a deployment must agree on it (it is in computers' labels
+ * and certificates' roles), so the build sets it once, in the top-level
+ * meson.build.
+ */
+#ifndef MSC_DRIVER_ID_STEM
+#error "MSC_DRIVER_ID_STEM is set by the top-level meson.build"
+#endif
+
 struct msc_program {
 	const char *name;                       /* "msc-session" */
 	const char *what;
@@ -278,7 +289,8 @@ void msc_cfg_fini(struct msc_cfg *cfg);
 
 /*
  * Splits driver entry i ("ID=URL" or "URL") into id and url (borrowed
- * from cfg; a bare URL gets the id "docker-<i+1>"). Returns 0 or -ENOENT.
+ * from cfg; a bare URL gets the id "<MSC_DRIVER_ID_STEM>-<i+1>"). Returns 0
+ * or -ENOENT.
  */
 int msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
     const char **urlp);

@@ -236,8 +236,9 @@ const struct msc_cfg_opt msc_cfg_opts[] = {
 	{ "listen", MSC_OPT_STR, F(listen), 0, NULL, "URL", NULL, DEPL,
 	    "Address a service listens on (service programs only)",
 	    MSC_PROG_SERVICES, NULL },
-	{ "driver-id", MSC_OPT_STR, F(driver_id), 0, "docker-1", "ID", NULL, DEPL,
-	    "Identity of this driver instance (default: docker-1)",
+	{ "driver-id", MSC_OPT_STR, F(driver_id), 0, MSC_DRIVER_ID_STEM "-1",
+	    "ID", NULL, DEPL, "Identity of this driver instance (default: "
+	    MSC_DRIVER_ID_STEM "-1)",
 	    MSC_PROG_DRIVER, NULL },
 	{ "driver-workers", MSC_OPT_LONG, F(driver_workers), 0, "64", "N", NULL,
 	    DEPL, "Engine calls a driver runs at once (default: 64)",

@@ -4,15 +4,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 struct entry {
-	struct entry *next;
+	SLIST_ENTRY(entry) link;        /* in its bucket */
 	void *value;
 	char key[];
 };
 
+SLIST_HEAD(bucket, entry);
+
 struct msc_map {
-	struct entry **buckets;
+	struct bucket *buckets;         /* nbuckets, a power of two */
 	size_t nbuckets;
 	size_t len;
 };
@@ -51,10 +54,10 @@ msc_map_free(struct msc_map *m)
 	if (m == NULL)
 		return;
 	for (size_t i = 0; i < m->nbuckets; i++) {
-		struct entry *e = m->buckets[i], *next;
+		struct entry *e;
 
-		for (; e != NULL; e = next) {
-			next = e->next;
+		while ((e = SLIST_FIRST(&m->buckets[i])) != NULL) {
+			SLIST_REMOVE_HEAD(&m->buckets[i], link);
 			free(e);
 		}
 	}
@@ -62,20 +65,33 @@ msc_map_free(struct msc_map *m)
 	free(m);
 }
 
-static struct entry **
-slot(const struct msc_map *m, const char *key)
+static struct bucket *
+bucket_of(const struct msc_map *m, const char *key)
 {
-	struct entry **ep = &m->buckets[hash(key) & (m->nbuckets - 1)];
+	return &m->buckets[hash(key) & (m->nbuckets - 1)];
+}
 
-	while (*ep != NULL && strcmp((*ep)->key, key) != 0)
-		ep = &(*ep)->next;
-	return ep;
+/* The entry of key in its bucket, or NULL; *lastp: the bucket's last
+ * entry (NULL when empty), where a new one goes. */
+static struct entry *
+find(const struct msc_map *m, const char *key, struct entry **lastp)
+{
+	struct entry *e, *last = NULL;
+
+	SLIST_FOREACH(e, bucket_of(m, key), link) {
+		if (strcmp(e->key, key) == 0)
+			return e;
+		last = e;
+	}
+	if (lastp != NULL)
+		*lastp = last;
+	return NULL;
 }
 
 void *
 msc_map_get(const struct msc_map *m, const char *key)
 {
-	struct entry *e = *slot(m, key);
+	struct entry *e = find(m, key, NULL);
 
 	return e != NULL ? e->value : NULL;
 }
@@ -84,21 +100,16 @@ static void
 grow(struct msc_map *m)
 {
 	size_t n = m->nbuckets * 2;
-	struct entry **b = calloc(n, sizeof(*b));
+	struct bucket *b = calloc(n, sizeof(*b));
+	struct entry *e;
 
 	if (b == NULL)
 		return;     /* keep the longer chains */
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		struct entry *e = m->buckets[i], *next;
-
-		for (; e != NULL; e = next) {
-			size_t j = hash(e->key) & (n - 1);
-
-			next = e->next;
-			e->next = b[j];
-			b[j] = e;
+	for (size_t i = 0; i < m->nbuckets; i++)
+		while ((e = SLIST_FIRST(&m->buckets[i])) != NULL) {
+			SLIST_REMOVE_HEAD(&m->buckets[i], link);
+			SLIST_INSERT_HEAD(&b[hash(e->key) & (n - 1)], e, link);
 		}
-	}
 	free(m->buckets);
 	m->buckets = b;
 	m->nbuckets = n;
@@ -107,11 +118,11 @@ grow(struct msc_map *m)
 int
 msc_map_put(struct msc_map *m, const char *key, void *value)
 {
-	struct entry **ep = slot(m, key), *e;
+	struct entry *last, *e = find(m, key, &last);
 	size_t klen;
 
-	if (*ep != NULL) {
-		(*ep)->value = value;
+	if (e != NULL) {
+		e->value = value;
 		return 0;
 	}
 	klen = strlen(key);
@@ -119,8 +130,10 @@ msc_map_put(struct msc_map *m, const char *key, void *value)
 		return -ENOMEM;
 	memcpy(e->key, key, klen + 1);
 	e->value = value;
-	e->next = NULL;
-	*ep = e;
+	if (last != NULL)
+		SLIST_INSERT_AFTER(last, e, link);
+	else
+		SLIST_INSERT_HEAD(bucket_of(m, key), e, link);
 	if (++m->len > m->nbuckets)
 		grow(m);
 	return 0;
@@ -129,12 +142,12 @@ msc_map_put(struct msc_map *m, const char *key, void *value)
 void *
 msc_map_del(struct msc_map *m, const char *key)
 {
-	struct entry **ep = slot(m, key), *e = *ep;
+	struct entry *e = find(m, key, NULL);
 	void *v;
 
 	if (e == NULL)
 		return NULL;
-	*ep = e->next;
+	SLIST_REMOVE(bucket_of(m, key), e, entry, link);
 	v = e->value;
 	free(e);
 	m->len--;
@@ -151,7 +164,9 @@ void
 msc_map_each(const struct msc_map *m,
     void (*fn)(void *arg, const char *key, void *value), void *arg)
 {
+	struct entry *e;
+
 	for (size_t i = 0; i < m->nbuckets; i++)
-		for (struct entry *e = m->buckets[i]; e != NULL; e = e->next)
+		SLIST_FOREACH(e, &m->buckets[i], link)
 			fn(arg, e->key, e->value);
 }

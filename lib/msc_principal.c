@@ -40,3 +40,12 @@ msc_principal_may(const char *owner, const char *caller)
 		return true;
 	return caller != NULL && strcmp(owner, caller) == 0;
 }
+
+bool
+msc_principal_valid(const char *p)
+{
+	size_t n = strnlen(p, 65);
+
+	return n <= 64 && strspn(p, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@") == n;
+}

@@ -29,6 +29,12 @@ void msc_principal_tag(const char *name, char out[MSC_PRINCIPAL_TAG_LEN + 1]);
  */
 bool msc_principal_may(const char *owner, const char *caller);
 
+/*
+ * Whether `p` may be recorded as a principal with a snapshot: at most 64
+ * letters, digits and "._-@" (a tag is 32 hex digits; "" is none).
+ */
+bool msc_principal_valid(const char *p);
+
 /* The text given to a principal that names another's computer. */
 #define MSC_PRINCIPAL_NOT_YOURS "Computer '%s' belongs to another " \
 	"principal: choose another computer_id."

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <time.h>
 
 #include <nng/nng.h>
@@ -38,7 +39,7 @@ struct msc_call {
 	bool caller_deadline;   /* the caller set deadline_ms */
 	const ProtobufCMethodDescriptor *method;
 	ProtobufCMessage *req;  /* owned; freed when the call ends */
-	struct msc_call *next;
+	SLIST_ENTRY(msc_call) link;     /* in srv->all */
 };
 
 struct msc_server {
@@ -54,7 +55,7 @@ struct msc_server {
 	int idle;       /* contexts waiting to receive */
 	int open_calls;
 	int closing;
-	struct msc_call *all;
+	SLIST_HEAD(, msc_call) all;     /* every context, freed at stop */
 };
 
 
@@ -78,8 +79,7 @@ ctx_add(struct msc_server *s)
 		free(c);
 		return -EIO;
 	}
-	c->next = s->all;
-	s->all = c;
+	SLIST_INSERT_HEAD(&s->all, c, link);
 	s->nctx++;
 	s->idle++;
 	c->state = CTX_RECV;
@@ -313,6 +313,7 @@ msc_server_start(const char *url, const ProtobufCServiceDescriptor *svc,
 	s->state = state;
 	s->check_roles = msc_tls_url(url);
 	s->max_inflight = max_inflight > 0 ? max_inflight : 1024;
+	SLIST_INIT(&s->all);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->handlers = calloc(svc->n_methods, sizeof(*s->handlers));
@@ -376,7 +377,7 @@ void
 msc_server_stop(struct msc_server *s)
 {
 	struct timespec until;
-	struct msc_call *c, *next;
+	struct msc_call *c;
 
 	if (s == NULL)
 		return;
@@ -390,7 +391,7 @@ msc_server_stop(struct msc_server *s)
 	int leaked = s->open_calls;
 	pthread_mutex_unlock(&s->mu);
 	nng_close(s->sock);
-	for (c = s->all; c != NULL; c = c->next)
+	SLIST_FOREACH(c, &s->all, link)
 		nng_aio_stop(c->aio);
 	if (leaked > 0) {
 		/* A handler still holds calls: their memory must stay valid. */
@@ -398,8 +399,8 @@ msc_server_stop(struct msc_server *s)
 		    leaked);
 		return;
 	}
-	for (c = s->all; c != NULL; c = next) {
-		next = c->next;
+	while ((c = SLIST_FIRST(&s->all)) != NULL) {
+		SLIST_REMOVE_HEAD(&s->all, link);
 		nng_aio_free(c->aio);
 		if (c->req != NULL)
 			protobuf_c_message_free_unpacked(c->req, NULL);

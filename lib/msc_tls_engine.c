@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/random.h>
 #include <sys/types.h>
 
@@ -40,14 +41,14 @@
 struct own_cert {
 	mbedtls_x509_crt crt;
 	mbedtls_pk_context key;
-	struct own_cert *next;
+	SLIST_ENTRY(own_cert) link;     /* in the config's own */
 };
 
 struct nng_tls_engine_config {
 	mbedtls_ssl_config ssl;
 	mbedtls_x509_crt ca;
 	mbedtls_x509_crl crl;
-	struct own_cert *own;
+	SLIST_HEAD(, own_cert) own;
 	char *server_name;      /* client: a DNS name, or MSC_TLS_ROLE_URI.. */
 	bool is_client;
 };
@@ -268,8 +269,8 @@ config_fini(nng_tls_engine_config *cfg)
 	mbedtls_ssl_config_free(&cfg->ssl);
 	mbedtls_x509_crt_free(&cfg->ca);
 	mbedtls_x509_crl_free(&cfg->crl);
-	while ((o = cfg->own) != NULL) {
-		cfg->own = o->next;
+	while ((o = SLIST_FIRST(&cfg->own)) != NULL) {
+		SLIST_REMOVE_HEAD(&cfg->own, link);
 		mbedtls_x509_crt_free(&o->crt);
 		mbedtls_pk_free(&o->key);
 		free(o);
@@ -283,6 +284,7 @@ config_init(nng_tls_engine_config *cfg, nng_tls_mode mode)
 	int rv;
 
 	cfg->is_client = mode == NNG_TLS_MODE_CLIENT;
+	SLIST_INIT(&cfg->own);
 	mbedtls_ssl_config_init(&cfg->ssl);
 	mbedtls_x509_crt_init(&cfg->ca);
 	mbedtls_x509_crl_init(&cfg->crl);
@@ -377,8 +379,7 @@ config_own_cert(nng_tls_engine_config *cfg, const char *cert,
 		free(o);
 		return mbed_to_nng(rv);
 	}
-	o->next = cfg->own;
-	cfg->own = o;
+	SLIST_INSERT_HEAD(&cfg->own, o, link);
 	return 0;
 }
 

@@ -376,18 +376,3 @@ e2b_conv_eos(const char *msg, size_t len, char *code, size_t codelen,
 	json_decref(j);
 	return 1;
 }
-
-bool
-e2b_conv_version_ge(const char *a, const char *b)
-{
-	unsigned x[3] = { 0 }, y[3] = { 0 };
-
-	if (a == NULL)
-		return false;
-	sscanf(a, "%u.%u.%u", &x[0], &x[1], &x[2]);
-	sscanf(b, "%u.%u.%u", &y[0], &y[1], &y[2]);
-	for (int i = 0; i < 3; i++)
-		if (x[i] != y[i])
-			return x[i] > y[i];
-	return true;
-}

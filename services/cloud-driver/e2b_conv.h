@@ -103,7 +103,4 @@ int e2b_conv_eos(const char *msg, size_t len, char *code, size_t codelen,
 /* Exit code of an end event: exitCode, or 128 + signal from status. */
 int e2b_conv_exit_code(json_t *end);
 
-/* Whether dotted version a >= b ("0.5.2"). */
-bool e2b_conv_version_ge(const char *a, const char *b);
-
 #endif /* E2B_CONV_H */

@@ -704,6 +704,10 @@ dock_list(struct dock_driver *d, Msc__V1__ComputerList *out, char *err,
 	}
 	json_decref(arr);
 	if (rv == 0)
-		rv = dock_pool_list_taken(d, out, err, errlen);
+		rv = dock_pool_list_taken(d, &dock_pool_computers, out, err,
+		    errlen);
 	return rv;
 }
+
+const struct dock_pool_computers dock_pool_computers = { dock_validate,
+	dock_readiness, dock_fill_computer };

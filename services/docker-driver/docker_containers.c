@@ -22,6 +22,15 @@ dock_mine(const struct dock_driver *d, json_t *labels)
 	return owner == NULL || strcmp(owner, d->cfg->driver_id) == 0;
 }
 
+bool
+dock_pool_born(const struct dock_driver *d, json_t *labels)
+{
+	const char *owner = json_string_value(json_object_get(labels,
+	    DOCK_POOL_LABEL));
+
+	return owner != NULL && strcmp(owner, d->cfg->driver_id) == 0;
+}
+
 int
 dock_find(struct dock_driver *d, const char *id, json_t **ctrp, char *err,
     size_t errlen)

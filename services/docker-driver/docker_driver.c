@@ -143,7 +143,8 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		goto fail;
 	if ((rv = dock_lease_start(d)) != 0 || (rv = dock_net_init(d)) != 0 ||
 	    (rv = dock_pol_init(d)) != 0 ||
-	    (!tool && (rv = dock_preview_init(d, &d->preview)) != 0))
+	    (!tool && (rv = dock_preview_init(d, &dock_preview_proxy,
+	    &d->preview)) != 0))
 		goto fail;
 	if (docker_ops.create == NULL) {        /* once, before any service */
 		docker_ops = docker_ops_base;
@@ -165,7 +166,7 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 	/* An engine asked for many containers at once is slow at each. */
 	msc_driver_limit_creations(d->svc, (int)dock_cfg(cfg)->driver_creations);
 	msc_driver_limit_owners(d->svc, (int)cfg->driver_owner_workers);
-	if ((rv = dock_pool_start(d)) != 0 ||
+	if ((rv = dock_pool_start(d, &dock_pool_computers)) != 0 ||
 	    (!tool && (rv = dock_pol_restore_start(d)) != 0))
 		goto fail;
 	*dp = d;

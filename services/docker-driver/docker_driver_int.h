@@ -213,6 +213,9 @@ int dock_processes(void *be, const char *id);
  * errors of dock_run().
  * dock_fx_root_open opens `root` if it is private to our uid (creating it
  * 0700 if missing): the fd or a negative errno with a message.
+ * dock_fx_root_install copies the helper at `src` (NULL: none was found)
+ * into the private `root`: 0 or a negative errno with why. docker_fxroot.c
+ * (the host folder) calls nothing of docker_fxsetup.c.
  */
 #define DOCK_FX_TMPFS_OPTS \
 	"rw,nosuid,nodev,noexec,size=64k,nr_inodes=32,mode=0700"
@@ -230,6 +233,8 @@ bool dock_fx_mounts_helper(json_t *ctr);
 void dock_fx_track(struct dock_driver *d, const char *name, json_t *ctr);
 void dock_fx_forget(struct dock_driver *d, const char *name);
 int dock_fx_remove_legacy(struct dock_driver *d, const char *name);
+int dock_fx_root_install(const char *root, const char *src, char *why,
+    size_t len);
 int dock_fx_wait(struct dock_driver *d, const char *name, int ms);
 int dock_fx_exec(struct dock_driver *d, const char *name,
     const struct dock_exec_req *req, struct dock_exec_res *res, char *err,
@@ -285,6 +290,8 @@ int dock_nft_engine(struct dock_driver *d, const struct dock_nft_rules *r,
  * container with these labels (borrowed) belongs to this driver: made by
  * it, or by no driver in particular (the reference, an older build);
  * drivers sharing one engine each see only their own computers.
+ * dock_pool_born: whether they mark one of this driver's warm pool
+ * (DOCK_POOL_LABEL, docker_pool.h).
  * dock_find inspects kilntainer-<id> and checks it is ours: 0 with the
  * inspect JSON in *ctrp (the caller's), or a negative errno with a
  * message. dock_run runs req in container `name` through its helper
@@ -293,6 +300,7 @@ int dock_nft_engine(struct dock_driver *d, const struct dock_nft_rules *r,
  * helper failed mid-command. Blocking.
  */
 bool dock_mine(const struct dock_driver *d, json_t *labels);
+bool dock_pool_born(const struct dock_driver *d, json_t *labels);
 int dock_find(struct dock_driver *d, const char *id, json_t **ctrp,
     char *err, size_t errlen);
 int dock_run(struct dock_driver *d, const char *name,

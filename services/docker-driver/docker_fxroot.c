@@ -123,28 +123,19 @@ out:
 }
 
 int
-dock_fx_prepare(struct dock_driver *d, char *err, size_t errlen)
+dock_fx_root_install(const char *root, const char *src, char *why,
+    size_t len)
 {
-	char why[DOCK_ERRLEN] = "";
-	int rfd, rc = 0;
+	int rfd, rc;
 
-	pthread_mutex_lock(&d->fx_mu);
-	if (d->fx_src == NULL) {
-		snprintf(why, sizeof(why), "no %s binary found",
-		    FX_HELPER_NAME);
-		rc = -ENOENT;
-	} else if ((rfd = dock_fx_root_open(d->fx_root, why,
-	    sizeof(why))) < 0)
-		rc = rfd;
-	else {
-		rc = install_helper(rfd, d->fx_src, why, sizeof(why));
-		close(rfd);
+	if (src == NULL) {
+		snprintf(why, len, "no %s binary found", FX_HELPER_NAME);
+		return -ENOENT;
 	}
-	pthread_mutex_unlock(&d->fx_mu);
-	if (rc != 0) {
-		snprintf(err, errlen, "exec helper folder: %s", why);
-		dock_fx_disable(d, err);
-	}
+	if ((rfd = dock_fx_root_open(root, why, len)) < 0)
+		return rfd;
+	rc = install_helper(rfd, src, why, len);
+	close(rfd);
 	return rc;
 }
 

@@ -149,6 +149,22 @@ dock_fx_disable(struct dock_driver *d, const char *why)
 	pthread_mutex_unlock(&d->mu);
 }
 
+int
+dock_fx_prepare(struct dock_driver *d, char *err, size_t errlen)
+{
+	char why[DOCK_ERRLEN] = "";
+	int rc;
+
+	pthread_mutex_lock(&d->fx_mu);
+	rc = dock_fx_root_install(d->fx_root, d->fx_src, why, sizeof(why));
+	pthread_mutex_unlock(&d->fx_mu);
+	if (rc != 0) {
+		snprintf(err, errlen, "exec helper folder: %s", why);
+		dock_fx_disable(d, err);
+	}
+	return rc;
+}
+
 /* What the driver knows of a container's helper: its init process. */
 struct fx_proc {
 	pid_t pid;                  /* 0: the container has no helper */

@@ -57,15 +57,6 @@ dock_pool_discard(struct dock_driver *d, struct pool_ctr *pc, const char *why)
 	dock_pool_ctr_free(pc);
 }
 
-bool
-dock_pool_born(const struct dock_driver *d, json_t *labels)
-{
-	const char *owner = json_string_value(json_object_get(labels,
-	    DOCK_POOL_LABEL));
-
-	return owner != NULL && strcmp(owner, d->cfg->driver_id) == 0;
-}
-
 /* The pool filter of this driver: "kilntainers.pool=<driver>". */
 static void
 pool_filter(const struct dock_driver *d, char *buf, size_t len)
@@ -118,7 +109,7 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 	int rv;
 
 	snprintf(err, errlen, "out of memory");
-	if (pc == NULL || dock_validate(d, err, errlen) != 0 ||
+	if (pc == NULL || d->pool->computers->validate(d, err, errlen) != 0 ||
 	    dock_net_ensure(d, err, errlen) != 0 ||
 	    (body = pool_body(d, &fast)) == NULL) {
 		free(pc);
@@ -150,7 +141,8 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 	}
 	dock_fx_track(d, pc->name, pc->ctr);
 	dock_lease_hold(d, pc->name, pc->ctr);
-	if (dock_readiness(d, pc->name, fast, true, err, errlen) != 0) {
+	if (d->pool->computers->readiness(d, pc->name, fast, true, err,
+	    errlen) != 0) {
 		dock_pool_discard(d, pc, NULL);
 		return NULL;
 	}
@@ -217,7 +209,8 @@ refill_main(void *arg)
 }
 
 int
-dock_pool_start(struct dock_driver *d)
+dock_pool_start(struct dock_driver *d,
+    const struct dock_pool_computers *computers)
 {
 	const struct dock_cfg *dc = dock_cfg(d->cfg);
 	struct dock_pool *p;
@@ -228,7 +221,9 @@ dock_pool_start(struct dock_driver *d)
 		return -ENOMEM;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	STAILQ_INIT(&p->renames);
 	p->d = d;
+	p->computers = computers;
 	p->base = p->target = (int)target;
 	/* Off stays off; within what the ready array holds. */
 	p->cap = target == 0 ? 0 : (int)(cap > target ? cap : target);
@@ -437,8 +432,8 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		/* Held from now on under the computer's name. */
 		dock_lease_drop(d, pc->name);
 		dock_lease_hold(d, name, pc->ctr);
-		rv = dock_fill_computer(d, pc->ctr, id, out, dock_cfg(d->cfg)->image,
-		    d->cfg->driver_id);
+		rv = p->computers->fill(d, pc->ctr, id, out,
+		    dock_cfg(d->cfg)->image, d->cfg->driver_id);
 		msc_log_info("created temporary computer %s from the warm pool "
 			     "(container %.12s)", id, pc->cid);
 		dock_pool_asked(p, true);
@@ -453,7 +448,8 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 }
 
 int
-dock_pool_list_taken(struct dock_driver *d, Msc__V1__ComputerList *out,
+dock_pool_list_taken(struct dock_driver *d,
+    const struct dock_pool_computers *computers, Msc__V1__ComputerList *out,
     char *err, size_t errlen)
 {
 	char filter[256];
@@ -485,7 +481,7 @@ dock_pool_list_taken(struct dock_driver *d, Msc__V1__ComputerList *out,
 			continue;
 		*c = (Msc__V1__Computer)MSC__V1__COMPUTER__INIT;
 		out->computers[out->n_computers++] = c;
-		if ((rv = dock_fill_computer(d, row,
+		if ((rv = computers->fill(d, row,
 			 name + sizeof(DOCK_NAME_PREFIX), c, dock_cfg(d->cfg)->image,
 			 d->cfg->driver_id)) != 0)
 			break;

@@ -30,11 +30,29 @@
 struct dock_driver;
 
 /*
+ * What the pool asks of the computer layer (docker_computers.c, which
+ * calls the pool): the engine and image checked once, a container's
+ * readiness check, a Computer filled from a container's JSON. Given at
+ * start (docker_computers.c's dock_pool_computers), so the pool calls
+ * that file only through these.
+ */
+struct dock_pool_computers {
+	int (*validate)(struct dock_driver *d, char *err, size_t errlen);
+	int (*readiness)(struct dock_driver *d, const char *name, bool helper,
+	    bool created, char *err, size_t errlen);
+	int (*fill)(struct dock_driver *d, json_t *ctr, const char *id,
+	    Msc__V1__Computer *out, const char *fallback_image,
+	    const char *driver_id);
+};
+extern const struct dock_pool_computers dock_pool_computers;
+
+/*
  * Starts the refill threads when the pool is on (removing first, in the
  * background, the pool containers an earlier run of this driver left).
  * 0 or a negative errno.
  */
-int dock_pool_start(struct dock_driver *d);
+int dock_pool_start(struct dock_driver *d,
+    const struct dock_pool_computers *computers);
 /* Stops refilling and removes the waiting containers. Blocks. */
 void dock_pool_drain(struct dock_driver *d);
 /* Frees the pool (after dock_pool_drain and the driver's jobs). */
@@ -60,14 +78,13 @@ void dock_pool_wait_named(struct dock_driver *d, const char *name);
 /* A cold creation starts (+1) or ends (-1): refills yield to them. */
 void dock_pool_cold(struct dock_driver *d, int delta);
 
-/* Whether a container's labels (borrowed) mark one of our pool's. */
-bool dock_pool_born(const struct dock_driver *d, json_t *labels);
-
 /*
  * Appends to `out` the taken pool containers of this driver (computers
- * named by their container's name). 0 or a negative errno.
+ * named by their container's name, filled by computers->fill; the pool
+ * need not be started). 0 or a negative errno.
  */
-int dock_pool_list_taken(struct dock_driver *d, Msc__V1__ComputerList *out,
+int dock_pool_list_taken(struct dock_driver *d,
+    const struct dock_pool_computers *computers, Msc__V1__ComputerList *out,
     char *err, size_t errlen);
 
 #endif /* DOCK_POOL_H */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <jansson.h>
 
@@ -39,8 +40,9 @@ struct dock_pool {
 	int n_threads;
 	pthread_t threads[POOL_THREADS];
 	struct dock_driver *d;
+	const struct dock_pool_computers *computers;    /* docker_pool.h */
 	/* docker_pool_rename.c: taken containers still to be renamed. */
-	struct pool_rename *renames;
+	STAILQ_HEAD(, pool_rename) renames;
 	pthread_t renamer;
 	bool renaming;          /* the renamer thread runs */
 	/* docker_pool_image.c: the image id, kept while events say nothing. */
@@ -56,7 +58,7 @@ struct dock_pool {
 struct pool_rename {
 	char cid[65];
 	char name[128];         /* kilntainer-<id> */
-	struct pool_rename *next;
+	STAILQ_ENTRY(pool_rename) link; /* in the pool's renames */
 };
 
 void dock_pool_ctr_free(struct pool_ctr *pc);

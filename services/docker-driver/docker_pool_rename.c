@@ -68,7 +68,7 @@ int
 dock_pool_rename_later(struct dock_pool *p, const char *cid,
     const char *name)
 {
-	struct pool_rename *r = calloc(1, sizeof(*r)), **tail;
+	struct pool_rename *r = calloc(1, sizeof(*r));
 
 	if (r == NULL)
 		return -ENOMEM;
@@ -82,9 +82,7 @@ dock_pool_rename_later(struct dock_pool *p, const char *cid,
 		free(r);
 		return 0;
 	}
-	for (tail = &p->renames; *tail != NULL; tail = &(*tail)->next)
-		;
-	*tail = r;
+	STAILQ_INSERT_TAIL(&p->renames, r, link);
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	return 0;
@@ -98,7 +96,7 @@ dock_pool_renamer_main(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		if ((r = p->renames) == NULL) {
+		if ((r = STAILQ_FIRST(&p->renames)) == NULL) {
 			if (p->stopping)
 				break;
 			pthread_cond_wait(&p->cv, &p->mu);
@@ -107,7 +105,7 @@ dock_pool_renamer_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		rename_one(p->d, r);    /* stays listed until done */
 		pthread_mutex_lock(&p->mu);
-		p->renames = r->next;
+		STAILQ_REMOVE_HEAD(&p->renames, link);
 		free(r);
 		pthread_cond_broadcast(&p->cv);
 	}
@@ -119,7 +117,9 @@ dock_pool_renamer_main(void *arg)
 static bool
 pending(const struct dock_pool *p, const char *name)
 {
-	for (const struct pool_rename *r = p->renames; r != NULL; r = r->next)
+	const struct pool_rename *r;
+
+	STAILQ_FOREACH(r, &p->renames, link)
 		if (strcmp(r->name, name) == 0)
 			return true;
 	return false;

@@ -58,6 +58,7 @@ struct dock_preview {
 	struct rows rows;
 	size_t n;
 	char dir[600];          /* the files' folder */
+	const struct dock_preview_listener *listener;
 	struct dock_proxy_loop *loop;   /* NULL until started */
 	uint16_t listen_port;
 };
@@ -272,7 +273,7 @@ listen_locked(struct dock_preview *p, char *err, size_t errlen)
 
 	if (p->loop != NULL)
 		return 0;
-	return dock_preview_listen(p, dc->preview_listen != NULL ?
+	return p->listener->listen(p, dc->preview_listen != NULL ?
 	    dc->preview_listen : "127.0.0.1:8790",
 	    dc->preview_domain != NULL ? dc->preview_domain : "localhost",
 	    &p->loop, &p->listen_port, err, errlen);
@@ -327,7 +328,8 @@ drop_gone(struct dock_preview *p)
 }
 
 int
-dock_preview_init(struct dock_driver *d, struct dock_preview **pp)
+dock_preview_init(struct dock_driver *d,
+    const struct dock_preview_listener *listener, struct dock_preview **pp)
 {
 	struct dock_preview *p = calloc(1, sizeof(*p));
 	char base[512], pbase[600], err[256];
@@ -337,6 +339,7 @@ dock_preview_init(struct dock_driver *d, struct dock_preview **pp)
 	if (p == NULL)
 		return -ENOMEM;
 	p->d = d;
+	p->listener = listener;
 	pthread_mutex_init(&p->mu, NULL);
 	TAILQ_INIT(&p->rows);
 	if (dock_pol_base(base, sizeof(base)) != 0) {
@@ -378,7 +381,7 @@ dock_preview_free(struct dock_preview *p)
 	if (p == NULL)
 		return;
 	if (p->loop != NULL)
-		dock_preview_listen_stop(p->loop);
+		p->listener->stop(p->loop);
 	while ((r = TAILQ_FIRST(&p->rows)) != NULL) {
 		TAILQ_REMOVE(&p->rows, r, link);
 		free(r);

@@ -28,9 +28,27 @@ struct dock_preview;
 /* A capability: 128 random bits as 32 lowercase hex digits. */
 #define DOCK_PREVIEW_CAP_LEN 32
 
+/*
+ * The listener the table starts on its first URL: `listen` on "HOST:PORT"
+ * (its port into *portp), `stop`. The driver gives the table
+ * docker_preview_proxy.c's at init, so the table (docker_preview.c) calls
+ * its listener only through these and the listener calls the table.
+ */
+struct dock_proxy_loop;
+struct dock_preview_listener {
+	int (*listen)(struct dock_preview *p, const char *listen,
+	    const char *domain, struct dock_proxy_loop **lp, uint16_t *portp,
+	    char *err, size_t errlen);
+	void (*stop)(struct dock_proxy_loop *l);
+};
+
+/* The listener (docker_preview_proxy.c): one thread, one poll loop. */
+extern const struct dock_preview_listener dock_preview_proxy;
+
 /* Loads the table from its files; starts the listener when it is not
  * empty. 0 or a negative errno (printed). */
-int dock_preview_init(struct dock_driver *d, struct dock_preview **pp);
+int dock_preview_init(struct dock_driver *d,
+    const struct dock_preview_listener *listener, struct dock_preview **pp);
 void dock_preview_free(struct dock_preview *p);
 
 /* Whether a driver listening at `url` serves other hosts: tcp:// or
@@ -104,12 +122,5 @@ bool dock_resolver_ask(struct dock_resolver *r, uint64_t serial,
 bool dock_resolver_answer(struct dock_resolver *r, struct dock_resolved *out);
 void dock_resolver_stop(struct dock_resolver *r);
 
-/* The listener (docker_preview_proxy.c): started once, on `listen`
- * ("HOST:PORT"); its port is written to *portp. */
-struct dock_proxy_loop;
-int dock_preview_listen(struct dock_preview *p, const char *listen,
-    const char *domain, struct dock_proxy_loop **lp, uint16_t *portp,
-    char *err, size_t errlen);
-void dock_preview_listen_stop(struct dock_proxy_loop *l);
 
 #endif /* DOCKER_PREVIEW_H */

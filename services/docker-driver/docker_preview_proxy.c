@@ -783,7 +783,7 @@ loop_main(void *arg)
 	return NULL;
 }
 
-int
+static int
 dock_preview_listen(struct dock_preview *p, const char *where,
     const char *domain, struct dock_proxy_loop **lp, uint16_t *portp,
     char *err, size_t errlen)
@@ -853,7 +853,7 @@ dock_preview_listen(struct dock_preview *p, const char *where,
 	return 0;
 }
 
-void
+static void
 dock_preview_listen_stop(struct dock_proxy_loop *l)
 {
 	(void)!write(l->wake[1], "x", 1);
@@ -864,3 +864,7 @@ dock_preview_listen_stop(struct dock_proxy_loop *l)
 	close(l->wake[1]);
 	free(l);
 }
+
+const struct dock_preview_listener dock_preview_proxy = {
+	dock_preview_listen, dock_preview_listen_stop
+};

@@ -165,34 +165,6 @@ rf_lookup(const char *name)
 	return NULL;
 }
 
-/* Returns the object at `key` in `parent`, creating it when absent. */
-json_t *
-rf_object(json_t *parent, const char *key)
-{
-	json_t	*o = json_object_get(parent, key);
-
-	if (json_is_object(o))
-		return o;
-	o = json_object();
-	if (o == NULL || json_object_set_new(parent, key, o) < 0)
-		return NULL;
-	return o;
-}
-
-/* Returns the array at `key` in `parent`, creating it when absent. */
-json_t *
-rf_array(json_t *parent, const char *key)
-{
-	json_t	*a = json_object_get(parent, key);
-
-	if (json_is_array(a))
-		return a;
-	a = json_array();
-	if (a == NULL || json_object_set_new(parent, key, a) < 0)
-		return NULL;
-	return a;
-}
-
 static int
 rf_bool_value(const char *flag, const char *v, bool *out, char *err,
     size_t errlen)

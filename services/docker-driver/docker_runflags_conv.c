@@ -1,6 +1,8 @@
 /*
  * docker_runflags_conv.c - converters for the composite `docker run` flag
- * values: sizes, --mount, --volume, --device, --ulimit, --gpus and friends.
+ * values: sizes, --mount, --volume, --device, --ulimit, --gpus and friends,
+ * and the create body's get-or-create helpers (rf_object, rf_array) that
+ * docker_runflags.c and docker_runflags_mount.c also use.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -18,6 +20,34 @@
 #include "docker_runflags_int.h"
 
 #define RF_PART_MAX	4096
+
+/* Returns the object at `key` in `parent`, creating it when absent. */
+json_t *
+rf_object(json_t *parent, const char *key)
+{
+	json_t	*o = json_object_get(parent, key);
+
+	if (json_is_object(o))
+		return o;
+	o = json_object();
+	if (o == NULL || json_object_set_new(parent, key, o) < 0)
+		return NULL;
+	return o;
+}
+
+/* Returns the array at `key` in `parent`, creating it when absent. */
+json_t *
+rf_array(json_t *parent, const char *key)
+{
+	json_t	*a = json_object_get(parent, key);
+
+	if (json_is_array(a))
+		return a;
+	a = json_array();
+	if (a == NULL || json_object_set_new(parent, key, a) < 0)
+		return NULL;
+	return a;
+}
 
 int
 rf_parse_int(const char *v, long long *out)

@@ -1,6 +1,7 @@
 /*
- * docker_runflags_int.h - value converters shared by docker_runflags.c and
- * docker_runflags_conv.c.
+ * docker_runflags_int.h - value converters and helpers of
+ * docker_runflags_conv.c, which docker_runflags.c (the flag table) and
+ * docker_runflags_mount.c (--mount) call; they call nothing back.
  */
 #ifndef DOCK_RUNFLAGS_INT_H
 #define DOCK_RUNFLAGS_INT_H
@@ -36,7 +37,8 @@ int	rf_parse_int(const char *v, long long *out);
 /* "512m", "1.5g", "100k", "2GiB": bytes; -EINVAL otherwise. */
 int	rf_parse_size(const char *v, long long *out);
 
-/* Get-or-create helpers (docker_runflags.c); NULL on allocation failure. */
+/* Get-or-create helpers (docker_runflags_conv.c); NULL on allocation
+ * failure. */
 json_t	*rf_object(json_t *parent, const char *key);
 json_t	*rf_array(json_t *parent, const char *key);
 

@@ -298,15 +298,6 @@ container_went(struct dock_driver *d, const char *cid)
 	return went;
 }
 
-static bool
-principal_ok(const char *p)
-{
-	size_t n = strnlen(p, 65);
-
-	return n <= 64 && strspn(p, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@") == n;
-}
-
 /*
  * Counts one more snapshot being made by `principal`; -EDQUOT at
  * --max-snapshots or at its share (--max-principal-snapshots).
@@ -346,7 +337,7 @@ dock_snapshot(struct dock_driver *d, const Msc__V1__SnapshotRequest *req,
 	struct tm tm;
 	int rv;
 
-	if (!principal_ok(req->principal)) {
+	if (!msc_principal_valid(req->principal)) {
 		snprintf(err, errlen, "not a principal's name");
 		return -EINVAL;
 	}

@@ -24,6 +24,7 @@
 #include "docker_api_int.h"
 #include "msc_driver_live.h"
 #include "msc_http.h"
+#include "wire32.h"
 
 #define DOCK_HDR_MAX		16384
 #define DOCK_READ_CHUNK		32768
@@ -175,9 +176,7 @@ dock_demux_feed(struct dock_demux *d, struct dock_stream *s,
 			if (d->hdr[0] > 3)
 				return -EPROTO;
 			d->type = d->hdr[0];
-			d->left = (uint32_t)d->hdr[4] << 24 |
-			    (uint32_t)d->hdr[5] << 16 |
-			    (uint32_t)d->hdr[6] << 8 | (uint32_t)d->hdr[7];
+			d->left = wire_get32(d->hdr + 4);
 			if (d->left == 0)
 				d->hdr_have = 0;
 			continue;

@@ -8,21 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
+#include "wire32.h"
 
 uint32_t
 fx_type_max(int type)
@@ -65,7 +51,7 @@ fx_hdr_encode(uint8_t out[FX_HDR_LEN], int type, uint32_t len)
 		return -EINVAL;
 	out[0] = (uint8_t)type;
 	out[1] = out[2] = out[3] = 0;
-	put32(out + 4, len);
+	wire_put32(out + 4, len);
 	return 0;
 }
 
@@ -74,7 +60,7 @@ fx_hdr_decode(const uint8_t in[FX_HDR_LEN], bool from_helper, int *typep,
     uint32_t *lenp)
 {
 	int type = in[0];
-	uint32_t len = get32(in + 4);
+	uint32_t len = wire_get32(in + 4);
 
 	if (in[1] != 0 || in[2] != 0 || in[3] != 0)
 		return -EPROTO;
@@ -128,23 +114,23 @@ fx_req_encode(const struct fx_req *r, uint8_t **bufp, size_t *lenp)
 		return -ENOMEM;
 	(void)fx_hdr_encode(b, FX_REQ, (uint32_t)total);
 	off = FX_HDR_LEN;
-	put32(b + off, FX_MAGIC);
-	put32(b + off + 4, FX_VERSION);
-	put32(b + off + 8, r->flags);
-	put32(b + off + 12, r->timeout_ms);
-	put32(b + off + 16, (uint32_t)(r->output_limit >> 32));
-	put32(b + off + 20, (uint32_t)r->output_limit);
-	put32(b + off + 24, (uint32_t)argc);
-	put32(b + off + 28, (uint32_t)envc);
+	wire_put32(b + off, FX_MAGIC);
+	wire_put32(b + off + 4, FX_VERSION);
+	wire_put32(b + off + 8, r->flags);
+	wire_put32(b + off + 12, r->timeout_ms);
+	wire_put32(b + off + 16, (uint32_t)(r->output_limit >> 32));
+	wire_put32(b + off + 20, (uint32_t)r->output_limit);
+	wire_put32(b + off + 24, (uint32_t)argc);
+	wire_put32(b + off + 28, (uint32_t)envc);
 	off += 32;
-	put32(b + off, (uint32_t)wl);
+	wire_put32(b + off, (uint32_t)wl);
 	memcpy(b + off + 4, wd, wl);
 	off += 4 + wl;
 	for (i = 0; i < argc + envc; i++) {
 		const char *s = i < argc ? r->argv[i] : r->env[i - argc];
 		size_t l = strlen(s);
 
-		put32(b + off, (uint32_t)l);
+		wire_put32(b + off, (uint32_t)l);
 		memcpy(b + off + 4, s, l);
 		off += 4 + l;
 	}
@@ -170,7 +156,7 @@ take_str(const uint8_t *p, size_t len, size_t *off, char **dst, char **arena)
 
 	if (len - *off < 4)
 		return -EPROTO;
-	l = get32(p + *off);
+	l = wire_get32(p + *off);
 	*off += 4;
 	if (l > len - *off || memchr(p + *off, '\0', l) != NULL)
 		return -EPROTO;
@@ -191,11 +177,11 @@ fx_req_decode(const uint8_t *p, size_t len, struct fx_req_dec *out)
 	char *arena, *wd;
 
 	memset(&d, 0, sizeof(d));
-	if (len < 36 || len > FX_REQ_MAX || get32(p) != FX_MAGIC ||
-	    get32(p + 4) != FX_VERSION)
+	if (len < 36 || len > FX_REQ_MAX || wire_get32(p) != FX_MAGIC ||
+	    wire_get32(p + 4) != FX_VERSION)
 		return -EPROTO;
-	argc = get32(p + 24);
-	envc = get32(p + 28);
+	argc = wire_get32(p + 24);
+	envc = wire_get32(p + 28);
 	/* Each string takes at least its 4-byte length. */
 	if (argc == 0 || argc > FX_STRS_MAX || envc > FX_STRS_MAX ||
 	    (size_t)argc + envc > (len - 36) / 4)
@@ -207,9 +193,9 @@ fx_req_decode(const uint8_t *p, size_t len, struct fx_req_dec *out)
 	d.argv = d.block;
 	d.env = d.argv + argc + 1;
 	arena = (char *)d.block + ptrs;
-	d.req.flags = get32(p + 8);
-	d.req.timeout_ms = get32(p + 12);
-	d.req.output_limit = (uint64_t)get32(p + 16) << 32 | get32(p + 20);
+	d.req.flags = wire_get32(p + 8);
+	d.req.timeout_ms = wire_get32(p + 12);
+	d.req.output_limit = (uint64_t)wire_get32(p + 16) << 32 | wire_get32(p + 20);
 	if (take_str(p, len, &off, &wd, &arena) != 0)
 		goto bad;
 	if (wd[0] != '\0' && wd[0] != '/')
@@ -240,8 +226,8 @@ bad:
 void
 fx_exit_encode(uint8_t out[FX_EXIT_LEN], int outcome, int code)
 {
-	put32(out, (uint32_t)outcome);
-	put32(out + 4, (uint32_t)code);
+	wire_put32(out, (uint32_t)outcome);
+	wire_put32(out + 4, (uint32_t)code);
 }
 
 int
@@ -251,8 +237,8 @@ fx_exit_decode(const uint8_t *p, size_t len, int *outcomep, int *codep)
 
 	if (len != FX_EXIT_LEN)
 		return -EPROTO;
-	o = get32(p);
-	c = get32(p + 4);
+	o = wire_get32(p);
+	c = wire_get32(p + 4);
 	if (o > FX_LIMIT || c > 255)
 		return -EPROTO;
 	*outcomep = (int)o;

@@ -4,21 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
+#include "wire32.h"
 
 static void
 put_head(uint8_t out[LW_MSG_LEN], int op)
@@ -42,7 +28,7 @@ void
 lw_request_encode(uint8_t out[LW_MSG_LEN], int op, uint32_t ms)
 {
 	put_head(out, op);
-	put32(out + 8, ms);
+	wire_put32(out + 8, ms);
 }
 
 int
@@ -50,10 +36,10 @@ lw_request_decode(const uint8_t in[LW_MSG_LEN], int *opp, uint32_t *msp)
 {
 	int op = check_head(in);
 
-	if (op < 0 || in[6] != 0 || in[7] != 0 || get32(in + 12) != 0)
+	if (op < 0 || in[6] != 0 || in[7] != 0 || wire_get32(in + 12) != 0)
 		return -EPROTO;
 	*opp = op;
-	*msp = get32(in + 8);
+	*msp = wire_get32(in + 8);
 	return 0;
 }
 
@@ -62,8 +48,8 @@ lw_reply_encode(uint8_t out[LW_MSG_LEN], const struct lw_reply *r)
 {
 	put_head(out, r->op);
 	out[6] = (uint8_t)r->state;
-	put32(out + 8, r->left_ms);
-	put32(out + 12, r->lease_ms);
+	wire_put32(out + 8, r->left_ms);
+	wire_put32(out + 12, r->lease_ms);
 }
 
 int
@@ -75,7 +61,7 @@ lw_reply_decode(const uint8_t in[LW_MSG_LEN], struct lw_reply *r)
 		return -EPROTO;
 	r->op = op;
 	r->state = in[6];
-	r->left_ms = get32(in + 8);
-	r->lease_ms = get32(in + 12);
+	r->left_ms = wire_get32(in + 8);
+	r->lease_ms = wire_get32(in + 12);
 	return 0;
 }

@@ -64,15 +64,13 @@ answer(struct inv_service *s, struct record *r, struct waiter *w)
 static void
 settle(struct inv_service *s, struct record *r, const struct msc_status *st)
 {
-	struct waiter *w, *next;
+	struct waiter *w;
 
 	pthread_mutex_lock(&s->mu);
-	w = r->waiters;
-	r->waiters = NULL;
 	r->n_waiters = 0;
 	r->ready = true;
-	for (; w != NULL; w = next) {
-		next = w->next;
+	while ((w = SLIST_FIRST(&r->waiters)) != NULL) {
+		SLIST_REMOVE_HEAD(&r->waiters, link);
 		if (st->code != MSC__V1__CODE__OK)
 			msc_call_fail_reason(w->call, st->code, st->reason,
 			    "%s", st->message);
@@ -423,8 +421,7 @@ inv_h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 			    "too many callers wait for computer '%s'", id);
 			return;
 		}
-		w->next = r->waiters;
-		r->waiters = w;
+		SLIST_INSERT_HEAD(&r->waiters, w, link);
 		r->n_waiters++;
 		pthread_mutex_unlock(&s->mu);
 		return;
@@ -440,7 +437,8 @@ inv_h_acquire(void *state, struct msc_call *call, const ProtobufCMessage *req)
 		return;
 	}
 	strcpy(r->id, id);
-	r->waiters = w;
+	SLIST_INIT(&r->waiters);
+	SLIST_INSERT_HEAD(&r->waiters, w, link);
 	r->n_waiters = 1;
 	op->s = s;
 	op->r = r;

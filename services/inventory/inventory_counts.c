@@ -21,13 +21,15 @@
 struct inv_pick_wait {
 	inv_pick_fn fn;
 	void *arg;
-	struct inv_pick_wait *next;
+	SLIST_ENTRY(inv_pick_wait) link;        /* in pick_waits */
 };
+
 
 void
 inv_counts_init(struct inv_service *s)
 {
 	pthread_cond_init(&s->counts_cv, NULL);
+	SLIST_INIT(&s->pick_waits);
 	s->count_refresh_ms = INV_COUNT_REFRESH_MS;
 }
 
@@ -64,7 +66,8 @@ static void
 counted(void *arg, struct inv_fan *f)
 {
 	struct inv_service *s = arg;
-	struct inv_pick_wait *w, *next;
+	struct inv_pick_waits waits;
+	struct inv_pick_wait *w;
 
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < f->n; i++) {
@@ -76,17 +79,17 @@ counted(void *arg, struct inv_fan *f)
 	}
 	s->counted_at_ms = msc_now_ms();
 	s->count_lists++;
-	w = s->pick_waits;
-	s->pick_waits = NULL;
+	waits = s->pick_waits;          /* taken whole */
+	SLIST_INIT(&s->pick_waits);
 	s->counting = false;    /* a pick from now on starts its own List */
 	s->count_callbacks++;
 	pthread_mutex_unlock(&s->mu);
 	inv_fan_free(f);
 	/* Who waited for the counts is placed now (before others start). */
-	for (; w != NULL; w = next) {
+	while ((w = SLIST_FIRST(&waits)) != NULL) {
 		int i;
 
-		next = w->next;
+		SLIST_REMOVE_HEAD(&waits, link);
 		pthread_mutex_lock(&s->mu);
 		i = least_loaded(s);
 		pthread_mutex_unlock(&s->mu);
@@ -103,12 +106,13 @@ counted(void *arg, struct inv_fan *f)
 static void
 fail_waits_locked(struct inv_service *s)
 {
-	struct inv_pick_wait *w = s->pick_waits, *next;
+	struct inv_pick_waits waits = s->pick_waits;
+	struct inv_pick_wait *w;
 
-	s->pick_waits = NULL;
+	SLIST_INIT(&s->pick_waits);
 	pthread_mutex_unlock(&s->mu);
-	for (; w != NULL; w = next) {
-		next = w->next;
+	while ((w = SLIST_FIRST(&waits)) != NULL) {
+		SLIST_REMOVE_HEAD(&waits, link);
 		w->fn(w->arg, -1);
 		free(w);
 	}
@@ -162,8 +166,7 @@ inv_counts_pick(struct inv_service *s, inv_pick_fn fn, void *arg)
 	}
 	w->fn = fn;
 	w->arg = arg;
-	w->next = s->pick_waits;
-	s->pick_waits = w;
+	SLIST_INSERT_HEAD(&s->pick_waits, w, link);
 	if (refresh_locked(s) != 0)
 		fail_waits_locked(s);
 	pthread_mutex_unlock(&s->mu);

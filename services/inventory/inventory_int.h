@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "driver.pb-c.h"
 #include "inventory.h"
@@ -35,7 +36,7 @@ struct waiter {
 	bool exclusive;
 	char owner[64];
 	char principal[MSC_PRINCIPAL_TAG_LEN + 1];      /* its tag */
-	struct waiter *next;
+	SLIST_ENTRY(waiter) link;       /* in its record's waiters */
 };
 
 /*
@@ -55,7 +56,7 @@ struct record {
 	Msc__V1__Computer *computer;   /* the driver's answer (owned) */
 	char **owners;
 	size_t n_owners;
-	struct waiter *waiters;  /* Acquire calls waiting for the driver */
+	SLIST_HEAD(, waiter) waiters;   /* Acquire calls waiting for the driver */
 	size_t n_waiters;
 };
 
@@ -74,7 +75,8 @@ struct inv_service {
 	bool counting;                  /* a List for counting under way */
 	int count_callbacks;            /* its answer being handed out */
 	bool stopping;
-	struct inv_pick_wait *pick_waits;  /* picks waiting for a List */
+	/* picks waiting for a List (inventory_counts.c) */
+	SLIST_HEAD(inv_pick_waits, inv_pick_wait) pick_waits;
 	pthread_cond_t counts_cv;
 };
 

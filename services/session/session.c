@@ -168,6 +168,8 @@ sess_open_locked(struct sess_service *s, const char *principal,
 	for (size_t i = 0; i < SESS_TAG_LEN / 2; i++)
 		snprintf(ss->tag + 2 * i, 3, "%02x", raw[i]);
 	ss->refs = 1;
+	STAILQ_INIT(&ss->queue);
+	LIST_INIT(&ss->live);
 	ss->sandbox = sandbox;
 	ss->idle_timeout_s = idle_timeout_s;
 	ss->last_active_ms = msc_now_ms();
@@ -436,6 +438,8 @@ sess_start(const struct msc_cfg *cfg, const char *url,
 			snprintf(s->epoch + 2 * i, 3, "%02x", e[i]);
 	}
 	TAILQ_INIT(&s->lru);
+	LIST_INIT(&s->closings);
+	LIST_INIT(&s->owed);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	if ((rv = msc_map_new(&s->sessions)) != 0 ||

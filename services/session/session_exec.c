@@ -33,7 +33,7 @@ struct pending {
 	bool fresh;                  /* its sandbox handle was minted for it */
 	bool temporary;              /* requested, then resolved */
 	size_t driver;               /* fleet index of the computer's driver */
-	struct pending *next;
+	STAILQ_ENTRY(pending) link;  /* in its session's queue */
 	struct sess_live live;       /* for CancelExec and PeekExec */
 	Msc__V1__TerminalExecReply rep;   /* being shaped (session_output.c) */
 };
@@ -303,17 +303,16 @@ run(struct pending *p)
 static void
 drain(struct sess_service *s, struct sess *ss)
 {
-	struct pending *list, *next;
+	STAILQ_HEAD(, pending) list = STAILQ_HEAD_INITIALIZER(list);
+	struct pending *p;
 
 	pthread_mutex_lock(&s->mu);
-	list = ss->queue_head;
-	ss->queue_head = ss->queue_tail = NULL;
+	STAILQ_CONCAT(&list, &ss->queue);
 	ss->queued = 0;
 	pthread_mutex_unlock(&s->mu);
-	for (; list != NULL; list = next) {
-		next = list->next;
-		list->next = NULL;
-		resolve(list);
+	while ((p = STAILQ_FIRST(&list)) != NULL) {
+		STAILQ_REMOVE_HEAD(&list, link);
+		resolve(p);
 	}
 }
 
@@ -409,11 +408,7 @@ resolve(struct pending *p)
 			    "too many calls wait for this session's computer");
 			return;
 		}
-		if (ss->queue_tail != NULL)
-			ss->queue_tail->next = p;
-		else
-			ss->queue_head = p;
-		ss->queue_tail = p;
+		STAILQ_INSERT_TAIL(&ss->queue, p, link);
 		ss->queued++;
 		pthread_mutex_unlock(&s->mu);
 		return;

@@ -39,7 +39,8 @@ struct sess_task;
  * is open. All under s->mu.
  */
 struct sess_live {
-	struct sess_live *prev, *next;
+	LIST_ENTRY(sess_live) link;     /* in its session's live, if listed */
+	bool listed;
 	const char *call_key;           /* the edge's; borrowed from the call */
 	char driver_key[33];            /* random: ExecRequest.cancel_key */
 	char computer_id[MSC_SLUG_MAX + 1];     /* once on a driver */
@@ -89,9 +90,9 @@ struct sess {
 	struct msc_map *owned;          /* id -> (void *)1 temp / 2 perm */
 	bool resolving;                 /* an Acquire is in flight */
 	int creating;                   /* computer_create calls in flight */
-	struct pending *queue_head, *queue_tail;
+	STAILQ_HEAD(, pending) queue;   /* calls waiting for the resolve */
 	size_t queued;
-	struct sess_live *live;         /* TerminalExec calls open */
+	LIST_HEAD(, sess_live) live;    /* TerminalExec calls open */
 	int tasks;                      /* its MCP tasks (session_task.c) */
 	struct sess_principal *pr;      /* its owner */
 	TAILQ_ENTRY(sess) lru_all;      /* on s->lru while not closed */
@@ -103,8 +104,8 @@ struct sess_service {
 	pthread_mutex_t mu;             /* guards all below and every sess */
 	pthread_cond_t cv;
 	int releasing;                  /* Release calls in flight */
-	struct closing *closings;       /* Close calls not answered yet */
-	struct sess_release *owed;      /* releases to send again */
+	LIST_HEAD(, closing) closings;  /* Close calls not answered yet */
+	LIST_HEAD(, sess_release) owed; /* releases to send again */
 	size_t n_owed;
 	nng_aio *sweep;                 /* expires idle sessions each second */
 	bool stopping;

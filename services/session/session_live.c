@@ -25,23 +25,17 @@ sess_live_add_locked(struct sess *ss, struct sess_live *l,
     const char *call_key)
 {
 	l->call_key = call_key;
-	l->prev = NULL;
-	l->next = ss->live;
-	if (ss->live != NULL)
-		ss->live->prev = l;
-	ss->live = l;
+	LIST_INSERT_HEAD(&ss->live, l, link);
+	l->listed = true;
 }
 
 void
 sess_live_remove_locked(struct sess *ss, struct sess_live *l)
 {
-	if (l->prev != NULL)
-		l->prev->next = l->next;
-	else if (ss->live == l)
-		ss->live = l->next;
-	if (l->next != NULL)
-		l->next->prev = l->prev;
-	l->prev = l->next = NULL;
+	(void)ss;
+	if (l->listed)
+		LIST_REMOVE(l, link);
+	l->listed = false;
 }
 
 bool
@@ -91,9 +85,10 @@ cancel_session(void *arg, const char *id, void *value)
 {
 	struct stop_kills *ks = arg;
 	struct sess *ss = value;
+	struct sess_live *l;
 
 	(void)id;
-	for (struct sess_live *l = ss->live; l != NULL; l = l->next) {
+	LIST_FOREACH(l, &ss->live, link) {
 		if (l->cancelled)
 			continue;
 		l->cancelled = true;
@@ -157,13 +152,13 @@ find_any(void *arg, const char *id, void *value)
 {
 	struct any_call *a = arg;
 	struct sess *ss = value;
+	struct sess_live *l;
 
 	(void)id;
 	if (!sess_principal_is(ss->pr, a->principal))
 		return;
-	for (struct sess_live *l = ss->live; a->l == NULL && l != NULL;
-	    l = l->next)
-		if (strcmp(l->call_key, a->key) == 0) {
+	LIST_FOREACH(l, &ss->live, link)
+		if (a->l == NULL && strcmp(l->call_key, a->key) == 0) {
 			a->ss = ss;
 			a->l = l;
 		}
@@ -180,6 +175,7 @@ find_locked(struct sess_service *s, const char *sid, const char *key,
     const char *principal, struct sess **ssp)
 {
 	struct sess *ss;
+	struct sess_live *l;
 
 	if (sid[0] == '\0' && key[0] != '\0') {
 		struct any_call a = { key, principal, NULL, NULL };
@@ -192,7 +188,7 @@ find_locked(struct sess_service *s, const char *sid, const char *key,
 	*ssp = ss;
 	if (ss == NULL || key[0] == '\0')
 		return NULL;
-	for (struct sess_live *l = ss->live; l != NULL; l = l->next)
+	LIST_FOREACH(l, &ss->live, link)
 		if (strcmp(l->call_key, key) == 0)
 			return l;
 	return NULL;

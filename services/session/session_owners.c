@@ -30,7 +30,7 @@ struct closing {
 	size_t left;
 	bool failed;                    /* a release's first try failed */
 	uint64_t started_ms;
-	struct closing *prev, *next;    /* in s->closings while call is set */
+	LIST_ENTRY(closing) link;       /* in s->closings while call is set */
 };
 
 /* One Release the inventory has not confirmed yet. */
@@ -44,22 +44,8 @@ struct sess_release {
 	size_t driver;
 	int tries;
 	uint64_t due_ms;                /* when it goes again */
-	struct sess_release *next;      /* in s->owed */
+	LIST_ENTRY(sess_release) link;  /* in s->owed, or a due list */
 };
-
-static void
-closing_unlink(struct closing *c)
-{
-	struct sess_service *s = c->s;
-
-	if (c->prev != NULL)
-		c->prev->next = c->next;
-	else
-		s->closings = c->next;
-	if (c->next != NULL)
-		c->next->prev = c->prev;
-	c->prev = c->next = NULL;
-}
 
 /* Answers c's Close: the session has ended, whatever its releases do. */
 static void
@@ -72,7 +58,7 @@ closing_answer(struct closing *c)
 	r.cleanup_complete = c->left == 0 && !c->failed;
 	msc_call_reply(c->call, &r.base);
 	c->call = NULL;
-	closing_unlink(c);
+	LIST_REMOVE(c, link);
 }
 
 struct closing *
@@ -86,12 +72,8 @@ sess_closing_new(struct sess_service *s, struct msc_call *call, size_t n)
 	c->call = call;
 	c->left = n + 1;        /* one extra step: the caller's */
 	c->started_ms = msc_now_ms();
-	if (call != NULL) {
-		c->next = s->closings;
-		if (s->closings != NULL)
-			s->closings->prev = c;
-		s->closings = c;
-	}
+	if (call != NULL)
+		LIST_INSERT_HEAD(&s->closings, c, link);
 	return c;
 }
 
@@ -137,8 +119,7 @@ release_failed(struct sess_release *rel, const char *why)
 	msc_log_warn("session: releasing computer %s failed (%s); trying "
 		     "again in %llu s", rel->id, why,
 	    (unsigned long long)((rel->due_ms - msc_now_ms()) / 1000));
-	rel->next = s->owed;
-	s->owed = rel;
+	LIST_INSERT_HEAD(&s->owed, rel, link);
 	s->n_owed++;
 }
 
@@ -213,22 +194,20 @@ sess_release_locked(struct sess_service *s, const char *id,
 static void
 send_due(struct sess_service *s)
 {
-	struct sess_release **pp = &s->owed, *due = NULL, *rel;
+	LIST_HEAD(, sess_release) due = LIST_HEAD_INITIALIZER(due);
+	struct sess_release *rel, *next;
 	uint64_t now = msc_now_ms();
 
-	while ((rel = *pp) != NULL) {
-		if (rel->due_ms > now) {
-			pp = &rel->next;
+	for (rel = LIST_FIRST(&s->owed); rel != NULL; rel = next) {
+		next = LIST_NEXT(rel, link);
+		if (rel->due_ms > now)
 			continue;
-		}
-		*pp = rel->next;
+		LIST_REMOVE(rel, link);
 		s->n_owed--;
-		rel->next = due;
-		due = rel;
+		LIST_INSERT_HEAD(&due, rel, link);      /* the oldest first */
 	}
-	while ((rel = due) != NULL) {
-		due = rel->next;
-		rel->next = NULL;
+	while ((rel = LIST_FIRST(&due)) != NULL) {
+		LIST_REMOVE(rel, link);
 		release_send(rel);
 	}
 }
@@ -359,8 +338,8 @@ sess_owners_sweep(struct sess_service *s)
 	uint64_t now = msc_now_ms();
 	struct closing *c, *next;
 
-	for (c = s->closings; c != NULL; c = next) {
-		next = c->next;
+	for (c = LIST_FIRST(&s->closings); c != NULL; c = next) {
+		next = LIST_NEXT(c, link);
 		if (now - c->started_ms >= SESS_CLOSE_WAIT_MS)
 			closing_answer(c);
 	}
@@ -373,13 +352,13 @@ sess_owners_stop(struct sess_service *s)
 {
 	struct sess_release *rel;
 
-	while (s->closings != NULL)
-		closing_answer(s->closings);
+	while (!LIST_EMPTY(&s->closings))
+		closing_answer(LIST_FIRST(&s->closings));
 	if (s->n_owed > 0)
 		msc_log_warn("session: %zu computer release(s) still owed at "
 			     "exit", s->n_owed);
-	while ((rel = s->owed) != NULL) {
-		s->owed = rel->next;
+	while ((rel = LIST_FIRST(&s->owed)) != NULL) {
+		LIST_REMOVE(rel, link);
 		free(rel);
 	}
 	s->n_owed = 0;

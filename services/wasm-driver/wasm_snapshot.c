@@ -37,6 +37,7 @@
 
 #include "msc_driver.h"
 #include "msc_log.h"
+#include "msc_principal.h"
 #include "msc_random.h"
 #include "msc_snapshot.h"
 
@@ -191,15 +192,6 @@ fill_snapshot(struct wasm_driver *d, const struct snap_meta *m,
 	return 0;
 }
 
-static bool
-principal_ok(const char *p)
-{
-	size_t n = strnlen(p, 65);
-
-	return n <= 64 && strspn(p, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@") == n;
-}
-
 /* This driver's snapshots now. */
 /* This driver's snapshots, and in *by those `principal` made. */
 static size_t
@@ -308,7 +300,7 @@ wasm_snapshot(struct wasm_driver *d, const Msc__V1__SnapshotRequest *req,
 	struct tm tm;
 	time_t now = time(NULL);
 
-	if (!principal_ok(req->principal)) {
+	if (!msc_principal_valid(req->principal)) {
 		snprintf(err, errlen, "not a principal's name");
 		return -EINVAL;
 	}

@@ -4,6 +4,9 @@
 
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {
   startServer, cid, containerOf, containerName, containerProcesses, cleanupContainers, assertReplyShape,
   textOf, track, waitFor, TOOL, TIMEOUT_MARKER, LIMIT_MARKER, RANDOM_SLUG_RE, RawServer,
@@ -109,6 +112,29 @@ describe('run-split: exec', () => {
     assert.ok(await gone(X), 'temporary removed after EOF');
     assert.ok(await gone(cid('split-y')), 'second temporary removed after EOF');
     assert.deepEqual(s.transportErrors, []);
+  });
+});
+
+describe('run-split: a cluster file shared with other backends\' drivers', () => {
+  it('the docker driver skips the cluster\'s backend = modal and its modal options', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'msc-split-cluster-'));
+    const file = path.join(dir, 'cluster.conf');
+    writeFileSync(file, 'backend = modal\nmodal-app-name = another-drivers-app\nfly-app = another\ntimeout = 20\n');
+    let s;
+    try {
+      s = await startServer(['--cluster', file], { mode });
+      const X = cid('split-cluster');
+      const sc = assertReplyShape(await s.call({ computer_id: X, command: 'echo shared' }));
+      assert.equal(sc.stdout, 'shared\n');
+      const c = await containerOf(X);
+      assert.equal(c?.Config?.Labels?.['kilntainers.computer-id'], X, 'a docker container');
+      const ex = await s.eof(15000);
+      assert.equal(ex?.code, 0, `exit after EOF: ${JSON.stringify(ex)}; stderr tail ${s.stderr().slice(-400)}`);
+      assert.ok(await gone(X), 'temporary removed after EOF');
+    } finally {
+      await s?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -305,6 +305,74 @@ cluster_file_lines_of_others_are_skipped(void **state)
 	unlink(path);
 }
 
+/* Writes text into a new temporary file; its path in path[]. */
+static void
+write_temp(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/*
+ * A cluster file names the backend of one of its drivers: the others
+ * skip the line and its backend's options; the one that serves it takes
+ * them. On the command line another backend stays refused, and the
+ * all-in-one refuses a backend nobody serves.
+ */
+static void
+cluster_file_backend_of_another_driver_is_skipped(void **state)
+{
+	char path[] = "/tmp/msc-cluster.XXXXXX", bogus[] = "/tmp/msc-cluster.XXXXXX";
+	char arg[64], barg[64];
+	const char *args[] = { arg, NULL };
+	const char *with_flag[] = { arg, "--backend", "modal", NULL };
+	const char *bad[] = { barg, NULL };
+	struct msc_cfg cfg;
+	struct argv_copy a;
+
+	(void)state;
+	write_temp(path, "backend = modal\n"
+			 "modal-app-name = the-cluster-app\n"
+			 "fly-app = not-ours\n"
+			 "driver-workers = 7\n");
+	write_temp(bogus, "backend = no-such-backend\n");
+	snprintf(arg, sizeof(arg), "--cluster=%s", path);
+	snprintf(barg, sizeof(barg), "--cluster=%s", bogus);
+	assert_int_equal(parse_for(&dock_program, args, &cfg, &a), 0);
+	assert_ptr_equal(cfg.chosen, &dock_backend);
+	assert_string_equal(cfg.backend, "docker");
+	assert_int_equal(cfg.driver_workers, 7);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(&fly_program, args, &cfg, &a), 0);
+	assert_ptr_equal(cfg.chosen, &fly_backend);
+	assert_string_equal(fly_cfg(&cfg)->fly_app, "not-ours");
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(&cloud_program, args, &cfg, &a), 0);
+	assert_ptr_equal(cfg.chosen, &modal_backend);
+	assert_string_equal(modal_cfg(&cfg)->modal_app_name, "the-cluster-app");
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	/* The same backend on the command line is this program's input. */
+	assert_int_equal(parse_for(&dock_program, with_flag, &cfg, &a),
+	    -EINVAL);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(&drivers_program, args, &cfg, &a), 0);
+	assert_ptr_equal(cfg.chosen, &modal_backend);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	assert_int_equal(parse_for(&drivers_program, bad, &cfg, &a), -EINVAL);
+	msc_cfg_fini(&cfg);
+	argv_free(&a);
+	unlink(path);
+	unlink(bogus);
+}
+
 /* One server command line, split the way scripts/run-split does. */
 static void
 select_gives_each_program_its_arguments(void **state)
@@ -354,6 +422,7 @@ main(void)
 		cmocka_unit_test(prefixes_are_the_programs_own),
 		cmocka_unit_test(help_lists_only_the_programs_options),
 		cmocka_unit_test(cluster_file_lines_of_others_are_skipped),
+		cmocka_unit_test(cluster_file_backend_of_another_driver_is_skipped),
 		cmocka_unit_test(select_gives_each_program_its_arguments),
 	};
 

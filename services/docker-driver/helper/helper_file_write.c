@@ -46,22 +46,6 @@ write_error(int e)
 	}
 }
 
-static int
-write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Reads all of stdin, at most HXF_STDIN_MAX bytes; NULL on failure. */
 static uint8_t *
 read_stdin(size_t *len)
@@ -137,7 +121,7 @@ replace(struct hxf_target *t, const char *path, const uint8_t *data,
 	if (rc != 0)
 		;
 	else if (data != NULL) {
-		rc = write_all(fd, data, len);
+		rc = hxf_write_all(fd, data, len);
 		hx_sha256_add(&sh, data, len);
 		*size = (long long)len;
 	} else
@@ -157,7 +141,7 @@ replace(struct hxf_target *t, const char *path, const uint8_t *data,
 			}
 			if ((rc = charge((uint64_t)r)) != 0)
 				break;
-			if ((rc = write_all(fd, chunk, (size_t)r)) != 0)
+			if ((rc = hxf_write_all(fd, chunk, (size_t)r)) != 0)
 				break;
 			hx_sha256_add(&sh, chunk, (size_t)r);
 			*size += r;
