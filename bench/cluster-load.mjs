@@ -53,8 +53,20 @@ function parseArgs(argv) {
 // one keep-alive agent per source address (see above). A connection idle for 5 s is closed
 // here (the agent's timeout, which Node applies to pooled sockets only; each request sets its
 // own): the edges close keep-alive connections idle for 10 s, and a request sent on one as it
-// closes fails with "socket hang up".
+// closes fails with "socket hang up". That timer, like everything here, runs on this one
+// thread: a stall of this process's event loop (a client starved of CPU by the services'
+// threads) lets pooled connections outlive the edges' 10 s and be reused after the edge closed
+// them. So the loop's longest stall is measured and reported (clientStallMs).
 let agents = [];
+let stallMs = 0;
+function watchStalls() {
+  let last = performance.now();
+  return setInterval(() => {
+    const now = performance.now();
+    stallMs = Math.max(stallMs, now - last - 100);
+    last = now;
+  }, 100);
+}
 function makeAgents(n, maxSockets) {
   agents = Array.from({ length: Math.max(1, n) }, (_, i) =>
     new http.Agent({ keepAlive: true, maxSockets, timeout: 5000, localAddress: `127.0.0.${1 + i}` }));
@@ -70,7 +82,8 @@ function request(agent, url, method, headers, body, timeoutMs = 900000) {
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
+    // a connection closed under a request sent on a pooled connection, or on a new one
+    req.on('error', (e) => reject(new Error(`${e.message}${req.reusedSocket ? ' (a reused connection)' : ''}`)));
     req.end(body);
   });
 }
@@ -121,6 +134,7 @@ async function run(o) {
   const errors = [];
   const err = (what) => { if (errors.length < 2000) errors.push(what); };
   makeAgents(o.sources, o.maxSockets);
+  const stalls = watchStalls();
   const sessions = Array.from({ length: o.sessions }, (_, i) => ({ edge: o.edges[i % o.edges.length], sid: null,
     agent: agents[i % agents.length] }));
   let id = 1;
@@ -204,6 +218,8 @@ async function run(o) {
     res.removalMs = Math.round(performance.now() - t0);
     res.leftAfterRemoval = Object.values(placement(o.driverLabel, o.dirs)).reduce((a, b) => a + b, 0);
   }
+  clearInterval(stalls);
+  res.clientStallMs = Math.round(stallMs);
   res.errors = errors.length;
   res.errorSamples = [...new Set(errors)].slice(0, 5);
   for (const a of agents) a.destroy();
@@ -214,12 +230,13 @@ function render(files) {
   const runs = files.map((f) => JSON.parse(readFileSync(f, 'utf8')));
   const base = runs[0];
   const lines = [];
-  lines.push('| run | sessions | errors | initialize s | create: wall s | create: failed | create: p50 / p99 ms | terminal_execute calls | p50 ms | p99 ms | calls/s | calls/s ratio to first row | p50 ratio |');
-  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  lines.push('| run | sessions | errors | initialize s | create: wall s | create: failed | create: p50 / p99 ms | terminal_execute calls | p50 ms | p99 ms | calls/s | calls/s ratio to first row | p50 ratio | load client stall max s |');
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of runs) {
     lines.push(`| ${r.label} | ${r.sessions} | ${r.errors} | ${(r.initializeMs / 1000).toFixed(1)} | ${(r.createWallMs / 1000).toFixed(1)} | ${r.createErrors} | ` +
       `${r.first.p50} / ${r.first.p99} | ${r.later.n} | ${r.later.p50} | ${r.later.p99} | ${r.callsPerSecond} | ` +
-      `${(r.callsPerSecond / base.callsPerSecond).toFixed(2)} | ${(r.later.p50 / base.later.p50).toFixed(2)} |`);
+      `${(r.callsPerSecond / base.callsPerSecond).toFixed(2)} | ${(r.later.p50 / base.later.p50).toFixed(2)} | ` +
+      `${r.clientStallMs !== undefined ? (r.clientStallMs / 1000).toFixed(1) : ''} |`);
   }
   lines.push('');
   lines.push('| run | computers per driver | removal after DELETE s |');

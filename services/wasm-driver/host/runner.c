@@ -357,7 +357,8 @@ run(const struct runner_module *m, const struct runner_opts *o,
 }
 
 int
-runner_main(int argc, char **argv, const struct runner_module *builtin)
+runner_main(int argc, char **argv, const struct runner_module *builtin,
+    runner_module_open_fn open_module)
 {
 	static struct wasi_ctx ctx;
 	struct runner_opts o = { .cwd = "/", .mem_mib = 256, .status_fd = -1 };
@@ -372,8 +373,11 @@ runner_main(int argc, char **argv, const struct runner_module *builtin)
 	if ((rv = parse(argc, argv, &o)) != 0)
 		_exit(rv);
 	limits(&o);
+	if (o.module != NULL && open_module == NULL)
+		_exit(setup_error("--module: this runner has its module built "
+		    "in; msc-wasm-exec runs a module .so"));
 	if (o.module != NULL) {
-		if (runner_module_open(o.module, &dl, err, sizeof(err)) != 0)
+		if (open_module(o.module, &dl, err, sizeof(err)) != 0)
 			_exit(setup_error("%s", err));
 		m = &dl;
 	}

@@ -18,5 +18,5 @@ main(int argc, char **argv)
 		.fuel = msc_wasm_fuel,
 	};
 
-	return runner_main(argc, argv, &toolbox);
+	return runner_main(argc, argv, &toolbox, NULL);
 }

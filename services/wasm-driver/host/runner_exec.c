@@ -7,5 +7,5 @@
 int
 main(int argc, char **argv)
 {
-	return runner_main(argc, argv, NULL);
+	return runner_main(argc, argv, NULL, runner_module_open);
 }

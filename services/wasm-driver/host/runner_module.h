@@ -55,8 +55,18 @@ wasm_rt_memory_t *msc_wasm_memory(void *inst);
 void msc_wasm_start(void *inst);
 int64_t *msc_wasm_fuel(void *inst);
 
-/* Shared by both runners: the CLI contract of runner.c's file comment. */
-int runner_main(int argc, char **argv, const struct runner_module *builtin);
+/* How a runner opens a --module .so: runner_module_open, or none. */
+typedef int (*runner_module_open_fn)(const char *so_path,
+    struct runner_module *m, char *err, size_t errlen);
+
+/*
+ * Shared by both runners: the CLI contract of runner.c's file comment.
+ * msc-wasm-busybox passes its built-in module and no opener (it is linked
+ * statically, and refuses --module); msc-wasm-exec passes no module and
+ * runner_module_open.
+ */
+int runner_main(int argc, char **argv, const struct runner_module *builtin,
+    runner_module_open_fn open_module);
 #endif
 
 #endif /* RUNNER_MODULE_H */
