@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
 
 void
 tb_err(struct tb_io *io, const char *applet, const char *fmt, ...)
@@ -121,28 +120,6 @@ tb_basename(const char *path)
 	return p;
 }
 
-char *
-tb_human(char *buf, size_t n, unsigned long long v)
-{
-	static const char units[] = "KMGTPE";
-	double d = (double)v;
-	int u = -1;
-
-	if (v < 1024) {
-		snprintf(buf, n, "%llu", v);
-		return buf;
-	}
-	while (d >= 1024 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	if (d < 10)
-		snprintf(buf, n, "%.1f%c", d, units[u]);
-	else
-		snprintf(buf, n, "%.0f%c", d, units[u]);
-	return buf;
-}
-
 bool
 tb_is_dir(const char *path)
 {
@@ -181,15 +158,6 @@ tb_xstrdup(const char *s)
 	size_t n = strlen(s) + 1;
 
 	return memcpy(tb_xmalloc(n), s, n);
-}
-
-mode_t
-tb_mode_perm(mode_t mode)
-{
-	if ((mode & 07777) != 0)
-		return mode & 07777;
-	/* WASI has no permissions: show what a umask-022 system would. */
-	return S_ISDIR(mode) ? 0755 : 0644;
 }
 
 void
@@ -251,46 +219,4 @@ tb_regcomp(struct tb_io *io, const char *applet, regex_t *re, const char *pat,
 		return -1;
 	}
 	return 0;
-}
-
-static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-char **
-tb_dir_names(const char *path, size_t *np)
-{
-	DIR *d = opendir(*path ? path : ".");
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-
-	if (d == NULL)
-		return NULL;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (n + 1 >= cap)
-			names = tb_xrealloc(names, (cap = cap ? cap * 2 : 16) *
-			    sizeof(char *));
-		names[n++] = tb_xstrdup(e->d_name);
-	}
-	closedir(d);
-	if (names == NULL)
-		names = tb_xmalloc(sizeof(char *));
-	names[n] = NULL;
-	if (n > 1)
-		qsort(names, n, sizeof(char *), name_cmp);
-	*np = n;
-	return names;
-}
-
-void
-tb_dir_names_free(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 }

@@ -53,6 +53,10 @@ int bwk_fclose(FILE *f);
 #define system	bwk_system
 #define fclose	bwk_fclose
 
+/* f (opened otherwise) is closed when the run ends unless closed before;
+ * f, or NULL when out of memory (f is closed then). */
+FILE *bwk_track_stream(FILE *f);
+
 /* The awk statement "exit": unwinds to the innermost bwk_try. */
 void bwk_throw_exit(void);
 /*
