@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #ifndef __wasm__
 #include <poll.h>
@@ -176,8 +177,17 @@ bwk_getdelim(char **lp, size_t *np, int delim, FILE *f)
 {
 	ssize_t len = getdelim(&line_scratch, &line_scratch_n, delim, f);
 
-	if (len < 0)
+	if (len < 0) {
+#ifdef __wasi__
+		struct stat st;
+
+		/* WASI reads a directory as EBADF (grep dir) */
+		if (errno == EBADF && fstat(fileno(f), &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			errno = EISDIR;
+#endif
 		return len;
+	}
 	if (*lp == NULL || *np < (size_t)len + 1) {
 		char *p = bwk_realloc(*lp, (size_t)len + 1);
 

@@ -407,7 +407,15 @@ tbx_lstat(const char *path, struct stat *st)
 int
 tbx_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
-	return stat_fix(fstatat(dirfd, path, st, flags), st);
+	int rc = fstatat(dirfd, path, st, flags);
+
+#ifdef __wasi__
+	/* ".." of a directory's descriptor is outside what it grants (ls
+	 * -a): the directory itself stands in (at the root it is right). */
+	if (rc != 0 && strcmp(path, "..") == 0 && dirfd >= 0)
+		rc = fstat(dirfd, st);
+#endif
+	return stat_fix(rc, st);
 }
 
 int

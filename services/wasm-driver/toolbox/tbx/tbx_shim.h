@@ -96,8 +96,13 @@ int tbx_futimens(int fd, const struct timespec ts[2]);
 
 /* find -exec's command runs in-process (tbx.c); its status. */
 int tbx_xrun(char **argv);
-#ifndef TBX_XWRAP	/* lib/xwrap.c keeps its own (unused) xrun */
+/* realpath, readlink -f: by name (tbx.c); toybox's own walks with
+ * openat(fd, ".."), which WASI refuses (a directory's descriptor is a
+ * capability for what is below it). */
+char *tbx_xabspath(char *path, int flags);
+#ifndef TBX_XWRAP	/* lib/xwrap.c keeps its own (unused) xrun, xabspath */
 #define xrun	tbx_xrun
+#define xabspath	tbx_xabspath
 #endif
 
 #endif /* TBX_SHIM_H */
