@@ -93,6 +93,13 @@ int tb_parse_ll(const char *s, long long *vp);
 char *tb_path_join(const char *dir, const char *name);
 /* The last component of path, borrowed (trailing slashes ignored). */
 const char *tb_basename(const char *path);
+/*
+ * The entries of directory path ("" is ".") without "." and "..", sorted
+ * by name: a malloc'd, NULL-terminated array of n malloc'd strings, or NULL
+ * with errno set. Free with tb_dir_names_free().
+ */
+char **tb_dir_names(const char *path, size_t *np);
+void tb_dir_names_free(char **names, size_t n);
 /* True when s is a directory (following symlinks). */
 bool tb_is_dir(const char *path);
 /* malloc/realloc that never return NULL for n > 0 (abort on ENOMEM). */
@@ -163,6 +170,7 @@ TB_APPLET(dirname);
 TB_APPLET(echo);
 TB_APPLET(env);
 TB_APPLET(false);
+TB_APPLET(grep);
 TB_APPLET(head);
 TB_APPLET(nproc);
 TB_APPLET(printf);

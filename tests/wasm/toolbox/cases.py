@@ -152,8 +152,7 @@ t("grep/-h", ["grep", "-h", "file", "a.txt", "b.txt"],
   out="file a\nfile b\n")
 t("grep/-H", ["grep", "-H", "hello", "test.txt"],
   out="test.txt:hello world\n")
-t("grep/-r no operand", ["grep", "-r", "title"],
-  out="./sub/deep/x.md:# title\n")
+t("grep/-r no operand", ["grep", "-r", "title"], out="sub/deep/x.md:# title\n")
 t("grep/-rl", ["grep", "-rl", "wasm", "sub"], out="sub/inner.txt\n")
 t("grep/--include", ["grep", "-r", "--include=*.md", "t", "."],
   out="./sub/deep/x.md:# title\n")
@@ -167,7 +166,7 @@ t("grep/-C sep", ["grep", "-C", "1", "-e", "line2$", "-e", "line8",
 t("grep/-m", ["grep", "-m", "2", "apple", "words.txt"],
   out="apple\napple\n")
 t("grep/-s", ["grep", "-s", "x", "nope"], rc=2, err="")
-t("grep/dir without -r", ["grep", "x", "sub"], rc=1,
+t("grep/dir without -r", ["grep", "x", "sub"], rc=2,
   err="grep: sub: Is a directory\n")
 t("grep/stdin", ["grep", "b"], stdin="a\nb\nc\n", out="b\n")
 t("grep/bad regex", ["grep", "-E", "(", "test.txt"], rc=2,

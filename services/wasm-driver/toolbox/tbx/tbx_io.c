@@ -273,7 +273,8 @@ tbx_fdopen(int fd, const char *mode)
 	if (f == NULL)
 		return NULL;
 	fd_untrack(fd);	/* the stream owns it now, and the run the stream */
-	return bwk_track_stream(f);
+	return fd == TBX_FD_NULL ? bwk_track_stream(f) :
+	    bwk_track_stream_buffered(f);
 }
 
 static DIR *
