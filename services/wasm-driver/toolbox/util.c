@@ -121,28 +121,6 @@ tb_basename(const char *path)
 	return p;
 }
 
-char *
-tb_human(char *buf, size_t n, unsigned long long v)
-{
-	static const char units[] = "KMGTPE";
-	double d = (double)v;
-	int u = -1;
-
-	if (v < 1024) {
-		snprintf(buf, n, "%llu", v);
-		return buf;
-	}
-	while (d >= 1024 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	if (d < 10)
-		snprintf(buf, n, "%.1f%c", d, units[u]);
-	else
-		snprintf(buf, n, "%.0f%c", d, units[u]);
-	return buf;
-}
-
 bool
 tb_is_dir(const char *path)
 {
@@ -181,15 +159,6 @@ tb_xstrdup(const char *s)
 	size_t n = strlen(s) + 1;
 
 	return memcpy(tb_xmalloc(n), s, n);
-}
-
-mode_t
-tb_mode_perm(mode_t mode)
-{
-	if ((mode & 07777) != 0)
-		return mode & 07777;
-	/* WASI has no permissions: show what a umask-022 system would. */
-	return S_ISDIR(mode) ? 0755 : 0644;
 }
 
 void

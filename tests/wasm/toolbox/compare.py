@@ -130,6 +130,29 @@ SCRIPTS = [
     ("yes | head -c | wc -c", "yes | head -c 20000000 | wc -c"),
     ("mkdir -p cp mv rm", "mkdir -p out/a/b && cp -r src out/a/b/ && "
      "mv out/a/b/src out/copy && rm -r out/a && find out | sort"),
+    # toybox's applets (grep sed find ls cp mv rm mkdir du stat md5sum
+    # base64 tac rev nl paste tr uniq) in the idioms agents use
+    ("grep -rn -A1 context", "grep -rn -A1 alpha docs | sort"),
+    ("grep -rl | xargs sed -i", "grep -rl TODO src | sort | "
+     "xargs sed -i 's/TODO/DONE/'; grep -rc DONE src | sort"),
+    ("find -exec sed -i {} +", "find src -name '*.c' -exec sed -i "
+     "'s/int/long/g' {} +; cat src/util.c"),
+    ("find -type f | xargs -I", "find docs -type f | sort | "
+     "xargs -I{} sh -c 'echo {}; wc -l < {}'"),
+    ("sed -n ranges and y", "sed -n '/^north/,/^east/p' data/sales.csv; "
+     "echo hello | sed 'y/lo/LO/'"),
+    ("sort | uniq -c | sort -rn | head", "cut -d' ' -f1 data/access.log | "
+     "sort | uniq -c | sort -rn | head -1"),
+    ("ls -a and -1", "ls; ls -a docs; ls -1 src"),
+    ("sha256sum -c and md5sum", "sha256sum config.ini > sums; "
+     "sha256sum -c sums; md5sum data/words.txt"),
+    ("base64 round trip", "base64 config.ini | base64 -d"),
+    ("tac rev nl paste", "tac data/words.txt | head -3; echo abc | rev; "
+     "nl docs/notes.txt; paste -d, docs/notes.txt docs/notes.txt"),
+    ("stat -c and du -b", "stat -c '%s %n' config.ini; du -b config.ini"),
+    ("touch ln -s readlink", "touch t && ln -s t l && readlink l && "
+     "test -L l && echo link"),
+    ("tr -d -s", "echo 'aa  bb  cc' | tr -s ' '; echo hello | tr -d l"),
 ]
 
 

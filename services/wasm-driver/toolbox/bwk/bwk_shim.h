@@ -53,6 +53,12 @@ int bwk_fclose(FILE *f);
 #define system	bwk_system
 #define fclose	bwk_fclose
 
+/* f (opened otherwise) is closed when the run ends unless closed before;
+ * f, or NULL when out of memory (f is closed then). */
+FILE *bwk_track_stream(FILE *f);
+/* The same with a buffer of 64 KiB (for a file read line by line). */
+FILE *bwk_track_stream_buffered(FILE *f);
+
 /* The awk statement "exit": unwinds to the innermost bwk_try. */
 void bwk_throw_exit(void);
 /*

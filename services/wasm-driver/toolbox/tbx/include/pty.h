@@ -1,0 +1,2 @@
+/* pty.h for toybox under WASI: see tbx_wasi.h. */
+#include "tbx_wasi.h"

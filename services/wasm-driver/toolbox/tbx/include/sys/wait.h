@@ -1,0 +1,2 @@
+/* sys/wait.h for toybox under WASI: see tbx_wasi.h. */
+#include "tbx_wasi.h"
