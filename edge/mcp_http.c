@@ -1,7 +1,10 @@
 /*
  * mcp_http.c - the Streamable HTTP transport on libmicrohttpd: the
- * server, each request's life, routing and DELETE; POST is in
- * mcp_http_post.c, the replies in mcp_http_answer.c, the Host/Origin
+ * server, MHD's callbacks, routing and DELETE; a request's references
+ * and its SSE stream are in mcp_http_call.c, POST in mcp_http_post.c
+ * (the 2026 era's in mcp_http_modern.c), the replies in
+ * mcp_http_answer.c, whose share a proxied client counts in in
+ * mcp_http_client.c, the Host/Origin
  * guard and auth in mcp_http_guard.c, the refusal of ambiguous headers
  * in mcp_http_strict.c, deadlines and drains in mcp_http_conn.c.
  *
@@ -34,98 +37,6 @@
 #define CLOSING_ROOM 64         /* closed to make room, not yet gone */
 #define IDLE_TIMEOUT_S 30       /* MHD's inactivity timeout */
 #define CONN_MEMORY (32u * 1024) /* per connection: headers must fit */
-
-/* --- a call's life -------------------------------------------------------- */
-
-static void
-server_free(struct edge_http *h)
-{
-	pthread_mutex_destroy(&h->mu);
-	http_principals_fini(h);
-	free(h->hosts);
-	free(h->origins);
-	free(h->env_copy);
-	free(h->proxies);
-	free(h);
-}
-
-static struct http_call *
-call_new(struct edge_http *h, struct MHD_Connection *conn)
-{
-	struct http_call *c = calloc(1, sizeof(*c));
-
-	if (c == NULL)
-		return NULL;
-	c->h = h;
-	c->conn = conn;
-	c->refs = 1;
-	c->mhd_ref = true;
-	pthread_mutex_lock(&h->mu);
-	c->next = h->calls;
-	if (h->calls != NULL)
-		h->calls->prev = c;
-	h->calls = c;
-	h->ncalls++;
-	h->nserving++;
-	pthread_mutex_unlock(&h->mu);
-	return c;
-}
-
-void
-http_call_ref(struct http_call *c)
-{
-	pthread_mutex_lock(&c->h->mu);
-	c->refs++;
-	pthread_mutex_unlock(&c->h->mu);
-}
-
-void
-http_call_unref(struct http_call *c)
-{
-	struct edge_http *h = c->h;
-	bool last;
-
-	pthread_mutex_lock(&h->mu);
-	if (--c->refs > 0) {
-		pthread_mutex_unlock(&h->mu);
-		return;
-	}
-	if (c->prev != NULL)
-		c->prev->next = c->next;
-	else
-		h->calls = c->next;
-	if (c->next != NULL)
-		c->next->prev = c->prev;
-	/* The last call of a stopped server frees it. */
-	last = --h->ncalls == 0 && h->stopped;
-	pthread_mutex_unlock(&h->mu);
-	if (c->body != NULL)
-		atomic_fetch_sub(&h->body_bytes, c->len);
-	json_decref(c->msg);
-	http_sse_free(c);
-	free(c->body);
-	free(c);
-	if (last)
-		server_free(h);
-}
-
-bool
-http_call_suspend(struct http_call *c)
-{
-	struct edge_http *h = c->h;
-	bool ok;
-
-	pthread_mutex_lock(&h->mu);
-	ok = !h->stopping;
-	if (ok) {
-		c->suspended = true;
-		MHD_suspend_connection(c->conn);
-	}
-	pthread_mutex_unlock(&h->mu);
-	if (!ok)
-		http_answer(c, 503, NULL, NULL, 0, "Retry-After", "1");
-	return ok;
-}
 
 /* MHD_OPTION_NOTIFY_COMPLETED: MHD is done with the request. */
 static void
@@ -263,6 +174,26 @@ route(struct edge_http *h, struct http_call *c, const char *url,
 		http_answer(c, 405, NULL, NULL, 0, "Allow", "POST, DELETE");
 }
 
+/*
+ * From a trusted proxy, c's connection counts in the share of the client
+ * it was forwarded from (mcp_http_client.c). False when that share is
+ * full of requests in flight: then c was answered 429. From anyone else:
+ * true, unchanged.
+ */
+static bool
+charge_forwarded(struct http_call *c)
+{
+	char owner[HTTP_OWNER_MAX];
+
+	if (!http_client_forwarded_owner(c, owner, sizeof(owner)) ||
+	    http_conns_charge(c->h->conns, c->conn, owner) == 0)
+		return true;
+	http_answer_rpc_error(c, 429, -32000, "Too many connections from "
+	    "this client (--max-address-connections); retry when one of its "
+	    "requests has ended");
+	return false;
+}
+
 /* Queues c's answer if it has one (MHD's thread). */
 static enum MHD_Result
 queue_answer(struct http_call *c)
@@ -303,13 +234,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	if (c == NULL) {
 		MSC_HOP_RESET();
 		MSC_HOP("t0");
-		if ((c = call_new(h, conn)) == NULL)
+		if ((c = http_call_new(h, conn)) == NULL)
 			return MHD_NO;
 		*req_cls = c;
 		http_conns_request(h->conns, conn, has_body(c));
 		if (http_strict_refused(c, version))
 			c->closing = true;
-		else if (http_client_charge(c))
+		else if (charge_forwarded(c))
 			route(h, c, url, method);
 		if (!c->answered)
 			return MHD_YES;
@@ -409,6 +340,7 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 	h->cfg = cfg;
 	h->session = session;
 	h->desc = desc;
+	LIST_INIT(&h->calls);
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_mutex_init(&h->principals_mu, NULL);
 	snprintf(url, sizeof(url), strchr(cfg->host, ':') ? "http://[%s]:%ld"
@@ -467,6 +399,7 @@ edge_http_reload(struct edge_http *h)
 void
 edge_http_stop(struct edge_http *h)
 {
+	struct http_call *c;
 	bool last;
 
 	if (h == NULL)
@@ -477,7 +410,7 @@ edge_http_stop(struct edge_http *h)
 	 */
 	pthread_mutex_lock(&h->mu);
 	h->stopping = true;
-	for (struct http_call *c = h->calls; c != NULL; c = c->next) {
+	LIST_FOREACH(c, &h->calls, link) {
 		http_sse_end_locked(c);   /* a stream ends after its queue */
 		if (!c->answered && c->suspended)
 			http_answer_shutdown_locked(c);
@@ -500,5 +433,5 @@ edge_http_stop(struct edge_http *h)
 	last = h->ncalls == 0;
 	pthread_mutex_unlock(&h->mu);
 	if (last)
-		server_free(h);
+		http_server_free(h);
 }

@@ -350,26 +350,20 @@ client_forwarded(struct http_call *c, struct http_addr *client)
 }
 
 bool
-http_client_charge(struct http_call *c)
+http_client_forwarded_owner(struct http_call *c, char *owner, size_t len)
 {
 	const union MHD_ConnectionInfo *ci;
 	struct http_addr peer, client;
-	char owner[HTTP_OWNER_MAX];
 
 	if (c->h->nproxies == 0)
-		return true;
+		return false;
 	ci = MHD_get_connection_info(c->conn,
 	    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci == NULL || !http_addr_from_sockaddr(ci->client_addr, &peer) ||
 	    !http_proxy_trusted(c->h, &peer))
-		return true;    /* counted in its address's share already */
+		return false;   /* counted in its address's share already */
 	if (!client_forwarded(c, &client))
 		client = peer;
-	http_addr_owner(&client, owner, sizeof(owner));
-	if (http_conns_charge(c->h->conns, c->conn, owner) == 0)
-		return true;
-	http_answer_rpc_error(c, 429, -32000, "Too many connections from "
-	    "this client (--max-address-connections); retry when one of its "
-	    "requests has ended");
-	return false;
+	http_addr_owner(&client, owner, len);
+	return true;
 }

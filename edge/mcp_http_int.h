@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
@@ -52,7 +53,7 @@ struct edge_http {
 	size_t nproxies;
 	atomic_size_t body_bytes;     /* request bodies held in memory */
 	pthread_mutex_t mu;           /* guards the calls and their state */
-	struct http_call *calls;      /* every call alive */
+	LIST_HEAD(, http_call) calls; /* every call alive */
 	int ncalls;
 	int nserving;                 /* calls MHD still holds */
 	bool stopping;                /* under mu: new calls get 503 */
@@ -88,7 +89,7 @@ struct http_call {
 	bool watch_done;              /* under h->mu: the reply came */
 	char call_sid[64], call_key[40];  /* its Session/CancelExec */
 	atomic_bool abandoned;        /* the client closed: send nothing */
-	struct http_call *prev, *next;
+	LIST_ENTRY(http_call) link;   /* in h->calls, under h->mu */
 };
 
 /* Header value (borrowed) or NULL. */
@@ -123,6 +124,12 @@ void http_answer_failed(struct http_call *c, const struct msc_status *st);
 /* The shutdown's 503 for a call still waiting (h->mu held). */
 void http_answer_shutdown_locked(struct http_call *c);
 
+/* mcp_http_call.c: a call's life, and its reply as an SSE stream. */
+/* A new call on conn, with one reference (MHD's); NULL when out of memory. */
+struct http_call *http_call_new(struct edge_http *h,
+    struct MHD_Connection *conn);
+/* Frees a stopped server that has no call left. */
+void http_server_free(struct edge_http *h);
 /*
  * Suspends c's connection until its answer (MHD's thread only). Returns
  * false when the server is stopping (then c was answered 503).
@@ -133,7 +140,6 @@ void http_call_ref(struct http_call *c);
 /* Drops one; the last frees c and gives back what it counted. */
 void http_call_unref(struct http_call *c);
 
-/* mcp_http_sse.c: a tools/call's reply as an SSE stream. */
 /*
  * Sends msg on c's stream: a notification starts it (c is answered 200
  * text/event-stream), the result ends it. False when c has no stream and
@@ -204,13 +210,14 @@ bool http_addr_from_sockaddr(const struct sockaddr *sa, struct http_addr *a);
 /* The share a counts in, as text: the address, an IPv6 one's /64. */
 void http_addr_owner(const struct http_addr *a, char *buf, size_t len);
 /*
- * c's headers are in. From a trusted proxy, c's connection counts in the
- * share of the client it was forwarded from (X-Forwarded-For, else
- * Forwarded, read from the end past trusted proxies; the proxy's own
- * when they name none). False when that share is full of requests in
- * flight: then c was answered 429. From anyone else: true, unchanged.
+ * c's headers are in. True when c came from a trusted proxy: owner (len
+ * bytes, HTTP_OWNER_MAX will do) is then the share of the client it was
+ * forwarded from (X-Forwarded-For, else Forwarded, read from the end past
+ * trusted proxies; the proxy's own when they name none). False from
+ * anyone else: its connection counts in its address's share already.
  */
-bool http_client_charge(struct http_call *c);
+bool http_client_forwarded_owner(struct http_call *c, char *owner,
+    size_t len);
 
 /* mcp_http_post.c: POST /mcp. */
 /* The checks on the headers: 0, or the status c was answered with. */

@@ -1,11 +1,16 @@
 /*
- * mcp_http_sse.c - a POST's reply as an SSE stream, for a tools/call
- * whose progress notifications come before its result: the first
- * notification answers 200 text/event-stream, each message is one
- * `event: message` and the result ends the stream. MHD pulls the events;
- * with none queued its reader suspends the connection, and the next
- * message resumes it. Progress events a client does not read are dropped
- * past HTTP_SSE_MAX_QUEUED bytes; the result always goes out.
+ * mcp_http_call.c - a request's life on the Streamable HTTP transport:
+ * made when MHD hands it over, referenced by each call to the session
+ * service, suspended while it waits, freed with its last reference (the
+ * last call of a stopped server frees the server); and its reply as an
+ * SSE stream, for a tools/call whose progress notifications come before
+ * its result: the first notification answers 200 text/event-stream, each
+ * message is one `event: message` and the result ends the stream. MHD
+ * pulls the events; with none queued its reader suspends the connection,
+ * and the next message resumes it. Progress events a client does not
+ * read are dropped past HTTP_SSE_MAX_QUEUED bytes; the result always goes
+ * out. The files that answer, route and run calls (mcp_http.c,
+ * mcp_http_post.c, mcp_http_modern.c) call down into this one.
  */
 #include "mcp_http_int.h"
 
@@ -16,6 +21,92 @@
 #include "msc_log.h"
 
 #define HTTP_SSE_MAX_QUEUED (64u * 1024)
+
+/* --- a call's life -------------------------------------------------------- */
+
+void
+http_server_free(struct edge_http *h)
+{
+	pthread_mutex_destroy(&h->mu);
+	http_principals_fini(h);
+	free(h->hosts);
+	free(h->origins);
+	free(h->env_copy);
+	free(h->proxies);
+	free(h);
+}
+
+struct http_call *
+http_call_new(struct edge_http *h, struct MHD_Connection *conn)
+{
+	struct http_call *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->h = h;
+	c->conn = conn;
+	c->refs = 1;
+	c->mhd_ref = true;
+	pthread_mutex_lock(&h->mu);
+	LIST_INSERT_HEAD(&h->calls, c, link);
+	h->ncalls++;
+	h->nserving++;
+	pthread_mutex_unlock(&h->mu);
+	return c;
+}
+
+void
+http_call_ref(struct http_call *c)
+{
+	pthread_mutex_lock(&c->h->mu);
+	c->refs++;
+	pthread_mutex_unlock(&c->h->mu);
+}
+
+void
+http_call_unref(struct http_call *c)
+{
+	struct edge_http *h = c->h;
+	bool last;
+
+	pthread_mutex_lock(&h->mu);
+	if (--c->refs > 0) {
+		pthread_mutex_unlock(&h->mu);
+		return;
+	}
+	LIST_REMOVE(c, link);
+	/* The last call of a stopped server frees it. */
+	last = --h->ncalls == 0 && h->stopped;
+	pthread_mutex_unlock(&h->mu);
+	if (c->body != NULL)
+		atomic_fetch_sub(&h->body_bytes, c->len);
+	json_decref(c->msg);
+	http_sse_free(c);
+	free(c->body);
+	free(c);
+	if (last)
+		http_server_free(h);
+}
+
+bool
+http_call_suspend(struct http_call *c)
+{
+	struct edge_http *h = c->h;
+	bool ok;
+
+	pthread_mutex_lock(&h->mu);
+	ok = !h->stopping;
+	if (ok) {
+		c->suspended = true;
+		MHD_suspend_connection(c->conn);
+	}
+	pthread_mutex_unlock(&h->mu);
+	if (!ok)
+		http_answer(c, 503, NULL, NULL, 0, "Retry-After", "1");
+	return ok;
+}
+
+/* --- its SSE stream ------------------------------------------------------- */
 
 struct http_sse {
 	char *buf;              /* queued bytes: [off, len) */
