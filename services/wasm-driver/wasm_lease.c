@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "msc_log.h"
@@ -220,6 +221,34 @@ take_held(void *arg, const char *key, void *value)
 	STAILQ_INSERT_TAIL(list, h, next);
 }
 
+/*
+ * Hides h's folder, if it is still the one whose lease we hold: a
+ * release of the temporary computer can run on its lane meanwhile, and a
+ * computer made by that id after it (refused once the driver stops, but
+ * one may have started before) is not ours to remove: renamed back.
+ */
+static void
+hide_held(int dirfd, struct held *h)
+{
+	struct stat ours, found;
+	char lease[sizeof(h->gone) + sizeof("/" LEASE_FILE)];
+
+	if ((h->hidden = wasm_hide(dirfd, h->id, h->gone,
+	    sizeof(h->gone))) != 0)
+		return;
+	snprintf(lease, sizeof(lease), "%s/" LEASE_FILE, h->gone);
+	if (fstat(h->lease, &ours) == 0 &&
+	    fstatat(dirfd, lease, &found, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    ours.st_dev == found.st_dev && ours.st_ino == found.st_ino)
+		return;
+	if (renameat2(dirfd, h->gone, dirfd, h->id, RENAME_NOREPLACE) != 0)
+		msc_log_warn("cannot give %s back its folder, hidden as %s at "
+		    "stop: %s", h->id, h->gone, strerror(errno));
+	else
+		msc_log_info("%s was made again meanwhile: kept", h->id);
+	h->hidden = -ENOENT;    /* ours is gone: nothing to remove */
+}
+
 static void *
 remove_hidden(void *arg)
 {
@@ -271,8 +300,7 @@ wasm_lease_remove_held(struct wasm_driver *d)
 	 * after this, the next start sweeps every .gone-*. */
 	if ((r.dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
 		STAILQ_FOREACH(h, &r.todo, next)
-			h->hidden = wasm_hide(r.dirfd, h->id, h->gone,
-			    sizeof(h->gone));
+			hide_held(r.dirfd, h);
 	pthread_mutex_init(&r.mu, NULL);
 	while (n < STOP_REMOVE_THREADS &&
 	    pthread_create(&threads[n], NULL, remove_hidden, &r) == 0)
