@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "msc_map.h"
+#include "msc_time.h"
 #include "wasm_driver_int.h"
 
 static char dir[128];
@@ -101,11 +102,41 @@ test_stop_keeps_a_folder_made_again(void **state)
 	pthread_mutex_destroy(&d.mu);
 }
 
+/*
+ * The stop's removal keeps its deadline inside a folder too (it was
+ * checked before each folder only, so one big folder overran it): with
+ * the deadline passed, a folder of files is left whole, -ETIMEDOUT;
+ * without, it goes.
+ */
+static void
+test_rmtree_until_deadline(void **state)
+{
+	char path[256];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/wasmlease.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < 3; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/f%d", dir, i);
+		assert_true((fd = open(path, O_WRONLY | O_CREAT, 0600)) >= 0);
+		close(fd);
+	}
+	assert_int_equal(wasm_rmtree_until(AT_FDCWD, dir, msc_now_ms()),
+	    -ETIMEDOUT);
+	assert_int_equal(entries(), 3);
+	assert_int_equal(wasm_rmtree_until(AT_FDCWD, dir,
+	    msc_now_ms() + 60000), 0);
+	assert_int_equal(access(dir, F_OK), -1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stop_keeps_a_folder_made_again),
+		cmocka_unit_test(test_rmtree_until_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
