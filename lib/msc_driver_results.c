@@ -67,6 +67,7 @@ msc_driver_code(int rv)
 		return MSC__V1__CODE__ALREADY_EXISTS;
 	case -ECONNREFUSED:
 	case -EAGAIN:
+	case -ESHUTDOWN:        /* the driver stops */
 		return MSC__V1__CODE__UNAVAILABLE;
 	case -ETIMEDOUT:
 		return MSC__V1__CODE__DEADLINE_EXCEEDED;

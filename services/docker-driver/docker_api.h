@@ -166,6 +166,19 @@ struct dock_exec_req {
 	bool live;
 };
 
+/*
+ * Output bytes a command holds of a shared bound (--driver-output-buffer,
+ * docker_fastexec.h's budget): all zero for none. Given back by
+ * dock_fx_charge_release, or dock_exec_res_fini for a result's.
+ */
+struct dock_fx_budget;
+struct dock_fx_holder;
+struct dock_fx_charge {
+	struct dock_fx_budget *budget;  /* NULL: nothing charged */
+	struct dock_fx_holder *holder;  /* its principal's count; NULL: none */
+	uint64_t bytes;
+};
+
 struct dock_exec_res {
 	char *out;                 /* malloc'd, caller frees; NUL-terminated */
 	size_t out_len;
@@ -173,6 +186,9 @@ struct dock_exec_res {
 	size_t err_len;
 	int exit_code;
 	enum dock_exec_outcome outcome;
+	/* What out and err hold of a bound until the result is freed or
+	 * handed on (the exec loop's commands'; none otherwise). */
+	struct dock_fx_charge charge;
 };
 
 /*

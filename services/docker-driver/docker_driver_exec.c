@@ -201,6 +201,8 @@ started_end(struct started *st, bool ask)
 	    st->start, &out, st->err, sizeof(st->err));
 
 	msc_exec_done(st->x, rv, rv == 0 ? &out : NULL, st->err);
+	/* The reply took the output: the bound counts it no more. */
+	dock_fx_charge_release(&st->res.charge);
 	free(st);
 }
 
@@ -274,6 +276,7 @@ dock_exec_start(void *be, const Msc__V1__ExecRequest *r, struct msc_exec *x,
 	st->x = x;
 	st->start = start;
 	dock_fx_on_output(c, started_output, x);
+	dock_fx_for_principal(c, r->principal);
 	dock_fxloop_add(d->fxloop, c, msc_exec_cancel_fd(x), started_done, st);
 	return 0;
 }

@@ -22,6 +22,7 @@
 
 #include "docker_api.h"
 #include "docker_api_int.h"
+#include "docker_fastexec.h"
 #include "msc_driver_live.h"
 #include "msc_random.h"
 
@@ -367,4 +368,5 @@ dock_exec_res_fini(struct dock_exec_res *res)
 	free(res->err);
 	res->out = res->err = NULL;
 	res->out_len = res->err_len = 0;
+	dock_fx_charge_release(&res->charge);
 }

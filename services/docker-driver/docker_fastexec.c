@@ -20,6 +20,7 @@
 #include "fastexec_wire.h"
 #include "msc_driver_live.h"
 #include "msc_hop.h"
+#include "msc_principal.h"
 #include "msc_time.h"
 
 #define FX_REQ_SEND_MS	5000
@@ -48,7 +49,8 @@ struct dock_fx {
 	void (*on_output)(void *arg, const void *p, size_t n);
 	void *out_arg;
 	struct dock_fx_budget *budget;  /* NULL: none */
-	uint64_t counted;               /* of budget->used */
+	struct dock_fx_charge charge;   /* against budget; res's at the end */
+	char principal[MSC_PRINCIPAL_TAG_LEN + 1];
 };
 
 static int
@@ -203,28 +205,18 @@ static int
 fx_frame(struct dock_fx *c, const struct fx_frame *f, struct dock_exec_res *res,
     char *err, size_t errlen)
 {
-	int outcome, code;
+	int outcome, code, rc;
 
 	switch (f->type) {
 	case FX_STDOUT:
 	case FX_STDERR:
-		if (c->budget != NULL &&
-		    c->budget->used + f->len > c->budget->cap) {
-			snprintf(err, errlen, "the command was killed: the "
-			    "commands waiting on this driver hold its bound "
-			    "on their output, %llu MiB (--driver-output-buffer);"
-			    " retry when some end, or write big output to a "
-			    "file", (unsigned long long)(c->budget->cap >> 20));
-			return -ENOBUFS;
-		}
+		if (c->budget != NULL && (rc = dock_fx_charge_add(c->budget,
+		    c->principal, &c->charge, f->len, err, errlen)) != 0)
+			return rc;
 		if (fxbuf_add(f->type == FX_STDOUT ? &c->out : &c->err, f->p,
 		    f->len) != 0) {
 			snprintf(err, errlen, "exec: out of memory");
 			return -ENOMEM;
-		}
-		if (c->budget != NULL) {
-			c->budget->used += f->len;
-			c->counted += f->len;
 		}
 		if (c->live)
 			msc_driver_output(f->p, f->len);
@@ -405,8 +397,7 @@ fx_loop(struct dock_fx *c, struct dock_exec_res *res, char *err,
 static void
 fx_free(struct dock_fx *c)
 {
-	if (c->budget != NULL)
-		c->budget->used -= c->counted;
+	dock_fx_charge_release(&c->charge);
 	free(c->sp);
 	free(c->out.p);
 	free(c->err.p);
@@ -465,6 +456,12 @@ dock_fx_set_budget(struct dock_fx *c, struct dock_fx_budget *b)
 	c->budget = b;
 }
 
+void
+dock_fx_for_principal(struct dock_fx *c, const char *principal)
+{
+	snprintf(c->principal, sizeof(c->principal), "%s", principal);
+}
+
 int
 dock_fx_end(struct dock_fx *c, int rc, struct dock_exec_res *res, char *err,
     size_t errlen)
@@ -489,6 +486,8 @@ dock_fx_end(struct dock_fx *c, int rc, struct dock_exec_res *res, char *err,
 	res->err = c->err.p;
 	res->err_len = c->err.len;
 	c->out.p = c->err.p = NULL;
+	res->charge = c->charge;        /* held while res holds the output */
+	memset(&c->charge, 0, sizeof(c->charge));
 	rc = 0;
 out:
 	fx_free(c);

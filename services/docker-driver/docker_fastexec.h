@@ -67,14 +67,25 @@ void dock_fx_on_output(struct dock_fx *c, void (*fn)(void *arg,
     const void *p, size_t n), void *arg);
 /*
  * The output that the commands sharing a budget may hold at once, over
- * all of them (their buffers until dock_fx_end); one thread's (the
- * loop's, docker_fxloop.h). A command whose output would pass it ends
- * with -ENOBUFS and err naming --driver-output-buffer.
+ * all of them, and each principal's (dock_fx_for_principal; none for
+ * "") at most three quarters of it, so that one principal's commands
+ * cannot take what another's print (as with waiting slots, msc_fair.h).
+ * A command charges its output as it comes; a charge that would pass
+ * either ends it with -ENOBUFS and err naming --driver-output-buffer.
+ * The charge moves with the output into the result (res->charge) and is
+ * held until dock_exec_res_fini or dock_fx_charge_release, so a result
+ * kept (a deferred end) still counts. Thread-safe. dock_fx_charge_add
+ * charges n more bytes to ch (principal's, on its first charge).
  */
-struct dock_fx_budget {
-	uint64_t cap, used;
-};
+int dock_fx_budget_new(uint64_t cap, struct dock_fx_budget **bp);
+/* After every charge against b is given back. Accepts NULL. */
+void dock_fx_budget_free(struct dock_fx_budget *b);
+int dock_fx_charge_add(struct dock_fx_budget *b, const char *principal,
+    struct dock_fx_charge *ch, uint64_t n, char *err, size_t errlen);
+void dock_fx_charge_release(struct dock_fx_charge *ch);
 void dock_fx_set_budget(struct dock_fx *c, struct dock_fx_budget *b);
+/* Whose command c runs (a principal tag, msc_principal.h); default "". */
+void dock_fx_for_principal(struct dock_fx *c, const char *principal);
 int dock_fx_fd(const struct dock_fx *c);
 short dock_fx_events(struct dock_fx *c);
 int64_t dock_fx_deadline(const struct dock_fx *c);

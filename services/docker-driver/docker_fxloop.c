@@ -54,7 +54,7 @@ struct dock_fxloop {
 	bool stop;
 	struct watch_list watched;      /* the loop thread's */
 	struct watch_list ended;        /* the loop thread's */
-	struct dock_fx_budget budget;   /* the loop thread's */
+	struct dock_fx_budget *budget;  /* NULL: no bound; freed last */
 };
 
 /* Ends w: out of the set, killed unless it exited, its callback run. */
@@ -95,8 +95,8 @@ watch_add(struct dock_fxloop *l, struct watch *w)
 		.data.ptr = &w->t_cancel };
 
 	TAILQ_INSERT_TAIL(&l->watched, w, link);
-	if (l->budget.cap > 0)
-		dock_fx_set_budget(w->c, &l->budget);
+	if (l->budget != NULL)
+		dock_fx_set_budget(w->c, l->budget);
 	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, dock_fx_fd(w->c), &ev) != 0 ||
 	    (w->cancel_fd >= 0 &&
 		epoll_ctl(l->ep, EPOLL_CTL_ADD, w->cancel_fd, &cev) != 0)) {
@@ -223,7 +223,11 @@ dock_fxloop_start(uint64_t output_bound, struct dock_fxloop **lp)
 
 	if (l == NULL)
 		return -ENOMEM;
-	l->budget.cap = output_bound;
+	if (output_bound > 0 &&
+	    (rv = dock_fx_budget_new(output_bound, &l->budget)) != 0) {
+		free(l);
+		return rv;
+	}
 	l->ep = l->wake = -1;
 	pthread_mutex_init(&l->mu, NULL);
 	TAILQ_INIT(&l->pending);
@@ -247,6 +251,7 @@ fail:
 	if (l->wake >= 0)
 		close(l->wake);
 	pthread_mutex_destroy(&l->mu);
+	dock_fx_budget_free(l->budget);
 	free(l);
 	return rv;
 }
@@ -295,5 +300,8 @@ dock_fxloop_stop(struct dock_fxloop *l)
 	close(l->ep);
 	close(l->wake);
 	pthread_mutex_destroy(&l->mu);
+	/* Every command's end ran; a deferred one ran before (the driver
+	 * stops its workers first): no charge is left against it. */
+	dock_fx_budget_free(l->budget);
 	free(l);
 }

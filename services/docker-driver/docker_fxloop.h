@@ -17,13 +17,17 @@ struct dock_fxloop;
 /*
  * Called once on the loop's thread when a command ended: rv and err as
  * dock_fx_run returns them, res (owned by the callee:
- * dock_exec_res_fini) its result when rv is 0. Must not block.
+ * dock_exec_res_fini, or a copy of it) its result when rv is 0. Must not
+ * block.
  */
 typedef void (*dock_fxloop_done_fn)(void *arg, int rv,
     struct dock_exec_res *res, const char *err);
 
 /* output_bound: the bytes of output its commands may hold at once, over
- * all of them (struct dock_fx_budget); 0: no bound. */
+ * all of them and per principal (dock_fx_budget_new); 0: no bound. A
+ * result's output counts until dock_exec_res_fini or
+ * dock_fx_charge_release(&res->charge), which must come before
+ * dock_fxloop_stop returns. */
 int dock_fxloop_start(uint64_t output_bound, struct dock_fxloop **lp);
 
 /*

@@ -217,6 +217,14 @@ dock_pool_start(struct dock_driver *d,
 	long target = dc->warm_pool < 0 ? POOL_DEFAULT : dc->warm_pool;
 	long cap = dc->warm_pool_max;
 
+	/* With principals every temporary computer is made cold, labelled
+	 * with its principal (docker_computers.c, create_any): a pool would
+	 * hold containers no call takes. */
+	if (d->cfg->tokens_file != NULL && target != 0) {
+		msc_log_info("warm pool: off: with --tokens-file each computer "
+		    "is made for its principal, never taken from the pool");
+		target = 0;
+	}
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&p->mu, NULL);

@@ -227,12 +227,22 @@ wasm_create_owned(struct wasm_driver *d, const char *id, bool temporary,
     const char *principal, Msc__V1__Computer *out, char *err, size_t errlen)
 {
 	struct wasm_meta m = { .temporary = temporary };
+	bool stopping;
 	int rv, lease;
 
 	snprintf(m.principal, sizeof(m.principal), "%s", principal);
 	if (!msc_slug_valid(id)) {
 		snprintf(err, errlen, "%s", MSC_SLUG_ERROR);
 		return -EINVAL;
+	}
+	/* None once the driver stops: its stop hides the folders of the
+	 * temporaries it held by id, and must meet no new computer there. */
+	pthread_mutex_lock(&d->mu);
+	stopping = d->stopping;
+	pthread_mutex_unlock(&d->mu);
+	if (stopping) {
+		snprintf(err, errlen, "%s is stopping", d->backend);
+		return -ESHUTDOWN;
 	}
 	now_iso(m.created_at, sizeof(m.created_at));
 	if ((rv = make_folder(d, id, &m, &lease, err, errlen)) != 0)

@@ -100,6 +100,9 @@ int wasm_hide(int dirfd, const char *id, char *gone, size_t len);
 
 /* wasm_fs.c: folder helpers that never follow a guest's symlinks. */
 int wasm_rmtree_at(int dirfd, const char *name);
+/* The same until deadline_ms (msc_now_ms): then -ETIMEDOUT, what is left
+ * of name left in place. */
+int wasm_rmtree_until(int dirfd, const char *name, uint64_t deadline_ms);
 int wasm_computer_root(struct wasm_driver *d, const char *id, char *buf,
     size_t len);
 /* The deepest folder a snapshot copies (two descriptors per level). */

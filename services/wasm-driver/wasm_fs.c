@@ -17,11 +17,13 @@
 #include <unistd.h>
 
 #include "msc_slug.h"
+#include "msc_time.h"
 
 #define RMTREE_MAX_DEPTH 4096
 
+/* deadline_ms (msc_now_ms): 0, none; passed, -ETIMEDOUT, the rest left. */
 static int
-rmtree_depth(int dirfd, const char *name, int depth)
+rmtree_depth(int dirfd, const char *name, int depth, uint64_t deadline_ms)
 {
 	struct dirent *e;
 	DIR *dir;
@@ -49,11 +51,19 @@ rmtree_depth(int dirfd, const char *name, int depth)
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if ((r = rmtree_depth(fd, e->d_name, depth + 1)) != 0 &&
-		    rv == 0)
+		if (deadline_ms > 0 && msc_now_ms() >= deadline_ms) {
+			rv = -ETIMEDOUT;
+			break;
+		}
+		if ((r = rmtree_depth(fd, e->d_name, depth + 1,
+		    deadline_ms)) != 0 && rv == 0)
 			rv = r;
+		if (r == -ETIMEDOUT)
+			break;
 	}
 	closedir(dir);
+	if (rv == -ETIMEDOUT)
+		return rv;
 	if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT &&
 	    rv == 0)
 		rv = -errno;
@@ -64,7 +74,13 @@ rmtree_depth(int dirfd, const char *name, int depth)
 int
 wasm_rmtree_at(int dirfd, const char *name)
 {
-	return rmtree_depth(dirfd, name, 0);
+	return rmtree_depth(dirfd, name, 0, 0);
+}
+
+int
+wasm_rmtree_until(int dirfd, const char *name, uint64_t deadline_ms)
+{
+	return rmtree_depth(dirfd, name, 0, deadline_ms);
 }
 
 /* The host path of computer id's root folder (which may not exist). */

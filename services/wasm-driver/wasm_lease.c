@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "msc_log.h"
@@ -185,8 +186,8 @@ wasm_lease_reap(struct wasm_driver *d)
 /* One temporary computer being removed at stop. */
 struct held {
 	STAILQ_ENTRY(held) next;
-	int lease;
-	int hidden;             /* wasm_hide's: 0, or -errno */
+	int lease;              /* owned: closed by remove_hidden */
+	int hidden;             /* hide_held's: 0, or -errno */
 	char gone[128];
 	char id[];
 };
@@ -194,11 +195,12 @@ STAILQ_HEAD(held_list, held);
 
 /* The hidden folders, deleted by a few threads until the deadline. */
 struct removal {
-	pthread_mutex_t mu;
-	struct held_list todo;
-	int dirfd;
+	pthread_mutex_t mu;     /* guards todo and the counts */
+	struct held_list todo;  /* owned; each taken by one thread */
+	int dirfd;              /* owned by wasm_lease_remove_held, lent */
 	uint64_t deadline_ms;
-	size_t removed, left;
+	size_t removed, late, failed;
+	int error;              /* the first failure's errno */
 };
 
 static void
@@ -220,6 +222,34 @@ take_held(void *arg, const char *key, void *value)
 	STAILQ_INSERT_TAIL(list, h, next);
 }
 
+/*
+ * Hides h's folder, if it is still the one whose lease we hold: a
+ * release of the temporary computer can run on its lane meanwhile, and a
+ * computer made by that id after it (refused once the driver stops, but
+ * one may have started before) is not ours to remove: renamed back.
+ */
+static void
+hide_held(int dirfd, struct held *h)
+{
+	struct stat ours, found;
+	char lease[sizeof(h->gone) + sizeof("/" LEASE_FILE)];
+
+	if ((h->hidden = wasm_hide(dirfd, h->id, h->gone,
+	    sizeof(h->gone))) != 0)
+		return;
+	snprintf(lease, sizeof(lease), "%s/" LEASE_FILE, h->gone);
+	if (fstat(h->lease, &ours) == 0 &&
+	    fstatat(dirfd, lease, &found, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    ours.st_dev == found.st_dev && ours.st_ino == found.st_ino)
+		return;
+	if (renameat2(dirfd, h->gone, dirfd, h->id, RENAME_NOREPLACE) != 0)
+		msc_log_warn("cannot give %s back its folder, hidden as %s at "
+		    "stop: %s", h->id, h->gone, strerror(errno));
+	else
+		msc_log_info("%s was made again meanwhile: kept", h->id);
+	h->hidden = -ENOENT;    /* ours is gone: nothing to remove */
+}
+
 static void *
 remove_hidden(void *arg)
 {
@@ -228,21 +258,25 @@ remove_hidden(void *arg)
 
 	pthread_mutex_lock(&r->mu);
 	while ((h = STAILQ_FIRST(&r->todo)) != NULL) {
-		bool done;
+		int rv = h->hidden;
 
 		STAILQ_REMOVE_HEAD(&r->todo, next);
 		pthread_mutex_unlock(&r->mu);
-		/* Late, it stays hidden for the next start's sweep. */
-		done = h->hidden == -ENOENT || (h->hidden == 0 &&
-		    msc_now_ms() < r->deadline_ms &&
-		    wasm_rmtree_at(r->dirfd, h->gone) == 0);
+		/* Late, what is left stays hidden for the next start. */
+		if (rv == 0)
+			rv = msc_now_ms() < r->deadline_ms
+			    ? wasm_rmtree_until(r->dirfd, h->gone,
+				  r->deadline_ms)
+			    : -ETIMEDOUT;
 		close(h->lease);
 		free(h);
 		pthread_mutex_lock(&r->mu);
-		if (done)
+		if (rv == 0 || rv == -ENOENT)
 			r->removed++;
-		else
-			r->left++;
+		else if (rv == -ETIMEDOUT)
+			r->late++;
+		else if (r->failed++ == 0)
+			r->error = -rv;
 	}
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
@@ -251,14 +285,20 @@ remove_hidden(void *arg)
 void
 wasm_lease_remove_held(struct wasm_driver *d)
 {
-	struct removal r = { .todo = STAILQ_HEAD_INITIALIZER(r.todo) };
+	struct removal r = { .mu = PTHREAD_MUTEX_INITIALIZER,
+		.todo = STAILQ_HEAD_INITIALIZER(r.todo) };
 	pthread_t threads[STOP_REMOVE_THREADS];
 	struct msc_map *none = NULL;
 	struct held *h;
-	int n = 0;
+	int n = 0, rv;
 
-	if (d->leases == NULL || msc_map_new(&none) != 0)
+	if (d->leases == NULL)
 		return;
+	if ((rv = msc_map_new(&none)) != 0) {
+		msc_log_warn("cannot remove the temporary computers at stop: "
+		    "%s; the next start removes them", strerror(-rv));
+		return;
+	}
 	pthread_mutex_lock(&d->mu);
 	msc_map_each(d->leases, take_held, &r.todo);
 	msc_map_free(d->leases);
@@ -271,9 +311,10 @@ wasm_lease_remove_held(struct wasm_driver *d)
 	 * after this, the next start sweeps every .gone-*. */
 	if ((r.dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
 		STAILQ_FOREACH(h, &r.todo, next)
-			h->hidden = wasm_hide(r.dirfd, h->id, h->gone,
-			    sizeof(h->gone));
-	pthread_mutex_init(&r.mu, NULL);
+			hide_held(r.dirfd, h);
+	else
+		STAILQ_FOREACH(h, &r.todo, next)
+			h->hidden = -errno;
 	while (n < STOP_REMOVE_THREADS &&
 	    pthread_create(&threads[n], NULL, remove_hidden, &r) == 0)
 		n++;
@@ -285,8 +326,11 @@ wasm_lease_remove_held(struct wasm_driver *d)
 	if (r.dirfd >= 0)
 		close(r.dirfd);
 	msc_log_info("removed %zu temporary computer(s) at stop", r.removed);
-	if (r.left > 0)
+	if (r.late > 0)
 		msc_log_warn("%zu temporary computer(s) left hidden (.gone-*) "
-		    "for the next start to remove: the disk deleted too slowly",
-		    r.left);
+		    "for the next start to remove: the disk deleted too "
+		    "slowly (%d ms at stop)", r.late, STOP_REMOVE_MS);
+	if (r.failed > 0)
+		msc_log_warn("%zu temporary computer(s) left for the next "
+		    "start to remove: %s", r.failed, strerror(r.error));
 }

@@ -430,6 +430,10 @@ died_text(void **state)
 				 "The next call starts it again.");
 	assert_int_equal(msc_driver_code(-ECONNABORTED),
 	    MSC__V1__CODE__ABORTED);
+	/* A backend that stops (the wasm one refusing a create) is
+	 * unavailable, as the other 'is stopping' paths say. */
+	assert_int_equal(msc_driver_code(-ESHUTDOWN),
+	    MSC__V1__CODE__UNAVAILABLE);
 	assert_int_equal(msc_driver_died(small, sizeof(small), "box-1",
 			     "its folder is gone."), -ECONNABORTED);
 	assert_string_equal(small, "Computer 'box-1' di");

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -524,6 +525,166 @@ test_loop_output_bound(void **state)
 	assert_int_equal(ends.nobufs, 2);
 }
 
+/* One command a loop watches, for the budget's tests. */
+struct watched {
+	pthread_mutex_t mu;
+	size_t bytes;           /* output seen */
+	bool ended, keep;       /* keep: its result is held, as deferred */
+	int rv;
+	char err[512];
+	struct dock_exec_res res;
+};
+
+static void
+watched_output(void *arg, const void *p, size_t n)
+{
+	struct watched *w = arg;
+
+	(void)p;
+	pthread_mutex_lock(&w->mu);
+	w->bytes += n;
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void
+watched_end(void *arg, int rv, struct dock_exec_res *res, const char *err)
+{
+	struct watched *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	w->ended = true;
+	w->rv = rv;
+	snprintf(w->err, sizeof(w->err), "%s", err);
+	w->res = *res;
+	if (!w->keep)
+		dock_exec_res_fini(&w->res);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Starts `script` in the loop as principal's command (keep: as w->keep). */
+static void
+watch_start(struct dock_fxloop *l, const char *principal, const char *script,
+    bool keep, struct watched *w)
+{
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct dock_exec_req req = { .argv = argv, .timeout_ms = 20000,
+		.output_limit = 2 << 20 };
+	struct dock_fx *c;
+	char err[256];
+
+	memset(w, 0, sizeof(*w));
+	pthread_mutex_init(&w->mu, NULL);
+	w->keep = keep;
+	assert_int_equal(dock_fx_begin(dir, &req, &c, err, sizeof(err)), 0);
+	dock_fx_on_output(c, watched_output, w);
+	dock_fx_for_principal(c, principal);
+	dock_fxloop_add(l, c, -1, watched_end, w);
+}
+
+/* Waits up to 10 s until w ended (end) or printed `bytes`. */
+static void
+watch_until(struct watched *w, bool end, size_t bytes)
+{
+	for (int i = 0; i < 1000; i++) {
+		bool done;
+
+		pthread_mutex_lock(&w->mu);
+		done = end ? w->ended : w->bytes >= bytes;
+		pthread_mutex_unlock(&w->mu);
+		if (done)
+			return;
+		usleep(10000);
+	}
+	fail_msg("the command did not %s in 10 s", end ? "end" : "print");
+}
+
+static bool
+watch_ended(struct watched *w)
+{
+	bool ended;
+
+	pthread_mutex_lock(&w->mu);
+	ended = w->ended;
+	pthread_mutex_unlock(&w->mu);
+	return ended;
+}
+
+/*
+ * A result kept after its command ended (the driver defers the end of
+ * one that may have lost its container, to ask the engine on a worker)
+ * still counts against the bound until it is freed: with 1 MiB, one
+ * command ends with 600 KB held; another printing 600 KB is killed;
+ * once the first's result is freed, a third printing 600 KB runs.
+ * (Before, the bound forgot a command's output as it ended.)
+ */
+static void
+test_loop_output_bound_kept(void **state)
+{
+	struct dock_fxloop *l;
+	struct watched *w = calloc(3, sizeof(*w));
+
+	(void)state;
+	assert_non_null(w);
+	assert_int_equal(dock_fxloop_start(1 << 20, &l), 0);
+	watch_start(l, "", "head -c 600000 /dev/zero; exit 137", true, &w[0]);
+	watch_until(&w[0], true, 0);
+	assert_int_equal(w[0].rv, 0);
+	assert_int_equal(w[0].res.out_len, 600000);
+	watch_start(l, "", "head -c 600000 /dev/zero; sleep 30", false,
+	    &w[1]);
+	watch_until(&w[1], true, 0);
+	assert_int_equal(w[1].rv, -ENOBUFS);
+	assert_non_null(strstr(w[1].err, "--driver-output-buffer"));
+	dock_exec_res_fini(&w[0].res);
+	watch_start(l, "", "head -c 600000 /dev/zero; sleep 30", false,
+	    &w[2]);
+	watch_until(&w[2], false, 600000);
+	usleep(200000);
+	assert_false(watch_ended(&w[2]));
+	dock_fxloop_stop(l);
+	assert_true(watch_ended(&w[2]));
+	for (int i = 0; i < 3; i++)
+		pthread_mutex_destroy(&w[i].mu);
+	free(w);
+}
+
+/*
+ * One principal's waiting commands cannot take the bound from another's
+ * (the attack: A's commands fill it, then B's printing a little is
+ * killed): with 1 MiB, A holds 700 KB; A's next 200 KB passes its share
+ * (three quarters) and is killed, naming it; B's 200 KB still runs.
+ * (Before, A's second fitted and B's was killed.)
+ */
+static void
+test_loop_output_bound_shares(void **state)
+{
+	struct dock_fxloop *l;
+	struct watched *w = calloc(3, sizeof(*w));
+
+	(void)state;
+	assert_non_null(w);
+	assert_int_equal(dock_fxloop_start(1 << 20, &l), 0);
+	watch_start(l, "aaaa", "head -c 700000 /dev/zero; sleep 30", false,
+	    &w[0]);
+	watch_until(&w[0], false, 700000);
+	watch_start(l, "aaaa", "head -c 200000 /dev/zero; sleep 30", false,
+	    &w[1]);
+	watch_until(&w[1], true, 0);
+	assert_int_equal(w[1].rv, -ENOBUFS);
+	assert_non_null(strstr(w[1].err, "your share"));
+	assert_non_null(strstr(w[1].err, "--driver-output-buffer"));
+	watch_start(l, "bbbb", "head -c 200000 /dev/zero; sleep 30", false,
+	    &w[2]);
+	watch_until(&w[2], false, 200000);
+	usleep(200000);
+	assert_false(watch_ended(&w[0]));
+	assert_false(watch_ended(&w[2]));
+	dock_fxloop_stop(l);
+	for (int i = 0; i < 3; i++)
+		pthread_mutex_destroy(&w[i].mu);
+	free(w);
+}
+
 static void
 test_concurrent(void **state)
 {
@@ -569,6 +730,8 @@ main(void)
 		cmocka_unit_test(test_forged_replies),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_loop_output_bound),
+		cmocka_unit_test(test_loop_output_bound_kept),
+		cmocka_unit_test(test_loop_output_bound_shares),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
