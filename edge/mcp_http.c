@@ -1,12 +1,12 @@
 /*
  * mcp_http.c - the Streamable HTTP transport on libmicrohttpd: the
- * server, MHD's callbacks, routing and DELETE; a request's references
- * and its SSE stream are in mcp_http_call.c, POST in mcp_http_post.c
- * (the 2026 era's in mcp_http_modern.c), the replies in
- * mcp_http_answer.c, whose share a proxied client counts in in
- * mcp_http_client.c, the Host/Origin
- * guard and auth in mcp_http_guard.c, the refusal of ambiguous headers
- * in mcp_http_strict.c, deadlines and drains in mcp_http_conn.c.
+ * server, MHD's callbacks, routing and DELETE. Elsewhere: a request's
+ * references and its SSE stream (mcp_http_call.c), POST
+ * (mcp_http_post.c; the 2026 era's in mcp_http_modern.c), the replies
+ * (mcp_http_answer.c), the share a proxied client counts in
+ * (mcp_http_client.c), the Host/Origin guard and auth
+ * (mcp_http_guard.c), the refusal of ambiguous headers
+ * (mcp_http_strict.c), deadlines and drains (mcp_http_conn.c).
  *
  * MHD runs one event thread (epoll) for every connection. A request that
  * waits for the session service is suspended and resumed by the reply,

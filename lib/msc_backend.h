@@ -2,7 +2,7 @@
  * msc_backend.h - one backend, as the composition root lists it: its
  * --backend name, its option table, its startup validation and the
  * driver service it starts. Each backend's folder defines its rows
- * (services/NAME-driver/NAME_cfg.c); a program lists the rows it serves
+ * (services/NAME-driver/NAME_backend.c); a program lists the rows it serves
  * (struct msc_program), the all-in-one all of them
  * (programs/mcp-sandbox-computer/drivers.c). lib names no backend.
  */

@@ -1,7 +1,7 @@
 /*
  * drivers.c - the backends this program links: one line each in
  * `backends` (the row itself, {name, options, validate, start, stop},
- * is the backend's own: services/NAME-driver/NAME_cfg.c).
+ * is the backend's own: services/NAME-driver/NAME_backend.c).
  */
 #include "drivers.h"
 

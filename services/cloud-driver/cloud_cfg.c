@@ -1,11 +1,10 @@
 /*
- * cloud_cfg.c - what the cloud backends share on the command line, and
- * msc-cloud-driver, which serves either (--backend e2b or modal).
+ * cloud_cfg.c - what the cloud backends share on the command line (the
+ * rows, msc-cloud-driver's among them: cloud_backend.c).
  */
 #include "cloud_cfg.h"
 
-#include "e2b_cfg.h"
-#include "modal_cfg.h"
+#include "msc_backend.h"
 
 int
 cloud_cfg_validate(const struct msc_cfg *cfg)
@@ -21,9 +20,3 @@ cloud_cfg_validate(const struct msc_cfg *cfg)
 	    "credentials or resolve names");
 }
 
-static const struct msc_backend *const backends[] = { &e2b_backend,
-	&modal_backend };
-
-const struct msc_program cloud_program = { "msc-cloud-driver", "The driver "
-	"of E2B or Modal sandboxes (--backend e2b or modal).", MSC_PROG_DRIVER,
-	backends, 2 };

@@ -7,7 +7,8 @@
 
 #include "msc_cfg.h"
 
-extern const struct msc_program cloud_program;  /* msc-cloud-driver */
+/* msc-cloud-driver, which serves either (its row: cloud_backend.c) */
+extern const struct msc_program cloud_program;
 
 /*
  * Only --network-allow maps onto the provider's egress rules: deny

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cloud_cfg.h"
-#include "e2b_driver.h"
 
 #define F(x) offsetof(struct e2b_cfg, x)
 #define E2B "e2b backend options"
@@ -74,18 +73,3 @@ e2b_cfg_describe(const struct msc_cfg *cfg)
 	return n < 0 ? NULL : base;
 }
 
-static int
-start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return e2b_driver_start(cfg, url, (struct e2b_driver **)hp);
-}
-
-static void
-stop(void *h)
-{
-	e2b_driver_stop(h);
-}
-
-const struct msc_backend e2b_backend = { "e2b", &e2b_cfg_table,
-	cloud_cfg_validate, start, stop,
-	MSC_BACKEND_HELPER | MSC_BACKEND_FILES | MSC_BACKEND_SNAPSHOTS, NULL };

@@ -18,7 +18,7 @@ struct e2b_cfg {
 };
 
 extern const struct msc_cfg_table e2b_cfg_table;
-extern const struct msc_backend e2b_backend;
+extern const struct msc_backend e2b_backend; /* its row: cloud_backend.c */
 
 /*
  * cfg's E2B settings (borrowed from cfg); all unset (zero) for a cfg

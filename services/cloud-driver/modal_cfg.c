@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cloud_cfg.h"
-#include "modal_driver.h"
 
 /* --image: the heading docker gives it, so that the all-in-one lists it
  * once, there. */
@@ -104,18 +103,3 @@ modal_cfg_describe(const struct msc_cfg *cfg)
 	return n < 0 ? NULL : base;
 }
 
-static int
-start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return modal_driver_start(cfg, url, (struct modal_driver **)hp);
-}
-
-static void
-stop(void *h)
-{
-	modal_driver_stop(h);
-}
-
-const struct msc_backend modal_backend = { "modal", &modal_cfg_table,
-	cloud_cfg_validate, start, stop,
-	MSC_BACKEND_HELPER | MSC_BACKEND_FILES | MSC_BACKEND_SNAPSHOTS, NULL };

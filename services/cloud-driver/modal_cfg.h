@@ -19,7 +19,7 @@ struct modal_cfg {
 };
 
 extern const struct msc_cfg_table modal_cfg_table;
-extern const struct msc_backend modal_backend;
+extern const struct msc_backend modal_backend; /* its row: cloud_backend.c */
 
 /*
  * cfg's Modal settings (borrowed from cfg); all unset (zero) for a cfg

@@ -1,7 +1,7 @@
 /*
  * docker_cfg.c - the docker backend's options: the table (one entry a
- * flag), the environment fallbacks, the bounds, the tool description and
- * the rows that put the backend in a program.
+ * flag), the environment fallbacks, the bounds and the tool description
+ * (the rows that put the backend in a program: docker_backend.c).
  */
 #include "docker_cfg.h"
 
@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "docker_driver.h"
 
 #define F(x) offsetof(struct dock_cfg, x)
 #define DOCK "docker backend options"
@@ -202,24 +200,3 @@ dock_cfg_describe(const struct msc_cfg *cfg)
 	return n < 0 ? NULL : base;
 }
 
-static int
-start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return dock_driver_start(cfg, url, (struct dock_driver **)hp);
-}
-
-static void
-stop(void *h)
-{
-	dock_driver_stop(h);
-}
-
-/* Docker runs the allowlist proxy: every network flag is its own. */
-const struct msc_backend dock_backend = { "docker", &dock_cfg_table, NULL,
-	start, stop,
-	MSC_BACKEND_HELPER | MSC_BACKEND_FILES | MSC_BACKEND_SNAPSHOTS, NULL };
-
-static const struct msc_backend *const backends[] = { &dock_backend };
-
-const struct msc_program dock_program = { "msc-docker-driver", "The driver "
-	"of one Docker or Podman engine.", MSC_PROG_DRIVER, backends, 1 };

@@ -36,7 +36,7 @@ struct dock_cfg {
 };
 
 extern const struct msc_cfg_table dock_cfg_table;
-extern const struct msc_backend dock_backend;
+extern const struct msc_backend dock_backend; /* its row: docker_backend.c */
 extern const struct msc_program dock_program;   /* msc-docker-driver */
 
 /*

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fly_driver.h"
 
 #define F(x) offsetof(struct fly_cfg, x)
 #define FLY "fly backend options"
@@ -111,8 +110,8 @@ fly_cfg_describe(const struct msc_cfg *cfg)
 }
 
 /* Fly Machines have no egress filter the server can set per machine. */
-static int
-validate(const struct msc_cfg *cfg)
+int
+fly_cfg_validate(const struct msc_cfg *cfg)
 {
 	static const char *const proxy[] = { "proxy-credential",
 		"proxy-credential-file", NULL };
@@ -123,26 +122,8 @@ validate(const struct msc_cfg *cfg)
 	    "per machine, so an allowlist cannot be enforced there");
 }
 
-static int
-start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return fly_driver_start(cfg, url, (struct fly_driver **)hp);
-}
-
-static void
-stop(void *h)
-{
-	fly_driver_stop(h);
-}
-
-const struct msc_backend fly_backend = { "fly", &fly_cfg_table, validate,
-	start, stop, MSC_BACKEND_FILES, "Preview URLs are not served on the "
+const char fly_preview_refusal[] = "Preview URLs are not served on the "
 	"fly backend: a Fly Machine's ports are published only through its "
 	"app's services and a public address, which this server does not set "
 	"up. They are served on the docker (Docker and Podman), e2b and modal "
-	"backends." };
-
-static const struct msc_backend *const backends[] = { &fly_backend };
-
-const struct msc_program fly_program = { "msc-fly-driver", "The driver of "
-	"Fly Machines.", MSC_PROG_DRIVER, backends, 1 };
+	"backends.";

@@ -19,8 +19,14 @@ struct fly_cfg {
 };
 
 extern const struct msc_cfg_table fly_cfg_table;
+/* The rows that put the backend in a program (fly_backend.c). */
 extern const struct msc_backend fly_backend;
 extern const struct msc_program fly_program;    /* msc-fly-driver */
+/* Why the backend serves no preview URLs (the agent reads it). */
+extern const char fly_preview_refusal[];
+
+/* --network-allow and friends refused: prints and returns -EINVAL, or 0. */
+int fly_cfg_validate(const struct msc_cfg *cfg);
 
 /*
  * cfg's Fly settings (borrowed from cfg); all unset (zero) for a cfg

@@ -68,7 +68,7 @@ fly_driver_start(const struct msc_cfg *cfg, const char *url,
 			     "--no-network is not enforced on this backend");
 	if (fly_ops_full.exec == NULL) {
 		fly_ops_full = fly_ops;
-		fly_ops_full.preview_refusal = fly_backend.preview_refusal;
+		fly_ops_full.preview_refusal = fly_preview_refusal;
 		fly_ops_full.create_owned = create_owned;
 		fly_ops_full.owner = owner;
 	}

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wasm_driver.h"
 
 #define F(x) offsetof(struct wasm_cfg, x)
 #define WASM "wasm backend options"
@@ -104,8 +103,8 @@ wasm_cfg_describe(const struct msc_cfg *cfg)
 }
 
 /* These computers have no network at all. */
-static int
-validate(const struct msc_cfg *cfg)
+int
+wasm_cfg_validate(const struct msc_cfg *cfg)
 {
 	static const char *const proxy[] = { "proxy-credential",
 		"proxy-credential-file", NULL };
@@ -115,33 +114,12 @@ validate(const struct msc_cfg *cfg)
 	    "these computers have no network at all");
 }
 
-static int
-start(const struct msc_cfg *cfg, const char *url, void **hp)
-{
-	return wasm_driver_start(cfg, url, (struct wasm_driver **)hp);
-}
-
-static void
-stop(void *h)
-{
-	wasm_driver_stop(h);
-}
-
-const struct msc_backend wasm_backend = { "wasm", &wasm_cfg_table, validate,
-	start, stop, MSC_BACKEND_FILES | MSC_BACKEND_SNAPSHOTS, "Preview URLs "
+const char wasm_preview_refusal[] = "Preview URLs "
 	"are not served on the wasm backend: its computers have no network, "
 	"so nothing in them listens on a port. They are served on the docker "
-	"(Docker and Podman), e2b and modal backends." };
+	"(Docker and Podman), e2b and modal backends.";
 
-const struct msc_backend busybox_backend = { "go_busybox", &wasm_cfg_table,
-	validate, start, stop, MSC_BACKEND_FILES | MSC_BACKEND_SNAPSHOTS,
+const char busybox_preview_refusal[] =
 	"Preview URLs are not served on the go_busybox backend: its computers "
 	"have no network, so nothing in them listens on a port. They are "
-	"served on the docker (Docker and Podman), e2b and modal backends." };
-
-static const struct msc_backend *const backends[] = { &wasm_backend,
-	&busybox_backend };
-
-const struct msc_program wasm_program = { "msc-wasm-driver", "The driver of "
-	"WebAssembly computers (--backend wasm or go_busybox).",
-	MSC_PROG_DRIVER, backends, 2 };
+	"served on the docker (Docker and Podman), e2b and modal backends.";

@@ -19,8 +19,14 @@ struct wasm_cfg {
 };
 
 extern const struct msc_cfg_table wasm_cfg_table;
+/* The rows that put the backends in a program (wasm_backend.c). */
 extern const struct msc_backend wasm_backend, busybox_backend;
 extern const struct msc_program wasm_program;   /* msc-wasm-driver */
+/* Why each serves no preview URLs (the agent reads it). */
+extern const char wasm_preview_refusal[], busybox_preview_refusal[];
+
+/* The network flags refused: prints and returns -EINVAL, or 0. */
+int wasm_cfg_validate(const struct msc_cfg *cfg);
 
 /*
  * cfg's wasm settings (borrowed from cfg); all unset (zero) for a cfg

@@ -330,8 +330,8 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 		wasm_ops.snapshots = snapshots;
 		wasm_ops.snapshot_delete = snapshot_delete;
 		wasm_ops.create_from = create_from;
-		wasm_ops.preview_refusal = (strcmp(d->backend, "wasm") == 0
-		    ? &wasm_backend : &busybox_backend)->preview_refusal;
+		wasm_ops.preview_refusal = strcmp(d->backend, "wasm") == 0
+		    ? wasm_preview_refusal : busybox_preview_refusal;
 	}
 	if (rv != 0 || (rv = msc_map_new(&d->running)) != 0 ||
 	    (rv = msc_driver_start(url, &wasm_ops, d, (int)cfg->driver_workers,
