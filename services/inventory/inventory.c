@@ -1,7 +1,9 @@
 /*
- * inventory.c - records of computers in use and their owners, Release
- * (the last owner's stops a temporary computer), and the service's start
- * and stop; Acquire is inventory_acquire.c.
+ * inventory.c - the service: its methods' table, Release (the last
+ * owner's stops a temporary computer), and its start and stop. Acquire
+ * is inventory_acquire.c, the lifecycle calls inventory_ops.c, the claims
+ * after a restart inventory_owners.c; all of them call down into the
+ * records (inventory_records.c).
  */
 #include "inventory_int.h"
 
@@ -17,70 +19,6 @@
 #include "msc_log.h"
 #include "msc_map.h"
 #include "msc_rpc.h"
-
-static bool
-has_owner(const struct record *r, const char *owner)
-{
-	for (size_t i = 0; i < r->n_owners; i++)
-		if (strcmp(r->owners[i], owner) == 0)
-			return true;
-	return false;
-}
-
-bool
-inv_owner_has(const struct record *r, const char *owner)
-{
-	return has_owner(r, owner);
-}
-
-bool
-inv_held_by_other(const struct record *r, const char *owner)
-{
-	return r->temporary && r->exclusive && r->n_owners > 0 &&
-	    (owner == NULL || !has_owner(r, owner));
-}
-
-int
-inv_owner_add(struct record *r, const char *owner)
-{
-	char **grown, *dup;
-
-	if (has_owner(r, owner))
-		return 0;
-	if ((dup = strdup(owner)) == NULL)
-		return -ENOMEM;
-	grown = realloc(r->owners, (r->n_owners + 1) * sizeof(*grown));
-	if (grown == NULL) {
-		free(dup);
-		return -ENOMEM;
-	}
-	grown[r->n_owners++] = dup;
-	r->owners = grown;
-	return 0;
-}
-
-static void
-del_owner(struct record *r, const char *owner)
-{
-	for (size_t i = 0; i < r->n_owners; i++) {
-		if (strcmp(r->owners[i], owner) == 0) {
-			free(r->owners[i]);
-			r->owners[i] = r->owners[--r->n_owners];
-			return;
-		}
-	}
-}
-
-void
-inv_record_free(struct record *r)
-{
-	for (size_t i = 0; i < r->n_owners; i++)
-		free(r->owners[i]);
-	free(r->owners);
-	if (r->computer != NULL)
-		protobuf_c_message_free_unpacked(&r->computer->base, NULL);
-	free(r);
-}
 
 static void
 stopped(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
@@ -115,7 +53,7 @@ h_release(void *state, struct msc_call *call, const ProtobufCMessage *req)
 	pthread_mutex_lock(&s->mu);
 	r = msc_map_get(s->records, rr->computer_id);
 	if (r != NULL && r->ready) {
-		del_owner(r, rr->owner);
+		inv_owner_del(r, rr->owner);
 		if (r->n_owners == 0 || rr->dead) {
 			/*
 			 * The last owner left: temporary computers go; the

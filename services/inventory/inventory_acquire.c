@@ -137,12 +137,6 @@ op_free(struct op *op)
 	free(op);
 }
 
-struct msc_client *
-inv_driver_of(struct inv_service *s, const struct record *r)
-{
-	return msc_fleet_client(s->fleet, (size_t)r->driver);
-}
-
 /*
  * Draws a random id that no record holds into out (lock held). The
  * reference drew without looking: with a few thousand computers two

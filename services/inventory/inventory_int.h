@@ -127,17 +127,20 @@ int inv_fan_first_ok(const struct inv_fan *f);
 /* Index of the first answer that is neither OK nor NOT_FOUND, or -1. */
 int inv_fan_first_error(const struct inv_fan *f);
 
-/* The client of the record's driver. */
-struct msc_client *inv_driver_of(struct inv_service *s, const struct record *r);
 /* inventory_acquire.c: the Acquire handler (the service's table). */
 void inv_h_acquire(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
 
+/* inventory_records.c: a record and its owners (lock held for all). */
+/* The client of the record's driver (borrowed from the fleet). */
+struct msc_client *inv_driver_of(struct inv_service *s,
+    const struct record *r);
 /* Frees a record (not in the map any more). */
 void inv_record_free(struct record *r);
-
-/* Adds an owner to r unless it has it; 0 or -ENOMEM. Lock held. */
+/* Adds an owner to r unless it has it; 0 or -ENOMEM. */
 int inv_owner_add(struct record *r, const char *owner);
+/* Removes an owner from r (nothing when r has none of that name). */
+void inv_owner_del(struct record *r, const char *owner);
 /*
  * Whether r is a temporary computer that owners other than `owner` hold:
  * a sandbox handle's computer, which nobody else may attach, list or
