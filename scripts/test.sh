@@ -15,16 +15,18 @@
 # WebAssembly backends beside the engine's files); the fuzzer build and a ThreadSanitizer
 # build of the in-process unit tests (the suite 'threads', only their
 # executables) go on compiling at the lowest priority meanwhile, and run
-# last: a few minutes.
+# after the shorter stream: a few minutes.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 (
-	# asan.status: "ok" once build-asan is built, "failed" otherwise (also
-	# when this job stops on an error below, or later: never left empty).
-	trap '[ -s "$logs/asan.status" ] || echo failed >"$logs/asan.status"' EXIT
+	# asan.status: "ok" once build-asan is built, builds.status once the
+	# fuzzer and ThreadSanitizer builds are; "failed" otherwise (also when
+	# this job stops on an error below: never left empty).
+	trap '[ -s "$logs/asan.status" ] || echo failed >"$logs/asan.status"
+	      [ -s "$logs/builds.status" ] || echo failed >"$logs/builds.status"' EXIT
 	if [ -d build-asan ]; then meson setup --reconfigure build-asan
 	else meson setup build-asan -Db_sanitize=address,undefined \
 		-Db_lundef=false; fi
@@ -39,6 +41,7 @@ trap 'rm -rf "$logs"' EXIT
 print(" ".join(sorted({os.path.relpath(t["cmd"][0], "build-tsan")
     for t in json.load(sys.stdin)
     if any(x.endswith(":threads") for x in t["suite"])})))')
+	echo ok >"$logs/builds.status"
 ) >"$logs/builds" 2>&1 &
 builds=$!
 echo "== tests (release build)" >&2
@@ -66,34 +69,43 @@ fi
 # 'aside' (the cloud fakes and the WebAssembly backends: their own
 # containers and folders, never the engine's sandbox network or the
 # kilntainers containers the others count and clean) beside all the rest.
-# meson writes each stream's log under its own --logbase.
+# meson writes each stream's log under its own --logbase. The shorter
+# stream, 'aside', goes on with the ThreadSanitizer run of the in-process
+# unit tests and 30 s of libFuzzer once their builds are done.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-meson test -C build-asan --print-errorlogs --no-rebuild --suite aside \
-	--logbase aside >"$logs/aside" 2>&1 &
+(
+	rc=0
+	meson test -C build-asan --print-errorlogs --no-rebuild --suite aside \
+		--logbase aside || rc=1
+	./scripts/no-skips.py build-asan aside || rc=1
+	unset ASAN_OPTIONS UBSAN_OPTIONS
+	echo "== unit tests under ThreadSanitizer"
+	while [ ! -s "$logs/builds.status" ]; do sleep 2; done
+	if [ "$(cat "$logs/builds.status")" != ok ]; then
+		tail -40 "$logs/builds"
+		echo "test.sh: the fuzzer or ThreadSanitizer build failed"
+		exit 1
+	fi
+	# report_mutex_bugs=0: NNG 1.5 (not instrumented) now and then locks
+	# one of its own mutexes after destroying it while a socket closes
+	# (seen once in about 20 runs of unit/session_tasks, in
+	# msc_server_stop); data races are all reported.
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:report_mutex_bugs=0 \
+		meson test -C build-tsan --print-errorlogs --no-rebuild \
+		--suite threads || rc=1
+	echo "== libFuzzer, 30 s"
+	./scripts/fuzz.sh 30 || rc=1
+	exit "$rc"
+) >"$logs/aside" 2>&1 &
 aside=$!
 main_rc=0
 meson test -C build-asan --print-errorlogs --no-rebuild --no-suite timing \
 	--no-suite aside || main_rc=$?
+./scripts/no-skips.py build-asan || main_rc=1
 aside_rc=0
 wait "$aside" || aside_rc=$?
-echo "== tests under ASan and UBSan: the suite 'aside'" >&2
+wait "$builds" || true
+echo "== tests under ASan and UBSan: the suite 'aside'; ThreadSanitizer; libFuzzer" >&2
 cat "$logs/aside" >&2
 [ "$main_rc" -eq 0 ] && [ "$aside_rc" -eq 0 ] || exit 1
-unset ASAN_OPTIONS UBSAN_OPTIONS
-./scripts/no-skips.py build-asan
-./scripts/no-skips.py build-asan aside
-echo "== unit tests under ThreadSanitizer" >&2
-if ! wait "$builds"; then
-	tail -40 "$logs/builds" >&2
-	echo "test.sh: the fuzzer or ThreadSanitizer build failed" >&2
-	exit 1
-fi
-# report_mutex_bugs=0: NNG 1.5 (not instrumented) now and then locks one
-# of its own mutexes after destroying it while a socket closes (seen once
-# in about 20 runs of unit/session_tasks, in msc_server_stop); data races
-# are all reported.
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:report_mutex_bugs=0 \
-	meson test -C build-tsan --print-errorlogs --no-rebuild --suite threads
-echo "== libFuzzer, 30 s" >&2
-./scripts/fuzz.sh 30
