@@ -1,8 +1,8 @@
 /*
  * docker_backend.c - the docker backend's rows: what the composition
  * root (programs/mcp-sandbox-computer/drivers.c) and msc-docker-driver
- * list. Above both its options (docker_cfg.c, which call nothing here)
- * and its driver (docker_driver.c), so neither calls back up.
+ * list. Above both its options (docker_cfg.c) and its driver
+ * (docker_driver.c), so neither calls back up.
  */
 #include "docker_cfg.h"
 #include "docker_driver.h"
