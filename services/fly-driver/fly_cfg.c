@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define F(x) offsetof(struct fly_cfg, x)
 #define FLY "fly backend options"
 #define DEFAULT_IMAGE "debian:bookworm-slim"

@@ -24,7 +24,6 @@ struct inv_pick_wait {
 	SLIST_ENTRY(inv_pick_wait) link;        /* in pick_waits */
 };
 
-
 void
 inv_counts_init(struct inv_service *s)
 {

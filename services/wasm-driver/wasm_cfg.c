@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define F(x) offsetof(struct wasm_cfg, x)
 #define WASM "wasm backend options"
 #define BUSYBOX_APPLETS                                                       \
