@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import {
   startServer, cid, docker, inspect, containerName, cleanupContainers, waitFor, sleep, DEFAULT_IMAGE,
+  withPoolFlag,
 } from './lib.mjs';
 import { startPrincipalServer } from './principals_lib.mjs';
 
@@ -265,7 +266,7 @@ describe('warm pool', () => {
 describe('warm pool and principals', () => {
   it('a principal\'s temporary computer is labelled with its principal; the pool is off', async () => {
     const d = driver('principal');
-    const s = await startPrincipalServer(['--driver-id', d, '--warm-pool', '2'], {});
+    const s = await startPrincipalServer(withPoolFlag(['--driver-id', d, '--warm-pool', '2']), {});
     const id = cid('pooled-principal');
     try {
       assert.ok(await waitFor(() => /warm pool: off: with --tokens-file/.test(s.stderr()),
