@@ -65,6 +65,19 @@ msc_map_free(struct msc_map *m)
 	free(m);
 }
 
+void
+msc_map_free_owned(struct msc_map *m)
+{
+	struct entry *e;
+
+	if (m == NULL)
+		return;
+	for (size_t i = 0; i < m->nbuckets; i++)
+		SLIST_FOREACH(e, &m->buckets[i], link)
+			free(e->value);
+	msc_map_free(m);
+}
+
 static struct bucket *
 bucket_of(const struct msc_map *m, const char *key)
 {

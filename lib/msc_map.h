@@ -13,6 +13,9 @@ struct msc_map;
 int msc_map_new(struct msc_map **mp);
 /* Frees the map and its keys, not the values. Accepts NULL. */
 void msc_map_free(struct msc_map *m);
+/* Frees the map, its keys and every value (each one malloc'd, owned by
+ * the map). Accepts NULL. */
+void msc_map_free_owned(struct msc_map *m);
 void *msc_map_get(const struct msc_map *m, const char *key);
 /* Inserts or replaces. Returns 0 or -ENOMEM. */
 int msc_map_put(struct msc_map *m, const char *key, void *value);

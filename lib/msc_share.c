@@ -137,21 +137,12 @@ msc_share_drain(struct msc_share *sh, void (*fn)(void *item))
 	}
 }
 
-static void
-free_holder(void *arg, const char *key, void *value)
-{
-	(void)arg;
-	(void)key;
-	free(value);
-}
-
 void
 msc_share_free(struct msc_share *sh)
 {
 	if (sh == NULL)
 		return;
-	msc_map_each(sh->keys, free_holder, NULL);
-	msc_map_free(sh->keys);
+	msc_map_free_owned(sh->keys);
 	pthread_mutex_destroy(&sh->mu);
 	free(sh);
 }

@@ -81,14 +81,6 @@ owner(void *be, const char *id, char *tag, size_t taglen, char *err,
 	return dock_owner(be, id, tag, taglen, err, errlen);
 }
 
-static void
-free_value(void *arg, const char *key, void *value)
-{
-	(void)arg;
-	(void)key;
-	free(value);
-}
-
 /* --driver-output-buffer in bytes (checked by docker_cfg.c); 0: none,
  * for a cfg no docker program parsed. */
 static uint64_t
@@ -206,9 +198,7 @@ dock_driver_stop(struct dock_driver *d)
 	dock_lease_stop(d);
 	dock_engine_free(d->engine);
 	json_decref(d->create_template);
-	if (d->fx_procs != NULL)
-		msc_map_each(d->fx_procs, free_value, NULL);
-	msc_map_free(d->fx_procs);
+	msc_map_free_owned(d->fx_procs);
 	msc_snap_pins_free(d->snap_pins);
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->fx_mu);

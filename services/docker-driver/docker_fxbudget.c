@@ -49,21 +49,12 @@ dock_fx_budget_new(uint64_t cap, struct dock_fx_budget **bp)
 	return 0;
 }
 
-static void
-free_holder(void *arg, const char *key, void *value)
-{
-	(void)arg;
-	(void)key;
-	free(value);
-}
-
 void
 dock_fx_budget_free(struct dock_fx_budget *b)
 {
 	if (b == NULL)
 		return;
-	msc_map_each(b->holders, free_holder, NULL);
-	msc_map_free(b->holders);
+	msc_map_free_owned(b->holders);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
 }
