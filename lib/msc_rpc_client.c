@@ -142,7 +142,12 @@ call_finish(struct client_call *cc, Msc__V1__Code code,
 	pthread_mutex_unlock(&c->mu);
 	MSC_HOP("client_unpack");
 	cc->cb(cc->arg, &st, resp);
-	nng_sleep_aio(0, cc->end_aio);
+	/* call_end on a task thread of NNG's. Not nng_sleep_aio(0): NNG
+	 * 1.5's expiry thread fires an expiry only once the millisecond
+	 * clock has passed it, and until then it rescans in a loop: every
+	 * call cost up to 1 ms of a core (a quarter of the program's CPU). */
+	if (nng_aio_begin(cc->end_aio))
+		nng_aio_finish(cc->end_aio, 0);
 }
 
 static void
