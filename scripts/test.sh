@@ -11,8 +11,9 @@
 # sanitizer build only.
 # The sanitizer and fuzzer builds compile, at the lowest priority, while the
 # release tests run: those mostly wait on the engine. The ASan tests start
-# as soon as the ASan build is done, in two streams (the cloud fakes and the
-# WebAssembly backends beside the engine's files); the fuzzer build and a ThreadSanitizer
+# as soon as the ASan build is done, in two streams (the unit tests, the
+# cloud fakes and the WebAssembly backends beside the engine's files); the
+# fuzzer build and a ThreadSanitizer
 # build of the in-process unit tests (the suite 'threads', only their
 # executables) go on compiling at the lowest priority meanwhile, and run
 # after the shorter stream: a few minutes.
@@ -65,19 +66,20 @@ if [ "$(cat "$logs/asan.status")" != ok ]; then
 	echo "test.sh: the sanitizer build failed" >&2
 	exit 1
 fi
-# Two streams at once, each one file at a time: the files of the suite
-# 'aside' (the cloud fakes and the WebAssembly backends: their own
-# containers and folders, never the engine's sandbox network or the
-# kilntainers containers the others count and clean) beside all the rest.
-# meson writes each stream's log under its own --logbase. The shorter
-# stream, 'aside', goes on with the ThreadSanitizer run of the in-process
-# unit tests and 30 s of libFuzzer once their builds are done.
+# Two streams at once: the files of the suites 'aside' (the cloud fakes
+# and the WebAssembly backends: their own containers and folders, never
+# the engine's sandbox network or the kilntainers containers the others
+# count and clean) and 'unit' (no engine at all) beside all the rest.
+# Integration files run one at a time in each stream. meson writes each
+# stream's log under its own --logbase. The shorter stream, 'aside', goes
+# on with the ThreadSanitizer run of the in-process unit tests and 30 s of
+# libFuzzer once their builds are done.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (
 	rc=0
 	meson test -C build-asan --print-errorlogs --no-rebuild --suite aside \
-		--logbase aside || rc=1
+		--suite unit --logbase aside || rc=1
 	./scripts/no-skips.py build-asan aside || rc=1
 	unset ASAN_OPTIONS UBSAN_OPTIONS
 	echo "== unit tests under ThreadSanitizer"
@@ -101,11 +103,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 aside=$!
 main_rc=0
 meson test -C build-asan --print-errorlogs --no-rebuild --no-suite timing \
-	--no-suite aside || main_rc=$?
+	--no-suite aside --no-suite unit || main_rc=$?
 ./scripts/no-skips.py build-asan || main_rc=1
 aside_rc=0
 wait "$aside" || aside_rc=$?
 wait "$builds" || true
-echo "== tests under ASan and UBSan: the suite 'aside'; ThreadSanitizer; libFuzzer" >&2
+echo "== tests under ASan and UBSan: the suites 'aside' and 'unit'; ThreadSanitizer; libFuzzer" >&2
 cat "$logs/aside" >&2
 [ "$main_rc" -eq 0 ] && [ "$aside_rc" -eq 0 ] || exit 1
