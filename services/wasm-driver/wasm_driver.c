@@ -373,6 +373,7 @@ wasm_driver_stop(struct wasm_driver *d)
 	if (d->running != NULL)
 		msc_map_each(d->running, kill_running, NULL);
 	pthread_mutex_unlock(&d->mu);
+	wasm_runner_fini(d);
 	wasm_lease_remove_held(d);
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */

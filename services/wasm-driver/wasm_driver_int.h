@@ -11,6 +11,7 @@
 #include "msc_cfg.h"
 #include "msc_map.h"
 #include "wasm_driver.h"
+#include "wasm_runner.h"
 
 /* The state of one computer while a command runs in it. */
 struct wasm_running {
@@ -36,6 +37,9 @@ struct wasm_driver {
 	bool stopping;          /* no new runner, lease or temporary computer */
 	struct msc_map *running; /* computer id -> struct wasm_running */
 	struct msc_map *leases;  /* computer id -> int fd, under mu */
+	struct wasm_runner spare; /* wasm_runner.c, under mu: pid 0 if none */
+	int spare_req;          /* its request socket (while pid != 0) */
+	bool spare_starting;    /* a spare is being started, under mu */
 	char *snap_dir;         /* <dir>/.snapshots */
 	struct msc_snap_pins *pins; /* snapshots being read or deleted */
 };

@@ -5,12 +5,11 @@
  * child; the runner enforces memory and fuel inside.
  */
 #include "wasm_driver_int.h"
+#include "wasm_runner.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,26 +45,6 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
-/* A pipe whose ends sit at fd 10 or above, close-on-exec. */
-static int
-high_pipe(int p[2])
-{
-	int raw[2];
-
-	if (pipe2(raw, O_CLOEXEC) != 0)
-		return -errno;
-	for (int i = 0; i < 2; i++) {
-		p[i] = fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
-		close(raw[i]);
-	}
-	if (p[0] < 0 || p[1] < 0) {
-		close_fd(&p[0]);
-		close_fd(&p[1]);
-		return -EMFILE;
-	}
-	return 0;
-}
-
 /* The guest's argv for a request, or -EINVAL with a message. */
 static int
 guest_argv(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
@@ -98,16 +77,11 @@ static int
 spawn_runner(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
     struct wasm_child *c, char *err, size_t errlen)
 {
-	static char *const envp[] = { "PATH=/usr/bin:/bin", "LANG=C.UTF-8",
-		NULL };
 	char root[4096], mem[32], fuel[32], quota[32];
 	const char *argv[32 + 256 + 4], *gargv[256 + 4];
-	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
-	int pst[2] = { -1, -1 }, rv;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
+	struct wasm_runner run;
 	size_t n = 0, gn = 0;
-	sigset_t none, dfl;
+	int rv;
 
 	if ((rv = guest_argv(d, r, gargv, 256, &gn, err, errlen)) != 0) {
 		if (rv == -E2BIG)
@@ -147,47 +121,14 @@ spawn_runner(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
 	for (size_t i = 0; i < gn; i++)
 		argv[n++] = gargv[i];
 	argv[n] = NULL;
-
-	if ((rv = high_pipe(pin)) != 0 || (rv = high_pipe(pout)) != 0 ||
-	    (rv = high_pipe(perr)) != 0 || (rv = high_pipe(pst)) != 0)
-		goto out;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, perr[1], 2);
-	posix_spawn_file_actions_adddup2(&fa, pst[1], 3);
-	posix_spawnattr_init(&at);
-	sigemptyset(&none);
-	sigfillset(&dfl);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &dfl);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-	rv = -posix_spawn(&c->pid, d->runner, &fa, &at, (char *const *)argv,
-	    envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (rv != 0)
-		snprintf(err, errlen, "cannot start the wasm runner %s: %s",
-		    d->runner, strerror(-rv));
-out:
-	close_fd(&pin[0]);
-	close_fd(&pout[1]);
-	close_fd(&perr[1]);
-	close_fd(&pst[1]);
-	if (rv != 0) {
-		close_fd(&pin[1]);
-		close_fd(&pout[0]);
-		close_fd(&perr[0]);
-		close_fd(&pst[0]);
+	if ((rv = wasm_runner_start(d, (char *const *)argv, &run, err,
+		 errlen)) != 0)
 		return rv;
-	}
-	c->in = pin[1];
-	c->out = pout[0];
-	c->err = perr[0];
-	c->status = pst[0];
-	fcntl(c->in, F_SETFL, O_NONBLOCK);
+	c->pid = run.pid;
+	c->in = run.in;
+	c->out = run.out;
+	c->err = run.err;
+	c->status = run.status;
 	return 0;
 }
 

@@ -416,6 +416,60 @@ describe('go_busybox: SIGTERM with tasks running', () => {
   });
 });
 
+describe('go_busybox: the runner started ahead (issue 33)', () => {
+  // The live children of pid started with --spare-fd (wasm_runner.c).
+  const sparesOf = (pid) => fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      return ppid === pid && !/\) Z /.test(stat)
+        && fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes('--spare-fd');
+    } catch { return false; }
+  });
+  const alive = (p) => { try { return !/\) Z /.test(fs.readFileSync(`/proc/${p}/stat`, 'utf8')); } catch { return false; } };
+
+  it('one waits after a command; killed, the next command starts its own and a new one waits', async () => {
+    const s = await busybox();
+    try {
+      const id = cid('spare');
+      let r = assertReplyShape(await s.call({ computer_id: id, command: 'echo one' }));
+      assert.equal(r.stdout, 'one\n');
+      assert.ok(await waitFor(() => sparesOf(s.pid).length === 1, { timeoutMs: 5000, intervalMs: 20 }),
+        'a spare runner waits after the first command');
+      const [first] = sparesOf(s.pid);
+      process.kill(Number(first), 'SIGKILL');
+      assert.ok(await waitFor(() => !alive(first), { timeoutMs: 5000, intervalMs: 20 }));
+      r = assertReplyShape(await s.call({ computer_id: id, command: 'echo two; exit 3' }));
+      assert.deepEqual([r.stdout, r.exit_code], ['two\n', 3]);
+      assert.ok(await waitFor(() => sparesOf(s.pid).length === 1 && sparesOf(s.pid)[0] !== first,
+        { timeoutMs: 5000, intervalMs: 20 }), 'a new spare waits');
+      // The spare takes the command line as given: the working directory, stdin, a long argument.
+      const long = 'x'.repeat(60000);
+      r = assertReplyShape(await s.call({ computer_id: id, args: ['sh', '-c', 'pwd; wc -c; echo ${#1}', 'sh', long],
+        working_directory: '/sub/dir', stdin: 'four\n' }));
+      assert.deepEqual([r.stdout, r.exit_code], ['/sub/dir\n5\n60000\n', 0]);
+    } finally { await s.close(); }
+  });
+
+  it('ends with the server: at SIGTERM, and by itself when the server is killed', async () => {
+    for (const sig of ['SIGTERM', 'SIGKILL']) {
+      const s = await busybox();
+      let spare;
+      try {
+        assertReplyShape(await s.call({ computer_id: cid('spare-end'), command: 'true' }));
+        assert.ok(await waitFor(() => sparesOf(s.pid).length === 1, { timeoutMs: 5000, intervalMs: 20 }));
+        [spare] = sparesOf(s.pid);
+        s.proc.kill(sig);
+        assert.ok(await waitFor(() => !alive(spare), { timeoutMs: 3000, intervalMs: 20 }),
+          `the spare ends after the server's ${sig}`);
+      } finally {
+        await s.close();
+        if (spare && alive(spare)) process.kill(Number(spare), 'SIGKILL');
+      }
+    }
+  });
+});
+
 describe('go_busybox split into processes', () => {
   it('serves the same computers through msc-wasm-driver', async () => {
     const s = await startServer(['--backend', 'go_busybox'], { mode: 'split', env: env() });

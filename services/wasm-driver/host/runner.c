@@ -32,6 +32,14 @@
  * Once the module is instantiated, and before its _start runs, the runner
  * sets no_new_privs and its seccomp allowlist (runner_seccomp.h): from
  * then on a system call the WASI host does not make kills the runner.
+ *
+ *   <runner> --spare-fd FD
+ *
+ * starts ahead of its command (the driver's spare, wasm_runner.c) and
+ * reads the command line above from FD, a socket: a 32-bit length in host
+ * byte order, then that many bytes of NUL-ended arguments (argv[0]
+ * first), at most RUNNER_SPARE_MAX. EOF before a whole request (the
+ * driver let go of it) ends it with status 0 and no output.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +47,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +71,7 @@
 #define PAGES_PER_MIB 16
 #define STACK_BYTES (8u << 20)
 #define NOFILE_FOR_QUOTA 4096
+#define RUNNER_SPARE_MAX (8u << 20)
 
 struct runner_opts {
 	const char *root, *cwd, *module;
@@ -122,6 +132,56 @@ number(const char *s, long long min, long long max, long long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* Reads all of len bytes from fd; false on EOF or an error first. */
+static bool
+read_all(int fd, void *buf, size_t len)
+{
+	for (size_t got = 0; got < len;) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return true;
+}
+
+/* A spare's command line, read from fd (--spare-fd): argc and argv in
+ * memory that lives until the runner ends. Exits when the request is
+ * absent (0) or malformed (125). */
+static void
+spare_request(const char *fdtext, int *argc, char ***argv)
+{
+	long long fd;
+	uint32_t len;
+	char *buf, **v;
+	size_t n = 0;
+
+	if (number(fdtext, 0, INT32_MAX, &fd) != 0)
+		_exit(125);
+	if (!read_all((int)fd, &len, sizeof(len)))
+		_exit(0);
+	if (len == 0 || len > RUNNER_SPARE_MAX || (buf = malloc(len)) == NULL)
+		_exit(125);
+	if (!read_all((int)fd, buf, len))
+		_exit(0);
+	close((int)fd);
+	if (buf[len - 1] != '\0')
+		_exit(125);
+	for (size_t i = 0; i < len; i++)
+		n += buf[i] == '\0';
+	if ((v = calloc(n + 1, sizeof(*v))) == NULL)
+		_exit(125);
+	for (size_t i = 0, k = 0; k < n; k++) {
+		v[k] = buf + i;
+		i += strlen(buf + i) + 1;
+	}
+	*argc = (int)n;
+	*argv = v;
 }
 
 /* Finds --status-fd first, so that errors in other flags reach it too. */
@@ -367,6 +427,8 @@ runner_main(int argc, char **argv, const struct runner_module *builtin,
 	char pwd[4200], cwd[4096], err[512];
 	int rv;
 
+	if (argc == 3 && strcmp(argv[1], "--spare-fd") == 0)
+		spare_request(argv[2], &argc, &argv);
 	early_status_fd(argc, argv);
 	close_inherited();
 	fix_stdio();
