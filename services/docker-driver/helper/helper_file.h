@@ -9,9 +9,10 @@
  *   msc-exec-helper --file tar SRC SKIP LEN              (a tar on stdout)
  *
  * each printing one JSON object on stdout (exit 0) or one line on stderr
- * (exit 2). helper_file.c resolves and guards paths and reads;
- * helper_file_write.c writes and edits; helper_file_text.c holds the pure
- * parts (the text window, binary detection, base64).
+ * (exit 2). helper_file_path.c resolves and guards paths; helper_file.c
+ * dispatches and reads; helper_file_write.c writes and edits;
+ * helper_file_text.c holds the pure parts (the text window, binary
+ * detection, base64).
  */
 #ifndef MSC_HELPER_FILE_H
 #define MSC_HELPER_FILE_H

@@ -85,19 +85,6 @@ struct pstate {
 	long long first, total;         /* offsets kept: [first, total) */
 };
 
-bool
-hxp_alive(const char *dir)
-{
-	bool held;
-	int fd;
-
-	if ((fd = hxp_open_file(dir, "alive", O_RDONLY)) < 0)
-		return false;
-	held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-	close(fd);
-	return held;
-}
-
 static void
 log_sizes(const char *dir, long long *first, long long *total)
 {

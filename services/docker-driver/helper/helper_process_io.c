@@ -210,6 +210,19 @@ hxp_lock(int fd, int op, int ms)
 	return rv;
 }
 
+bool
+hxp_alive(const char *dir)
+{
+	bool held;
+	int fd;
+
+	if ((fd = hxp_open_file(dir, "alive", O_RDONLY)) < 0)
+		return false;
+	held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
 /* ---- JSON output ------------------------------------------------------- */
 
 
