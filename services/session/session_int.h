@@ -368,8 +368,57 @@ void sess_task_sweep_locked(struct sess_service *s, bool all);
 const char *sess_agent_text(const struct msc_status *st,
     enum msc_reason_step step, const char *tag);
 
-/* session_exec.c */
+/*
+ * session_exec.c: terminal_execute's start, which admits the call and
+ * resolves its computer.
+ */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,
+    const Msc__V1__TerminalExecRequest *req);
+
+/*
+ * session_pending.c: one terminal_execute call in flight. sess_exec_start
+ * makes it (counted in its session, on its live list), resolves its
+ * computer, then these run it and end it.
+ */
+struct pending {
+	struct sess_service *s;
+	struct sess *ss;
+	struct msc_call *call;       /* NULL once promoted to a task */
+	const Msc__V1__TerminalExecRequest *req;   /* call's, or own_req */
+	uint64_t deadline_ms;        /* the call's (msc_now_ms clock) */
+	/* MCP tasks: a call that may become one (session_task.c). */
+	Msc__V1__TerminalExecRequest *own_req;  /* outlives the call */
+	struct sess_task *task;      /* its hidden task; NULL: never */
+	nng_aio *promote;            /* fires at req->task_after_ms */
+	bool promoted;               /* answered with the task */
+	bool ended;                  /* its result came */
+	char id[MSC_SLUG_MAX + 1];   /* explicit id, then the resolved one */
+	bool explicit_id;
+	bool fresh;                  /* its sandbox handle was minted for it */
+	bool temporary;              /* requested, then resolved */
+	size_t driver;               /* fleet index of the computer's driver */
+	STAILQ_ENTRY(pending) link;  /* in its session's queue */
+	struct sess_live live;       /* for CancelExec and PeekExec */
+	Msc__V1__TerminalExecReply rep;   /* being shaped (session_output.c) */
+};
+/* Frees p, not yet counted in a session or no longer (its start failed,
+ * or it ended); waits for a promotion that fires. */
+void sess_pending_free(struct pending *p);
+/* Fails the call and ends p (lock not held). */
+void sess_pending_fail(struct pending *p, Msc__V1__Code code,
+    Msc__V1__Reason reason, const char *msg);
+/* Runs p on its computer's driver (p->id, p->driver): the reply is
+ * shaped and sent, or the call failed, and p ends. */
+void sess_pending_run(struct pending *p);
+/* Tells the inventory p's session no longer holds p->id (`dead`: the
+ * computer died under the command). Takes the lock. */
+void sess_pending_release(struct pending *p, bool dead);
+/*
+ * A call that may become a task keeps its own copy of the request (the
+ * call's goes when it is answered) and a timer for its promotion: 0 or
+ * -ENOMEM.
+ */
+int sess_pending_prepare_task(struct pending *p,
     const Msc__V1__TerminalExecRequest *req);
 /*
  * Checks the arguments as the reference does; returns NULL or the message
