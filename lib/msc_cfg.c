@@ -1,26 +1,20 @@
+/*
+ * msc_cfg.c - the parser engine (msc_cfg.h): a program's defaults, its
+ * command line and the --cluster file applied to the option tables it
+ * takes (lib's, msc_cfg_opts.c, and its backends'), and what was given.
+ * Secrets (msc_cfg_secret.c), the tool groups (msc_cfg_tools.c) and the
+ * words of values (msc_cfg_value.c) are below it; the startup checks
+ * (msc_cfg_validate.c) and the arguments of each program of a split
+ * command line (msc_cfg_select.c) above.
+ */
 #include "msc_cfg.h"
 #include "msc_cfg_int.h"
 #include "msc_backend.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-void
-msc_cfg_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static char *own(struct msc_cfg *cfg, char *str);
 
@@ -298,9 +292,8 @@ set_defaults(struct msc_cfg *cfg, const struct msc_program *prog)
 	return 0;
 }
 
-/* Whether `next`, after --<o> without '=', is its value. */
-static bool
-takes_next(const struct msc_cfg_opt *o, const char *next)
+bool
+msc_cfg_takes_next(const struct msc_cfg_opt *o, const char *next)
 {
 	if (o->kind == MSC_OPT_TRUE || o->kind == MSC_OPT_NEG ||
 	    o->kind == MSC_OPT_HELP || o->kind == MSC_OPT_VERSION)
@@ -403,7 +396,7 @@ parse_args(struct msc_cfg *cfg, int argc, char **argv, bool cmdline)
 		}
 		if (eq != NULL)
 			val = argv[i] + (eq - argv[i]) + 1;
-		else if (i + 1 < argc && takes_next(o, argv[i + 1]))
+		else if (i + 1 < argc && msc_cfg_takes_next(o, argv[i + 1]))
 			val = argv[++i];
 		else
 			return parse_error(cfg->program,
@@ -545,71 +538,6 @@ msc_cfg_shell_name(const struct msc_cfg *cfg, char *buf, size_t len)
 	return basename(buf);
 }
 
-/* Whether program p takes option name, and the option (for its kind). */
-static const struct msc_cfg_opt *
-program_opt(const struct msc_program *p, const char *name, size_t len)
-{
-	const struct msc_cfg_table *tables[16];
-	size_t n = msc_cfg_tables_of(p, tables, 16);
-
-	for (size_t t = 0; t <= n; t++) {
-		const struct msc_cfg_opt *opts = t == 0 ? msc_cfg_opts :
-		    tables[t - 1]->opts;
-		size_t nopts = t == 0 ? msc_cfg_nopts : tables[t - 1]->nopts;
-
-		for (size_t i = 0; i < nopts; i++) {
-			const char *on = opts[i].name;
-			bool no = strncmp(name, "no-", 3) == 0 &&
-			    opts[i].kind == MSC_OPT_NEG && len > 3 &&
-			    strlen(on) == len - 3 &&
-			    strncmp(on, name + 3, len - 3) == 0;
-
-			if (t == 0 && (opts[i].progs & p->roles) == 0)
-				continue;
-			if (no || (strlen(on) == len &&
-			    strncmp(on, name, len) == 0))
-				return &opts[i];
-		}
-	}
-	return NULL;
-}
-
-int
-msc_cfg_select(const struct msc_program *prog,
-    const struct msc_program *const *all, size_t nall, int argc, char **argv,
-    char **out)
-{
-	int n = 0;
-
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *eq;
-		const struct msc_cfg_opt *o = NULL;
-		size_t len;
-		int words = 1;
-
-		if (strncmp(a, "--", 2) == 0 && a[2] != '\0') {
-			a += 2;
-			eq = strchr(a, '=');
-			len = eq ? (size_t)(eq - a) : strlen(a);
-			for (size_t p = 0; p < nall && o == NULL; p++)
-				o = program_opt(all[p], a, len);
-			if (o != NULL && eq == NULL && i + 1 < argc &&
-			    takes_next(o, argv[i + 1]))
-				words = 2;
-			if (o != NULL && program_opt(prog, a, len) == NULL) {
-				i += words - 1;
-				continue;
-			}
-		}
-		/* Ours, or not an option: the program's parse says so. */
-		for (int w = 0; w < words; w++)
-			out[n++] = argv[i + w];
-		i += words - 1;
-	}
-	out[n] = NULL;
-	return n;
-}
-
 int
 msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
     const char **urlp)
@@ -665,58 +593,4 @@ msc_cfg_fini(struct msc_cfg *cfg)
 	free(cfg->given);
 	cfg->given = NULL;
 	cfg->ngiven = 0;
-}
-
-int
-msc_cfg_size(const char *s, uint64_t *out)
-{
-	static const char units[] = "kmgt";
-	const char *u;
-	double v, mul = 1;
-	char *end;
-
-	if (s == NULL || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	/* Digits and a point only: no exponent, hex, inf or nan. */
-	if (errno != 0 || !(v >= 0) ||
-	    end != s + strspn(s, "0123456789."))
-		return -EINVAL;
-	if (*end != '\0' && (u = strchr(units, tolower(
-	    (unsigned char)*end))) != NULL) {
-		for (const char *p = units; p <= u; p++)
-			mul *= 1024;
-		end++;
-		if (*end == 'i' || *end == 'I')
-			end++;
-	}
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end != '\0' || v * mul >= 0x1p63)
-		return -EINVAL;
-	*out = (uint64_t)(v * mul);
-	return 0;
-}
-
-void
-msc_cfg_size_text(uint64_t n, char *buf, size_t len)
-{
-	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB",
-		"TiB" };
-	int u = 0;
-
-	while (u < 4 && n >= 1024 && n % 1024 == 0) {
-		n /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%llu %s", (unsigned long long)n, units[u]);
-}
-
-bool
-msc_cfg_truthy(const char *s)
-{
-	return s != NULL &&
-	    (strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 ||
-		strcasecmp(s, "yes") == 0 || strcasecmp(s, "on") == 0);
 }

@@ -276,14 +276,11 @@ const char *msc_cfg_shell_name(const struct msc_cfg *cfg, char *buf,
  * their values, and whatever is no option of any of the `nall` programs
  * in `all` (its parse refuses that). out has room for argc entries; they
  * are borrowed from argv, and out[n] = NULL. Returns n. Lets one command
- * line start split services.
+ * line start split services (msc_cfg_select.c).
  */
 int msc_cfg_select(const struct msc_program *prog,
     const struct msc_program *const *all, size_t nall, int argc, char **argv,
     char **out);
-
-/* Prints "kilntainers: error: <msg>" to stderr. */
-void msc_cfg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void msc_cfg_fini(struct msc_cfg *cfg);
 
@@ -294,6 +291,11 @@ void msc_cfg_fini(struct msc_cfg *cfg);
  */
 int msc_cfg_driver(const struct msc_cfg *cfg, size_t i, char *id, size_t idlen,
     const char **urlp);
+
+/* The words of values (msc_cfg_value.c), for the parser and the checks. */
+
+/* Prints "kilntainers: error: <msg>" to stderr. */
+void msc_cfg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* True for "true", "1", "yes", "on" (any case). */
 bool msc_cfg_truthy(const char *s);

@@ -1,5 +1,6 @@
 /* msc_cfg_int.h - the parser engine's parts shared by msc_cfg.c,
- * msc_cfg_opts.c and msc_cfg_secret.c. */
+ * msc_cfg_opts.c, msc_cfg_secret.c, msc_cfg_select.c and
+ * msc_cfg_value.c. */
 #ifndef MSC_CFG_INT_H
 #define MSC_CFG_INT_H
 
@@ -40,6 +41,9 @@ char *msc_cfg_secret_from_argv(const struct msc_cfg_opt *o, char *val);
  * line or message of this process carries it. 0 or -ENOSPC / -ENOMEM.
  */
 int msc_cfg_secrets_redact(const struct msc_cfg *cfg);
+
+/* Whether `next`, after --<o> without '=', is its value (msc_cfg.c). */
+bool msc_cfg_takes_next(const struct msc_cfg_opt *o, const char *next);
 
 /* The usage line of program `prog` (to f) and its --help text (stdout). */
 void msc_cfg_usage(FILE *f, const struct msc_program *prog);

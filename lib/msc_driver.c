@@ -1,7 +1,9 @@
 /*
  * msc_driver.c - the driver skeleton (msc_driver.h): the Driver service's
  * dispatch table, each call made a job (msc_driver_int.h), scheduled by
- * msc_driver_sched.c and run on a worker against the backend's ops.
+ * msc_driver_sched.c and run on a worker against the backend's ops
+ * (run_call, which the scheduling calls through d->run; the Exec and
+ * snapshot jobs are msc_driver_exec.c's and msc_driver_snap.c's).
  */
 #include "msc_driver_int.h"
 
@@ -11,19 +13,9 @@
 #include <string.h>
 
 #include "msc_log.h"
-#include "msc_principal.h"
 
 /* The computer named by a ComputerRef request. */
 #define REF(req) (((const Msc__V1__ComputerRef *)(req))->computer_id)
-
-void
-msc_job_fail(struct job *j, int rv, const char *err)
-{
-	Msc__V1__Code code = j->d->ops->code(rv);
-
-	msc_call_fail_reason(j->call, code, msc_driver_backend_reason(code),
-	    "%s", err);
-}
 
 typedef int (*computer_op)(void *be, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen);
@@ -60,32 +52,6 @@ run_computer_op(struct job *j, computer_op op, const char *id, char *err)
 	msc_computer_fini(&c);
 }
 
-/*
- * Whether `principal` may act on computer `id` (a backend that keeps no
- * owner: always); else fails the call. A computer the backend cannot
- * find is left to the operation, which says so its own way.
- */
-bool
-msc_job_principal_may(struct job *j, const char *id, const char *principal,
-    char *err)
-{
-	char tag[MSC_PRINCIPAL_TAG_LEN + 1] = "";
-	int rv;
-
-	if (j->d->ops->owner == NULL || principal[0] == '\0')
-		return true;    /* no owner kept, or the operator asks */
-	rv = j->d->ops->owner(j->d->be, id, tag, sizeof(tag), err,
-	    MSC_DRIVER_ERRLEN);
-	if (rv == -ENOENT || (rv == 0 && msc_principal_may(tag, principal)))
-		return true;
-	if (rv != 0)
-		msc_job_fail(j, rv, err);
-	else
-		msc_call_fail(j->call, MSC__V1__CODE__FAILED_PRECONDITION,
-		    MSC_PRINCIPAL_NOT_YOURS, id);
-	return false;
-}
-
 /* msc_job_principal_may for the ComputerRef of j. */
 static bool
 ref_allowed(struct job *j, char *err)
@@ -117,9 +83,9 @@ remove_late(struct job *j, const char *id, char *err)
 	return -ETIMEDOUT;
 }
 
-
-bool
-msc_job_run_call(struct job *j, char *err)
+/* d->run (msc_driver_int.h): j's call on the backend, on a worker. */
+static bool
+run_call(struct job *j, char *err)
 {
 	const struct msc_driver_ops *ops = j->d->ops;
 	int rv;
@@ -440,6 +406,7 @@ msc_driver_start(const char *url, const struct msc_driver_ops *ops,
 		return -ENOMEM;
 	d->ops = ops;
 	d->be = backend;
+	d->run = run_call;
 	d->exec_timeout_s = MSC_DRIVER_EXEC_TIMEOUT_S;
 	d->exec_output_limit = MSC_DRIVER_EXEC_OUTPUT_LIMIT;
 	pthread_mutex_init(&d->mu, NULL);

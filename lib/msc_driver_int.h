@@ -5,7 +5,10 @@
  * (msc_driver_sched.c) orders them: each computer's lane keeps its jobs
  * serial, the creation gate bounds creations at once, the owners' shares
  * bound an owner's commands at once, and the principals share the
- * command workers round-robin.
+ * command workers round-robin. The scheduling calls nothing above it: a
+ * worker runs a job through d->run, the skeleton's. The Exec and snapshot
+ * jobs (msc_driver_exec.c, msc_driver_snap.c) call down into it and into
+ * msc_driver_job.c.
  */
 #ifndef MSC_DRIVER_INT_H
 #define MSC_DRIVER_INT_H
@@ -72,6 +75,14 @@ TAILQ_HEAD(job_list, job);
 struct msc_driver {
 	const struct msc_driver_ops *ops;
 	void *be;
+	/*
+	 * Runs j's call on the backend (a worker thread), answering it: the
+	 * skeleton's (msc_driver.c), which the scheduling calls up through.
+	 * true: j's command was handed off (msc_driver_exec.c) and ends
+	 * later; j's turns at the workers are given back already, and j
+	 * may be gone.
+	 */
+	bool (*run)(struct job *j, char *err);
 	struct msc_pool *pool;
 	struct msc_server *srv;
 	pthread_mutex_t mu;             /* lanes, the gate, exec defaults */
@@ -97,12 +108,10 @@ struct msc_driver {
 };
 
 /*
- * Runs j's call on the backend (a worker thread), answering it. true:
- * j's command was handed off (msc_driver_exec.c) and ends later; j's
- * turns at the workers are given back already, and j may be gone.
+ * Exec (msc_driver_exec.c): runs j's call (a worker thread), answering
+ * it, as d->run does. true: j's command was handed off and ends later;
+ * j's turns at the workers are given back already, and j may be gone.
  */
-bool msc_job_run_call(struct job *j, char *err);
-/* Exec (msc_driver_exec.c): as msc_job_run_call. */
 bool msc_job_run_exec(struct job *j, char *err);
 /* Gives back the turns at the workers a job held (msc_driver_sched.c). */
 void msc_job_leave_turns(struct msc_driver *d, bool fair,
@@ -119,11 +128,11 @@ bool msc_job_run_snapshot(struct job *j, char *err);
 /*
  * Whether `principal` (a tag; "" the operator) may act on computer `id`
  * as the backend records its owner; false after failing j's call.
- * Blocking (asks the backend).
+ * Blocking (asks the backend). msc_driver_job.c, as msc_job_fail.
  */
 bool msc_job_principal_may(struct job *j, const char *id,
     const char *principal, char *err);
-/* Fails j's call with the backend's error (msc_driver.c). */
+/* Fails j's call with the backend's error (msc_driver_job.c). */
 void msc_job_fail(struct job *j, int rv, const char *err);
 /* Frees j and forgets its command. */
 void msc_job_free(struct job *j);

@@ -1,8 +1,10 @@
 /*
- * session_exec.c - terminal_execute: resolve the computer
- * (one Acquire at a time per session, so concurrent first calls share
- * one default computer), run it on the driver, shape the result. Its
- * arguments are checked in session_validate.c.
+ * session_exec.c - terminal_execute's start: the call admitted (its
+ * session found, or a sandbox handle minted for it; the bounds on calls
+ * and tasks) and its computer resolved (one Acquire at a time per
+ * session, so concurrent first calls share one default computer). Then
+ * session_pending.c runs it on the driver, shapes the result and ends
+ * it. Its arguments are checked in session_validate.c.
  */
 #include "session_int.h"
 
@@ -11,293 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.pb-c.h"
 #include "inventory.pb-c.h"
-#include "msc_log.h"
-#include "session_output.h"
 
-struct pending {
-	struct sess_service *s;
-	struct sess *ss;
-	struct msc_call *call;       /* NULL once promoted to a task */
-	const Msc__V1__TerminalExecRequest *req;   /* call's, or own_req */
-	uint64_t deadline_ms;        /* the call's (msc_now_ms clock) */
-	/* MCP tasks: a call that may become one (session_task.c). */
-	Msc__V1__TerminalExecRequest *own_req;  /* outlives the call */
-	struct sess_task *task;      /* its hidden task; NULL: never */
-	nng_aio *promote;            /* fires at req->task_after_ms */
-	bool promoted;               /* answered with the task */
-	bool ended;                  /* its result came */
-	char id[MSC_SLUG_MAX + 1];   /* explicit id, then the resolved one */
-	bool explicit_id;
-	bool fresh;                  /* its sandbox handle was minted for it */
-	bool temporary;              /* requested, then resolved */
-	size_t driver;               /* fleet index of the computer's driver */
-	STAILQ_ENTRY(pending) link;  /* in its session's queue */
-	struct sess_live live;       /* for CancelExec and PeekExec */
-	Msc__V1__TerminalExecReply rep;   /* being shaped (session_output.c) */
-};
 
-static void pending_end(struct pending *p);
 static void resolve(struct pending *p);
-
-/*
- * p's result came (`rep`, or NULL and `st`): true when the caller
- * answers p->call with it; false when p was promoted and its task keeps
- * it. No promotion can follow.
- */
-static bool
-take_call(struct pending *p, const Msc__V1__TerminalExecReply *rep,
-    const struct msc_status *st)
-{
-	bool promoted;
-
-	pthread_mutex_lock(&p->s->mu);
-	p->ended = true;
-	/* The key is the request's, which the reply frees: no CancelExec or
-	 * PeekExec may read it from now on. */
-	p->live.call_key = "";
-	promoted = p->promoted;
-	if (p->task != NULL)
-		sess_task_end_locked(p->s, p->task, rep, st);
-	p->task = NULL;
-	pthread_mutex_unlock(&p->s->mu);
-	return !promoted;
-}
-
-/* The command still runs at task_after_ms: the call gets its task. */
-static void
-promote(void *arg)
-{
-	struct pending *p = arg;
-	Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
-	Msc__V1__Task task = MSC__V1__TASK__INIT;
-
-	if (nng_aio_result(p->promote) != 0)
-		return;         /* stopped: the call ended first */
-	pthread_mutex_lock(&p->s->mu);
-	if (!p->ended && p->task != NULL) {
-		p->promoted = true;
-		p->s->detached++;
-		p->live.call_key = "";  /* CancelExec no longer names it */
-		sess_task_promote_locked(p->task, &task);
-		rep.task = &task;
-		rep.sandbox_handle = p->ss->id;
-		msc_call_reply(p->call, &rep.base);
-		p->call = NULL;
-	}
-	pthread_mutex_unlock(&p->s->mu);
-}
-
-static void
-pending_free(struct pending *p)
-{
-	if (p->promote != NULL)
-		nng_aio_free(p->promote);       /* waits for promote() */
-	if (p->own_req != NULL)
-		protobuf_c_message_free_unpacked(&p->own_req->base, NULL);
-	free(p);
-}
-
-/* Fails the call and ends p (lock not held). */
-static void
-pending_fail(struct pending *p, Msc__V1__Code code, Msc__V1__Reason reason,
-    const char *msg)
-{
-	struct msc_status st = { code, msg, reason };
-
-	if (take_call(p, NULL, &st))
-		msc_call_fail_reason(p->call, code, reason, "%s", msg);
-	if (p->fresh && !p->promoted) {
-		/* Nobody learnt the handle: it goes with what it holds. */
-		pthread_mutex_lock(&p->s->mu);
-		if (!p->ss->closed)
-			(void)sess_end_locked(p->s, p->ss, NULL);
-		pthread_mutex_unlock(&p->s->mu);
-	}
-	pending_end(p);
-}
-
-static void
-pending_end(struct pending *p)
-{
-	struct sess_service *s = p->s;
-
-	if (p->promote != NULL)
-		nng_aio_stop(p->promote);
-	pthread_mutex_lock(&s->mu);
-	sess_live_remove_locked(p->ss, &p->live);
-	p->ss->running--;
-	p->s->calls--;
-	p->ss->pr->calls--;
-	sess_touch_locked(s, p->ss);
-	sess_principal_release_locked(s, p->ss->pr);
-	sess_unref(p->ss);
-	if (p->promoted && --s->detached == 0)
-		pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	pending_free(p);
-}
-
-static void
-set_text(ProtobufCBinaryData *out, const char *text)
-{
-	out->data = (uint8_t *)strdup(text);
-	out->len = out->data != NULL ? strlen(text) : 0;
-}
-
-/* Tells the inventory this session no longer holds p->id. */
-static void
-release(struct pending *p, bool dead)
-{
-	pthread_mutex_lock(&p->s->mu);
-	sess_release_locked(p->s, p->id, p->ss->id, p->temporary, p->driver,
-	    dead, NULL);
-	pthread_mutex_unlock(&p->s->mu);
-}
-
-/* The reply is shaped: send it and end p. */
-static void
-replied(void *arg, Msc__V1__TerminalExecReply *rep)
-{
-	struct pending *p = arg;
-	struct msc_status oom = { MSC__V1__CODE__RESOURCE_EXHAUSTED,
-		"out of memory", MSC__V1__REASON__REASON_UNSPECIFIED };
-
-	if (rep->stdout.data == NULL || rep->stderr.data == NULL) {
-		if (take_call(p, NULL, &oom))
-			msc_call_fail(p->call, oom.code, "%s", oom.message);
-	} else if (take_call(p, rep, NULL))
-		msc_call_reply(p->call, &rep->base);
-	free(rep->stdout.data);
-	free(rep->stderr.data);
-	pending_end(p);
-}
-
-static void
-executed(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
-{
-	struct pending *p = arg;
-	const struct msc_cfg *cfg = p->s->cfg;
-	Msc__V1__TerminalExecReply rep = MSC__V1__TERMINAL_EXEC_REPLY__INIT;
-	Msc__V1__ExecResult *res = (Msc__V1__ExecResult *)resp;
-	struct sess_output_to to;
-	char marker[256];
-
-	if (sess_live_cancelled(p->s, &p->live)) {
-		/* The client gets no reply: whatever came, it is a cancel. */
-		if (resp != NULL)
-			protobuf_c_message_free_unpacked(resp, NULL);
-		pending_fail(p, MSC__V1__CODE__CANCELLED,
-		    MSC__V1__REASON__REASON_CANCELLED, "cancelled");
-		return;
-	}
-	if (res == NULL) {
-		if (st->code == MSC__V1__CODE__ABORTED) {
-			pthread_mutex_lock(&p->s->mu);
-			msc_map_del(p->ss->owned, p->id);
-			pthread_mutex_unlock(&p->s->mu);
-			release(p, true);
-		}
-		if (st->code == MSC__V1__CODE__UNAVAILABLE &&
-		    msc_reason_call_failed(st->reason)) {
-			char msg[1024];
-
-			/* The link to the driver broke during the call. */
-			pending_fail(p, st->code,
-			    MSC__V1__REASON__REASON_COMPUTER_UNAVAILABLE,
-			    msc_reason_computer_unavailable(p->id,
-				msc_fleet_id(p->s->fleet, p->driver),
-				st->message, msg, sizeof(msg)));
-			return;
-		}
-		pending_fail(p, st->code, st->reason, sess_agent_text(st,
-		    MSC_REASON_STEP_EXEC, p->ss->tag));
-		return;
-	}
-	rep.computer_id = p->id;
-	rep.temporary = p->temporary;
-	rep.sandbox_handle = p->ss->id;
-	rep.exec_duration_ms = res->duration_ms;
-	rep.exit_code = res->exit_code;
-	if (res->outcome == MSC__V1__EXEC_OUTCOME__TIMED_OUT) {
-		long t = p->req->has_timeout ? (long)p->req->timeout : cfg->timeout;
-
-		snprintf(marker, sizeof(marker),
-		    "[kilntainers: command timed out after %lds]", t);
-		set_text(&rep.stdout, "");
-		set_text(&rep.stderr, marker);
-		rep.exit_code = 124;
-	} else if (res->outcome == MSC__V1__EXEC_OUTCOME__OUTPUT_LIMIT) {
-		snprintf(marker, sizeof(marker),
-		    "[kilntainers: output limit exceeded (%ld bytes). Command "
-		    "terminated. No output returned. Re-run with head, tail, or "
-		    "grep to manage output size.]", cfg->output_limit);
-		set_text(&rep.stdout, "");
-		set_text(&rep.stderr, marker);
-		rep.exit_code = 1;
-	} else if (p->req->raw_output && res->stderr.len == 0) {
-		/* The helper's bytes, bounded by --output-limit alone. */
-		rep.stdout.data = malloc(res->stdout.len + 1);
-		rep.stdout.len = rep.stdout.data != NULL ? res->stdout.len : 0;
-		if (rep.stdout.data != NULL && res->stdout.len > 0)
-			memcpy(rep.stdout.data, res->stdout.data,
-			    res->stdout.len);
-		set_text(&rep.stderr, "");
-	} else {
-		/* Bounded to --reply-output-limit; may save it first. */
-		p->rep = rep;
-		to.driver = msc_fleet_client(p->s->fleet, p->driver);
-		to.computer_id = p->id;
-		to.owner = p->ss->tag;
-		to.deadline_ms = p->deadline_ms;
-		sess_output_reply(p->s, &to, res, &p->rep, replied, p);
-		return;
-	}
-	protobuf_c_message_free_unpacked(resp, NULL);
-	p->rep = rep;
-	replied(p, &p->rep);
-}
-
-static void
-run(struct pending *p)
-{
-	const Msc__V1__TerminalExecRequest *r = p->req;
-	Msc__V1__ExecRequest er = MSC__V1__EXEC_REQUEST__INIT;
-	long timeout = r->has_timeout ? (long)r->timeout : p->s->cfg->timeout;
-	char msg[256];
-
-	er.computer_id = p->id;
-	er.command = r->command;
-	er.n_args = r->n_args;
-	er.args = r->args;
-	er.has_stdin = r->has_stdin && r->stdin.len > 0;
-	er.stdin = r->stdin;
-	er.working_directory = r->working_directory;
-	er.timeout_s = (uint32_t)(timeout > 604800 ? 604800 : timeout);
-	er.output_limit = (uint64_t)p->s->cfg->output_limit;
-	er.owner = p->ss->tag;          /* the driver's per-owner share */
-	er.principal = p->ss->pr->tag;  /* and its principals' turns */
-	if (!sess_live_to_driver(p->s, &p->live, p->id, p->driver)) {
-		pending_fail(p, MSC__V1__CODE__CANCELLED,
-		    MSC__V1__REASON__REASON_CANCELLED, "cancelled");
-		return;
-	}
-	er.cancel_key = p->live.driver_key;
-	/* The driver enforces the timeout; allow it time to kill and reply,
-	 * and time to wait its turn on a busy computer, within what the
-	 * caller has left. */
-	if (msc_client_call(msc_fleet_client(p->s->fleet, p->driver),
-		&msc__v1__driver__descriptor, "Exec", &er.base,
-		sess_hop_ms(sess_left_ms(p->deadline_ms),
-		    (int)er.timeout_s * 1000 + SESS_EXEC_SLACK_MS),
-		executed, p) == 0)
-		return;
-	msc_reason_driver_unreachable(p->id, msc_fleet_id(p->s->fleet,
-	    p->driver), msg, sizeof(msg));
-	pending_fail(p, MSC__V1__CODE__UNAVAILABLE,
-	    MSC__V1__REASON__REASON_COMPUTER_UNAVAILABLE, msg);
-}
 
 /* Runs every call that waited for a resolve; each may queue again. */
 static void
@@ -351,7 +70,7 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		    "which this session service does not know (check "
 		    "--driver-url)", c->computer_id, c->driver);
 		protobuf_c_message_free_unpacked(resp, NULL);
-		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		sess_pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
 		    MSC__V1__REASON__REASON_UNSPECIFIED, msg);
 		drain(s, ss);
 		sess_put(s, ss);
@@ -360,8 +79,8 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 	if (c != NULL)
 		protobuf_c_message_free_unpacked(resp, NULL);
 	if (c != NULL && closed) {
-		release(p, false);
-		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		sess_pending_release(p, false);
+		sess_pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
 		    MSC__V1__REASON__REASON_UNSPECIFIED,
 		    "the session ended");
 	} else if (c == NULL && msc_reason_call_failed(st->reason)) {
@@ -371,13 +90,13 @@ acquired(void *arg, const struct msc_status *st, ProtobufCMessage *resp)
 		snprintf(msg, sizeof(msg), "%s (%s); retry in a few seconds",
 		    msc_reason_inventory_unreachable(),
 		    msc_reason_detail(st->reason, st->message));
-		pending_fail(p, st->code, MSC__V1__REASON__REASON_UNSPECIFIED,
-		    msg);
+		sess_pending_fail(p, st->code,
+		    MSC__V1__REASON__REASON_UNSPECIFIED, msg);
 	} else if (c == NULL)
-		pending_fail(p, st->code, st->reason, sess_agent_text(st,
+		sess_pending_fail(p, st->code, st->reason, sess_agent_text(st,
 		    MSC_REASON_STEP_CREATE, ss->tag));
 	else
-		run(p);
+		sess_pending_run(p);
 	drain(s, ss);
 	sess_put(s, ss);
 }
@@ -395,7 +114,7 @@ resolve(struct pending *p)
 	if (ss->closed) {
 		/* Ended while this call waited behind an Acquire. */
 		pthread_mutex_unlock(&s->mu);
-		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		sess_pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
 		    MSC__V1__REASON__REASON_UNSPECIFIED,
 		    "the session ended");
 		return;
@@ -403,7 +122,7 @@ resolve(struct pending *p)
 	if (ss->resolving) {
 		if (ss->queued >= SESS_MAX_PENDING) {
 			pthread_mutex_unlock(&s->mu);
-			pending_fail(p, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+			sess_pending_fail(p, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 			    MSC__V1__REASON__REASON_OVERLOADED,
 			    "too many calls wait for this session's computer");
 			return;
@@ -417,7 +136,7 @@ resolve(struct pending *p)
 	    strcmp(p->id, ss->default_id) != 0) {
 		/* A handle addresses exactly one computer. */
 		pthread_mutex_unlock(&s->mu);
-		pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+		sess_pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
 		    MSC__V1__REASON__REASON_INVALID_ARGUMENT,
 		    "computer_id does not match sandbox_handle");
 		return;
@@ -434,17 +153,17 @@ resolve(struct pending *p)
 			snprintf(msg, sizeof(msg), "Computer '%s' is already "
 			    "attached with temporary=%s.", p->id,
 			    temporary ? "true" : "false");
-			pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
+			sess_pending_fail(p, MSC__V1__CODE__FAILED_PRECONDITION,
 		    MSC__V1__REASON__REASON_UNSPECIFIED, msg);
 			return;
 		}
 		p->temporary = temporary;
-		run(p);
+		sess_pending_run(p);
 		return;
 	}
 	if (sess_computers_full_locked(s, ss, msg, sizeof(msg))) {
 		pthread_mutex_unlock(&s->mu);
-		pending_fail(p, MSC__V1__CODE__RESOURCE_EXHAUSTED,
+		sess_pending_fail(p, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    MSC__V1__REASON__REASON_OVERLOADED, msg);
 		return;
 	}
@@ -463,27 +182,6 @@ resolve(struct pending *p)
 			MSC__V1__REASON__REASON_UNSPECIFIED };
 		acquired(p, &st, NULL);
 	}
-}
-
-/*
- * A call that may become a task keeps its own copy of the request (the
- * call's goes when it is answered) and a timer for its promotion.
- */
-static int
-prepare_task(struct pending *p, const Msc__V1__TerminalExecRequest *req)
-{
-	size_t n = protobuf_c_message_get_packed_size(&req->base);
-	uint8_t *buf = malloc(n > 0 ? n : 1);
-
-	if (buf == NULL)
-		return -ENOMEM;
-	protobuf_c_message_pack(&req->base, buf);
-	p->own_req = msc__v1__terminal_exec_request__unpack(NULL, n, buf);
-	free(buf);
-	if (p->own_req == NULL)
-		return -ENOMEM;
-	p->req = p->own_req;
-	return nng_aio_alloc(&p->promote, promote, p) != 0 ? -ENOMEM : 0;
 }
 
 void
@@ -512,8 +210,8 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	p->call = call;
 	p->req = req;
 	p->deadline_ms = msc_now_ms() + (uint64_t)msc_call_remaining_ms(call);
-	if (req->task_after_ms > 0 && prepare_task(p, req) != 0) {
-		pending_free(p);
+	if (req->task_after_ms > 0 && sess_pending_prepare_task(p, req) != 0) {
+		sess_pending_free(p);
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		return;
 	}
@@ -526,7 +224,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	pthread_mutex_lock(&s->mu);
 	if ((pr = sess_principal_get_locked(s, req->principal)) == NULL) {
 		pthread_mutex_unlock(&s->mu);
-		pending_free(p);
+		sess_pending_free(p);
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED, "oom");
 		return;
 	}
@@ -540,7 +238,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		sess_principal_release_locked(s, pr);
 		/* The whole server's bound: before a handle is minted. */
 		pthread_mutex_unlock(&s->mu);
-		pending_free(p);
+		sess_pending_free(p);
 		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    MSC__V1__REASON__REASON_OVERLOADED, "%s", buf);
 		return;
@@ -553,7 +251,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 			pr->pins--;
 			sess_principal_release_locked(s, pr);
 			pthread_mutex_unlock(&s->mu);
-			pending_free(p);
+			sess_pending_free(p);
 			msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 			    "%s", rv == -ENOMEM ? "out of memory" : msg);
 			return;
@@ -566,7 +264,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		pr->pins--;
 		sess_touch_locked(s, ss);
 		pthread_mutex_unlock(&s->mu);
-		pending_free(p);
+		sess_pending_free(p);
 		msc_call_fail_reason(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    MSC__V1__REASON__REASON_OVERLOADED, "%s", buf);
 		return;
@@ -587,7 +285,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 		pr->pins--;
 		sess_principal_release_locked(s, pr);
 		pthread_mutex_unlock(&s->mu);
-		pending_free(p);
+		sess_pending_free(p);
 		msc_call_fail(call, MSC__V1__CODE__RESOURCE_EXHAUSTED,
 		    "out of memory");
 		return;
@@ -604,7 +302,7 @@ sess_exec_start(struct sess_service *s, struct msc_call *call,
 	sess_principal_release_locked(s, pr);
 	pthread_mutex_unlock(&s->mu);
 	if (ss == NULL) {
-		pending_free(p);
+		sess_pending_free(p);
 		msc_call_fail_as(call, MSC__V1__CODE__NOT_FOUND,
 		    MSC__V1__REASON__REASON_SESSION_NOT_FOUND);
 		return;

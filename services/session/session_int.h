@@ -140,6 +140,9 @@ struct sess_service {
 #define SESS_OWN_TEMPORARY(v) (((uintptr_t)(v) & 1u) != 0)
 #define SESS_OWN_DRIVER(v) ((size_t)((uintptr_t)(v) >> 2))
 
+/* session_records.c: the sessions' records; every handler calls down
+ * into these. */
+
 /*
  * Makes a session of `principal` (lock held): a sandbox handle when
  * `sandbox`. A full table (the server's, or the principal's share) first
@@ -159,7 +162,43 @@ int sess_open_locked(struct sess_service *s, const char *principal,
 int sess_end_locked(struct sess_service *s, struct sess *ss,
     struct msc_call *call);
 
-/* session_lifecycle.c: the lifecycle tools. One call in flight: */
+/* Session `id` if `principal` owns it, else NULL (as unknown). Lock held. */
+struct sess *sess_find_locked(struct sess_service *s, const char *id,
+    const char *principal);
+/* ss was used: its last activity and its place on the lists. Lock held. */
+void sess_touch_locked(struct sess_service *s, struct sess *ss);
+/*
+ * Ends the least recently used session that costs nothing to drop (no
+ * computer, call or task; never a sandbox handle): pr's (NULL: anyone's).
+ * Whether one was ended. Lock held.
+ */
+bool sess_evict_locked(struct sess_service *s, struct sess_principal *pr);
+/* Takes one more reference (lock held). */
+void sess_ref_locked(struct sess *ss);
+/* Drops one reference; frees the session at zero. Locked by caller. */
+void sess_unref(struct sess *ss);
+/* sess_unref under s->mu (lock not held). */
+void sess_put(struct sess_service *s, struct sess *ss);
+
+/*
+ * Whether one more call may start (lock held): false when the server has
+ * --max-pending-calls in flight, principal pr (NULL: not checked) its
+ * --max-principal-calls, or session ss (NULL: none yet) has
+ * --max-session-commands; then `msg` says so to the agent.
+ */
+bool sess_calls_full_locked(const struct sess_service *s,
+    const struct sess_principal *pr, const struct sess *ss, char *msg,
+    size_t msglen);
+
+/*
+ * Whether ss holds as many computers as it may (owned ones, and those a
+ * computer_create is making); then `msg` says so to the agent. Lock held.
+ */
+bool sess_computers_full_locked(const struct sess_service *s,
+    const struct sess *ss, char *msg, size_t msglen);
+
+/* session_lc_op.c: one lifecycle call in flight, for session_lifecycle.c
+ * and session_snapshots.c. */
 struct lc_op {
 	struct sess_service *s;
 	struct msc_call *call;
@@ -190,6 +229,18 @@ void sess_lc_call_inventory(struct lc_op *op, const char *method,
     const ProtobufCMessage *req, msc_reply_fn done);
 int sess_lc_own(struct lc_op *op, Msc__V1__Computer *c);
 
+/* session_lifecycle.c: the lifecycle tools. */
+void sess_h_create(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_list(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_restart(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_reset(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+void sess_h_delete(void *state, struct msc_call *call,
+    const ProtobufCMessage *req);
+
 /* session_snapshots.c: the snapshot tools (issue 31). */
 void sess_h_snapshot(void *state, struct msc_call *call,
     const ProtobufCMessage *req);
@@ -207,28 +258,7 @@ void sess_h_fork(void *state, struct msc_call *call,
 bool sess_snapshot_create_refused(struct lc_op *op,
     const Msc__V1__ComputerRequest *r);
 
-void sess_h_create(void *state, struct msc_call *call,
-    const ProtobufCMessage *req);
-void sess_h_list(void *state, struct msc_call *call,
-    const ProtobufCMessage *req);
-void sess_h_restart(void *state, struct msc_call *call,
-    const ProtobufCMessage *req);
-void sess_h_reset(void *state, struct msc_call *call,
-    const ProtobufCMessage *req);
-void sess_h_delete(void *state, struct msc_call *call,
-    const ProtobufCMessage *req);
-
-/*
- * Whether one more call may start (lock held): false when the server has
- * --max-pending-calls in flight, principal pr (NULL: not checked) its
- * --max-principal-calls, or session ss (NULL: none yet) has
- * --max-session-commands; then `msg` says so to the agent.
- */
-bool sess_calls_full_locked(const struct sess_service *s,
-    const struct sess_principal *pr, const struct sess *ss, char *msg,
-    size_t msglen);
-
-/* session_principal.c: owners, their shares, making room. */
+/* session_principal.c: owners and their shares. */
 /* The record of principal `name` (NULL: ""), made on first use; NULL
  * when out of memory or the name is too long. Lock held. */
 struct sess_principal *sess_principal_get_locked(struct sess_service *s,
@@ -238,20 +268,9 @@ void sess_principal_release_locked(struct sess_service *s,
     struct sess_principal *pr);
 /* Whether pr is the principal named `name` (NULL: ""). */
 bool sess_principal_is(const struct sess_principal *pr, const char *name);
-/* Session `id` if `principal` owns it, else NULL (as unknown). Lock held. */
-struct sess *sess_find_locked(struct sess_service *s, const char *id,
-    const char *principal);
-/* ss was used: its last activity and its place on the lists. Lock held. */
-void sess_touch_locked(struct sess_service *s, struct sess *ss);
 /* pr's share of a table given the flag's value: -1 when unbounded (the
  * unnamed principal, or a flag of 0). */
 long sess_share(const struct sess_principal *pr, long share);
-/*
- * Ends the least recently used session that costs nothing to drop (no
- * computer, call or task; never a sandbox handle): pr's (NULL: anyone's).
- * Whether one was ended. Lock held.
- */
-bool sess_evict_locked(struct sess_service *s, struct sess_principal *pr);
 
 /* session_describe.c: the drivers' tool description. */
 void sess_h_describe(void *state, struct msc_call *call,
@@ -287,13 +306,6 @@ void sess_closing_step_locked(struct closing *c);
 void sess_owners_sweep(struct sess_service *s);
 /* At stop (lock held): answers every Close, drops the releases owed. */
 void sess_owners_stop(struct sess_service *s);
-
-/*
- * Whether ss holds as many computers as it may (owned ones, and those a
- * computer_create is making); then `msg` says so to the agent. Lock held.
- */
-bool sess_computers_full_locked(const struct sess_service *s,
-    const struct sess *ss, char *msg, size_t msglen);
 
 /* session_live.c: CancelExec and PeekExec. */
 void sess_h_cancel_exec(void *state, struct msc_call *call,
@@ -356,15 +368,58 @@ void sess_task_sweep_locked(struct sess_service *s, bool all);
 const char *sess_agent_text(const struct msc_status *st,
     enum msc_reason_step step, const char *tag);
 
-/* session_exec.c */
+/*
+ * session_exec.c: terminal_execute's start, which admits the call and
+ * resolves its computer.
+ */
 void sess_exec_start(struct sess_service *s, struct msc_call *call,
     const Msc__V1__TerminalExecRequest *req);
-/* Takes one more reference (lock held). */
-void sess_ref_locked(struct sess *ss);
-/* Drops one reference; frees the session at zero. Locked by caller. */
-void sess_unref(struct sess *ss);
-/* sess_unref under s->mu (lock not held). */
-void sess_put(struct sess_service *s, struct sess *ss);
+
+/*
+ * session_pending.c: one terminal_execute call in flight. sess_exec_start
+ * makes it (counted in its session, on its live list), resolves its
+ * computer, then these run it and end it.
+ */
+struct pending {
+	struct sess_service *s;
+	struct sess *ss;
+	struct msc_call *call;       /* NULL once promoted to a task */
+	const Msc__V1__TerminalExecRequest *req;   /* call's, or own_req */
+	uint64_t deadline_ms;        /* the call's (msc_now_ms clock) */
+	/* MCP tasks: a call that may become one (session_task.c). */
+	Msc__V1__TerminalExecRequest *own_req;  /* outlives the call */
+	struct sess_task *task;      /* its hidden task; NULL: never */
+	nng_aio *promote;            /* fires at req->task_after_ms */
+	bool promoted;               /* answered with the task */
+	bool ended;                  /* its result came */
+	char id[MSC_SLUG_MAX + 1];   /* explicit id, then the resolved one */
+	bool explicit_id;
+	bool fresh;                  /* its sandbox handle was minted for it */
+	bool temporary;              /* requested, then resolved */
+	size_t driver;               /* fleet index of the computer's driver */
+	STAILQ_ENTRY(pending) link;  /* in its session's queue */
+	struct sess_live live;       /* for CancelExec and PeekExec */
+	Msc__V1__TerminalExecReply rep;   /* being shaped (session_output.c) */
+};
+/* Frees p, not yet counted in a session or no longer (its start failed,
+ * or it ended); waits for a promotion that fires. */
+void sess_pending_free(struct pending *p);
+/* Fails the call and ends p (lock not held). */
+void sess_pending_fail(struct pending *p, Msc__V1__Code code,
+    Msc__V1__Reason reason, const char *msg);
+/* Runs p on its computer's driver (p->id, p->driver): the reply is
+ * shaped and sent, or the call failed, and p ends. */
+void sess_pending_run(struct pending *p);
+/* Tells the inventory p's session no longer holds p->id (`dead`: the
+ * computer died under the command). Takes the lock. */
+void sess_pending_release(struct pending *p, bool dead);
+/*
+ * A call that may become a task keeps its own copy of the request (the
+ * call's goes when it is answered) and a timer for its promotion: 0 or
+ * -ENOMEM.
+ */
+int sess_pending_prepare_task(struct pending *p,
+    const Msc__V1__TerminalExecRequest *req);
 /*
  * Checks the arguments as the reference does; returns NULL or the message
  * shown to the agent (static storage or `buf`).

@@ -7,7 +7,7 @@
  *
  * A task record is made when such a call starts (so the quota is checked
  * before anything runs, and a task is readable the moment its id is
- * sent); it stays hidden until the call is promoted (session_exec.c) and
+ * sent); it stays hidden until the call is promoted (session_pending.c) and
  * is dropped at once when the call ends before that. A finished task is
  * kept until created_at + ttl_ms (the command's timeout plus
  * --task-ttl), never while its command runs, whatever happens to its
