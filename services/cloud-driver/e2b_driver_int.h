@@ -56,10 +56,12 @@ bool e2b_snap_ref_ok(const char *ref);
  */
 bool e2b_snap_parse_name(const char *name, struct cloud_snap_rec *r);
 
-/* One control-plane call under the key and a deadline (e2b_sandboxes.c). */
+/* One control-plane call under the key and a deadline (e2b_api.c). */
 int e2b_api(struct e2b_driver *d, const char *method, const char *path,
     json_t *body, int timeout_ms, bool retry, json_t **respp,
     char *next, size_t nextlen, char *err, size_t errlen);
+
+/* Sandboxes (e2b_sandboxes.c). */
 int e2b_lookup(struct e2b_driver *d, const char *id, struct e2b_known *k,
     char *err, size_t errlen);
 void e2b_forget(struct e2b_driver *d, const char *id);

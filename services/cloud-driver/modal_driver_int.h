@@ -86,7 +86,18 @@ int modal_router_call(struct modal_driver *d, struct modal_known *k,
     const ProtobufCMessageDescriptor *rdesc, ProtobufCMessage **respp,
     uint64_t timeout_ms, char *err, size_t errlen);
 
-/* Sandboxes (modal_sandboxes.c). */
+/*
+ * Finding a computer's sandbox (modal_lookup.c). modal_lookup: what the
+ * driver knows of computer id's sandbox, else found by tag and connected
+ * (remembered). modal_remember and modal_forget keep d->known and hold
+ * or drop a temporary's lease. modal_died: 0 while sbx runs, else a
+ * "died" error (forgotten). modal_list_page: the app's sandboxes with tag
+ * name=value (NULL: every one of ours), created before `before` (0:
+ * newest). modal_find: id's running sandbox (*sp points into *respp,
+ * which the caller frees), or -ENOENT (forgotten). modal_connect waits
+ * for sandbox sbx's task and its command router, then remembers k.
+ * modal_tag_temporary: whether s was made temporary.
+ */
 int modal_lookup(struct modal_driver *d, const char *id,
     struct modal_known *k, char *err, size_t errlen);
 void modal_remember(struct modal_driver *d, const char *id,
@@ -94,6 +105,17 @@ void modal_remember(struct modal_driver *d, const char *id,
 void modal_forget(struct modal_driver *d, const char *id);
 int modal_died(struct modal_driver *d, const char *id, const char *sbx,
     char *err, size_t errlen);
+int modal_list_page(struct modal_driver *d, const char *name,
+    const char *value, double before,
+    Modal__Client__SandboxListResponse **respp, char *err, size_t errlen);
+int modal_find(struct modal_driver *d, const char *id,
+    Modal__Client__SandboxListResponse **respp, ModalSandboxInfo **sp,
+    char *err, size_t errlen);
+int modal_connect(struct modal_driver *d, const char *id, const char *sbx,
+    bool temporary, struct modal_known *k, char *err, size_t errlen);
+bool modal_tag_temporary(const ModalSandboxInfo *s);
+
+/* Sandboxes (modal_sandboxes.c). */
 int modal_terminate(struct modal_driver *d, const char *sbx, char *err,
     size_t errlen);
 

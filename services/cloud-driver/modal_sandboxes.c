@@ -1,8 +1,10 @@
 /*
  * modal_sandboxes.c - computers as Modal sandboxes: create with the
- * kilntainers tags (a failed create terminates what it made), find again
- * by tag, wait for the task and its command router, terminate, restart
- * through a filesystem snapshot, list. All blocking, on the pool.
+ * kilntainers tags (a failed create terminates what it made; its
+ * definition takes the lease's entrypoint, modal_lease.c, and the tunnels,
+ * modal_ports.c), attach, terminate, restart through a filesystem
+ * snapshot, list. Finding a computer's sandbox is modal_lookup.c's. All
+ * blocking, on the pool.
  */
 #include "modal_driver_int.h"
 #include "modal_cfg.h"
@@ -15,94 +17,13 @@
 #include <time.h>
 
 #include "msc_driver.h"
-#include "msc_lease_renewer.h"
 #include "msc_log.h"
 #include "msc_principal.h"
 #include "msc_netpolicy.h"
 
 #define T_OP 30000
 #define T_CREATE 60000
-#define T_READY_MS 180000       /* a sandbox has this long to get a task */
 #define T_READINESS_S 60
-
-void
-modal_remember(struct modal_driver *d, const char *id,
-    const struct modal_known *k)
-{
-	/* A cache: a computer not remembered is looked up again. */
-	if (msc_known_put(d->known, id, k) != 0)
-		msc_log_debug("modal: cannot remember computer %s", id);
-	if (k->temporary)
-		(void)msc_lease_renewer_hold(d->lease, id, NULL);
-}
-
-void
-modal_forget(struct modal_driver *d, const char *id)
-{
-	msc_known_forget(d->known, id);
-	msc_lease_renewer_drop(d->lease, id);
-}
-
-/* The app's sandboxes with tag name=value (NULL: every one of ours). */
-static int
-list_page(struct modal_driver *d, const char *name, const char *value,
-    double before, Modal__Client__SandboxListResponse **respp, char *err,
-    size_t errlen)
-{
-	Modal__Client__SandboxListRequest req =
-	    MODAL__CLIENT__SANDBOX_LIST_REQUEST__INIT;
-	Modal__Client__SandboxTag tag = MODAL__CLIENT__SANDBOX_TAG__INIT;
-	Modal__Client__SandboxTag *tags[1] = { &tag };
-	char app_id[128];
-	int rv;
-
-	if ((rv = modal_app(d, app_id, sizeof(app_id), err, errlen)) != 0)
-		return rv;
-	req.app_id = app_id;
-	req.environment_name = d->creds.environment;
-	req.before_timestamp = before;
-	tag.tag_name = (char *)name;
-	tag.tag_value = (char *)value;
-	req.n_tags = 1;
-	req.tags = tags;
-	return modal_call(d, "SandboxList", &req.base,
-	    &modal__client__sandbox_list_response__descriptor,
-	    (ProtobufCMessage **)respp, T_OP, true, err, errlen);
-}
-
-/*
- * Finds computer `id`'s running sandbox: *sp points into *respp, which
- * the caller frees. -ENOENT when there is none.
- */
-static int
-find(struct modal_driver *d, const char *id,
-    Modal__Client__SandboxListResponse **respp, ModalSandboxInfo **sp,
-    char *err, size_t errlen)
-{
-	Modal__Client__SandboxListResponse *resp = NULL;
-	int rv;
-
-	*respp = NULL;
-	if ((rv = list_page(d, MODAL_TAG_ID, id, 0, &resp, err, errlen)) != 0)
-		return rv;
-	for (size_t i = 0; i < resp->n_sandboxes; i++) {
-		ModalSandboxInfo *s = resp->sandboxes[i];
-		const char *tag = modal_conv_tag(s, MODAL_TAG_ID);
-
-		if (tag == NULL || strcmp(tag, id) != 0 ||
-		    modal_conv_tag(s, MODAL_TAG_OWNED) == NULL ||
-		    (s->task_info != NULL &&
-			modal_conv_finished(s->task_info->result)))
-			continue;
-		*respp = resp;
-		*sp = s;
-		return 0;
-	}
-	protobuf_c_message_free_unpacked(&resp->base, NULL);
-	modal_forget(d, id);
-	snprintf(err, errlen, "Computer '%s' was not found.", id);
-	return -ENOENT;
-}
 
 int
 modal_terminate(struct modal_driver *d, const char *sbx, char *err,
@@ -121,53 +42,6 @@ modal_terminate(struct modal_driver *d, const char *sbx, char *err,
 	if (resp != NULL)
 		protobuf_c_message_free_unpacked(&resp->base, NULL);
 	return rv == -ENOENT ? 0 : rv;
-}
-
-/* Waits for the sandbox's task, then gets its command router. */
-static int
-connect_task(struct modal_driver *d, const char *id, const char *sbx,
-    bool temporary, struct modal_known *k, char *err, size_t errlen)
-{
-	Modal__Client__SandboxGetTaskIdRequest req =
-	    MODAL__CLIENT__SANDBOX_GET_TASK_ID_REQUEST__INIT;
-	uint64_t end = msc_now_ms() + T_READY_MS;
-	int rv;
-
-	memset(k, 0, sizeof(*k));
-	snprintf(k->sandbox_id, sizeof(k->sandbox_id), "%s", sbx);
-	k->temporary = temporary;
-	req.sandbox_id = (char *)sbx;
-	req.timeout = 50;
-	req.wait_until_ready = true;
-	while (k->task_id[0] == '\0') {
-		Modal__Client__SandboxGetTaskIdResponse *resp = NULL;
-		char why[512];
-
-		if (msc_now_ms() >= end) {
-			snprintf(err, errlen, "Modal sandbox %s got no task "
-					      "within %d s", sbx, T_READY_MS / 1000);
-			return -ETIMEDOUT;
-		}
-		if ((rv = modal_call(d, "SandboxGetTaskId", &req.base,
-			 &modal__client__sandbox_get_task_id_response__descriptor,
-			 (ProtobufCMessage **)&resp, 60000, true, err,
-			 errlen)) != 0)
-			return rv;
-		if (modal_conv_finished(resp->task_result)) {
-			modal_conv_ended(resp->task_result, why, sizeof(why));
-			snprintf(err, errlen, "Modal sandbox %s %s", sbx, why);
-			protobuf_c_message_free_unpacked(&resp->base, NULL);
-			return -ECONNABORTED;
-		}
-		if (resp->task_id != NULL)
-			snprintf(k->task_id, sizeof(k->task_id), "%s",
-			    resp->task_id);
-		protobuf_c_message_free_unpacked(&resp->base, NULL);
-	}
-	if ((rv = modal_router_access(d, k, err, errlen)) != 0)
-		return rv;
-	modal_remember(d, id, k);
-	return 0;
 }
 
 static int
@@ -316,7 +190,8 @@ create_sandbox(struct modal_driver *d, const char *id, bool temporary,
 				      "reply");
 		return -EPROTO;
 	}
-	if ((rv = connect_task(d, id, sbx, temporary, &k, err, errlen)) != 0 ||
+	if ((rv = modal_connect(d, id, sbx, temporary, &k, err,
+	    errlen)) != 0 ||
 	    (rv = readiness(d, &k, err, errlen)) != 0 ||
 	    (rv = fill(out, id, sbx, temporary, d->image, principal)) != 0) {
 		modal_forget(d, id);
@@ -366,7 +241,7 @@ modal_owner(struct modal_driver *d, const char *id, char *tag, size_t taglen,
 	ModalSandboxInfo *s;
 	int rv;
 
-	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+	if ((rv = modal_find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv;
 	tag_principal(s, tag, taglen);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
@@ -382,7 +257,7 @@ modal_create_owned(struct modal_driver *d, const char *id, bool temporary,
 	char image_id[128];
 	int rv;
 
-	if ((rv = find(d, id, &resp, &s, err, errlen)) == 0) {
+	if ((rv = modal_find(d, id, &resp, &s, err, errlen)) == 0) {
 		protobuf_c_message_free_unpacked(&resp->base, NULL);
 		snprintf(err, errlen, "Computer '%s' already exists in Modal.",
 		    id);
@@ -399,14 +274,6 @@ modal_create_owned(struct modal_driver *d, const char *id, bool temporary,
 	return 0;
 }
 
-static bool
-tag_temporary(const ModalSandboxInfo *s)
-{
-	const char *t = modal_conv_tag(s, MODAL_TAG_TEMPORARY);
-
-	return t == NULL || strcmp(t, "false") != 0;
-}
-
 int
 modal_attach(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
     char *err, size_t errlen)
@@ -416,9 +283,10 @@ modal_attach(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 	struct modal_known k;
 	int rv;
 
-	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+	if ((rv = modal_find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv;
-	rv = connect_task(d, id, s->id, tag_temporary(s), &k, err, errlen);
+	rv = modal_connect(d, id, s->id, modal_tag_temporary(s), &k, err,
+	    errlen);
 	if (rv == -ECONNABORTED) {
 		/* Ended between the list and now: as if it was not there. */
 		snprintf(err, errlen, "Computer '%s' was not found.", id);
@@ -428,54 +296,6 @@ modal_attach(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 		rv = modal_conv_computer(s, d->image, out);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
 	explicit_bzero(&k, sizeof(k));
-	return rv;
-}
-
-int
-modal_lookup(struct modal_driver *d, const char *id, struct modal_known *k,
-    char *err, size_t errlen)
-{
-	Modal__Client__SandboxListResponse *resp = NULL;
-	ModalSandboxInfo *s;
-	int rv;
-
-	if (msc_known_get(d->known, id, k))
-		return 0;
-	/* Not known here (made by an earlier run or another driver). */
-	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
-		return rv;
-	rv = connect_task(d, id, s->id, tag_temporary(s), k, err, errlen);
-	protobuf_c_message_free_unpacked(&resp->base, NULL);
-	return rv;
-}
-
-int
-modal_died(struct modal_driver *d, const char *id, const char *sbx,
-    char *err, size_t errlen)
-{
-	Modal__Client__SandboxWaitRequest req =
-	    MODAL__CLIENT__SANDBOX_WAIT_REQUEST__INIT;
-	Modal__Client__SandboxWaitResponse *resp = NULL;
-	char ignore[MODAL_ERRLEN], why[600];
-	bool dead;
-	int rv;
-
-	req.sandbox_id = (char *)sbx;
-	req.timeout = 0.5f;
-	rv = modal_call(d, "SandboxWait", &req.base,
-	    &modal__client__sandbox_wait_response__descriptor,
-	    (ProtobufCMessage **)&resp, 15000, true, ignore, sizeof(ignore));
-	dead = rv == -ENOENT || (rv == 0 && modal_conv_finished(resp->result));
-	if (dead)
-		modal_conv_ended(rv == 0 ? resp->result : NULL, why, sizeof(why));
-	if (resp != NULL)
-		protobuf_c_message_free_unpacked(&resp->base, NULL);
-	if (!dead)
-		return 0;
-	modal_forget(d, id);
-	rv = msc_driver_died(err, errlen, id, "its Modal sandbox %s %s. The "
-	    "next call starts it again.", sbx, why);
-	msc_log_warn("modal: computer %s (sandbox %s) died: %s", id, sbx, why);
 	return rv;
 }
 
@@ -491,10 +311,10 @@ modal_snapshot_fs(struct modal_driver *d, const char *id, char *image_id,
 	ModalSandboxInfo *s;
 	int rv;
 
-	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+	if ((rv = modal_find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv;
 	snprintf(sbx, sbxlen, "%s", s->id);
-	*temporary = tag_temporary(s);
+	*temporary = modal_tag_temporary(s);
 	if (principal != NULL)
 		tag_principal(s, principal, plen);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
@@ -559,9 +379,9 @@ modal_replace(struct modal_driver *d, const char *id, const char *image_id,
 	bool temporary;
 	int rv;
 
-	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+	if ((rv = modal_find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv;
-	temporary = tag_temporary(s);
+	temporary = modal_tag_temporary(s);
 	tag_principal(s, principal, sizeof(principal));
 	rv = modal_terminate(d, s->id, err, errlen);
 	protobuf_c_message_free_unpacked(&resp->base, NULL);
@@ -595,7 +415,7 @@ modal_create_image(struct modal_driver *d, const char *id, bool temporary,
 	ModalSandboxInfo *s;
 	int rv;
 
-	if ((rv = find(d, id, &resp, &s, err, errlen)) == 0) {
+	if ((rv = modal_find(d, id, &resp, &s, err, errlen)) == 0) {
 		protobuf_c_message_free_unpacked(&resp->base, NULL);
 		snprintf(err, errlen, "Computer '%s' already exists in Modal.",
 		    id);
@@ -620,9 +440,9 @@ modal_reset(struct modal_driver *d, const char *id, Msc__V1__Computer *out,
 	bool temporary;
 	int rv;
 
-	if ((rv = find(d, id, &resp, &s, err, errlen)) != 0)
+	if ((rv = modal_find(d, id, &resp, &s, err, errlen)) != 0)
 		return rv;
-	temporary = tag_temporary(s);
+	temporary = modal_tag_temporary(s);
 	tag_principal(s, principal, sizeof(principal)); /* the new one's too */
 	snprintf(old, sizeof(old), "%s", s->id);
 	rv = modal_terminate(d, s->id, err, errlen);
@@ -647,13 +467,13 @@ modal_stop(struct modal_driver *d, const char *id, bool remove, char *err,
 	ModalSandboxInfo *s;
 	int rv;
 
-	if ((rv = find(d, id, &resp, &s, err, errlen)) == -ENOENT)
+	if ((rv = modal_find(d, id, &resp, &s, err, errlen)) == -ENOENT)
 		/* Gone already (Modal ended it: its lifetime): its ports
 		 * too. */
 		cloud_ports_forget(d->exposed, id);
 	if (rv != 0)
 		return rv == -ENOENT && !remove ? 0 : rv;
-	if (remove || tag_temporary(s)) {
+	if (remove || modal_tag_temporary(s)) {
 		if ((rv = modal_terminate(d, s->id, err, errlen)) == 0) {
 			msc_log_info("terminated computer %s (Modal sandbox %s)",
 			    id, s->id);
@@ -706,8 +526,8 @@ modal_list(struct modal_driver *d, Msc__V1__ComputerList *out, char *err,
 	for (int page = 0; rv == 0 && page < 50; page++) {
 		double oldest = before;
 
-		if ((rv = list_page(d, MODAL_TAG_OWNED, "true", before, &resp,
-			 err, errlen)) != 0)
+		if ((rv = modal_list_page(d, MODAL_TAG_OWNED, "true", before,
+		    &resp, err, errlen)) != 0)
 			break;
 		for (size_t i = 0; rv == 0 && i < resp->n_sandboxes; i++) {
 			ModalSandboxInfo *s = resp->sandboxes[i];

@@ -111,6 +111,7 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 	pthread_mutex_init(&d->fx_mu, NULL);
 	pthread_mutex_init(&d->net_mu, NULL);
 	pthread_mutex_init(&d->pol.mu, NULL);
+	d->net_learnt = dock_pol_network;       /* the network's news */
 	if ((rv = msc_map_new(&d->fx_procs)) != 0 ||
 	    (rv = msc_snap_pins_new(&d->snap_pins)) != 0 ||
 	    (rv = dock_build_template(cfg, &d->create_template)) != 0 ||

@@ -50,6 +50,12 @@ struct dock_driver {
 	char net_br[IF_NAMESIZE];   /* the network's bridge, when known */
 	bool net_br_unseen;         /* not here yet (Podman makes it late) */
 	pthread_mutex_t net_mu;     /* one network check at a time */
+	/* Told the sandbox network's bridge and gateway (NULL: not known
+	 * yet) when docker_network.c learns them: the policy's
+	 * dock_pol_network, set by driver_start (the network calls nothing
+	 * above it). */
+	void (*net_learnt)(struct dock_driver *d, const char *br,
+	    const char *gw);
 	struct dock_pool *pool;     /* the warm pool (docker_pool.c) or NULL */
 	struct dock_pol pol;        /* network modes (docker_policy.h) */
 	struct dock_lease *lease;   /* temporaries' leases (docker_lease.c) */

@@ -35,6 +35,10 @@
  * or rootless engine, no nft, no access to the socket) the driver refuses
  * to start with networking on (dock_net_init), and a create fails when
  * the rules cannot be loaded.
+ *
+ * Below the network modes (docker_policy.c), which call dock_net_ensure:
+ * what this file learns of the bridge and its gateway it tells them
+ * through d->net_learnt.
  */
 #include "docker_driver_int.h"
 
@@ -119,7 +123,8 @@ dock_net_init(struct dock_driver *d)
 	d->net_via_engine = geteuid() != 0;
 	/* Known before any create, for the policy rules of computers found
 	 * again at start; dock_net_ensure says what the engine made. */
-	dock_pol_network(d, dock_net_bridge(d), NULL);
+	if (d->net_learnt != NULL)
+		d->net_learnt(d, dock_net_bridge(d), NULL);
 	why[0] = '\0';
 	if (sock == NULL)
 		snprintf(why, sizeof(why), "the engine is not local");
@@ -385,7 +390,8 @@ net_ensure(struct dock_driver *d, char *err, size_t errlen)
 		return -EEXIST;
 	}
 	snprintf(br, sizeof(br), "%s", name);
-	dock_pol_network(d, br, gw);
+	if (d->net_learnt != NULL)
+		d->net_learnt(d, br, gw);
 	json_decref(net);
 	here = if_nametoindex(br) != 0;
 	if (!here && !on_podman(d)) {

@@ -118,7 +118,8 @@ enum msc_net_mode dock_pol_mode_for(struct dock_driver *d, const char *id);
 /* From the flags, at start: 0 or -EINVAL (message printed). */
 int dock_pol_init(struct dock_driver *d);
 void dock_pol_fini(struct dock_driver *d);
-/* The sandbox network's bridge and gateway, from dock_net_ensure. */
+/* The sandbox network's bridge and gateway: docker_network.c's news
+ * (dock_net_init, dock_net_ensure), through d->net_learnt. */
 void dock_pol_network(struct dock_driver *d, const char *br, const char *gw);
 /* The mode for a new computer (the server's default). */
 enum msc_net_mode dock_pol_default(const struct dock_driver *d);

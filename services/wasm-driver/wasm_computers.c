@@ -1,14 +1,19 @@
 /*
  * wasm_computers.c - computers of the wasm backends: one folder each,
  * <dir>/<id>/ holding root/ (the guest's "/") and meta.json (mode,
- * creation time and, made for a principal of --tokens-file, its tag). A folder appears and disappears by one rename, so a
- * crash never leaves a half-made computer under a valid id.
+ * creation time and, made for a principal of --tokens-file, its tag). A
+ * folder appears and disappears by one rename, so a crash never leaves a
+ * half-made computer under a valid id. Here too: the command running in
+ * each computer (so that a stop ends it; wasm_exec.c tracks its runner
+ * here) and, at start, the removal of temporaries whose lease lapsed.
+ * Above the leases (wasm_lease.c) and the folder helpers (wasm_fs.c).
  */
 #include "wasm_driver_int.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,24 +168,6 @@ make_folder(struct wasm_driver *d, const char *id, const struct wasm_meta *m,
 	return rv;
 }
 
-/* A fresh .gone-<id>-<random> name for what is being removed. */
-static void
-gone_name(const char *id, char *name, size_t len)
-{
-	unsigned char rnd[6];
-
-	msc_random_bytes(rnd, sizeof(rnd));
-	snprintf(name, len, ".gone-%s-%02x%02x%02x%02x%02x%02x", id, rnd[0],
-	    rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
-}
-
-int
-wasm_hide(int dirfd, const char *id, char *gone, size_t len)
-{
-	gone_name(id, gone, len);
-	return renameat(dirfd, id, dirfd, gone) == 0 ? 0 : -errno;
-}
-
 /* Removes <dir>/<id> (or <dir>/<id>/root when only_root) for good. */
 static int
 remove_folder(struct wasm_driver *d, const char *id, bool only_root)
@@ -193,7 +180,7 @@ remove_folder(struct wasm_driver *d, const char *id, bool only_root)
 	if (only_root) {
 		char from[128];
 
-		gone_name(id, name, sizeof(name));
+		wasm_gone_name(id, name, sizeof(name));
 		snprintf(from, sizeof(from), "%s/root", id);
 		rv = renameat(dirfd, from, dirfd, name) == 0 ? 0 : -errno;
 	} else
@@ -305,8 +292,8 @@ wasm_owner(struct wasm_driver *d, const char *id, char *tag, size_t taglen,
 	return 0;
 }
 
-bool
-wasm_is_temporary(struct wasm_driver *d, const char *id)
+static bool
+is_temporary(struct wasm_driver *d, const char *id)
 {
 	struct wasm_meta m;
 
@@ -325,6 +312,73 @@ wasm_exists(struct wasm_driver *d, const char *id)
 	struct wasm_meta m;
 
 	return meta_read(d, id, &m) == 0;
+}
+
+/* Lets Stop, Delete, Restart and Reset end the command (w is borrowed). */
+void
+wasm_running_track(struct wasm_driver *d, const char *id,
+    struct wasm_running *w)
+{
+	pthread_mutex_lock(&d->mu);
+	if (d->stopping) {      /* killed with the others */
+		w->ended = true;
+		kill(w->pid, SIGKILL);
+	} else if (msc_map_put(d->running, id, w) != 0)
+		msc_log_warn("wasm: cannot track the command in %s; only its "
+			     "deadline can end it", id);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/*
+ * Forgets the command before it is reaped, so that a kill from
+ * wasm_end_running can only reach our child (or its zombie).
+ */
+void
+wasm_running_untrack(struct wasm_driver *d, const char *id)
+{
+	pthread_mutex_lock(&d->mu);
+	(void)msc_map_del(d->running, id);
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+wasm_end_running(struct wasm_driver *d, const char *id)
+{
+	struct wasm_running *w;
+
+	pthread_mutex_lock(&d->mu);
+	if ((w = msc_map_get(d->running, id)) != NULL && w->pid > 0) {
+		w->ended = true;
+		kill(w->pid, SIGKILL);
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+wasm_reap_lapsed(struct wasm_driver *d)
+{
+	DIR *dir = opendir(d->dir);
+	struct dirent *e;
+
+	if (dir == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL) {
+		int fd, rv;
+
+		if (!msc_slug_valid(e->d_name) || !is_temporary(d, e->d_name))
+			continue;
+		if ((fd = wasm_lease_lapsed(d, e->d_name)) < 0)
+			continue;
+		/* Nobody holds it: its server is gone. */
+		if ((rv = wasm_remove(d, e->d_name)) == 0)
+			msc_log_info("removed %s: a temporary computer whose "
+			    "server is gone (its lease lapsed)", e->d_name);
+		else
+			msc_log_warn("cannot remove the orphaned %s: %s",
+			    e->d_name, strerror(-rv));
+		close(fd);
+	}
+	closedir(dir);
 }
 
 /* A restart ends whatever runs; the files stay. */

@@ -318,7 +318,7 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 	if ((rv = msc_map_new(&d->leases)) != 0)
 		goto fail;
 	/* A restarted server removes at once what its dead one held. */
-	wasm_lease_reap(d);
+	wasm_reap_lapsed(d);
 	rv = strcmp(d->backend, "wasm") == 0 ? configure_module(d, cfg)
 					      : configure_busybox(d);
 	if (wasm_ops.create == NULL) {  /* once, before any service */

@@ -64,8 +64,22 @@ int wasm_list(struct wasm_driver *d, Msc__V1__ComputerList *out,
     char *err, size_t errlen);
 bool wasm_exists(struct wasm_driver *d, const char *id);
 
-/* Kills the command running in computer id, if any (wasm_exec.c). */
+/*
+ * The command running in each computer (d->running, under d->mu):
+ * wasm_exec tracks its runner child while it runs (a driver that stops
+ * kills it at once) and untracks it before reaping it;
+ * wasm_end_running kills the one running in computer id, if any (Stop,
+ * Delete, Restart, Reset, Restore).
+ */
+void wasm_running_track(struct wasm_driver *d, const char *id,
+    struct wasm_running *w);
+void wasm_running_untrack(struct wasm_driver *d, const char *id);
 void wasm_end_running(struct wasm_driver *d, const char *id);
+/*
+ * At start: removes every temporary computer whose lease nobody holds
+ * (wasm_lease_lapsed): its server is gone.
+ */
+void wasm_reap_lapsed(struct wasm_driver *d);
 
 /* wasm_exec.c: runs one command in a runner child. */
 int wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *req,
@@ -73,12 +87,13 @@ int wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *req,
 
 /*
  * wasm_lease.c: temporary computers' leases (a shared flock on the
- * folder's lease file while held). wasm_lease_make makes and locks it in
- * a new folder (fd); wasm_lease_open locks an existing one (fd, -ENOENT
- * for a folder without one); wasm_lease_hold keeps the fd as id's (taking
- * it; false, the fd closed, when the driver stops), wasm_lease_drop lets
- * go. wasm_lease_reap (at start) removes every temporary folder whose
- * lease nobody holds.
+ * folder's lease file while held), below the computers. wasm_lease_make
+ * makes and locks it in a new folder (fd); wasm_lease_open locks an
+ * existing one (fd, -ENOENT for a folder without one); wasm_lease_hold
+ * keeps the fd as id's (taking it; false, the fd closed, when the driver
+ * stops), wasm_lease_drop lets go. wasm_lease_lapsed locks id's lease
+ * file exclusively when nobody holds it (fd, to close once the folder is
+ * removed; -ENOENT without one, -EWOULDBLOCK while it is held).
  */
 int wasm_lease_make(int folder_fd);
 int wasm_lease_open(struct wasm_driver *d, const char *id);
@@ -86,7 +101,7 @@ bool wasm_lease_hold(struct wasm_driver *d, const char *id, int fd);
 void wasm_lease_drop(struct wasm_driver *d, const char *id);
 bool wasm_lease_held(struct wasm_driver *d, const char *id);
 void wasm_lease_fini(struct wasm_driver *d);
-void wasm_lease_reap(struct wasm_driver *d);
+int wasm_lease_lapsed(struct wasm_driver *d, const char *id);
 /*
  * At stop (d->stopping set): removes the folder of every temporary
  * computer this driver holds, renaming them all out of sight first
@@ -95,14 +110,16 @@ void wasm_lease_reap(struct wasm_driver *d);
  * the next start), then letting go of their leases.
  */
 void wasm_lease_remove_held(struct wasm_driver *d);
-/* wasm_computers.c: for the reaping. */
-bool wasm_is_temporary(struct wasm_driver *d, const char *id);
+/* wasm_computers.c: removes computer id's folder (a failed create from a
+ * snapshot). */
 int wasm_remove(struct wasm_driver *d, const char *id);
+
+/* wasm_fs.c: folder helpers that never follow a guest's symlinks. */
+/* A fresh .gone-<id>-<random> name for what is being removed. */
+void wasm_gone_name(const char *id, char *name, size_t len);
 /* The first step of a removal: renames id in folder dirfd (borrowed) to
  * a new .gone-* name (gone, len), for wasm_rmtree_at. 0 or -errno. */
 int wasm_hide(int dirfd, const char *id, char *gone, size_t len);
-
-/* wasm_fs.c: folder helpers that never follow a guest's symlinks. */
 int wasm_rmtree_at(int dirfd, const char *name);
 /* The same until deadline_ms (msc_now_ms): then -ETIMEDOUT, what is left
  * of name left in place. */

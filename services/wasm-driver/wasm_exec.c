@@ -2,7 +2,8 @@
  * wasm_exec.c - one command in a wasm computer: a runner child process
  * (host/) with pipes for stdin, stdout, stderr and a status line on fd 3.
  * The driver enforces the deadline and the output limit by killing the
- * child; the runner enforces memory and fuel inside.
+ * child; the runner enforces memory and fuel inside. Above the computers
+ * (wasm_computers.c), where the child is tracked while it runs.
  */
 #include "wasm_driver_int.h"
 #include "wasm_runner.h"
@@ -19,7 +20,6 @@
 
 #include "msc_driver.h"
 #include "msc_driver_live.h"
-#include "msc_log.h"
 #include "msc_time.h"
 
 #define STATUS_MAX 1024
@@ -231,45 +231,6 @@ pump(struct wasm_child *c, const ProtobufCBinaryData *in, uint64_t deadline)
 	return true;
 }
 
-/* Lets Stop, Delete, Restart and Reset end the command (w is borrowed). */
-static void
-running_track(struct wasm_driver *d, const char *id, struct wasm_running *w)
-{
-	pthread_mutex_lock(&d->mu);
-	if (d->stopping) {      /* killed with the others */
-		w->ended = true;
-		kill(w->pid, SIGKILL);
-	} else if (msc_map_put(d->running, id, w) != 0)
-		msc_log_warn("wasm: cannot track the command in %s; only its "
-			     "deadline can end it", id);
-	pthread_mutex_unlock(&d->mu);
-}
-
-/*
- * Forgets the command before it is reaped, so that a kill from
- * wasm_end_running can only reach our child (or its zombie).
- */
-static void
-running_untrack(struct wasm_driver *d, const char *id)
-{
-	pthread_mutex_lock(&d->mu);
-	(void)msc_map_del(d->running, id);
-	pthread_mutex_unlock(&d->mu);
-}
-
-void
-wasm_end_running(struct wasm_driver *d, const char *id)
-{
-	struct wasm_running *w;
-
-	pthread_mutex_lock(&d->mu);
-	if ((w = msc_map_get(d->running, id)) != NULL && w->pid > 0) {
-		w->ended = true;
-		kill(w->pid, SIGKILL);
-	}
-	pthread_mutex_unlock(&d->mu);
-}
-
 /* Reads the runner's status line into the result, or fails. */
 static int
 outcome(struct wasm_child *c, int wstatus, Msc__V1__ExecResult *res,
@@ -323,11 +284,11 @@ wasm_exec(struct wasm_driver *d, const Msc__V1__ExecRequest *r,
 	if ((rv = spawn_runner(d, r, &c, err, errlen)) != 0)
 		return rv;
 	w.pid = c.pid;
-	running_track(d, r->computer_id, &w);
+	wasm_running_track(d, r->computer_id, &w);
 	in_time = pump(&c, r->has_stdin ? &r->stdin : NULL, deadline);
 	if (!in_time || c.over || c.cancelled)
 		kill(c.pid, SIGKILL);
-	running_untrack(d, r->computer_id);
+	wasm_running_untrack(d, r->computer_id);
 	while (waitpid(c.pid, &wstatus, 0) < 0 && errno == EINTR)
 		;
 	res->outcome = MSC__V1__EXEC_OUTCOME__EXITED;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "msc_random.h"
 #include "msc_slug.h"
 #include "msc_time.h"
 
@@ -68,6 +69,23 @@ rmtree_depth(int dirfd, const char *name, int depth, uint64_t deadline_ms)
 	    rv == 0)
 		rv = -errno;
 	return rv;
+}
+
+void
+wasm_gone_name(const char *id, char *name, size_t len)
+{
+	unsigned char rnd[6];
+
+	msc_random_bytes(rnd, sizeof(rnd));
+	snprintf(name, len, ".gone-%s-%02x%02x%02x%02x%02x%02x", id, rnd[0],
+	    rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+}
+
+int
+wasm_hide(int dirfd, const char *id, char *gone, size_t len)
+{
+	wasm_gone_name(id, gone, len);
+	return renameat(dirfd, id, dirfd, gone) == 0 ? 0 : -errno;
 }
 
 /* Removes name under dirfd and everything in it, following no link. */

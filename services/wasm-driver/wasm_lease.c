@@ -5,12 +5,13 @@
  * `lease` file (made, locked, before the folder appears under its id).
  * The kernel drops the lock when the driver dies however it dies; the
  * next driver to start removes every temporary folder whose lease file
- * nobody locks. A folder without a lease file (an earlier build's) is
- * left alone: a lease, not a guess.
+ * nobody locks (wasm_reap_lapsed, wasm_computers.c, asks
+ * wasm_lease_lapsed). A folder without a lease file (an earlier build's)
+ * is left alone: a lease, not a guess. Below the computers: calls only
+ * wasm_fs.c.
  */
 #include "wasm_driver_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,7 +24,6 @@
 #include <unistd.h>
 
 #include "msc_log.h"
-#include "msc_slug.h"
 #include "msc_time.h"
 
 #define LEASE_FILE "lease"
@@ -141,37 +141,22 @@ wasm_lease_fini(struct wasm_driver *d)
 	d->leases = NULL;
 }
 
-void
-wasm_lease_reap(struct wasm_driver *d)
+int
+wasm_lease_lapsed(struct wasm_driver *d, const char *id)
 {
-	DIR *dir = opendir(d->dir);
-	struct dirent *e;
+	char path[4200];
+	int fd;
 
-	if (dir == NULL)
-		return;
-	while ((e = readdir(dir)) != NULL) {
-		char path[4200];
-		int fd, rv;
+	snprintf(path, sizeof(path), "%s/%s/" LEASE_FILE, d->dir, id);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -errno;  /* no lease: not ours to judge */
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
 
-		if (!msc_slug_valid(e->d_name) || !wasm_is_temporary(d, e->d_name))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/" LEASE_FILE, d->dir,
-		    e->d_name);
-		if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			continue;       /* no lease: not ours to judge */
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			/* Nobody holds it: its server is gone. */
-			if ((rv = wasm_remove(d, e->d_name)) == 0)
-				msc_log_info("removed %s: a temporary computer "
-				    "whose server is gone (its lease lapsed)",
-				    e->d_name);
-			else
-				msc_log_warn("cannot remove the orphaned %s: "
-				    "%s", e->d_name, strerror(-rv));
-		}
 		close(fd);
+		return -e;
 	}
-	closedir(dir);
+	return fd;              /* nobody holds it: its server is gone */
 }
 
 /*

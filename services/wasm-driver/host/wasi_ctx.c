@@ -1,6 +1,6 @@
 /*
- * wasi_ctx.c - the WASI host's state: set-up, the fd table, errno
- * conversion and the working directory.
+ * wasi_ctx.c - the WASI host's state: set-up, the fd table and the
+ * working directory, above the path resolution (wasi_resolve.c).
  */
 #include "wasi_host.h"
 
@@ -12,62 +12,6 @@
 #include <unistd.h>
 
 #include "wasi_int.h"
-
-uint8_t
-wasi_filetype(unsigned mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG:
-		return WASI_FILETYPE_REGULAR_FILE;
-	case S_IFDIR:
-		return WASI_FILETYPE_DIRECTORY;
-	case S_IFLNK:
-		return WASI_FILETYPE_SYMBOLIC_LINK;
-	case S_IFCHR:
-		return WASI_FILETYPE_CHARACTER_DEVICE;
-	case S_IFBLK:
-		return WASI_FILETYPE_BLOCK_DEVICE;
-	case S_IFSOCK:
-		return WASI_FILETYPE_SOCKET_STREAM;
-	default:
-		return WASI_FILETYPE_UNKNOWN;   /* pipes too */
-	}
-}
-
-uint32_t
-wasi_errno(int e)
-{
-	static const struct {
-		int host;
-		uint16_t wasi;
-	} map[] = {
-		{ E2BIG, WASI_E2BIG }, { EACCES, WASI_EACCES },
-		{ EAGAIN, WASI_EAGAIN }, { EBADF, WASI_EBADF },
-		{ EBUSY, WASI_EBUSY }, { EDQUOT, WASI_EDQUOT },
-		{ EEXIST, WASI_EEXIST }, { EFAULT, WASI_EFAULT },
-		{ EFBIG, WASI_EFBIG }, { EILSEQ, WASI_EILSEQ },
-		{ EINTR, WASI_EINTR }, { EINVAL, WASI_EINVAL },
-		{ EIO, WASI_EIO }, { EISDIR, WASI_EISDIR },
-		{ ELOOP, WASI_ELOOP }, { EMFILE, WASI_EMFILE },
-		{ EMLINK, WASI_EMLINK }, { ENAMETOOLONG, WASI_ENAMETOOLONG },
-		{ ENFILE, WASI_ENFILE }, { ENODEV, WASI_ENODEV },
-		{ ENOENT, WASI_ENOENT }, { ENOMEM, WASI_ENOMEM },
-		{ ENOSPC, WASI_ENOSPC }, { ENOSYS, WASI_ENOSYS },
-		{ ENOTDIR, WASI_ENOTDIR }, { ENOTEMPTY, WASI_ENOTEMPTY },
-		{ ENOTSOCK, WASI_ENOTSOCK }, { EOPNOTSUPP, WASI_ENOTSUP },
-		{ ENOTTY, WASI_ENOTTY }, { ENXIO, WASI_ENXIO },
-		{ EOVERFLOW, WASI_EOVERFLOW }, { EPERM, WASI_EPERM },
-		{ EPIPE, WASI_EPIPE }, { ERANGE, WASI_ERANGE },
-		{ EROFS, WASI_EROFS }, { ESPIPE, WASI_ESPIPE },
-		{ ETIMEDOUT, WASI_ETIMEDOUT }, { ETXTBSY, WASI_ETXTBSY },
-		{ EXDEV, WASI_EXDEV },
-	};
-
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (map[i].host == e)
-			return map[i].wasi;
-	return WASI_EIO;
-}
 
 int
 wasi_fd_add(struct wasi_ctx *c, int host, uint8_t type, char *dir)

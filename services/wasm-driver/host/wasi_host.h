@@ -86,7 +86,7 @@ void wasi_ctx_fini(struct wasi_ctx *c);
 int wasi_make_cwd(struct wasi_ctx *c, const char *path, char *out,
     size_t outlen);
 
-/* The host errno e as a WASI errno. */
+/* The host errno e as a WASI errno (wasi_conv.c). */
 uint32_t wasi_errno(int e);
 
 /* args, environ, clocks, random, scheduling, exit, sockets (wasi_misc.c) */

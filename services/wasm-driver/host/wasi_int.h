@@ -82,8 +82,17 @@ wasi_host_fd(struct wasi_ctx *c, uint32_t fd)
 /* Puts host fd (taken) in the lowest free slot; returns it, or -EMFILE. */
 int wasi_fd_add(struct wasi_ctx *c, int host, uint8_t type, char *dir);
 
+/* wasi_conv.c (and wasi_errno, wasi_host.h) */
+
 /* The WASI filetype of a st_mode. */
 uint8_t wasi_filetype(unsigned mode);
+
+/* Fills a WASI filestat (64 bytes) at guest offset off from host fd. */
+uint32_t wasi_put_filestat(struct wasi_ctx *c, uint32_t off, int fd);
+
+/* Converts WASI times and fstflags to a utimensat() pair. */
+uint32_t wasi_timespecs(uint64_t atim, uint64_t mtim, uint32_t flags,
+    struct timespec ts[2]);
 
 /* wasi_resolve.c */
 
@@ -118,13 +127,6 @@ bool wasi_name_special(const char *name);
 /* The guest path of the directory open as host fd, into out. */
 void wasi_dir_path(struct wasi_ctx *c, int fd, const char *joined,
     char out[WASI_PATH_MAX]);
-
-/* Fills a WASI filestat (64 bytes) at guest offset off from host fd. */
-uint32_t wasi_put_filestat(struct wasi_ctx *c, uint32_t off, int fd);
-
-/* Converts WASI times and fstflags to a utimensat() pair. */
-uint32_t wasi_timespecs(uint64_t atim, uint64_t mtim, uint32_t flags,
-    struct timespec ts[2]);
 
 /* wasi_quota.c: the disk quota (c->quota; 0: none, and these do nothing) */
 

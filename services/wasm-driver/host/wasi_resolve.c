@@ -12,7 +12,6 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -149,66 +148,4 @@ wasi_open_parent(struct wasi_ctx *c, const char *path,
 		parent[i] = '\0';
 	}
 	return wasi_open_in_root(c, parent, O_PATH | O_DIRECTORY, 0);
-}
-
-static uint64_t
-ns(const struct timespec *ts)
-{
-	if (ts->tv_sec < 0)
-		return 0;
-	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
-}
-
-uint32_t
-wasi_put_filestat(struct wasi_ctx *c, uint32_t off, int fd)
-{
-	uint8_t b[WASI_FILESTAT_SIZE] = { 0 };
-	struct stat st;
-	uint64_t v;
-
-	if (wasi_mem(c, off, sizeof(b)) == NULL)
-		return WASI_EFAULT;
-	if (fstat(fd, &st) != 0)
-		return wasi_errno(errno);
-	v = st.st_dev;
-	memcpy(b + 0, &v, 8);
-	v = st.st_ino;
-	memcpy(b + 8, &v, 8);
-	b[16] = wasi_filetype(st.st_mode);
-	v = st.st_nlink;
-	memcpy(b + 24, &v, 8);
-	v = st.st_size < 0 ? 0 : (uint64_t)st.st_size;
-	memcpy(b + 32, &v, 8);
-	v = ns(&st.st_atim);
-	memcpy(b + 40, &v, 8);
-	v = ns(&st.st_mtim);
-	memcpy(b + 48, &v, 8);
-	v = ns(&st.st_ctim);
-	memcpy(b + 56, &v, 8);
-	wasi_put(c, off, b, sizeof(b));
-	return 0;
-}
-
-static struct timespec
-one_time(uint64_t t, bool set, bool now)
-{
-	if (now)
-		return (struct timespec){ 0, UTIME_NOW };
-	if (set)
-		return (struct timespec){ (time_t)(t / 1000000000u),
-			(long)(t % 1000000000u) };
-	return (struct timespec){ 0, UTIME_OMIT };
-}
-
-uint32_t
-wasi_timespecs(uint64_t atim, uint64_t mtim, uint32_t flags,
-    struct timespec ts[2])
-{
-	if ((flags & ~0xfu) != 0 ||
-	    ((flags & WASI_FST_ATIM) && (flags & WASI_FST_ATIM_NOW)) ||
-	    ((flags & WASI_FST_MTIM) && (flags & WASI_FST_MTIM_NOW)))
-		return WASI_EINVAL;
-	ts[0] = one_time(atim, flags & WASI_FST_ATIM, flags & WASI_FST_ATIM_NOW);
-	ts[1] = one_time(mtim, flags & WASI_FST_MTIM, flags & WASI_FST_MTIM_NOW);
-	return 0;
 }
