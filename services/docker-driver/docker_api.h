@@ -213,6 +213,44 @@ int dock_exec_run(struct dock_engine *e, const struct dock_exec_req *req,
 void dock_exec_res_fini(struct dock_exec_res *res);
 
 /*
+ * dock_exec_run in steps, for a caller that waits for many commands at
+ * once (docker_fxloop.h). dock_exec_begin checks req, creates the exec
+ * and starts its stream (blocking: engine calls with deadlines): a
+ * negative errno with err when nothing was created, else 0 with *xp, the
+ * exec in flight (req's stdin borrowed until dock_exec_finish, the rest
+ * copied). Its output is reported to fn when set (dock_exec_on_output)
+ * and, with req->live, to the thread's current command until then;
+ * dock_exec_set_budget charges it to b as it comes (by the principal of
+ * dock_exec_for_principal; "" none), -ENOBUFS with err when what came
+ * already does not fit. Then, while dock_exec_fd is not -1: poll it for
+ * dock_exec_events until dock_exec_deadline (msc_now_ms) and hand what
+ * came to dock_exec_step: 0 to go on, 1 when the stream ended (*o: EXITED
+ * at EOF, or LIMIT), or a negative errno with err set. dock_exec_stop
+ * ends the watch without blocking: the step's result (or 1 with o
+ * TIMEOUT or CANCELLED from the caller) and its err. dock_exec_finish
+ * (blocking: exec inspect for the exit code, the kill of a command that
+ * did not exit) gives res the result as dock_exec_run does, or a
+ * negative errno with err, and frees x.
+ */
+struct dock_xexec;
+int dock_exec_begin(struct dock_engine *e, const struct dock_exec_req *req,
+    struct dock_xexec **xp, char *err, size_t errlen);
+void dock_exec_on_output(struct dock_xexec *x, void (*fn)(void *arg,
+    const void *p, size_t n), void *arg);
+void dock_exec_for_principal(struct dock_xexec *x, const char *principal);
+int dock_exec_set_budget(struct dock_xexec *x, struct dock_fx_budget *b,
+    char *err, size_t errlen);
+int dock_exec_fd(const struct dock_xexec *x);
+short dock_exec_events(const struct dock_xexec *x);
+int64_t dock_exec_deadline(const struct dock_xexec *x);
+int dock_exec_step(struct dock_xexec *x, short revents,
+    enum dock_exec_outcome *o, char *err, size_t errlen);
+void dock_exec_stop(struct dock_xexec *x, int rc, enum dock_exec_outcome o,
+    const char *err);
+int dock_exec_finish(struct dock_xexec *x, struct dock_exec_res *res,
+    char *err, size_t errlen);
+
+/*
  * POST /containers/{id}/wait?condition=not-running: blocks until the
  * container stops or `*cancel` becomes true (checked at least every
  * 200 ms). Returns 0 when it stopped, -ECANCELED when cancelled.

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "docker_api.h"
+#include "msc_principal.h"
 #include "msc_time.h"
 
 #define DOCK_API_MIN_MINOR	41	/* oldest API we accept: 1.41 */
@@ -134,15 +135,51 @@ struct dock_stream {
 	enum dock_exec_outcome	 outcome;	/* EXITED means EOF seen */
 	int			 cancel_fd;	/* readable: cancel; -1 none */
 	bool			 live;		/* report output */
+	/* Set: output reported here instead (live or not). */
+	void			(*on_output)(void *arg, const void *p,
+				    size_t n);
+	void			*out_arg;
+	/* Set: stdout and stderr are charged to it as they come, by
+	 * principal (docker_fastexec.h); a charge refused ends the stream
+	 * with -ENOBUFS and budget_err. */
+	struct dock_fx_budget	*budget;
+	char			 principal[MSC_PRINCIPAL_TAG_LEN + 1];
+	struct dock_fx_charge	 charge;
+	char			 budget_err[512];
 };
 
 /*
  * POST /exec/{id}/start on a raw connection: writes stdin after the reply
  * headers, half-closes, and demultiplexes frames into s->out/err until EOF,
  * the deadline or the output limit. Returns 0 (see s->outcome) or a
- * negative errno (-ENOENT, -EBUSY, -ECONNREFUSED, -EIO, -EPROTO).
+ * negative errno (-ENOENT, -EBUSY, -ECONNREFUSED, -EIO, -EPROTO, -ENOBUFS).
  */
 int	dock_stream_run(struct dock_engine *e, const char *exec_id,
 	    struct dock_stream *s, char *err, size_t errlen);
+
+/*
+ * dock_stream_run in steps. dock_stream_begin connects and reads the
+ * reply headers (blocking; s->deadline and s->cancel_fd bound it): 0 with
+ * *xp, the stream to go on with; 1 when it already ended (s->outcome:
+ * TIMEOUT, CANCELLED or LIMIT); or a negative errno as dock_stream_run.
+ * Then, until it ends: poll dock_stream_fd for dock_stream_events and
+ * hand what came to dock_stream_step: 0 to go on, 1 when it ended
+ * (s->outcome EXITED at EOF, or LIMIT), or a negative errno with err set.
+ * The caller enforces s->deadline and s->cancel_fd meanwhile, or
+ * dock_stream_wait does, blocking: 0 with *revents, -ETIMEDOUT,
+ * -ECANCELED or -EIO.
+ * dock_stream_close frees x (accepts NULL); s keeps the output. s is
+ * borrowed until then; x may move between threads, one at a time.
+ */
+struct dock_xstream;
+int	dock_stream_begin(struct dock_engine *e, const char *exec_id,
+	    struct dock_stream *s, struct dock_xstream **xp, char *err,
+	    size_t errlen);
+int	dock_stream_fd(const struct dock_xstream *x);
+short	dock_stream_events(const struct dock_xstream *x);
+int	dock_stream_wait(struct dock_xstream *x, short *revents);
+int	dock_stream_step(struct dock_xstream *x, short revents, char *err,
+	    size_t errlen);
+void	dock_stream_close(struct dock_xstream *x);
 
 #endif /* DOCK_API_INT_H */

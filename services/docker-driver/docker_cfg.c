@@ -93,7 +93,8 @@ static const struct msc_cfg_opt opts[] = {
 	    "256M", "SIZE", NULL, MSC_CFG_GROUP_DEPL,
 	    "Output a docker driver holds at once for the commands that wait "
 	    "on their computers, over all of them (each also stops at "
-	    "--output-limit), each principal at most three quarters of it; "
+	    "--output-limit), split evenly between the principals holding "
+	    "output and one more; "
 	    "past it the command whose output would pass it is killed with "
 	    "an error naming this flag (default: 256M)",
 	    0, NULL },

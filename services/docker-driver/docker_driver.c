@@ -16,6 +16,9 @@
 #include "msc_log.h"
 #include "msc_snapshot.h"
 
+/* Threads that end the Engine API execs no worker takes (engine_spare). */
+#define DOCK_FINISHERS 4
+
 MSC_DRIVER_OPS(docker_ops_base, dock, "docker-driver", msc_driver_code,
     dock_cfg_describe);
 
@@ -131,8 +134,10 @@ driver_start(const struct msc_cfg *cfg, const char *url, bool tool,
 		    "reach its socket; commands use the Engine API exec",
 		    dock_runtime_name(d));
 	dock_fx_init(d);
-	if (dock_fx_enabled(d) && (rv = dock_fxloop_start(output_bound(cfg),
-	    &d->fxloop)) != 0)
+	/* Its queue holds every command that may wait (msc_driver.h). */
+	if ((rv = dock_fxloop_start(output_bound(cfg), &d->fxloop)) != 0 ||
+	    (rv = msc_pool_new(DOCK_FINISHERS, (size_t)(cfg->driver_workers +
+	    1) * MSC_DRIVER_WAITING_PER_WORKER, &d->finisher)) != 0)
 		goto fail;
 	if ((rv = dock_lease_start(d)) != 0 || (rv = dock_net_init(d)) != 0 ||
 	    (rv = dock_pol_init(d)) != 0 ||
@@ -194,6 +199,9 @@ dock_driver_stop(struct dock_driver *d)
 	if (!msc_driver_stop(d->svc))
 		return;         /* a job still runs and uses d: the process ends */
 	dock_fxloop_stop(d->fxloop);    /* its commands all ended */
+	/* After the loop's last ends; one still killing uses d. */
+	if (!msc_pool_free(d->finisher))
+		return;
 	dock_preview_free(d->preview);  /* its thread asks the engine */
 	dock_pool_free(d);
 	dock_lease_stop(d);

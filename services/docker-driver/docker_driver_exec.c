@@ -2,7 +2,9 @@
  * docker_driver_exec.c - the driver's Exec op: a command on a computer
  * through its helper (docker_fxsetup.c) or, for a computer without one,
  * the Engine API exec (docker_exec.c); a container that stopped under the
- * command is reported as a computer that died.
+ * command is reported as a computer that died. Handed off (exec_start),
+ * either way the command waits on the exec loop (docker_fxloop.h), not
+ * on a worker.
  */
 #include "docker_driver_int.h"
 
@@ -14,7 +16,9 @@
 
 #include "docker_fastexec.h"
 #include "docker_fxloop.h"
+#include "docker_pool.h"
 #include "msc_log.h"
+#include "msc_pool.h"
 #include "msc_time.h"
 
 /* How long a count of background processes may take (a restart waits). */
@@ -187,6 +191,8 @@ struct started {
 	const Msc__V1__ExecRequest *r;  /* the skeleton's, until done */
 	struct msc_exec *x;
 	uint64_t start;
+	bool fast;                      /* through the helper, else: */
+	struct dock_xexec *xe;          /* the Engine API exec, unfinished */
 	int rv;
 	struct dock_exec_res res;
 	char err[DOCK_ERRLEN];
@@ -197,7 +203,7 @@ static void
 started_end(struct started *st, bool ask)
 {
 	Msc__V1__ExecResult out = MSC__V1__EXEC_RESULT__INIT;
-	int rv = exec_result(st->d, st->r, st->rv, &st->res, true, ask,
+	int rv = exec_result(st->d, st->r, st->rv, &st->res, st->fast, ask,
 	    st->start, &out, st->err, sizeof(st->err));
 
 	msc_exec_done(st->x, rv, rv == 0 ? &out : NULL, st->err);
@@ -237,6 +243,110 @@ started_output(void *arg, const void *p, size_t n)
 	msc_exec_output(arg, p, n);
 }
 
+/*
+ * The end of an Engine API exec whose stream ended (blocking): its exit
+ * code asked, a command that did not exit killed, the answer as
+ * dock_exec gives it.
+ */
+static void
+engine_end(struct started *st)
+{
+	st->rv = dock_exec_finish(st->xe, &st->res, st->err, sizeof(st->err));
+	st->xe = NULL;
+	started_end(st, true);
+}
+
+static void
+engine_job(void *arg)
+{
+	engine_end(arg);
+}
+
+/*
+ * An exec's end that no worker takes (its principal has no turn left to
+ * wait for, or the driver stops) runs on the driver's threads for them
+ * (d->finisher), still off the loop: without it, nothing would read the
+ * exit code or kill the command. Their queue holds every waiting
+ * command; past it (never, short of the process's end) it runs here.
+ */
+static void
+engine_spare(struct started *st)
+{
+	if (msc_pool_submit(st->d->finisher, engine_job, st) == 0)
+		return;
+	msc_log_warn("exec: no thread takes the end of a command on %s; "
+	    "ending it on the exec loop", st->r->computer_id);
+	engine_end(st);
+}
+
+/* msc_exec_defer's end of an Engine API exec. */
+static void
+engine_finish(struct msc_exec *x, void *arg, bool run)
+{
+	(void)x;
+	if (run)
+		engine_end(arg);
+	else
+		engine_spare(arg);
+}
+
+/* The loop's end of an Engine API exec's stream (its thread). */
+static void
+engine_done(void *arg, int rv, struct dock_exec_res *res, const char *err)
+{
+	struct started *st = arg;
+
+	(void)res;              /* st->xe holds the outcome */
+	st->rv = rv;
+	snprintf(st->err, sizeof(st->err), "%s", err);
+	if (msc_exec_defer(st->x, engine_finish, st) != 0)
+		engine_spare(st);
+}
+
+/*
+ * Starts r (on computer `name`) through the Engine API exec, taking st:
+ * the create and the stream's start on this worker, the wait on the
+ * exec loop, the end on a worker again (engine_done). 0, or a negative
+ * errno with err as dock_exec gives it.
+ */
+static int
+engine_start(struct started *st, const char *name, char *err,
+    size_t errlen)
+{
+	struct dock_driver *d = st->d;
+	struct dock_exec_req req;
+	const char **argv;
+	int rv;
+
+	/* The engine knows the container by its name: a taken pool
+	 * container's rename must be done (the fast path needs no name). */
+	dock_pool_wait_named(d, name);
+	if (exec_req(d, st->r, name, &req, &argv) != 0) {
+		free(st);
+		return -ENOMEM;
+	}
+	req.live = true;        /* until handed off: this worker's command */
+	rv = dock_exec_begin(d->engine, &req, &st->xe, err, errlen);
+	free(argv);
+	if (rv != 0) {
+		Msc__V1__ExecResult out = MSC__V1__EXEC_RESULT__INIT;
+		struct dock_exec_res res = { .exit_code = -1 };
+
+		rv = exec_result(d, st->r, rv, &res, false, true, st->start,
+		    &out, err, errlen);
+		free(st);
+		return rv;
+	}
+	dock_exec_on_output(st->xe, started_output, st->x);
+	dock_exec_for_principal(st->xe, st->r->principal);
+	if (dock_exec_fd(st->xe) < 0)
+		engine_end(st);         /* it ended as it started */
+	else
+		dock_fxloop_add_exec(d->fxloop, st->xe,
+		    msc_exec_cancel_fd(st->x), engine_done, st);
+	return 0;
+}
+
 int
 dock_exec_start(void *be, const Msc__V1__ExecRequest *r, struct msc_exec *x,
     char *err, size_t errlen)
@@ -247,18 +357,21 @@ dock_exec_start(void *be, const Msc__V1__ExecRequest *r, struct msc_exec *x,
 	struct dock_exec_req req;
 	struct dock_fx *c;
 	struct started *st;
-	uint64_t start = msc_now_ms();
 	int pfd, rv;
 
-	if (d->fxloop == NULL || !dock_fx_enabled(d))
+	if (d->fxloop == NULL || d->finisher == NULL)
 		return MSC_EXEC_SYNC;
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", r->computer_id);
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return -ENOMEM;
-	if ((pfd = dock_fx_reach(d, name, true, dir, sizeof(dir))) < 0) {
-		free(st);
-		return MSC_EXEC_SYNC;   /* no helper: the Engine API exec */
-	}
+	st->d = d;
+	st->r = r;
+	st->x = x;
+	st->start = msc_now_ms();
+	/* No helper to reach: the Engine API exec. */
+	if (!dock_fx_enabled(d) ||
+	    (pfd = dock_fx_reach(d, name, true, dir, sizeof(dir))) < 0)
+		return engine_start(st, name, err, errlen);
 	if (exec_req(d, r, name, &req, &argv) != 0) {
 		close(pfd);
 		free(st);
@@ -267,14 +380,13 @@ dock_exec_start(void *be, const Msc__V1__ExecRequest *r, struct msc_exec *x,
 	rv = dock_fx_begin(dir, &req, &c, err, errlen);
 	close(pfd);
 	free(argv);
+	if (rv == -ENOTCONN)
+		return engine_start(st, name, err, errlen);
 	if (rv != 0) {
 		free(st);
-		return rv == -ENOTCONN ? MSC_EXEC_SYNC : rv;
+		return rv;
 	}
-	st->d = d;
-	st->r = r;
-	st->x = x;
-	st->start = start;
+	st->fast = true;
 	dock_fx_on_output(c, started_output, x);
 	dock_fx_for_principal(c, r->principal);
 	dock_fxloop_add(d->fxloop, c, msc_exec_cancel_fd(x), started_done, st);

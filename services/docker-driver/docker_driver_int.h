@@ -16,6 +16,7 @@
 #include "msc_cfg.h"
 #include "msc_driver.h"
 #include "msc_map.h"
+#include "msc_pool.h"
 #include "msc_rpc.h"
 
 #define DOCK_NAME_PREFIX "kilntainer-"
@@ -74,9 +75,11 @@ struct dock_driver {
 	char rt_gvisor[8][65];      /* the engine's runtimes that are gVisor */
 	size_t n_rt_gvisor;
 	bool rt_hides_helper;       /* --runtime is gVisor (set at start) */
-	/* Waits for the commands sent to helpers (docker_fxloop.h); NULL
-	 * when the fast path is off at start. */
+	/* Waits for the commands handed off (docker_fxloop.h), through
+	 * helpers or the Engine API exec; and ends the latter that no
+	 * worker takes (docker_driver_exec.c, engine_spare). */
 	struct dock_fxloop *fxloop;
+	struct msc_pool *finisher;
 };
 #define DOCK_RT_GVISOR_MAX 8
 
@@ -187,8 +190,8 @@ int dock_readiness(struct dock_driver *d, const char *name, bool helper,
 /* The Exec op (docker_driver_exec.c). */
 int dock_exec(struct dock_driver *d, const Msc__V1__ExecRequest *req,
     Msc__V1__ExecResult *out, char *err, size_t errlen);
-/* msc_driver_ops.exec_start: through the helper, waited for by the exec
- * loop (d->fxloop); MSC_EXEC_SYNC when there is no helper to reach. */
+/* msc_driver_ops.exec_start: through the helper, or else the Engine API
+ * exec, waited for by the exec loop (d->fxloop). */
 int dock_exec_start(void *be, const Msc__V1__ExecRequest *req,
     struct msc_exec *x, char *err, size_t errlen);
 /*

@@ -1,6 +1,7 @@
 /*
  * docker_exec.c - dock_exec_run(): exec create, the stream, the exit code,
- * and killing a runaway exec.
+ * and killing a runaway exec; and the same in steps (dock_exec_begin),
+ * for the exec loop (docker_fxloop.h).
  *
  * The engine has no "kill exec" call, and closing the stream leaves the
  * process running. Every exec therefore carries a random marker in its
@@ -192,6 +193,21 @@ dock_exec_wait(struct dock_engine *e, const char *exec_id, int64_t until,
 	}
 }
 
+/* The stream of an exec of req (its stdin borrowed), from now. */
+static void
+dock_stream_setup(struct dock_stream *s, const struct dock_exec_req *req)
+{
+	s->in = req->stdin_data;
+	s->in_len = req->has_stdin ? req->stdin_len : 0;
+	s->has_stdin = req->has_stdin;
+	s->limit = req->output_limit;
+	s->live = req->live;
+	s->cancel_fd = req->live ? msc_driver_cancel_fd() : -1;
+	/* No timeout: a deadline far away. */
+	s->deadline = (int64_t)msc_now_ms() + (req->timeout_ms > 0 ?
+	    (int64_t)req->timeout_ms : (int64_t)1 << 50);
+}
+
 /* One exec from create to outcome; no killing. */
 static int
 dock_exec_once(struct dock_engine *e, const struct dock_exec_req *req,
@@ -204,15 +220,7 @@ dock_exec_once(struct dock_engine *e, const struct dock_exec_req *req,
 	rc = dock_exec_create(e, req, marker, exec_id, idlen, err, errlen);
 	if (rc < 0)
 		return rc;
-	s->in = req->stdin_data;
-	s->in_len = req->has_stdin ? req->stdin_len : 0;
-	s->has_stdin = req->has_stdin;
-	s->limit = req->output_limit;
-	s->live = req->live;
-	s->cancel_fd = req->live ? msc_driver_cancel_fd() : -1;
-	/* No timeout: a deadline far away. */
-	s->deadline = (int64_t)msc_now_ms() + (req->timeout_ms > 0 ?
-	    (int64_t)req->timeout_ms : (int64_t)1 << 50);
+	dock_stream_setup(s, req);
 	return dock_stream_run(e, exec_id, s, err, errlen);
 }
 
@@ -289,74 +297,223 @@ dock_exec_check(const struct dock_exec_req *req, char *err, size_t errlen)
 	return 0;
 }
 
-int
-dock_exec_run(struct dock_engine *e, const struct dock_exec_req *req,
-    struct dock_exec_res *res, char *err, size_t errlen)
-{
-	struct dock_stream	s;
-	char			marker[33], exec_id[128];
-	int64_t			until;
-	int			rc, code = -1;
+/* An Engine API exec from its create to its result (dock_exec_begin). */
+struct dock_xexec {
+	struct dock_engine	*e;
+	char			*container;
+	char			 marker[33];
+	char			 exec_id[128];
+	struct dock_stream	 s;
+	struct dock_xstream	*xs;	/* NULL once the stream ended */
+	int			 rc;	/* its end: 0 (s.outcome), or -errno */
+	char			 err[1024];	/* with rc < 0 */
+};
 
-	memset(res, 0, sizeof(*res));
-	memset(&s, 0, sizeof(s));
-	res->exit_code = -1;
+static void
+dock_xexec_free(struct dock_xexec *x)
+{
+	dock_stream_close(x->xs);
+	dock_stream_fini(&x->s);
+	dock_fx_charge_release(&x->s.charge);
+	free(x->container);
+	free(x);
+}
+
+int
+dock_exec_begin(struct dock_engine *e, const struct dock_exec_req *req,
+    struct dock_xexec **xp, char *err, size_t errlen)
+{
+	struct dock_xexec	*x;
+	struct dock_stream	*s;
+	int			 rc;
+
+	*xp = NULL;
 	if ((rc = dock_exec_check(req, err, errlen)) < 0)
 		return rc;
-	msc_random_hex(marker, 16);
-	exec_id[0] = '\0';
-	rc = dock_exec_once(e, req, marker, exec_id, sizeof(exec_id), &s, err,
-	    errlen);
+	if ((x = calloc(1, sizeof(*x))) == NULL ||
+	    (x->container = strdup(req->container)) == NULL) {
+		free(x);
+		dock_seterr(err, errlen, "exec: out of memory");
+		return -ENOMEM;
+	}
+	x->e = e;
+	msc_random_hex(x->marker, 16);
+	if ((rc = dock_exec_create(e, req, x->marker, x->exec_id,
+	    sizeof(x->exec_id), err, errlen)) < 0) {
+		dock_xexec_free(x);
+		return rc;
+	}
+	s = &x->s;
+	dock_stream_setup(s, req);
+	rc = dock_stream_begin(e, x->exec_id, s, &x->xs, x->err,
+	    sizeof(x->err));
+	x->rc = rc > 0 ? 0 : rc;
+	*xp = x;
+	return 0;
+}
+
+void
+dock_exec_on_output(struct dock_xexec *x, void (*fn)(void *arg,
+    const void *p, size_t n), void *arg)
+{
+	x->s.on_output = fn;
+	x->s.out_arg = arg;
+}
+
+void
+dock_exec_for_principal(struct dock_xexec *x, const char *principal)
+{
+	snprintf(x->s.principal, sizeof(x->s.principal), "%s", principal);
+}
+
+int
+dock_exec_set_budget(struct dock_xexec *x, struct dock_fx_budget *b,
+    char *err, size_t errlen)
+{
+	size_t held = x->s.out.len + x->s.err.len;
+
+	x->s.budget = b;
+	/* What came with the reply headers, before the budget was known. */
+	return held > 0 ? dock_fx_charge_add(b, x->s.principal, &x->s.charge,
+	    held, err, errlen) : 0;
+}
+
+int
+dock_exec_fd(const struct dock_xexec *x)
+{
+	return x->xs != NULL ? dock_stream_fd(x->xs) : -1;
+}
+
+short
+dock_exec_events(const struct dock_xexec *x)
+{
+	return dock_stream_events(x->xs);
+}
+
+int64_t
+dock_exec_deadline(const struct dock_xexec *x)
+{
+	return x->s.deadline;
+}
+
+int
+dock_exec_step(struct dock_xexec *x, short revents,
+    enum dock_exec_outcome *o, char *err, size_t errlen)
+{
+	int rc = dock_stream_step(x->xs, revents, err, errlen);
+
+	*o = x->s.outcome;
+	return rc;
+}
+
+void
+dock_exec_stop(struct dock_xexec *x, int rc, enum dock_exec_outcome o,
+    const char *err)
+{
+	dock_stream_close(x->xs);
+	x->xs = NULL;
+	x->rc = rc < 0 ? rc : 0;
+	if (rc < 0 && err != x->err)
+		snprintf(x->err, sizeof(x->err), "%s", err != NULL ? err : "");
+	else if (rc >= 0)
+		x->s.outcome = o;
+}
+
+int
+dock_exec_finish(struct dock_xexec *x, struct dock_exec_res *res, char *err,
+    size_t errlen)
+{
+	struct dock_stream	*s = &x->s;
+	int64_t			 until;
+	int			 rc = x->rc, code = -1;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_code = -1;
 	if (rc < 0) {
+		dock_seterr(err, errlen, "%s", x->err);
 		/* The stream broke after the start: leave nothing running. */
-		if (exec_id[0] != '\0' && rc != -ENOENT && rc != -EBUSY &&
-		    rc != -ECONNREFUSED)
-			dock_exec_kill(e, req->container, marker, exec_id);
+		if (rc != -ENOENT && rc != -EBUSY && rc != -ECONNREFUSED)
+			dock_exec_kill(x->e, x->container, x->marker,
+			    x->exec_id);
 		goto fail;
 	}
-	if (s.outcome == DOCK_EXEC_EXITED) {
+	if (s->outcome == DOCK_EXEC_EXITED) {
 		/*
 		 * EOF came; the exit status follows separately. A process that
 		 * closed its output but lives on is waited for until the
 		 * deadline, then treated as a timeout.
 		 */
 		until = (int64_t)msc_now_ms() + DOCK_EXIT_POLL_MS;
-		if (s.deadline > until)
-			until = s.deadline;
-		rc = dock_exec_wait(e, exec_id, until, &code);
+		if (s->deadline > until)
+			until = s->deadline;
+		rc = dock_exec_wait(x->e, x->exec_id, until, &code);
 		if (rc < 0) {
 			dock_seterr(err, errlen, "exec: cannot read the exit "
 			    "code (%s)", strerror(-rc));
 			goto fail;
 		}
 		if (rc == 1)
-			s.outcome = DOCK_EXEC_TIMEOUT;
+			s->outcome = DOCK_EXEC_TIMEOUT;
 	}
-	if (s.outcome != DOCK_EXEC_EXITED) {
-		dock_exec_kill(e, req->container, marker, exec_id);
+	if (s->outcome != DOCK_EXEC_EXITED) {
+		dock_exec_kill(x->e, x->container, x->marker, x->exec_id);
 		code = -1;
 	}
 	/* Daemon-side error text (stream type 3) is shown as stderr. */
-	if (s.syserr.len > 0 && s.outcome == DOCK_EXEC_EXITED &&
-	    dock_buf_append(&s.err, s.syserr.p, s.syserr.len) < 0) {
+	if (s->syserr.len > 0 && s->outcome == DOCK_EXEC_EXITED &&
+	    dock_buf_append(&s->err, s->syserr.p, s->syserr.len) < 0) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	if (dock_buf_finish(&s.out) < 0 || dock_buf_finish(&s.err) < 0) {
+	if (dock_buf_finish(&s->out) < 0 || dock_buf_finish(&s->err) < 0) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	res->out = s.out.p;
-	res->out_len = s.out.len;
-	res->err = s.err.p;
-	res->err_len = s.err.len;
+	res->out = s->out.p;
+	res->out_len = s->out.len;
+	res->err = s->err.p;
+	res->err_len = s->err.len;
 	res->exit_code = code;
-	res->outcome = s.outcome;
-	dock_buf_fini(&s.syserr);
-	return 0;
+	res->outcome = s->outcome;
+	/* The output moves to res, and what it holds of a bound with it. */
+	res->charge = s->charge;
+	memset(&s->charge, 0, sizeof(s->charge));
+	memset(&s->out, 0, sizeof(s->out));
+	memset(&s->err, 0, sizeof(s->err));
+	rc = 0;
 fail:
-	dock_stream_fini(&s);
+	dock_xexec_free(x);
 	return rc;
+}
+
+int
+dock_exec_run(struct dock_engine *e, const struct dock_exec_req *req,
+    struct dock_exec_res *res, char *err, size_t errlen)
+{
+	struct dock_xexec	*x;
+	short			 rev;
+	int			 rc;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_code = -1;
+	if ((rc = dock_exec_begin(e, req, &x, err, errlen)) < 0)
+		return rc;
+	while (x->xs != NULL) {
+		rc = dock_stream_wait(x->xs, &rev);
+		if (rc == -ETIMEDOUT || rc == -ECANCELED) {
+			dock_exec_stop(x, 1, rc == -ETIMEDOUT ?
+			    DOCK_EXEC_TIMEOUT : DOCK_EXEC_CANCELLED, NULL);
+			break;
+		}
+		if (rc < 0)
+			dock_seterr(x->err, sizeof(x->err), "exec stream: "
+			    "cannot wait for it");
+		else if ((rc = dock_stream_step(x->xs, rev, x->err,
+		    sizeof(x->err))) == 0)
+			continue;
+		dock_exec_stop(x, rc, x->s.outcome, x->err);
+	}
+	return dock_exec_finish(x, res, err, errlen);
 }
 
 void

@@ -67,9 +67,11 @@ void dock_fx_on_output(struct dock_fx *c, void (*fn)(void *arg,
     const void *p, size_t n), void *arg);
 /*
  * The output that the commands sharing a budget may hold at once, over
- * all of them, and each principal's (dock_fx_for_principal; none for
- * "") at most three quarters of it, so that one principal's commands
- * cannot take what another's print (as with waiting slots, msc_fair.h).
+ * all of them; with k principals' commands holding output
+ * (dock_fx_for_principal; none counted for ""), each principal's at most
+ * an equal share, 1/(k + 1) of it, and one such share left free for
+ * another principal, so that principals together cannot take what a
+ * newcomer's print.
  * A command charges its output as it comes; a charge that would pass
  * either ends it with -ENOBUFS and err naming --driver-output-buffer.
  * The charge moves with the output into the result (res->charge) and is

@@ -1,7 +1,7 @@
 /*
  * docker_fxbudget.c - the output that waiting commands may hold at once
- * (--driver-output-buffer), over all of them and per principal; see
- * docker_fastexec.h.
+ * (--driver-output-buffer), over all of them and split evenly between
+ * the principals; see docker_fastexec.h.
  */
 #include "docker_fastexec.h"
 
@@ -78,11 +78,60 @@ holder_of(struct dock_fx_budget *b, const char *principal)
 	return h;
 }
 
+/* n bytes as text: MiB, or KiB under one MiB. */
+static void
+size_text(uint64_t n, char *buf, size_t len)
+{
+	if (n >= 1 << 20)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(n >> 20));
+	else
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(n >> 10));
+}
+
+/*
+ * A named principal's charge of n, with k named principals holding
+ * output (itself included): it holds at most an equal share, cap /
+ * (k + 1), and all of them leave one such share free, used <= cap -
+ * cap / (k + 1). So their shares sum to less than the bound, and a
+ * principal that holds nothing yet finds some of it free however many
+ * came before (cap / (k + 1) - cap / (k + 2) at least). 0, or -ENOBUFS
+ * with err; under b->mu.
+ */
+static int
+share_check(struct dock_fx_budget *b, struct dock_fx_holder *h, uint64_t n,
+    char *err, size_t errlen)
+{
+	size_t k = msc_map_len(b->holders);
+	uint64_t share = b->cap / (k + 1);
+	char t[32];
+
+	if (h->held + n > share) {
+		size_text(share, t, sizeof(t));
+		snprintf(err, errlen, "the command was killed: your commands "
+		    "waiting on this driver hold your share of its bound on "
+		    "their output, %s (--driver-output-buffer split evenly "
+		    "between the %zu principal%s whose commands hold output "
+		    "and one more); retry when some end, or write big output "
+		    "to a file", t, k, k == 1 ? "" : "s");
+		return -ENOBUFS;
+	}
+	if (b->used + n > b->cap - share) {
+		size_text(b->cap - share, t, sizeof(t));
+		snprintf(err, errlen, "the command was killed: the commands "
+		    "waiting on this driver hold all it keeps for the %zu "
+		    "principal%s whose commands hold output, %s (one share of "
+		    "--driver-output-buffer stays free for another); retry "
+		    "when some end, or write big output to a file", k,
+		    k == 1 ? "" : "s", t);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
 int
 dock_fx_charge_add(struct dock_fx_budget *b, const char *principal,
     struct dock_fx_charge *ch, uint64_t n, char *err, size_t errlen)
 {
-	uint64_t share = b->cap / 4 * 3;
 	int rv = 0;
 
 	pthread_mutex_lock(&b->mu);
@@ -98,21 +147,16 @@ dock_fx_charge_add(struct dock_fx_budget *b, const char *principal,
 			ch->holder->charges++;
 		}
 	}
-	if (ch->holder != NULL && ch->holder->held + n > share) {
-		snprintf(err, errlen, "the command was killed: your commands "
-		    "waiting on this driver hold your share of its bound on "
-		    "their output, %llu MiB (three quarters of "
-		    "--driver-output-buffer); retry when some end, or write "
-		    "big output to a file", (unsigned long long)(share >> 20));
-		rv = -ENOBUFS;
-	} else if (b->used + n > b->cap) {
+	if (ch->holder != NULL)
+		rv = share_check(b, ch->holder, n, err, errlen);
+	if (rv == 0 && b->used + n > b->cap) {
 		snprintf(err, errlen, "the command was killed: the commands "
 		    "waiting on this driver hold its bound on their output, "
 		    "%llu MiB (--driver-output-buffer); retry when some end, "
 		    "or write big output to a file",
 		    (unsigned long long)(b->cap >> 20));
 		rv = -ENOBUFS;
-	} else {
+	} else if (rv == 0) {
 		b->used += n;
 		ch->bytes += n;
 		if (ch->holder != NULL)

@@ -1,6 +1,6 @@
 /*
- * docker_fxloop.c - the loop that waits for the helpers' commands; see
- * docker_fxloop.h. Commands arrive from worker threads on a pending list
+ * docker_fxloop.c - the loop that waits for the helpers' commands and the
+ * Engine API execs' streams; see docker_fxloop.h. Commands arrive from worker threads on a pending list
  * (a wake eventfd tells the loop); everything else is the loop thread's
  * alone: the epoll set, the watched list, each command's state.
  */
@@ -32,13 +32,116 @@ struct tag {
 	bool cancel;
 };
 
+/* What a watched command is: one sent to a helper, or an Engine API
+ * exec's stream; the calls of docker_fastexec.h or docker_api.h. */
+struct kind {
+	int (*fd)(const void *c);
+	short (*events)(void *c);
+	int64_t (*deadline)(const void *c);
+	int (*budget)(void *c, struct dock_fx_budget *b, char *err,
+	    size_t errlen);
+	int (*step)(void *c, short revents, struct dock_exec_res *res,
+	    char *err, size_t errlen);
+	int (*end)(void *c, int rc, struct dock_exec_res *res, char *err,
+	    size_t errlen);
+};
+
+static int
+fx_fd(const void *c)
+{
+	return dock_fx_fd(c);
+}
+
+static short
+fx_events(void *c)
+{
+	return dock_fx_events(c);
+}
+
+static int64_t
+fx_deadline(const void *c)
+{
+	return dock_fx_deadline(c);
+}
+
+static int
+fx_budget(void *c, struct dock_fx_budget *b, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	dock_fx_set_budget(c, b);
+	return 0;
+}
+
+static int
+fx_step(void *c, short revents, struct dock_exec_res *res, char *err,
+    size_t errlen)
+{
+	return dock_fx_step(c, revents, res, err, errlen);
+}
+
+static int
+fx_end(void *c, int rc, struct dock_exec_res *res, char *err, size_t errlen)
+{
+	return dock_fx_end(c, rc, res, err, errlen);
+}
+
+static const struct kind helper_kind = { fx_fd, fx_events, fx_deadline,
+	fx_budget, fx_step, fx_end };
+
+static int
+engine_fd(const void *c)
+{
+	return dock_exec_fd(c);
+}
+
+static short
+engine_events(void *c)
+{
+	return dock_exec_events(c);
+}
+
+static int64_t
+engine_deadline(const void *c)
+{
+	return dock_exec_deadline(c);
+}
+
+static int
+engine_budget(void *c, struct dock_fx_budget *b, char *err, size_t errlen)
+{
+	return dock_exec_set_budget(c, b, err, errlen);
+}
+
+static int
+engine_step(void *c, short revents, struct dock_exec_res *res, char *err,
+    size_t errlen)
+{
+	return dock_exec_step(c, revents, &res->outcome, err, errlen);
+}
+
+/* The stream is closed; the exec's end (blocking) is the callback's. */
+static int
+engine_end(void *c, int rc, struct dock_exec_res *res, char *err,
+    size_t errlen)
+{
+	(void)errlen;
+	dock_exec_stop(c, rc, res->outcome, err);
+	return rc < 0 ? rc : 0;
+}
+
+static const struct kind engine_kind = { engine_fd, engine_events,
+	engine_deadline, engine_budget, engine_step, engine_end };
+
 struct watch {
-	struct dock_fx *c;
+	const struct kind *k;
+	void *c;
 	int cancel_fd;
 	dock_fxloop_done_fn done;
 	void *arg;
 	struct dock_exec_res res;
 	short events;                   /* asked of its socket now */
+	bool in_set;                    /* its socket is in the epoll set */
 	bool ended;                     /* freed after this round's events */
 	struct tag t_sock, t_cancel;
 	TAILQ_ENTRY(watch) link;
@@ -65,10 +168,11 @@ watch_end(struct dock_fxloop *l, struct watch *w, int rc, const char *why)
 	int rv;
 
 	snprintf(err, sizeof(err), "%s", why != NULL ? why : "");
-	(void)epoll_ctl(l->ep, EPOLL_CTL_DEL, dock_fx_fd(w->c), NULL);
+	if (w->in_set)
+		(void)epoll_ctl(l->ep, EPOLL_CTL_DEL, w->k->fd(w->c), NULL);
 	if (w->cancel_fd >= 0)
 		(void)epoll_ctl(l->ep, EPOLL_CTL_DEL, w->cancel_fd, NULL);
-	rv = dock_fx_end(w->c, rc, &w->res, err, sizeof(err));
+	rv = w->k->end(w->c, rc, &w->res, err, sizeof(err));
 	w->c = NULL;
 	TAILQ_REMOVE(&l->watched, w, link);
 	w->ended = true;
@@ -93,20 +197,32 @@ watch_add(struct dock_fxloop *l, struct watch *w)
 		.data.ptr = &w->t_sock };
 	struct epoll_event cev = { .events = EPOLLIN,
 		.data.ptr = &w->t_cancel };
+	char why[512] = "";
+	int rv;
 
 	TAILQ_INSERT_TAIL(&l->watched, w, link);
-	if (l->budget != NULL)
-		dock_fx_set_budget(w->c, l->budget);
-	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, dock_fx_fd(w->c), &ev) != 0 ||
-	    (w->cancel_fd >= 0 &&
-		epoll_ctl(l->ep, EPOLL_CTL_ADD, w->cancel_fd, &cev) != 0)) {
-		char why[128];
-
-		snprintf(why, sizeof(why), "exec: cannot wait for the "
-		    "command: %s", strerror(errno));
-		msc_log_warn("%s", why);
-		watch_end(l, w, -EIO, why);
+	if (l->budget != NULL &&
+	    (rv = w->k->budget(w->c, l->budget, why, sizeof(why))) != 0) {
+		watch_end(l, w, rv, why);
+		return;
 	}
+	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, w->k->fd(w->c), &ev) != 0) {
+		rv = errno;
+		goto fail;
+	}
+	w->in_set = true;
+	if (w->cancel_fd >= 0 &&
+	    epoll_ctl(l->ep, EPOLL_CTL_ADD, w->cancel_fd, &cev) != 0) {
+		rv = errno;
+		w->cancel_fd = -1;      /* not in the set */
+		goto fail;
+	}
+	return;
+fail:
+	snprintf(why, sizeof(why), "exec: cannot wait for the command: %s",
+	    strerror(rv));
+	msc_log_warn("%s", why);
+	watch_end(l, w, -EIO, why);
 }
 
 /* Handles what came on w's socket; ends it when it is over. */
@@ -114,20 +230,20 @@ static void
 watch_step(struct dock_fxloop *l, struct watch *w, uint32_t revents)
 {
 	char err[1024] = "";
-	int rc = dock_fx_step(w->c, (short)revents, &w->res, err, sizeof(err));
+	int rc = w->k->step(w->c, (short)revents, &w->res, err, sizeof(err));
 	short events;
 
 	if (rc != 0) {
 		watch_end(l, w, rc, err);
 		return;
 	}
-	events = dock_fx_events(w->c);
+	events = w->k->events(w->c);
 	if (events != w->events) {
 		struct epoll_event ev = { .events = (uint32_t)events,
 			.data.ptr = &w->t_sock };
 
 		w->events = events;
-		(void)epoll_ctl(l->ep, EPOLL_CTL_MOD, dock_fx_fd(w->c), &ev);
+		(void)epoll_ctl(l->ep, EPOLL_CTL_MOD, w->k->fd(w->c), &ev);
 	}
 }
 
@@ -139,7 +255,7 @@ deadlines(struct dock_fxloop *l)
 	struct watch *w, *next;
 
 	for (w = TAILQ_FIRST(&l->watched); w != NULL; w = next) {
-		int64_t dl = dock_fx_deadline(w->c);
+		int64_t dl = w->k->deadline(w->c);
 
 		next = TAILQ_NEXT(w, link);
 
@@ -256,8 +372,9 @@ fail:
 	return rv;
 }
 
-void
-dock_fxloop_add(struct dock_fxloop *l, struct dock_fx *c, int cancel_fd,
+/* Hands command c of kind k to the loop (any thread). */
+static void
+loop_add(struct dock_fxloop *l, const struct kind *k, void *c, int cancel_fd,
     dock_fxloop_done_fn done, void *arg)
 {
 	struct watch *w = calloc(1, sizeof(*w));
@@ -265,24 +382,42 @@ dock_fxloop_add(struct dock_fxloop *l, struct dock_fx *c, int cancel_fd,
 	uint64_t one = 1;
 
 	if (w == NULL) {
-		/* Ended at once, killed: closing the connection kills it. */
+		char err[] = "exec: out of memory";
+
+		/* Ended at once, killed (a helper's closed connection kills
+		 * its command; an exec's finish kills it). */
 		res.outcome = DOCK_EXEC_CANCELLED;
-		(void)dock_fx_end(c, -ENOMEM, &res, NULL, 0);
-		done(arg, -ENOMEM, &res, "exec: out of memory");
+		(void)k->end(c, -ENOMEM, &res, err, sizeof(err));
+		done(arg, -ENOMEM, &res, err);
 		return;
 	}
+	w->k = k;
 	w->c = c;
 	w->cancel_fd = cancel_fd;
 	w->done = done;
 	w->arg = arg;
 	w->res.exit_code = -1;
-	w->events = dock_fx_events(c);
+	w->events = k->events(c);
 	w->t_sock.w = w->t_cancel.w = w;
 	w->t_cancel.cancel = true;
 	pthread_mutex_lock(&l->mu);
 	TAILQ_INSERT_TAIL(&l->pending, w, link);
 	pthread_mutex_unlock(&l->mu);
 	(void)!write(l->wake, &one, sizeof(one));
+}
+
+void
+dock_fxloop_add(struct dock_fxloop *l, struct dock_fx *c, int cancel_fd,
+    dock_fxloop_done_fn done, void *arg)
+{
+	loop_add(l, &helper_kind, c, cancel_fd, done, arg);
+}
+
+void
+dock_fxloop_add_exec(struct dock_fxloop *l, struct dock_xexec *x,
+    int cancel_fd, dock_fxloop_done_fn done, void *arg)
+{
+	loop_add(l, &engine_kind, x, cancel_fd, done, arg);
 }
 
 void

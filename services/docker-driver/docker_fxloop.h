@@ -1,10 +1,10 @@
 /*
  * docker_fxloop.h - one thread that waits for every command sent to an
- * exec helper (docker_fastexec.h) at once: it reads their output frames,
- * sends their stdin, enforces their deadlines and cancellation, and ends
- * each with a callback, so that a command that only waits holds no
- * worker thread. One epoll set; each command costs its connection and a
- * small record.
+ * exec helper (docker_fastexec.h), and every Engine API exec's stream
+ * (docker_api.h), at once: it reads their output, sends their stdin,
+ * enforces their deadlines and cancellation, and ends each with a
+ * callback, so that a command that only waits holds no worker thread.
+ * One epoll set; each command costs its connection and a small record.
  */
 #ifndef DOCK_FXLOOP_H
 #define DOCK_FXLOOP_H
@@ -38,6 +38,19 @@ int dock_fxloop_start(uint64_t output_bound, struct dock_fxloop **lp);
  */
 void dock_fxloop_add(struct dock_fxloop *l, struct dock_fx *c, int cancel_fd,
     dock_fxloop_done_fn done, void *arg);
+
+/*
+ * The same for an Engine API exec x (dock_exec_begin, its stream still
+ * open: dock_exec_fd not -1): the loop reads its stream, charges its
+ * output to the bound, and stops watching it at its end (EOF, the output
+ * limit, the deadline, cancel_fd, an error), closing the stream; done
+ * then gets rv (0, or a negative errno with err) and res->outcome only:
+ * x holds the rest, and its end must be seen to, off the loop's thread
+ * (dock_exec_finish blocks: it asks the exit code, kills what did not
+ * exit).
+ */
+void dock_fxloop_add_exec(struct dock_fxloop *l, struct dock_xexec *x,
+    int cancel_fd, dock_fxloop_done_fn done, void *arg);
 
 /* Ends the thread; the commands still watched are killed and ended
  * (cancelled). Accepts NULL. */

@@ -4,7 +4,10 @@
  * libcurl only connects (CURLOPT_CONNECT_ONLY); we write the request with
  * curl_easy_send(), read the reply headers with curl_easy_recv(), then send
  * stdin (only now: bytes sent before the headers are lost by the daemon),
- * half-close, and demultiplex the 8-byte-header frames until EOF.
+ * half-close, and demultiplex the 8-byte-header frames until EOF. The
+ * part after the headers goes in steps (dock_stream_step), so that one
+ * thread may wait for many streams (docker_fxloop.h); dock_stream_run
+ * takes the steps itself, blocking.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,6 +25,7 @@
 
 #include "docker_api.h"
 #include "docker_api_int.h"
+#include "docker_fastexec.h"
 #include "msc_driver_live.h"
 #include "msc_http.h"
 #include "wire32.h"
@@ -191,8 +195,14 @@ dock_demux_feed(struct dock_demux *d, struct dock_stream *s,
 			k = d->left < n ? d->left : n;
 		} else {
 			dst = d->type == 2 ? &s->err : &s->out;
+			if (s->budget != NULL && dock_fx_charge_add(s->budget,
+			    s->principal, &s->charge, k, s->budget_err,
+			    sizeof(s->budget_err)) != 0)
+				return -ENOBUFS;
 			rc = dock_buf_append(dst, p, k);
-			if (s->live)
+			if (s->on_output != NULL)
+				s->on_output(s->out_arg, p, k);
+			else if (s->live)
 				msc_driver_output(p, k);
 		}
 		if (rc < 0)
@@ -314,100 +324,178 @@ io:
 	return rc;
 }
 
+/* A started exec's stream, between dock_stream_begin and _close. */
+struct dock_xstream {
+	struct dock_conn	 c;
+	struct dock_demux	 d;
+	struct dock_stream	*s;		/* borrowed */
+	unsigned char		*buf;
+	size_t			 in_off;
+	bool			 sending;
+};
+
+/* Whether the output passed the limit: then the stream ended so. */
+static bool
+dock_stream_over(struct dock_xstream *x)
+{
+	if (x->s->out.len + x->s->err.len > x->s->limit) {
+		x->s->outcome = DOCK_EXEC_LIMIT;
+		return true;
+	}
+	return false;
+}
+
+void
+dock_stream_close(struct dock_xstream *x)
+{
+	if (x == NULL)
+		return;
+	free(x->buf);
+	if (x->c.h != NULL)
+		curl_easy_cleanup(x->c.h);
+	free(x);
+}
+
+int
+dock_stream_begin(struct dock_engine *e, const char *exec_id,
+    struct dock_stream *s, struct dock_xstream **xp, char *err,
+    size_t errlen)
+{
+	struct dock_xstream	*x;
+	int			 rc;
+
+	*xp = NULL;
+	s->outcome = DOCK_EXEC_EXITED;
+	if ((x = calloc(1, sizeof(*x))) == NULL)
+		return -ENOMEM;
+	x->s = s;
+	x->c.fd = CURL_SOCKET_BAD;
+	x->c.deadline = s->deadline;
+	x->c.cancel_fd = s->cancel_fd;
+	x->sending = s->has_stdin;
+	if ((rc = dock_conn_open(e, &x->c, err, errlen)) < 0)
+		goto out;
+	rc = dock_start_handshake(e, &x->c, exec_id, &x->d, s, err, errlen);
+	if (rc == -ETIMEDOUT || rc == -ECANCELED) {
+		s->outcome = rc == -ETIMEDOUT ? DOCK_EXEC_TIMEOUT
+					      : DOCK_EXEC_CANCELLED;
+		rc = 1;
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	if ((x->buf = malloc(DOCK_READ_CHUNK)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (x->sending && s->in_len == 0) {
+		shutdown(x->c.fd, SHUT_WR);
+		x->sending = false;
+	}
+	if (dock_stream_over(x)) {
+		rc = 1;
+		goto out;
+	}
+	*xp = x;
+	return 0;
+out:
+	dock_stream_close(x);
+	return rc;
+}
+
+int
+dock_stream_fd(const struct dock_xstream *x)
+{
+	return x->c.fd;
+}
+
+short
+dock_stream_events(const struct dock_xstream *x)
+{
+	return (short)(POLLIN | (x->sending ? POLLOUT : 0));
+}
+
+int
+dock_stream_wait(struct dock_xstream *x, short *revents)
+{
+	return dock_conn_wait(&x->c, dock_stream_events(x), revents);
+}
+
+int
+dock_stream_step(struct dock_xstream *x, short rev, char *err,
+    size_t errlen)
+{
+	struct dock_stream	*s = x->s;
+	size_t			 sent;
+	ssize_t			 n;
+	CURLcode		 cc;
+	int			 rc;
+
+	if (x->sending && (rev & (POLLOUT | POLLERR | POLLHUP))) {
+		sent = 0;
+		cc = curl_easy_send(x->c.h, (const char *)s->in + x->in_off,
+		    s->in_len - x->in_off > DOCK_SEND_CHUNK ?
+		    DOCK_SEND_CHUNK : s->in_len - x->in_off, &sent);
+		if (cc == CURLE_OK)
+			x->in_off += sent;
+		/* A process that stops reading just loses the rest. */
+		if ((cc != CURLE_OK && cc != CURLE_AGAIN) ||
+		    x->in_off == s->in_len) {
+			shutdown(x->c.fd, SHUT_WR);
+			x->sending = false;
+		}
+	}
+	if (!(rev & (POLLIN | POLLERR | POLLHUP)))
+		return 0;
+	n = dock_conn_recv(&x->c, (char *)x->buf, DOCK_READ_CHUNK);
+	if (n == -EAGAIN)
+		return 0;
+	/*
+	 * EOF; a reset (the daemon closing with stdin unread) comes only
+	 * after all queued output, so it ends the stream too. Exec inspect
+	 * tells whether the process really ended.
+	 */
+	if (n <= 0) {
+		s->outcome = DOCK_EXEC_EXITED;
+		return 1;
+	}
+	if ((rc = dock_demux_feed(&x->d, s, x->buf, (size_t)n)) < 0) {
+		if (rc != -ENOBUFS)
+			dock_seterr(err, errlen, "exec stream: %s",
+			    rc == -EPROTO ? "bad frame header" : "no memory");
+		else
+			dock_seterr(err, errlen, "%s", s->budget_err);
+		return rc;
+	}
+	return dock_stream_over(x) ? 1 : 0;
+}
+
 int
 dock_stream_run(struct dock_engine *e, const char *exec_id,
     struct dock_stream *s, char *err, size_t errlen)
 {
-	struct dock_conn	 c;
-	struct dock_demux	 d;
-	const char		*in = s->in;
-	size_t			 in_off = 0, sent;
-	unsigned char		*buf = NULL;
-	bool			 sending = s->has_stdin;
-	ssize_t			 n;
-	CURLcode		 cc;
+	struct dock_xstream	*x;
 	short			 rev;
 	int			 rc;
 
-	memset(&c, 0, sizeof(c));
-	memset(&d, 0, sizeof(d));
-	c.fd = CURL_SOCKET_BAD;
-	c.deadline = s->deadline;
-	c.cancel_fd = s->cancel_fd;
-	s->outcome = DOCK_EXEC_EXITED;
-	if ((rc = dock_conn_open(e, &c, err, errlen)) < 0)
-		goto fail;
-	rc = dock_start_handshake(e, &c, exec_id, &d, s, err, errlen);
-	if (rc == -ETIMEDOUT)
-		goto timeout;
-	if (rc == -ECANCELED)
-		goto cancelled;
-	if (rc < 0)
-		goto fail;
-	if ((buf = malloc(DOCK_READ_CHUNK)) == NULL) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	if (sending && s->in_len == 0) {
-		shutdown(c.fd, SHUT_WR);
-		sending = false;
-	}
+	if ((rc = dock_stream_begin(e, exec_id, s, &x, err, errlen)) != 0)
+		return rc > 0 ? 0 : rc;
 	for (;;) {
-		if (s->out.len + s->err.len > s->limit) {
-			s->outcome = DOCK_EXEC_LIMIT;
+		rc = dock_stream_wait(x, &rev);
+		if (rc == -ETIMEDOUT || rc == -ECANCELED) {
+			s->outcome = rc == -ETIMEDOUT ? DOCK_EXEC_TIMEOUT
+						      : DOCK_EXEC_CANCELLED;
+			rc = 0;
 			break;
 		}
-		rc = dock_conn_wait(&c, POLLIN | (sending ? POLLOUT : 0), &rev);
-		if (rc == -ETIMEDOUT)
-			goto timeout;
-		if (rc == -ECANCELED)
-			goto cancelled;
 		if (rc < 0)
-			goto fail;
-		if (sending && (rev & (POLLOUT | POLLERR | POLLHUP))) {
-			sent = 0;
-			cc = curl_easy_send(c.h, in + in_off,
-			    s->in_len - in_off > DOCK_SEND_CHUNK ?
-			    DOCK_SEND_CHUNK : s->in_len - in_off, &sent);
-			if (cc == CURLE_OK)
-				in_off += sent;
-			/* A process that stops reading just loses the rest. */
-			if ((cc != CURLE_OK && cc != CURLE_AGAIN) ||
-			    in_off == s->in_len) {
-				shutdown(c.fd, SHUT_WR);
-				sending = false;
-			}
-		}
-		if (!(rev & (POLLIN | POLLERR | POLLHUP)))
-			continue;
-		n = dock_conn_recv(&c, (char *)buf, DOCK_READ_CHUNK);
-		if (n == -EAGAIN)
-			continue;
-		/*
-		 * EOF; a reset (the daemon closing with stdin unread) comes
-		 * only after all queued output, so it ends the stream too.
-		 * Exec inspect tells whether the process really ended.
-		 */
-		if (n <= 0)
 			break;
-		if ((rc = dock_demux_feed(&d, s, buf, (size_t)n)) < 0) {
-			dock_seterr(err, errlen, "exec stream: %s",
-			    rc == -EPROTO ? "bad frame header" : "no memory");
-			goto fail;
+		if ((rc = dock_stream_step(x, rev, err, errlen)) != 0) {
+			if (rc > 0)
+				rc = 0;
+			break;
 		}
 	}
-	rc = 0;
-	goto fail;
-cancelled:
-	s->outcome = DOCK_EXEC_CANCELLED;
-	rc = 0;
-	goto fail;
-timeout:
-	s->outcome = DOCK_EXEC_TIMEOUT;
-	rc = 0;
-fail:
-	free(buf);
-	if (c.h != NULL)
-		curl_easy_cleanup(c.h);
+	dock_stream_close(x);
 	return rc;
 }

@@ -1,9 +1,14 @@
 /*
  * test_docker_exec_live.c - dock_exec_run() against the live engine:
  * streams, exit codes, stdin, binary output, timeout and output limit
- * (with the processes really gone), the restart fallback, parallel execs.
+ * (with the processes really gone), the restart fallback, parallel execs;
+ * and execs in steps waited for by the exec loop (docker_fxloop.h).
  */
 #include "docker_live.h"
+#include "docker_fastexec.h"
+#include "docker_fxloop.h"
+
+#include <sys/eventfd.h>
 
 static void
 test_exec_basic(void **state)
@@ -361,6 +366,194 @@ test_exec_parallel_latency(void **state)
 	    (long long)lat[10], (long long)lat[0], (long long)lat[19]);
 }
 
+/* An exec the loop watches: its stream's end, then its finish here. */
+struct looped {
+	pthread_mutex_t		*mu;
+	struct dock_xexec	*x;
+	bool			 ended;
+	int			 rv;
+	enum dock_exec_outcome	 outcome;
+	char			 err[512];
+	int64_t			 at;	/* when the stream ended */
+};
+
+/* The loop's end of the stream: recorded only (the finish blocks). */
+static void
+looped_done(void *arg, int rv, struct dock_exec_res *res, const char *err)
+{
+	struct looped *w = arg;
+
+	pthread_mutex_lock(w->mu);
+	w->ended = true;
+	w->rv = rv;
+	w->outcome = res->outcome;
+	w->at = now_ms();
+	snprintf(w->err, sizeof(w->err), "%s", err);
+	pthread_mutex_unlock(w->mu);
+}
+
+/* Begins `script` (principal's) and hands it to loop l. */
+static void
+looped_start(struct live *l, struct dock_fxloop *lp, const char *principal,
+    const char *script, int timeout_ms, const char *in, int cancel_fd,
+    struct looped *w, pthread_mutex_t *mu)
+{
+	const char		*argv[] = { "sh", "-c", script, NULL };
+	struct dock_exec_req	 req;
+	char			 err[512];
+
+	memset(&req, 0, sizeof(req));
+	req.container = l->main_id;
+	req.argv = argv;
+	req.timeout_ms = timeout_ms;
+	req.output_limit = 4 << 20;
+	req.has_stdin = in != NULL;
+	req.stdin_data = in;
+	req.stdin_len = in != NULL ? strlen(in) : 0;
+	memset(w, 0, sizeof(*w));
+	w->mu = mu;
+	assert_int_equal(dock_exec_begin(l->e, &req, &w->x, err, sizeof(err)),
+	    0);
+	assert_int_not_equal(dock_exec_fd(w->x), -1);
+	dock_exec_for_principal(w->x, principal);
+	dock_fxloop_add_exec(lp, w->x, cancel_fd, looped_done, w);
+}
+
+/* Waits up to ms for w's stream to end. */
+static bool
+looped_wait(struct looped *w, int ms)
+{
+	for (int i = 0; i < ms / 10; i++) {
+		bool ended;
+
+		pthread_mutex_lock(w->mu);
+		ended = w->ended;
+		pthread_mutex_unlock(w->mu);
+		if (ended)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * Engine API execs wait on the exec loop's one thread, not on a thread
+ * each: 8 execs sleeping 2 s, begun one after another, all end within
+ * the same few seconds, with their output, stdin and exit codes as
+ * dock_exec_run gives them; a deadline ends one as a timeout, and its
+ * finish kills it.
+ */
+static void
+test_loop_engine_execs(void **state)
+{
+	struct live		*l = *state;
+	struct dock_fxloop	*lp;
+	struct looped		 w[9];
+	struct dock_exec_res	 res;
+	pthread_mutex_t		 mu = PTHREAD_MUTEX_INITIALIZER;
+	char			 script[128], err[512];
+	int64_t			 t0;
+
+	NEED_ENGINE(l);
+	assert_int_equal(dock_fxloop_start(0, &lp), 0);
+	t0 = now_ms();
+	for (int i = 0; i < 8; i++) {
+		snprintf(script, sizeof(script), "sleep 2; cat; echo e%d >&2; "
+		    "exit %d", i, i);
+		looped_start(l, lp, "", script, TMO, "in\n", -1, &w[i], &mu);
+	}
+	looped_start(l, lp, "", "echo started; exec sleep 33", 1000, NULL, -1,
+	    &w[8], &mu);
+	for (int i = 0; i < 9; i++)
+		assert_true(looped_wait(&w[i], 20000));
+	fprintf(stderr, "8 execs of 2 s on the loop took %lld ms\n",
+	    (long long)(now_ms() - t0));
+	/* Together: one after another they would take 16 s. */
+	assert_true(now_ms() - t0 < 9000);
+	for (int i = 0; i < 8; i++) {
+		char want[8];
+
+		assert_int_equal(w[i].rv, 0);
+		assert_int_equal(w[i].outcome, DOCK_EXEC_EXITED);
+		assert_int_equal(dock_exec_finish(w[i].x, &res, err,
+		    sizeof(err)), 0);
+		assert_int_equal(res.outcome, DOCK_EXEC_EXITED);
+		assert_int_equal(res.exit_code, i);
+		assert_string_equal(res.out, "in\n");
+		snprintf(want, sizeof(want), "e%d\n", i);
+		assert_string_equal(res.err, want);
+		dock_exec_res_fini(&res);
+	}
+	assert_int_equal(w[8].outcome, DOCK_EXEC_TIMEOUT);
+	assert_int_equal(dock_exec_finish(w[8].x, &res, err, sizeof(err)), 0);
+	assert_int_equal(res.outcome, DOCK_EXEC_TIMEOUT);
+	assert_int_equal(res.exit_code, -1);
+	assert_string_equal(res.out, "started\n");
+	dock_exec_res_fini(&res);
+	assert_int_equal(count_procs(l, NULL, "sleep 33"), 0);
+	dock_fxloop_stop(lp);
+}
+
+/*
+ * The output bound applies to Engine API execs on the loop as to the
+ * helpers' commands: with 1 MiB, principal A holds 500 KB; A's next
+ * 200 KB passes its share and ends with -ENOBUFS naming the flag (its
+ * finish kills it); B's 150 KB runs on. A cancelled exec ends so, and
+ * its finish kills it.
+ */
+static void
+test_loop_engine_bound(void **state)
+{
+	struct live		*l = *state;
+	struct dock_fxloop	*lp;
+	struct looped		 w[3];
+	struct dock_exec_res	 res;
+	pthread_mutex_t		 mu = PTHREAD_MUTEX_INITIALIZER;
+	char			 err[512];
+	uint64_t		 one = 1;
+	int			 cfd[3];
+
+	NEED_ENGINE(l);
+	for (int i = 0; i < 3; i++)
+		assert_true((cfd[i] = eventfd(0, EFD_CLOEXEC)) >= 0);
+	assert_int_equal(dock_fxloop_start(1 << 20, &lp), 0);
+	looped_start(l, lp, "aaaa", "head -c 500000 /dev/zero; exec sleep 34",
+	    TMO, NULL, cfd[0], &w[0], &mu);
+	usleep(1500000);
+	looped_start(l, lp, "aaaa", "head -c 200000 /dev/zero; exec sleep 35",
+	    TMO, NULL, cfd[1], &w[1], &mu);
+	assert_true(looped_wait(&w[1], 10000));
+	assert_int_equal(w[1].rv, -ENOBUFS);
+	assert_non_null(strstr(w[1].err, "your share"));
+	assert_non_null(strstr(w[1].err, "--driver-output-buffer"));
+	assert_int_equal(dock_exec_finish(w[1].x, &res, err, sizeof(err)),
+	    -ENOBUFS);
+	assert_non_null(strstr(err, "--driver-output-buffer"));
+	assert_int_equal(count_procs(l, NULL, "sleep 35"), 0);
+	looped_start(l, lp, "bbbb", "head -c 150000 /dev/zero; exec sleep 36",
+	    TMO, NULL, cfd[2], &w[2], &mu);
+	usleep(1500000);
+	pthread_mutex_lock(&mu);
+	assert_false(w[0].ended);
+	assert_false(w[2].ended);
+	pthread_mutex_unlock(&mu);
+	for (int i = 0; i < 3; i += 2) {
+		assert_int_equal(write(cfd[i], &one, sizeof(one)), sizeof(one));
+		assert_true(looped_wait(&w[i], 5000));
+		assert_int_equal(w[i].rv, 0);
+		assert_int_equal(w[i].outcome, DOCK_EXEC_CANCELLED);
+		assert_int_equal(dock_exec_finish(w[i].x, &res, err,
+		    sizeof(err)), 0);
+		assert_int_equal(res.outcome, DOCK_EXEC_CANCELLED);
+		dock_exec_res_fini(&res);
+	}
+	assert_int_equal(count_procs(l, NULL, "sleep 34"), 0);
+	assert_int_equal(count_procs(l, NULL, "sleep 36"), 0);
+	dock_fxloop_stop(lp);   /* every charge given back */
+	for (int i = 0; i < 3; i++)
+		close(cfd[i]);
+}
+
 int
 main(void)
 {
@@ -373,6 +566,8 @@ main(void)
 		cmocka_unit_test(test_exec_limit),
 		cmocka_unit_test(test_exec_kill_fallback),
 		cmocka_unit_test(test_exec_parallel_latency),
+		cmocka_unit_test(test_loop_engine_execs),
+		cmocka_unit_test(test_loop_engine_bound),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup,

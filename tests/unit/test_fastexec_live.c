@@ -651,9 +651,10 @@ test_loop_output_bound_kept(void **state)
 /*
  * One principal's waiting commands cannot take the bound from another's
  * (the attack: A's commands fill it, then B's printing a little is
- * killed): with 1 MiB, A holds 700 KB; A's next 200 KB passes its share
- * (three quarters) and is killed, naming it; B's 200 KB still runs.
- * (Before, A's second fitted and B's was killed.)
+ * killed): with 1 MiB, A holds 500 KB; A's next 200 KB passes its share
+ * (half, alone: an even split with one more) and is killed, naming it;
+ * B's 150 KB still runs. (Before shares, A's second fitted and B's was
+ * killed.)
  */
 static void
 test_loop_output_bound_shares(void **state)
@@ -664,18 +665,18 @@ test_loop_output_bound_shares(void **state)
 	(void)state;
 	assert_non_null(w);
 	assert_int_equal(dock_fxloop_start(1 << 20, &l), 0);
-	watch_start(l, "aaaa", "head -c 700000 /dev/zero; sleep 30", false,
+	watch_start(l, "aaaa", "head -c 500000 /dev/zero; sleep 30", false,
 	    &w[0]);
-	watch_until(&w[0], false, 700000);
+	watch_until(&w[0], false, 500000);
 	watch_start(l, "aaaa", "head -c 200000 /dev/zero; sleep 30", false,
 	    &w[1]);
 	watch_until(&w[1], true, 0);
 	assert_int_equal(w[1].rv, -ENOBUFS);
 	assert_non_null(strstr(w[1].err, "your share"));
 	assert_non_null(strstr(w[1].err, "--driver-output-buffer"));
-	watch_start(l, "bbbb", "head -c 200000 /dev/zero; sleep 30", false,
+	watch_start(l, "bbbb", "head -c 150000 /dev/zero; sleep 30", false,
 	    &w[2]);
-	watch_until(&w[2], false, 200000);
+	watch_until(&w[2], false, 150000);
 	usleep(200000);
 	assert_false(watch_ended(&w[0]));
 	assert_false(watch_ended(&w[2]));
