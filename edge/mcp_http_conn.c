@@ -26,6 +26,14 @@
  *
  * And it watches: a 2026-07-28 tools/call whose client closes the
  * connection before the reply is cancelled (http_conns_watch).
+ *
+ * A deadline is the client's, never the server's: a connection whose
+ * whole request waits in the socket unread when its header deadline
+ * comes (the machine too loaded for MHD's thread to read it) is not
+ * closed under it, new or kept alive; it waits for MHD, up to
+ * HEADER_WAIT_MAX_MS in all. Only bytes MHD has not read count, and
+ * only a whole header block: a slow sender, whose bytes MHD reads as
+ * they come and whose headers never end, gains nothing.
  */
 #include "mcp_http_int.h"
 
@@ -51,6 +59,9 @@
 #define DRAIN_IDLE_MS 1000
 #define DRAIN_TOTAL_MS 10000
 #define REPORT_MS 10000         /* closes to make room: one log line */
+/* A whole request unread: its connection waits this long at most. */
+#define HEADER_WAIT_MAX_MS HTTP_BODY_MS
+#define PEEK_BYTES (32u * 1024)  /* MHD's memory per connection: headers fit */
 
 enum conn_state {
 	CONN_WAITING,           /* for a request's headers: new, or idle */
@@ -61,6 +72,7 @@ enum conn_state {
 struct http_conn {
 	int fd;                       /* MHD's; valid while listed */
 	int64_t deadline;             /* 0: none */
+	int64_t waiting_since;        /* CONN_WAITING: since when */
 	enum conn_state state;
 	bool closing;                 /* shut down here; MHD closes it */
 	bool kept_alive;              /* a request was served on it */
@@ -104,7 +116,10 @@ struct http_conns {
 	unsigned limit;               /* open connections, all together */
 	unsigned per_owner;           /* open connections in one share */
 	unsigned evicted, refused;    /* since the last report */
+	unsigned cut;                 /* new, closed at the header deadline */
+	unsigned waited;              /* a whole request unread: waited */
 	int64_t reported;
+	int64_t reported_deadlines;   /* cut and waited */
 	struct drain *drains;
 	int ndrains;
 	struct http_watch *dead;      /* unwatched, freed by the loop */
@@ -178,6 +193,26 @@ unread_bytes(int fd)
 	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
 }
 
+/*
+ * Whether a whole header block waits on fd unread: the client has sent
+ * its request, and MHD, not the client, is behind. The blank line that
+ * ends a header block ("\n\r\n", or "\n\n", which MHD also takes) is
+ * looked for in the bytes MHD has not read; the edge serves plain HTTP,
+ * so they are the client's own.
+ */
+static bool
+unread_request(int fd)
+{
+	static char buf[PEEK_BYTES];    /* only this thread peeks into it */
+	ssize_t n;
+
+	do
+		n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	return n > 0 && (memmem(buf, (size_t)n, "\n\r\n", 3) != NULL ||
+	    memmem(buf, (size_t)n, "\n\n", 2) != NULL);
+}
+
 /* Open connections in `owner`'s share (lock held; a scan of 4096 at most). */
 static unsigned
 owner_count(const struct http_conns *cs, const char *owner)
@@ -244,12 +279,26 @@ tick(struct http_conns *cs)
 		if (k->deadline == 0 || now < k->deadline)
 			continue;
 		/*
+		 * The client's whole request waits unread: MHD is behind (a
+		 * loaded machine), not the client. It waits for MHD, new or
+		 * kept alive, instead of a close under it ("socket hang up"
+		 * at the client), up to HEADER_WAIT_MAX_MS in all.
+		 */
+		if (k->state == CONN_WAITING &&
+		    now - k->waiting_since < HEADER_WAIT_MAX_MS &&
+		    unread_request(k->fd)) {
+			k->deadline = now + HTTP_HEADER_MS;
+			if (k->deadline > k->waiting_since + HEADER_WAIT_MAX_MS)
+				k->deadline = k->waiting_since +
+				    HEADER_WAIT_MAX_MS;
+			cs->waited++;
+			continue;
+		}
+		/*
 		 * A keep-alive client sent its next request as the server's
-		 * idle deadline came, or MHD has not read it in time (a loaded
-		 * machine): one more header deadline, not a close under a
-		 * request on the wire ("other side closed" at the client).
-		 * Bytes MHD has read do not count, and a new connection gets
-		 * no more time, so a slow sender gains nothing.
+		 * idle deadline came, and part of it is still on its way: one
+		 * more header deadline. A new connection gets no more time
+		 * for a part, so a slow sender gains nothing.
 		 */
 		if (k->state == CONN_WAITING && k->kept_alive && !k->extended &&
 		    unread_bytes(k->fd)) {
@@ -257,6 +306,8 @@ tick(struct http_conns *cs)
 			k->deadline = now + HTTP_HEADER_MS;
 			continue;
 		}
+		if (k->state == CONN_WAITING && !k->kept_alive && !k->closing)
+			cs->cut++;
 		k->deadline = 0;
 		conn_close(cs, k);
 	}
@@ -273,6 +324,16 @@ tick(struct http_conns *cs)
 		    cs->per_owner, cs->evicted, cs->refused, REPORT_MS / 1000);
 		cs->evicted = cs->refused = 0;
 		cs->reported = now;
+	}
+	if ((cs->cut > 0 || cs->waited > 0) &&
+	    now - cs->reported_deadlines >= REPORT_MS) {
+		msc_log_info("http: in the last %d s, %u new connections "
+		    "closed at the header deadline (%d s) without a whole "
+		    "request; %u given more time, their whole request "
+		    "waiting unread (the server behind)", REPORT_MS / 1000,
+		    cs->cut, HTTP_HEADER_MS / 1000, cs->waited);
+		cs->cut = cs->waited = 0;
+		cs->reported_deadlines = now;
 	}
 }
 
@@ -400,7 +461,8 @@ http_conns_notify(void *cls, struct MHD_Connection *conn,
 			return;
 		}
 		k->fd = ci->connect_fd;
-		k->deadline = (int64_t)msc_now_ms() + HTTP_HEADER_MS;
+		k->waiting_since = (int64_t)msc_now_ms();
+		k->deadline = k->waiting_since + HTTP_HEADER_MS;
 		k->state = CONN_WAITING;
 		/* A trusted proxy's counts per request, in its client's. */
 		ca = MHD_get_connection_info(conn,
@@ -478,7 +540,8 @@ http_conns_idle(struct http_conns *cs, struct MHD_Connection *conn)
 		return;
 	pthread_mutex_lock(&cs->mu);
 	k->state = CONN_WAITING;
-	k->deadline = (int64_t)msc_now_ms() + HTTP_HEADER_MS;
+	k->waiting_since = (int64_t)msc_now_ms();
+	k->deadline = k->waiting_since + HTTP_HEADER_MS;
 	k->kept_alive = true;
 	TAILQ_REMOVE(&cs->conns, k, link);      /* the newest to wait */
 	TAILQ_INSERT_TAIL(&cs->conns, k, link);
