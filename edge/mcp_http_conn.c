@@ -39,6 +39,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/tcp.h>          /* tcp_info's tcpi_bytes_received */
+#include <netinet/in.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,6 +80,8 @@ struct http_conn {
 	bool closing;                 /* shut down here; MHD closes it */
 	bool kept_alive;              /* a request was served on it */
 	bool extended;                /* its header deadline moved once */
+	bool rx_known;                /* rx_at_wait could be read */
+	uint64_t rx_at_wait;          /* bytes received when it began waiting */
 	char owner[HTTP_OWNER_MAX];   /* its share; "": a proxy's, none */
 	TAILQ_ENTRY(http_conn) link;
 };
@@ -118,6 +123,7 @@ struct http_conns {
 	unsigned evicted, refused;    /* since the last report */
 	unsigned cut;                 /* new, closed at the header deadline */
 	unsigned waited;              /* a whole request unread: waited */
+	unsigned mid_read;            /* kept alive, MHD reading: waited */
 	int64_t reported;
 	int64_t reported_deadlines;   /* cut and waited */
 	struct drain *drains;
@@ -191,6 +197,22 @@ unread_bytes(int fd)
 	int n = 0;
 
 	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* Bytes received on fd since it was opened; false when not known. */
+static bool
+received_bytes(int fd, uint64_t *n)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct tcp_info, tcpi_bytes_received) +
+	    sizeof(ti.tcpi_bytes_received))
+		return false;
+	*n = ti.tcpi_bytes_received;
+	return true;
 }
 
 /*
@@ -296,15 +318,25 @@ tick(struct http_conns *cs)
 		}
 		/*
 		 * A keep-alive client sent its next request as the server's
-		 * idle deadline came, and part of it is still on its way: one
-		 * more header deadline. A new connection gets no more time
-		 * for a part, so a slow sender gains nothing.
+		 * idle deadline came: part of it is still on its way, or MHD
+		 * has just read it and not yet called us (its thread
+		 * preempted between the two on a loaded machine). One more
+		 * header deadline, not a close under it. A new connection
+		 * gets no more time for a part, so a slow sender gains
+		 * nothing.
 		 */
-		if (k->state == CONN_WAITING && k->kept_alive && !k->extended &&
-		    unread_bytes(k->fd)) {
-			k->extended = true;
-			k->deadline = now + HTTP_HEADER_MS;
-			continue;
+		if (k->state == CONN_WAITING && k->kept_alive && !k->extended) {
+			uint64_t rx;
+			bool unread = unread_bytes(k->fd);
+
+			if (unread || (k->rx_known &&
+			    received_bytes(k->fd, &rx) && rx > k->rx_at_wait)) {
+				k->extended = true;
+				k->deadline = now + HTTP_HEADER_MS;
+				if (!unread)
+					cs->mid_read++;
+				continue;
+			}
 		}
 		if (k->state == CONN_WAITING && !k->kept_alive && !k->closing)
 			cs->cut++;
@@ -325,14 +357,16 @@ tick(struct http_conns *cs)
 		cs->evicted = cs->refused = 0;
 		cs->reported = now;
 	}
-	if ((cs->cut > 0 || cs->waited > 0) &&
+	if ((cs->cut > 0 || cs->waited > 0 || cs->mid_read > 0) &&
 	    now - cs->reported_deadlines >= REPORT_MS) {
 		msc_log_info("http: in the last %d s, %u new connections "
 		    "closed at the header deadline (%d s) without a whole "
 		    "request; %u given more time, their whole request "
-		    "waiting unread (the server behind)", REPORT_MS / 1000,
-		    cs->cut, HTTP_HEADER_MS / 1000, cs->waited);
-		cs->cut = cs->waited = 0;
+		    "waiting unread, and %u kept alive whose request the "
+		    "server was reading (the server behind)",
+		    REPORT_MS / 1000, cs->cut, HTTP_HEADER_MS / 1000,
+		    cs->waited, cs->mid_read);
+		cs->cut = cs->waited = cs->mid_read = 0;
 		cs->reported_deadlines = now;
 	}
 }
@@ -535,11 +569,17 @@ void
 http_conns_idle(struct http_conns *cs, struct MHD_Connection *conn)
 {
 	struct http_conn *k = conn_of(conn);
+	uint64_t rx = 0;
+	bool rx_known;
 
 	if (k == NULL)
 		return;
+	/* What it received so far is the requests served on it. */
+	rx_known = received_bytes(k->fd, &rx);
 	pthread_mutex_lock(&cs->mu);
 	k->state = CONN_WAITING;
+	k->rx_known = rx_known;
+	k->rx_at_wait = rx;
 	k->waiting_since = (int64_t)msc_now_ms();
 	k->deadline = k->waiting_since + HTTP_HEADER_MS;
 	k->kept_alive = true;

@@ -6,13 +6,14 @@
 // an inactivity timeout. The attacker connects from 127.0.0.2..127.0.0.5 (all of 127/8 is
 // loopback on Linux), the legitimate client from 127.0.0.1. An idle keep-alive connection is
 // closed after the same deadline, but not under a request that arrived before it and that a
-// loaded server had not read yet; nor is a new connection whose whole request waits unread,
+// loaded server had not read yet or had read and not yet handled; nor is a new connection whose
+// whole request waits unread,
 // while one with only part of a request is closed at the deadline all the same. No container
 // is needed.
 
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -214,6 +215,46 @@ describe('idle keep-alive connections', () => {
     report(t, `second request: ${answers() === 2 ? 'answered' : 'not answered'}, ${closedAt === null ? 'connection open' : `closed ${(closedAt - t1).toFixed(0)} ms after the first answer`}`);
     sock.destroy();
     assert.equal(answers(), 2, `the request sent before the deadline was answered: ${raw.slice(0, 500)}`);
+  });
+});
+
+describe('idle keep-alive connections, the server preempted mid-read', () => {
+  // A loaded machine: the client's next request came before the idle deadline and the server's
+  // HTTP thread has read it, but is preempted before it handles it (here: strace holds that
+  // thread's recvfrom for 12 s after it took the bytes). The deadline thread sees nothing unread
+  // and must not take the connection for idle: the kernel counted bytes received since the
+  // last reply.
+  it('are not closed under a request the server has read but not yet handled', async (t) => {
+    const srv = await startHttpServer([]);
+    servers.push(srv);
+    const c = await rawConnection(srv);
+    const get = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\n\r\n`;
+    const answers = () => (c.raw.match(/HTTP\/1\.1 200 /g) ?? []).length;
+    c.sock.write(get);
+    while (answers() < 1 && c.closedAt === null) await sleep(20);
+    const t1 = performance.now();
+    const tasks = `/proc/${srv.pid}/task`;
+    const tid = readdirSync(tasks).find((x) => readFileSync(`${tasks}/${x}/comm`, 'utf8').trim() === 'MHD-single');
+    assert.ok(tid, 'the server has an MHD-single thread');
+    const holdUs = HEADER_DEADLINE_MS * 1000 + 3000000;
+    const strace = spawn('strace', ['-p', tid, '-e', 'trace=recvfrom', '-e', `inject=recvfrom:delay_exit=${holdUs}:when=1`, '-o', '/dev/null'],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    strace.stderr.on('data', (d) => { err += d; });
+    try {
+      while (!/attached/.test(err) && strace.exitCode === null) await sleep(10);
+      assert.match(err, /attached/, `strace could not attach: ${err}`);
+      c.sock.write(get);
+      const sent = performance.now() - t1;
+      assert.ok(sent < HEADER_DEADLINE_MS - 3000, `the request went out ${sent.toFixed(0)} ms after the first answer, too near the deadline: this tests nothing`);
+      while (answers() < 2 && c.closedAt === null && performance.now() - t1 < HEADER_DEADLINE_MS + 3000 + SLACK_MS) await sleep(20);
+      report(t, `second request: ${answers() === 2 ? 'answered' : 'not answered'} ${(performance.now() - t1).toFixed(0)} ms after the first answer, ${c.closedAt === null ? 'connection open' : `closed ${(c.closedAt - t1).toFixed(0)} ms after the first answer`}`);
+      assert.equal(answers(), 2, `the request read before the deadline was answered: ${c.raw.slice(0, 500)}`);
+      assert.ok(performance.now() - t1 > HEADER_DEADLINE_MS, 'answered after the deadline (else the hold tested nothing)');
+    } finally {
+      strace.kill('SIGTERM');
+      c.sock.destroy();
+    }
   });
 });
 
