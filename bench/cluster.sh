@@ -218,8 +218,8 @@ if [ -n "$(git -C "$repo" status --porcelain 2>/dev/null | head -n 1)" ]; then r
 		"$(date -u '+%Y-%m-%d %H:%M UTC')" "$n" "$backend" "$rev" "$(nproc)" \
 		"$(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?')" "$(node --version)"
 	# shellcheck disable=SC2016
-	printf 'Appended by `BENCH_BACKEND=%s BENCH_NICE=%s BENCH_FLAGS="%s" BENCH_SESSION_FLAGS="%s" bench/cluster.sh %s %s %s`: every process on this one machine (the services under nice, the load client not), links tls+tcp:// on loopback. Each session: initialize, a first terminal_execute `true` that creates its computer (create columns), then %s more (`true`, `echo hi`) one after another, all sessions at once (the p50/p99/calls/s columns); then DELETE, and the time until the drivers have removed every computer. Ratios against the first row (the same load on one all-in-one process). Computers with --no-network. VmRSS/VmHWM from /proc/<pid>/status with the sessions and computers still open. Containers left after the run: %s.\n\n' \
-		"$backend" "${BENCH_NICE:-10}" "${BENCH_FLAGS:-}" "${BENCH_SESSION_FLAGS:-}" "$n" "$calls" "$nbase" "$calls" "$left"
+	printf 'Appended by `BENCH_BACKEND=%s BENCH_NICE=%s BENCH_FLAGS="%s" BENCH_SESSION_FLAGS="%s" BENCH_LOAD_FLAGS="%s" bench/cluster.sh %s %s %s`: every process on this one machine (the services under nice, the load client not), links tls+tcp:// on loopback. Each session: initialize, a first terminal_execute `true` that creates its computer (create columns), then %s more (`true`, `echo hi`) one after another, all sessions at once (the p50/p99/calls/s columns); then DELETE, and the time until the drivers have removed every computer. Ratios against the first row (the same load on one all-in-one process). Computers with --no-network. VmRSS/VmHWM from /proc/<pid>/status with the sessions and computers still open. Containers left after the run: %s.\n\n' \
+		"$backend" "${BENCH_NICE:-10}" "${BENCH_FLAGS:-}" "${BENCH_SESSION_FLAGS:-}" "${BENCH_LOAD_FLAGS:-}" "$n" "$calls" "$nbase" "$calls" "$left"
 	cat "$tmp/tables.md"
 } >>"$here/RESULTS.md"
 echo "cluster-bench: appended to $here/RESULTS.md" >&2

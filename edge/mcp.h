@@ -27,6 +27,15 @@ struct mcp_conn;
 #define MCP_PRINCIPAL_MAX 64
 
 /*
+ * The agent sets no deadline on a tool call; the edge's own bound is that
+ * no request waits longer than two hours, well past what any call may
+ * take (a command runs 3600 s at most). The session bounds the call by
+ * the command's timeout and its own steps within what is left
+ * (session_deadline.h), and each hop below gets what is left of that.
+ */
+#define MCP_CALL_MAX_MS (2 * 3600 * 1000)
+
+/*
  * Sends one JSON-RPC message (borrowed) to the client; may run on any
  * thread. `ctx` is the transport's.
  */

@@ -43,15 +43,6 @@ struct pending_call {
 #define TOOL_RELEASE (-3)
 
 /*
- * The agent sets no deadline on a tool call; the edge's own bound is that
- * no request waits longer than two hours, well past what any call may
- * take (a command runs 3600 s at most). The session bounds the call by
- * the command's timeout and its own steps within what is left
- * (session_deadline.h), and each hop below gets what is left of that.
- */
-#define EDGE_CALL_MAX_MS (2 * 3600 * 1000)
-
-/*
  * The connection's own session was released (stdio's default handle):
  * the next call opens a new one.
  */
@@ -81,7 +72,7 @@ create_in_handle(struct pending_call *pc)
 		rv = msc_client_call(pc->c->session,
 		    &msc__v1__session__descriptor,
 		    tools_lifecycle_method(pc->tool), &req.base,
-		    EDGE_CALL_MAX_MS, pending_done, pc);
+		    MCP_CALL_MAX_MS, pending_done, pc);
 	}
 	free(msg);
 	tools_lifecycle_request_fini(&req);
@@ -119,7 +110,7 @@ exec_in_handle(struct pending_call *pc)
 		}
 		rv = msc_client_call(pc->c->session,
 		    &msc__v1__session__descriptor, "TerminalExec", &req.base,
-		    EDGE_CALL_MAX_MS, pending_done, pc);
+		    MCP_CALL_MAX_MS, pending_done, pc);
 		if (rv != 0) {
 			mcp_progress_stop(pc->progress);
 			pc->progress = NULL;
@@ -355,7 +346,7 @@ open_then_call(struct mcp_conn *c, struct pending_call *how, json_t *args,
 	open.principal = c->principal;
 	how->opening = true;
 	how->args = args;
-	return call_session(c, how, "Open", &open.base, EDGE_CALL_MAX_MS,
+	return call_session(c, how, "Open", &open.base, MCP_CALL_MAX_MS,
 	    computer_id, NULL, NULL);
 }
 
@@ -406,7 +397,7 @@ exec_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	if (c->stateless || mcp_live_call_key(how->id, key))
 		req.call_key = key;
 	pending = call_session(c, how, "TerminalExec", &req.base,
-	    EDGE_CALL_MAX_MS, NULL, sid, req.call_key[0] != '\0' ? key : NULL);
+	    MCP_CALL_MAX_MS, NULL, sid, req.call_key[0] != '\0' ? key : NULL);
 	if (pending && c->exec_sent != NULL && req.call_key[0] != '\0')
 		c->exec_sent(c->send_ctx, sid, key);
 done:
@@ -484,7 +475,7 @@ lifecycle_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	/* Restart, reset and delete say how many background processes ended. */
 	req.count_processes = (c->cfg->tool_groups & MSC_TOOLS_PROCESSES) != 0;
 	pending = call_session(c, how, tools_lifecycle_method(how->tool),
-	    &req.base, EDGE_CALL_MAX_MS, how->tool == TOOLS_SNAP_DELETE ?
+	    &req.base, MCP_CALL_MAX_MS, how->tool == TOOLS_SNAP_DELETE ?
 	    req.snapshot_id : req.computer_id, NULL, NULL);
 out:
 	tools_lifecycle_request_fini(&req);
@@ -516,7 +507,7 @@ release_call(struct mcp_conn *c, struct pending_call *how, json_t *args)
 	how->by_handle = true;
 	ref.session_id = how->handle;
 	ref.principal = c->principal;
-	return call_session(c, how, "Close", &ref.base, EDGE_CALL_MAX_MS, NULL,
+	return call_session(c, how, "Close", &ref.base, MCP_CALL_MAX_MS, NULL,
 	    NULL, NULL);
 }
 

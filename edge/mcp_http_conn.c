@@ -26,11 +26,22 @@
  *
  * And it watches: a 2026-07-28 tools/call whose client closes the
  * connection before the reply is cancelled (http_conns_watch).
+ *
+ * A deadline is the client's, never the server's: a connection whose
+ * whole request waits in the socket unread when its header deadline
+ * comes (the machine too loaded for MHD's thread to read it) is not
+ * closed under it, new or kept alive; it waits for MHD, up to
+ * HEADER_WAIT_MAX_MS in all. Only bytes MHD has not read count, and
+ * only a whole header block: a slow sender, whose bytes MHD reads as
+ * they come and whose headers never end, gains nothing.
  */
 #include "mcp_http_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/tcp.h>          /* tcp_info's tcpi_bytes_received */
+#include <netinet/in.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +62,9 @@
 #define DRAIN_IDLE_MS 1000
 #define DRAIN_TOTAL_MS 10000
 #define REPORT_MS 10000         /* closes to make room: one log line */
+/* A whole request unread: its connection waits this long at most. */
+#define HEADER_WAIT_MAX_MS HTTP_BODY_MS
+#define PEEK_BYTES (32u * 1024)  /* MHD's memory per connection: headers fit */
 
 enum conn_state {
 	CONN_WAITING,           /* for a request's headers: new, or idle */
@@ -61,10 +75,13 @@ enum conn_state {
 struct http_conn {
 	int fd;                       /* MHD's; valid while listed */
 	int64_t deadline;             /* 0: none */
+	int64_t waiting_since;        /* CONN_WAITING: since when */
 	enum conn_state state;
 	bool closing;                 /* shut down here; MHD closes it */
 	bool kept_alive;              /* a request was served on it */
 	bool extended;                /* its header deadline moved once */
+	bool rx_known;                /* rx_at_wait could be read */
+	uint64_t rx_at_wait;          /* bytes received when it began waiting */
 	char owner[HTTP_OWNER_MAX];   /* its share; "": a proxy's, none */
 	TAILQ_ENTRY(http_conn) link;
 };
@@ -104,7 +121,11 @@ struct http_conns {
 	unsigned limit;               /* open connections, all together */
 	unsigned per_owner;           /* open connections in one share */
 	unsigned evicted, refused;    /* since the last report */
+	unsigned cut;                 /* new, closed at the header deadline */
+	unsigned waited;              /* a whole request unread: waited */
+	unsigned mid_read;            /* kept alive, MHD reading: waited */
 	int64_t reported;
+	int64_t reported_deadlines;   /* cut and waited */
 	struct drain *drains;
 	int ndrains;
 	struct http_watch *dead;      /* unwatched, freed by the loop */
@@ -178,6 +199,42 @@ unread_bytes(int fd)
 	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
 }
 
+/* Bytes received on fd since it was opened; false when not known. */
+static bool
+received_bytes(int fd, uint64_t *n)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct tcp_info, tcpi_bytes_received) +
+	    sizeof(ti.tcpi_bytes_received))
+		return false;
+	*n = ti.tcpi_bytes_received;
+	return true;
+}
+
+/*
+ * Whether a whole header block waits on fd unread: the client has sent
+ * its request, and MHD, not the client, is behind. The blank line that
+ * ends a header block ("\n\r\n", or "\n\n", which MHD also takes) is
+ * looked for in the bytes MHD has not read; the edge serves plain HTTP,
+ * so they are the client's own.
+ */
+static bool
+unread_request(int fd)
+{
+	static char buf[PEEK_BYTES];    /* only this thread peeks into it */
+	ssize_t n;
+
+	do
+		n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	return n > 0 && (memmem(buf, (size_t)n, "\n\r\n", 3) != NULL ||
+	    memmem(buf, (size_t)n, "\n\n", 2) != NULL);
+}
+
 /* Open connections in `owner`'s share (lock held; a scan of 4096 at most). */
 static unsigned
 owner_count(const struct http_conns *cs, const char *owner)
@@ -244,19 +301,45 @@ tick(struct http_conns *cs)
 		if (k->deadline == 0 || now < k->deadline)
 			continue;
 		/*
-		 * A keep-alive client sent its next request as the server's
-		 * idle deadline came, or MHD has not read it in time (a loaded
-		 * machine): one more header deadline, not a close under a
-		 * request on the wire ("other side closed" at the client).
-		 * Bytes MHD has read do not count, and a new connection gets
-		 * no more time, so a slow sender gains nothing.
+		 * The client's whole request waits unread: MHD is behind (a
+		 * loaded machine), not the client. It waits for MHD, new or
+		 * kept alive, instead of a close under it ("socket hang up"
+		 * at the client), up to HEADER_WAIT_MAX_MS in all.
 		 */
-		if (k->state == CONN_WAITING && k->kept_alive && !k->extended &&
-		    unread_bytes(k->fd)) {
-			k->extended = true;
+		if (k->state == CONN_WAITING &&
+		    now - k->waiting_since < HEADER_WAIT_MAX_MS &&
+		    unread_request(k->fd)) {
 			k->deadline = now + HTTP_HEADER_MS;
+			if (k->deadline > k->waiting_since + HEADER_WAIT_MAX_MS)
+				k->deadline = k->waiting_since +
+				    HEADER_WAIT_MAX_MS;
+			cs->waited++;
 			continue;
 		}
+		/*
+		 * A keep-alive client sent its next request as the server's
+		 * idle deadline came: part of it is still on its way, or MHD
+		 * has just read it and not yet called us (its thread
+		 * preempted between the two on a loaded machine). One more
+		 * header deadline, not a close under it. A new connection
+		 * gets no more time for a part, so a slow sender gains
+		 * nothing.
+		 */
+		if (k->state == CONN_WAITING && k->kept_alive && !k->extended) {
+			uint64_t rx;
+			bool unread = unread_bytes(k->fd);
+
+			if (unread || (k->rx_known &&
+			    received_bytes(k->fd, &rx) && rx > k->rx_at_wait)) {
+				k->extended = true;
+				k->deadline = now + HTTP_HEADER_MS;
+				if (!unread)
+					cs->mid_read++;
+				continue;
+			}
+		}
+		if (k->state == CONN_WAITING && !k->kept_alive && !k->closing)
+			cs->cut++;
 		k->deadline = 0;
 		conn_close(cs, k);
 	}
@@ -273,6 +356,18 @@ tick(struct http_conns *cs)
 		    cs->per_owner, cs->evicted, cs->refused, REPORT_MS / 1000);
 		cs->evicted = cs->refused = 0;
 		cs->reported = now;
+	}
+	if ((cs->cut > 0 || cs->waited > 0 || cs->mid_read > 0) &&
+	    now - cs->reported_deadlines >= REPORT_MS) {
+		msc_log_info("http: in the last %d s, %u new connections "
+		    "closed at the header deadline (%d s) without a whole "
+		    "request; %u given more time, their whole request "
+		    "waiting unread, and %u kept alive whose request the "
+		    "server was reading (the server behind)",
+		    REPORT_MS / 1000, cs->cut, HTTP_HEADER_MS / 1000,
+		    cs->waited, cs->mid_read);
+		cs->cut = cs->waited = cs->mid_read = 0;
+		cs->reported_deadlines = now;
 	}
 }
 
@@ -400,7 +495,8 @@ http_conns_notify(void *cls, struct MHD_Connection *conn,
 			return;
 		}
 		k->fd = ci->connect_fd;
-		k->deadline = (int64_t)msc_now_ms() + HTTP_HEADER_MS;
+		k->waiting_since = (int64_t)msc_now_ms();
+		k->deadline = k->waiting_since + HTTP_HEADER_MS;
 		k->state = CONN_WAITING;
 		/* A trusted proxy's counts per request, in its client's. */
 		ca = MHD_get_connection_info(conn,
@@ -473,12 +569,19 @@ void
 http_conns_idle(struct http_conns *cs, struct MHD_Connection *conn)
 {
 	struct http_conn *k = conn_of(conn);
+	uint64_t rx = 0;
+	bool rx_known;
 
 	if (k == NULL)
 		return;
+	/* What it received so far is the requests served on it. */
+	rx_known = received_bytes(k->fd, &rx);
 	pthread_mutex_lock(&cs->mu);
 	k->state = CONN_WAITING;
-	k->deadline = (int64_t)msc_now_ms() + HTTP_HEADER_MS;
+	k->rx_known = rx_known;
+	k->rx_at_wait = rx;
+	k->waiting_since = (int64_t)msc_now_ms();
+	k->deadline = k->waiting_since + HTTP_HEADER_MS;
 	k->kept_alive = true;
 	TAILQ_REMOVE(&cs->conns, k, link);      /* the newest to wait */
 	TAILQ_INSERT_TAIL(&cs->conns, k, link);

@@ -137,6 +137,24 @@ jsonrpc_shaped(json_t *msg)
 	    json_object_get(msg, "error") != NULL;
 }
 
+/*
+ * The Touch before a tools/call is that call's first step, and bounded
+ * like it (MCP_CALL_MAX_MS): at a session service so loaded that it
+ * answers late, the call would wait its turn, so the Touch waits too
+ * instead of failing "unavailable (deadline exceeded)" (seen at 10,000
+ * sessions). What the edge answers itself after the Touch (ping,
+ * tools/list, notifications) keeps SESSION_CALL_MS.
+ */
+static int
+touch_ms(json_t *msg)
+{
+	const char *m = json_string_value(json_object_get(msg, "method"));
+
+	return m != NULL && strcmp(m, "tools/call") == 0 &&
+	    json_object_get(msg, "id") != NULL ? MCP_CALL_MAX_MS
+					       : SESSION_CALL_MS;
+}
+
 static bool
 is_initialize(json_t *msg)
 {
@@ -208,7 +226,7 @@ http_post_run(struct http_call *c)
 		ref.session_id = c->session_id;
 		ref.principal = c->principal;
 		rv = msc_client_call(h->session, &msc__v1__session__descriptor,
-		    "Touch", &ref.base, SESSION_CALL_MS, touched, c);
+		    "Touch", &ref.base, touch_ms(c->msg), touched, c);
 	}
 	if (rv != 0) {
 		http_answer_unsent(c, rv);

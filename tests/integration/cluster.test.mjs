@@ -354,6 +354,59 @@ describe('two HTTP edges in front of one session service', () => {
   });
 });
 
+// A session service so loaded that it answers late (here: stopped with SIGSTOP for longer than
+// the edge's 15 s bound on the calls it answers itself): a tools/call waits for it, as the call
+// itself would, instead of failing at the Touch before it with "The session service is
+// unavailable (deadline exceeded)" (1,246 of 20,000 calls at 10,000 sessions, bench/RESULTS.md
+// 2026-12-07 13:12).
+describe('an HTTP edge whose session service answers late', () => {
+  it('a tools/call waits for the Touch before it like for the call', async () => {
+    const SESSION_CALL_MS = 15000;
+    const port = await freePort();
+    const split = spawn(path.join(REPO, 'scripts', 'run-split'),
+      ['--transport', 'http', '--port', String(port)],
+      { env: { ...process.env, ...ENV, MSC_SPLIT_DRIVERS: '1', MSC_SPLIT_DRIVER_PREFIX: `${DPREFIX}t` }, stdio: ['pipe', 'ignore', 'ignore'] });
+    let stopped = 0;
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, { timeoutMs: 15000 });
+      const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+      const init = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
+      const sid = init.headers.get('mcp-session-id');
+      assert.ok(sid);
+      const call = async (id, command) => {
+        const r = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { ...headers, 'Mcp-Session-Id': sid },
+          body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'terminal_execute', arguments: { computer_id: cid('touch'), command } } }) });
+        return { status: r.status, body: await r.text() };
+      };
+      const first = await call(2, 'true');
+      assert.equal(first.status, 200, first.body);
+      const session = Number(execFileSync('pgrep', ['-P', String(split.pid), '-f', 'msc-session']).toString().trim().split('\n')[0]);
+      process.kill(session, 'SIGSTOP');
+      stopped = session;
+      const t0 = Date.now();
+      const late = call(3, 'echo late');
+      await sleep(SESSION_CALL_MS + 1500);
+      process.kill(session, 'SIGCONT');
+      stopped = 0;
+      const r = await late;
+      assert.equal(r.status, 200, `${r.status} after ${Date.now() - t0} ms: ${r.body}`);
+      assert.equal(JSON.parse(r.body).result.structuredContent.stdout, 'late\n', r.body);
+      assert.ok(Date.now() - t0 > SESSION_CALL_MS, 'the call was answered after the service came back');
+      const del = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid } });
+      assert.equal(del.status, 200);
+      await waitFor(async () => (await containerOf(cid('touch'))) === null, { timeoutMs: 15000, intervalMs: 500 });
+    } finally {
+      if (stopped) process.kill(stopped, 'SIGCONT');
+      if (split.exitCode === null && split.signalCode === null) {
+        const exited = new Promise((res) => split.on('exit', res));
+        split.kill('SIGTERM');
+        await Promise.race([exited, sleep(15000, null, { ref: false })]);
+      }
+    }
+  });
+});
+
 describe('an HTTP edge whose session service is down', () => {
   it('says the service is unavailable (not overloaded) and when to retry', async () => {
     const port = await freePort();
