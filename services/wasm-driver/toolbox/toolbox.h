@@ -161,31 +161,12 @@ void tbx_io_close_all(void);
 #define TB_APPLET(x) int applet_##x(struct tb_io *, int, char **)
 TB_APPLET(awk);
 TB_APPLET(toybox);	/* tbx/tbx.c: the toybox command named argv[0] */
-TB_APPLET(basename);
-TB_APPLET(cat);
-TB_APPLET(cut);
-TB_APPLET(date);
 TB_APPLET(diff);
-TB_APPLET(dirname);
-TB_APPLET(echo);
 TB_APPLET(env);
-TB_APPLET(false);
 TB_APPLET(grep);
-TB_APPLET(head);
 TB_APPLET(nproc);
-TB_APPLET(printf);
-TB_APPLET(pwd);
-TB_APPLET(seq);
 TB_APPLET(sh);
-TB_APPLET(sleep);
-TB_APPLET(sort);
-TB_APPLET(tail);
-TB_APPLET(tee);
-TB_APPLET(test);
 TB_APPLET(time);
-TB_APPLET(true);
-TB_APPLET(uname);
-TB_APPLET(wc);
 TB_APPLET(xargs);
 TB_APPLET(yes);
 

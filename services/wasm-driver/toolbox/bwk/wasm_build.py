@@ -107,7 +107,8 @@ def main():
             [os.path.join(tmp, "t%03d.o" % n) for n in range(len(ours))] +
             [awk_o, "-lwasi-emulated-signal", "-lwasi-emulated-mman",
              "-lwasi-emulated-process-clocks", "-lwasi-emulated-getpid",
-             "-lm"])
+             # toybox's printf formats floats as long double
+             "-lc-printscan-long-double", "-lm"])
         p = subprocess.run([wasm_opt, raw, "--asyncify",
                             "--pass-arg=asyncify-onlylist@@" + onlylist,
                             "-O2", "--strip-debug", "--strip-producers",

@@ -145,7 +145,7 @@ bi_dbracket(struct sh *sh, struct tb_io *io, int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		av[i] = strcmp(argv[i], "==") == 0 ? (char *)"=" : argv[i];
 	av[argc] = NULL;
-	rc = applet_test(io, argc, av);
+	rc = tb_applet_run(io, argc, av);
 	free(av);
 	return rc;
 }

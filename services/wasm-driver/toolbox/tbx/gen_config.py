@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Generates toybox's generated/*.h for the applets we build.
 
-    gen_config.py TOYBOX_DIR OUT_DIR CC MKFLAGS MKTAGS FILE...
+    gen_config.py TOYBOX_DIR OUT_DIR CC MKFLAGS MKTAGS FILE... [-- PATCHED...]
 
-FILE... are the toys/*/*.c files we compile (relative to TOYBOX_DIR).
+FILE... are the toys/*/*.c files we compile (relative to TOYBOX_DIR);
+PATCHED... our patched copies of some of them (tbx/*.c.patch applied),
+read instead of the file of the same name (their options and GLOBALS).
 Toybox's own scripts/make.sh does this from a kconfig .config and a host
 build; this does the same steps for a fixed configuration: every command
 and "default y" option of the chosen files on, the rest off.
@@ -25,12 +27,17 @@ import sys
 # no LSM, no fork probe: WASI has none, and natively the same config).
 GLOBAL_ON = {"TOYBOX", "TOYBOX_FLOAT", "TOYBOX_HELP", "TOYBOX_HELP_DASHDASH",
              "TOYBOX_LSM_NONE", "TOYBOX_NORECURSE"}
+# Commands of the chosen files we leave off: linux32 (uname.c) sets a
+# personality and execs, neither of which WASI has.
+NEVER = {"LINUX32"}
 
 
 def config_blocks(text):
     """[(name, type, default, help, needs)] of the kconfig stanzas in text."""
     out = []
-    for m in re.finditer(r"^config (\w+)\n((?:[ \t].*\n|\n)*)", text, re.M):
+    # (uname.c's "config ARCH " ends with a blank)
+    for m in re.finditer(r"^config (\w+)[ \t]*\n((?:[ \t].*\n|\n)*)", text,
+                         re.M):
         body = m.group(2)
         typ = re.search(r"^\s+(bool|int|string)", body, re.M)
         dflt = re.search(r"^\s+default (\S+)", body, re.M)
@@ -44,8 +51,7 @@ def config_blocks(text):
             text_ = "\n".join(l[ind:] for l in lines)
         out.append((m.group(1), typ.group(1) if typ else "bool",
                     dflt.group(1) if dflt else "n", text_,
-                    re.findall(r"(!?)\b([A-Z]\w+)", dep.group(1))
-                    if dep else []))
+                    dep.group(1).strip() if dep else ""))
     return out
 
 
@@ -65,6 +71,10 @@ def run(cmd, inp):
 def main():
     top, out, cc, mkflags, mktags = sys.argv[1:6]
     files = sys.argv[6:]
+    patched = []
+    if "--" in files:
+        patched = files[files.index("--") + 1:]
+        files = files[:files.index("--")]
     os.makedirs(out, exist_ok=True)
     alltoys = []
     for d in sorted(os.listdir(os.path.join(top, "toys"))):
@@ -72,7 +82,10 @@ def main():
         if os.path.isdir(p):
             alltoys += [os.path.join("toys", d, f)
                         for f in sorted(os.listdir(p)) if f.endswith(".c")]
-    src = {f: open(os.path.join(top, f), encoding="latin-1").read()
+    bybase = {os.path.basename(p): p for p in patched}
+    src = {f: open(bybase.get(os.path.basename(f)) if f in files and
+                   os.path.basename(f) in bybase else os.path.join(top, f),
+                   encoding="latin-1").read()
            for f in alltoys}
     chosen = set()
     helps = {}
@@ -92,15 +105,20 @@ def main():
         for name, typ, dflt, hlp, need in config_blocks(src[f]):
             needs[name] = need
             symbols[name] = (typ, dflt)
-            if f in files:
+            if f in files and name not in NEVER:
                 helps[name] = hlp
                 if typ == "bool" and dflt == "y" or \
                         re.search(r"TOY\(%s," % name.lower(), src[f]):
                     chosen.add(name)
 
-    # An option whose "depends on" names something off is off.
-    chosen = {n for n in chosen
-              if all((d in chosen) != (neg == "!") for neg, d in needs.get(n, []))}
+    # An option whose "depends on" (symbols, ! && || and parentheses) is
+    # false is off.
+    def holds(expr):
+        py = re.sub(r"\b[A-Z]\w*\b", lambda m: str(m.group(0) in chosen),
+                    expr)
+        py = py.replace("&&", " and ").replace("||", " or ")
+        return eval(re.sub(r"!(?!=)", " not ", py), {}) if py else True
+    chosen = {n for n in chosen if holds(needs.get(n, ""))}
     conf = []
     for name, (typ, dflt) in sorted(symbols.items()):
         if typ != "bool":

@@ -107,6 +107,16 @@ mknodat(int dirfd, const char *p, mode_t m, dev_t d)
 	return nosys();
 }
 int fchdir(int fd) { (void)fd; return nosys(); }
+int personality(int p) { (void)p; return nosys(); }
+void tzset(void) { }
+
+int
+settimeofday(const struct timeval *tv, const struct timezone *tz)
+{
+	(void)tv, (void)tz;
+	errno = EPERM;
+	return -1;
+}
 
 int
 sigfillset(sigset_t *set)

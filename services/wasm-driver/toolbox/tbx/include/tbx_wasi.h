@@ -160,6 +160,15 @@ void openlog(const char *ident, int opt, int facility);
 void vsyslog(int prio, const char *fmt, __builtin_va_list ap);
 void closelog(void);
 
+/* time.h, sys/time.h (date): no time zones (UTC), no setting the clock. */
+struct timeval;
+struct timezone;
+void tzset(void);
+int settimeofday(const struct timeval *tv, const struct timezone *tz);
+
+/* sys/personality.h (uname.c's linux32, never registered) */
+int personality(int);
+
 /* paths.h */
 #define _PATH_DEFPATH	"/usr/bin:/bin"
 #define _PATH_STDPATH	"/usr/bin:/bin:/usr/sbin:/sbin"
