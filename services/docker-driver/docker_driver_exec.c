@@ -267,7 +267,8 @@ engine_job(void *arg)
  * wait for, or the driver stops) runs on the driver's threads for them
  * (d->finisher), still off the loop: without it, nothing would read the
  * exit code or kill the command. Their queue holds every waiting
- * command; past it (never, short of the process's end) it runs here.
+ * command; past it (never, short of the process's end) it runs here,
+ * on the exec loop's thread or the stopping one.
  */
 static void
 engine_spare(struct started *st)
@@ -275,7 +276,7 @@ engine_spare(struct started *st)
 	if (msc_pool_submit(st->d->finisher, engine_job, st) == 0)
 		return;
 	msc_log_warn("exec: no thread takes the end of a command on %s; "
-	    "ending it on the exec loop", st->r->computer_id);
+	    "ending it on this thread", st->r->computer_id);
 	engine_end(st);
 }
 
