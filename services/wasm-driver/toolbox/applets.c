@@ -24,7 +24,7 @@ static const struct tb_applet applets[] = {
 	{ "env", applet_env },
 	{ "false", applet_toybox },
 	{ "find", applet_toybox },
-	{ "grep", applet_grep },
+	{ "grep", applet_toybox },
 	{ "head", applet_toybox },
 	{ "install", applet_toybox },
 	{ "ln", applet_toybox },
@@ -79,13 +79,6 @@ tb_applet_find(const char *name)
 {
 	return bsearch(name, applets, sizeof(applets) / sizeof(applets[0]),
 	    sizeof(applets[0]), applet_cmp);
-}
-
-const struct tb_applet *
-tb_applet_table(size_t *np)
-{
-	*np = sizeof(applets) / sizeof(applets[0]);
-	return applets;
 }
 
 void

@@ -32,8 +32,6 @@ struct tb_applet {
 /* applets.c */
 /* The applet called name, or NULL. */
 const struct tb_applet *tb_applet_find(const char *name);
-/* The sorted applet table; *np receives its length. */
-const struct tb_applet *tb_applet_table(size_t *np);
 /* Prints the applet names, one per line. */
 void tb_applet_print_list(FILE *out);
 /*
@@ -85,21 +83,12 @@ void tb_errno(struct tb_io *io, const char *applet, const char *what);
  */
 FILE *tb_open_in(struct tb_io *io, const char *applet, const char *path);
 void tb_close_in(struct tb_io *io, FILE *f);
-/* Copies all of in to out; 0 or -1 on a read or write error. */
-int tb_copy(FILE *in, FILE *out);
 /* Parses a whole decimal integer; 0 or -1. */
 int tb_parse_ll(const char *s, long long *vp);
 /* "dir/name" without doubling the slash; malloc'd (NULL on ENOMEM). */
 char *tb_path_join(const char *dir, const char *name);
 /* The last component of path, borrowed (trailing slashes ignored). */
 const char *tb_basename(const char *path);
-/*
- * The entries of directory path ("" is ".") without "." and "..", sorted
- * by name: a malloc'd, NULL-terminated array of n malloc'd strings, or NULL
- * with errno set. Free with tb_dir_names_free().
- */
-char **tb_dir_names(const char *path, size_t *np);
-void tb_dir_names_free(char **names, size_t n);
 /* True when s is a directory (following symlinks). */
 bool tb_is_dir(const char *path);
 /* malloc/realloc that never return NULL for n > 0 (abort on ENOMEM). */
@@ -163,7 +152,6 @@ TB_APPLET(awk);
 TB_APPLET(toybox);	/* tbx/tbx.c: the toybox command named argv[0] */
 TB_APPLET(diff);
 TB_APPLET(env);
-TB_APPLET(grep);
 TB_APPLET(nproc);
 TB_APPLET(sh);
 TB_APPLET(time);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
 
 void
 tb_err(struct tb_io *io, const char *applet, const char *fmt, ...)
@@ -59,18 +58,6 @@ tb_close_in(struct tb_io *io, FILE *f)
 {
 	if (f != NULL && f != io->in)
 		fclose(f);
-}
-
-int
-tb_copy(FILE *in, FILE *out)
-{
-	char buf[8192];
-	size_t n;
-
-	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		if (fwrite(buf, 1, n, out) != n)
-			return -1;
-	return ferror(in) ? -1 : 0;
 }
 
 int
@@ -220,46 +207,4 @@ tb_regcomp(struct tb_io *io, const char *applet, regex_t *re, const char *pat,
 		return -1;
 	}
 	return 0;
-}
-
-static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-char **
-tb_dir_names(const char *path, size_t *np)
-{
-	DIR *d = opendir(*path ? path : ".");
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-
-	if (d == NULL)
-		return NULL;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (n + 1 >= cap)
-			names = tb_xrealloc(names, (cap = cap ? cap * 2 : 16) *
-			    sizeof(char *));
-		names[n++] = tb_xstrdup(e->d_name);
-	}
-	closedir(d);
-	if (names == NULL)
-		names = tb_xmalloc(sizeof(char *));
-	names[n] = NULL;
-	if (n > 1)
-		qsort(names, n, sizeof(char *), name_cmp);
-	*np = n;
-	return names;
-}
-
-void
-tb_dir_names_free(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 }
