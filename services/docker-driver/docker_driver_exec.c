@@ -206,9 +206,10 @@ started_end(struct started *st, bool ask)
 	int rv = exec_result(st->d, st->r, st->rv, &st->res, st->fast, ask,
 	    st->start, &out, st->err, sizeof(st->err));
 
-	msc_exec_done(st->x, rv, rv == 0 ? &out : NULL, st->err);
-	/* The reply took the output: the bound counts it no more. */
+	/* The reply takes the output: the bound counts it no more. Before
+	 * the answer, which may let the driver's stop free the bound. */
 	dock_fx_charge_release(&st->res.charge);
+	msc_exec_done(st->x, rv, rv == 0 ? &out : NULL, st->err);
 	free(st);
 }
 
@@ -297,10 +298,13 @@ engine_done(void *arg, int rv, struct dock_exec_res *res, const char *err)
 {
 	struct started *st = arg;
 
-	(void)res;              /* st->xe holds the outcome */
-	st->rv = rv;
+	st->rv = rv;            /* st->xe holds the rest of the outcome */
 	snprintf(st->err, sizeof(st->err), "%s", err);
-	if (msc_exec_defer(st->x, engine_finish, st) != 0)
+	/* A command to kill (timed out, cancelled, over its limit) is
+	 * killed at once, as the blocking path did; only an exit code to
+	 * ask waits for its principal's turn. */
+	if (rv != 0 || res->outcome != DOCK_EXEC_EXITED ||
+	    msc_exec_defer(st->x, engine_finish, st) != 0)
 		engine_spare(st);
 }
 
