@@ -175,6 +175,22 @@ describe('go_busybox backend', () => {
     } finally { await s.close(); }
   });
 
+  it('greps a file larger than its memory, in windows of whole lines', async () => {
+    const s = await busybox(['--wasm-max-memory', '16']);
+    try {
+      const base = { computer_id: cid('bb-bigfile') };
+      let r = assertReplyShape(await s.call({ ...base, command: 'seq 1 4000000 > f; wc -c < f', timeout: 120 }));
+      assert.equal(r.stdout.trim(), '30888896', 'a 30 MB file: twice the memory');
+      // lines containing 99999: 99999, 199999, ..., 3999990-3999999, 999990-999999, ...
+      let want = 0;
+      for (let i = 1; i <= 4000000; i++) if (String(i).includes('99999')) want++;
+      r = assertReplyShape(await s.call({ ...base, args: ['grep', '-c', '99999', 'f'], timeout: 120 }));
+      assert.deepEqual([r.stdout, r.stderr, r.exit_code], [`${want}\n`, '', 0]);
+      r = assertReplyShape(await s.call({ ...base, args: ['grep', '-n', '-B1', '^3999999$', 'f'], timeout: 120 }));
+      assert.equal(r.stdout, '3999998-3999998\n3999999:3999999\n');
+    } finally { await s.close(); }
+  });
+
   it('removes temporary folders at session end and keeps permanent ones across restarts', async () => {
     const tmpId = cid('bb-tmp');
     const permId = cid('bb-perm');
