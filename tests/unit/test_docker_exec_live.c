@@ -462,7 +462,9 @@ test_loop_engine_execs(void **state)
 		    "exit %d", i, i);
 		looped_start(l, lp, "", script, TMO, "in\n", -1, &w[i], &mu);
 	}
-	looped_start(l, lp, "", "echo started; exec sleep 33", 1000, NULL, -1,
+	/* 3 s: its "started" must be out before the timeout, on a machine
+	 * loaded by a sanitizer build (1 s was not always enough). */
+	looped_start(l, lp, "", "echo started; exec sleep 33", 3000, NULL, -1,
 	    &w[8], &mu);
 	for (int i = 0; i < 9; i++)
 		assert_true(looped_wait(&w[i], 20000));
