@@ -188,6 +188,11 @@ describe('go_busybox backend', () => {
       assert.deepEqual([r.stdout, r.stderr, r.exit_code], [`${want}\n`, '', 0]);
       r = assertReplyShape(await s.call({ ...base, args: ['grep', '-n', '-B1', '^3999999$', 'f'], timeout: 120 }));
       assert.equal(r.stdout, '3999998-3999998\n3999999:3999999\n');
+      // A line longer than the windows (1 MiB, grown as it needs), with a regex
+      r = assertReplyShape(await s.call({ ...base,
+        command: 'awk \'BEGIN { while (i++ < 3000000) printf "a"; print ""; print "b" }\' > g; grep -c \'^a*$\' g; grep -n b g',
+        timeout: 120 }));
+      assert.deepEqual([r.stdout, r.exit_code], ['1\n2:b\n', 0]);
     } finally { await s.close(); }
   });
 
