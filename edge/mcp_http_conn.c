@@ -306,7 +306,7 @@ tick(struct http_conns *cs)
 		 * kept alive, instead of a close under it ("socket hang up"
 		 * at the client), up to HEADER_WAIT_MAX_MS in all.
 		 */
-		if (k->state == CONN_WAITING &&
+		if (k->state == CONN_WAITING && !k->closing &&
 		    now - k->waiting_since < HEADER_WAIT_MAX_MS &&
 		    unread_request(k->fd)) {
 			k->deadline = now + HTTP_HEADER_MS;
@@ -325,7 +325,8 @@ tick(struct http_conns *cs)
 		 * gets no more time for a part, so a slow sender gains
 		 * nothing.
 		 */
-		if (k->state == CONN_WAITING && k->kept_alive && !k->extended) {
+		if (k->state == CONN_WAITING && k->kept_alive && !k->extended &&
+		    !k->closing && now - k->waiting_since < HEADER_WAIT_MAX_MS) {
 			uint64_t rx;
 			bool unread = unread_bytes(k->fd);
 
