@@ -45,23 +45,30 @@ wasm_lease_make(int folder_fd)
 	return fd;
 }
 
-int
-wasm_lease_open(struct wasm_driver *d, const char *id)
+/* id's lease file opened (oflags) and locked (op); its fd or -errno. */
+static int
+lease_lock(struct wasm_driver *d, const char *id, int oflags, int op)
 {
 	char path[4200];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s/" LEASE_FILE, d->dir, id);
-	if ((fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0)
+	if ((fd = open(path, oflags | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return -errno;
-	/* Waits while a starting driver reaps it; then it is gone. */
-	if (flock(fd, LOCK_SH) != 0) {
+	if (flock(fd, op) != 0) {
 		int e = errno;
 
 		close(fd);
 		return -e;
 	}
 	return fd;
+}
+
+int
+wasm_lease_open(struct wasm_driver *d, const char *id)
+{
+	/* Waits while a starting driver reaps it; then it is gone. */
+	return lease_lock(d, id, O_RDWR, LOCK_SH);
 }
 
 bool
@@ -144,19 +151,9 @@ wasm_lease_fini(struct wasm_driver *d)
 int
 wasm_lease_lapsed(struct wasm_driver *d, const char *id)
 {
-	char path[4200];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s/" LEASE_FILE, d->dir, id);
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return -errno;  /* no lease: not ours to judge */
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;              /* nobody holds it: its server is gone */
+	/* No lease file: not ours to judge. Locked: nobody holds it, its
+	 * server is gone. */
+	return lease_lock(d, id, O_RDONLY, LOCK_EX | LOCK_NB);
 }
 
 /*
