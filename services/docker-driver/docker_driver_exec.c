@@ -115,6 +115,11 @@ exec_result(struct dock_driver *d, const Msc__V1__ExecRequest *r, int rv,
     struct dock_exec_res *res, bool fast, bool ask, uint64_t start,
     Msc__V1__ExecResult *out, char *err, size_t errlen)
 {
+	char name[128];
+
+	/* A taken computer's first command: the pool's refill may go. */
+	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", r->computer_id);
+	dock_pool_ran(d, name);
 	if (rv == -EBUSY || rv == -ENOENT || (ask &&
 	    (((rv == -ECONNRESET || rv == -EPROTO || rv == -EIO) &&
 		!still_running(d, r->computer_id, 255)) ||

@@ -216,7 +216,9 @@ int dock_processes(void *be, const char *id);
  * dock_fx_track records a container's helper from its inspect JSON
  * (borrowed) and dock_fx_forget drops it when the container is gone
  * (also removing the host folder of /.msc an earlier build made).
- * dock_fx_wait waits up to `ms` for the helper's socket. dock_fx_exec
+ * dock_fx_wait waits up to `ms` for the helper's socket. dock_fx_awake
+ * says whether the helper's cgroup is not frozen (docker pause): 1 or 0,
+ * or a negative errno when that cannot be told here. dock_fx_exec
  * runs an exec through the helper when one listens for `name` (-ENOTCONN
  * when none does: the caller uses the Engine API); with the
  * errors of dock_run().
@@ -245,6 +247,7 @@ int dock_fx_remove_legacy(struct dock_driver *d, const char *name);
 int dock_fx_root_install(const char *root, const char *src, char *why,
     size_t len);
 int dock_fx_wait(struct dock_driver *d, const char *name, int ms);
+int dock_fx_awake(struct dock_driver *d, const char *name);
 int dock_fx_exec(struct dock_driver *d, const char *name,
     const struct dock_exec_req *req, struct dock_exec_res *res, char *err,
     size_t errlen);

@@ -381,6 +381,63 @@ dock_fx_wait(struct dock_driver *d, const char *name, int ms)
 	}
 }
 
+/*
+ * Whether the cgroup (v2) of the process behind /proc entry pfd is
+ * frozen (docker pause): 1 or 0, or a negative errno when it cannot be
+ * told (cgroup v1, /sys/fs/cgroup not this host's).
+ */
+static int
+cgroup_frozen(int pfd)
+{
+	char buf[4096], path[4200], *p, *nl;
+	ssize_t n;
+	int fd;
+
+	if ((fd = openat(pfd, "cgroup", O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	/* The unified hierarchy's line: "0::/path". */
+	if (strncmp(buf, "0::/", 4) == 0)
+		p = buf + 3;
+	else if ((p = strstr(buf, "\n0::/")) != NULL)
+		p += 4;
+	else
+		return -ENOTSUP;
+	if ((nl = strchr(p, '\n')) != NULL)
+		*nl = '\0';
+	if (strstr(p, "/..") != NULL)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cgroup.events", p);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	if (strncmp(buf, "frozen ", 7) == 0)
+		return buf[7] == '1';
+	if ((p = strstr(buf, "\nfrozen ")) == NULL)
+		return -ENOTSUP;
+	return p[8] == '1';
+}
+
+int
+dock_fx_awake(struct dock_driver *d, const char *name)
+{
+	int pfd = fx_proc_open(d, name), rc;
+
+	if (pfd < 0)
+		return pfd;
+	rc = cgroup_frozen(pfd);
+	close(pfd);
+	return rc < 0 ? rc : rc == 0;
+}
+
 int
 dock_fx_exec(struct dock_driver *d, const char *name,
     const struct dock_exec_req *req, struct dock_exec_res *res, char *err,

@@ -31,7 +31,10 @@
 #define POOL_DEFAULT 2
 #define T_POOL_CREATE 60000
 #define POOL_BACKOFF_MS 2000    /* after a failed refill */
-#define POOL_ANSWER_MS 1000     /* for a waiting helper's answer at a take */
+#define POOL_ANSWER_MS 1000     /* for a waiting helper's answer */
+#define POOL_FRESH_MS 5000      /* an answer this recent needs no new one */
+#define POOL_RECHECK_MS 3000    /* a waiting helper asked again after */
+#define POOL_HOLD_MS 250        /* engine work held for a first command */
 
 void
 dock_pool_ctr_free(struct pool_ctr *pc)
@@ -146,7 +149,102 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 		dock_pool_discard(d, pc, NULL);
 		return NULL;
 	}
+	pc->answered_ms = msc_now_ms();         /* it just ran a command */
 	return pc;
+}
+
+bool
+dock_pool_held(const struct dock_pool *p, int64_t *ms)
+{
+	uint64_t now;
+
+	if (p->stopping || p->n_ready == 0 || p->hold_until_ms == 0)
+		return false;
+	if ((now = msc_now_ms()) >= p->hold_until_ms)
+		return false;
+	*ms = (int64_t)(p->hold_until_ms - now);
+	return true;
+}
+
+void
+dock_pool_ran(struct dock_driver *d, const char *name)
+{
+	struct dock_pool *p = d->pool;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (p->hold_until_ms != 0 && strcmp(p->hold_name, name) == 0) {
+		p->hold_until_ms = 0;
+		pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Holds engine work back for the first command of `name`, just taken. */
+static void
+hold_for(struct dock_pool *p, const char *name)
+{
+	pthread_mutex_lock(&p->mu);
+	p->hold_until_ms = msc_now_ms() + POOL_HOLD_MS;
+	snprintf(p->hold_name, sizeof(p->hold_name), "%s", name);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/*
+ * With p->mu held (dropped while it asks): asks the waiting helper whose
+ * answer is the oldest again when POOL_RECHECK_MS passed, so that a take
+ * finds an answer under POOL_FRESH_MS old and asks none itself; one that
+ * does not answer is removed. False when none was due (*next_ms lowered
+ * to when one is).
+ */
+static bool
+recheck(struct dock_pool *p, int64_t *next_ms)
+{
+	struct dock_driver *d = p->d;
+	struct pool_ctr *pc = NULL;
+	char name[sizeof(pc->name)];
+	uint64_t now = msc_now_ms();
+	int64_t due;
+	bool answers;
+
+	if (!dock_fx_enabled(d))
+		return false;
+	for (int i = 0; i < p->n_ready; i++)
+		if (p->ready[i]->helper && !p->ready[i]->checking &&
+		    (pc == NULL || p->ready[i]->answered_ms < pc->answered_ms))
+			pc = p->ready[i];
+	if (pc == NULL)
+		return false;
+	if ((due = (int64_t)(pc->answered_ms + POOL_RECHECK_MS - now)) > 0) {
+		if (*next_ms < 0 || due < *next_ms)
+			*next_ms = due;
+		return false;
+	}
+	pc->checking = true;
+	snprintf(name, sizeof(name), "%s", pc->name);
+	pthread_mutex_unlock(&p->mu);
+	answers = dock_fx_wait(d, name, 0) == 0 &&
+	    dock_lease_answers(d, name, POOL_ANSWER_MS);
+	pthread_mutex_lock(&p->mu);
+	/* A take may have had it meanwhile: found again by its name. */
+	for (int i = 0; i < p->n_ready; i++) {
+		if (strcmp(p->ready[i]->name, name) != 0)
+			continue;
+		pc = p->ready[i];
+		pc->checking = false;
+		if (answers) {
+			pc->answered_ms = msc_now_ms();
+			break;
+		}
+		memmove(&p->ready[i], &p->ready[i + 1],
+		    (size_t)(--p->n_ready - i) * sizeof(p->ready[0]));
+		pthread_mutex_unlock(&p->mu);
+		dock_pool_discard(d, pc, "its exec helper does not answer");
+		pthread_mutex_lock(&p->mu);
+		break;
+	}
+	return true;
 }
 
 static bool
@@ -167,6 +265,7 @@ refill_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		struct pool_ctr *pc;
+		int64_t held_ms;
 
 		if ((pc = dock_pool_shrink(p, &next_ms)) != NULL) {
 			pthread_mutex_unlock(&p->mu);
@@ -175,7 +274,12 @@ refill_main(void *arg)
 			continue;
 		}
 		if (!wants_refill(p)) {
-			dock_pool_wait_ms(p, next_ms);
+			if (!recheck(p, &next_ms))
+				dock_pool_wait_ms(p, next_ms);
+			continue;
+		}
+		if (dock_pool_held(p, &held_ms)) {
+			dock_pool_wait_ms(p, held_ms);
 			continue;
 		}
 		p->filling++;
@@ -372,9 +476,14 @@ unfit(struct dock_driver *d, struct pool_ctr *pc, const char *image_id)
 
 	if (image_id != NULL && (made == NULL || strcmp(made, image_id) != 0))
 		return "the image changed since it was made";
+	/* Its helper listens (it runs), is not frozen (docker pause) and
+	 * answered a moment ago (the refill threads ask a waiting one
+	 * again, recheck): no round trip to a helper that sleeps. */
 	if (pc->helper && dock_fx_enabled(d))
 		return dock_fx_wait(d, pc->name, 0) == 0 &&
-		    dock_lease_answers(d, pc->name, POOL_ANSWER_MS) ? NULL
+		    ((msc_now_ms() - pc->answered_ms < POOL_FRESH_MS &&
+			 dock_fx_awake(d, pc->name) == 1) ||
+			dock_lease_answers(d, pc->name, POOL_ANSWER_MS)) ? NULL
 		    : "its exec helper does not answer";
 	if (dock_container_inspect(d->engine, pc->cid, T_POOL_OP, &now, err,
 		sizeof(err)) != 0)
@@ -426,9 +535,13 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		}
 		/*
 		 * The rename (tens of ms on a busy engine) runs behind the
-		 * answer: the helper is reached by the name from now on, and
-		 * whoever asks the engine by name waits for it (dock_find).
+		 * answer, and with the refill after the first command (up to
+		 * POOL_HOLD_MS): the helper is reached by the name from now
+		 * on, and whoever asks the engine by name waits for it
+		 * (dock_find), which ends the hold.
 		 */
+		if (pc->helper && dock_fx_enabled(d))
+			hold_for(p, name);
 		if ((rv = dock_pool_rename_later(p, pc->cid, name)) != 0) {
 			push_back(p, pc);
 			free(image_id);
@@ -466,7 +579,9 @@ dock_pool_list_taken(struct dock_driver *d,
 	size_t i;
 	int rv;
 
-	/* Also with the pool off now: an earlier run's taken ones. */
+	/* Also with the pool off now: an earlier run's taken ones; a
+	 * computer taken a moment ago is listed by its name. */
+	dock_pool_wait_named(d, NULL);
 	pool_filter(d, filter, sizeof(filter));
 	if ((rv = dock_container_list(d->engine, filter, T_POOL_OP, &arr, err,
 		 errlen)) != 0)

@@ -71,9 +71,16 @@ int dock_pool_take(struct dock_driver *d, const char *id,
 
 /*
  * Waits (at most 30 s) until no taken pool container is still to be
- * renamed to `name` (kilntainer-<id>), so that the engine knows it by it.
+ * renamed to `name` (kilntainer-<id>; NULL: to any name), so that the
+ * engine knows it by it.
  */
 void dock_pool_wait_named(struct dock_driver *d, const char *name);
+
+/*
+ * A command on container `name` ended: when it was the first of the
+ * computer taken last, the pool's engine work held back for it resumes.
+ */
+void dock_pool_ran(struct dock_driver *d, const char *name);
 
 /* A cold creation starts (+1) or ends (-1): refills yield to them. */
 void dock_pool_cold(struct dock_driver *d, int delta);

@@ -18,6 +18,8 @@ struct pool_ctr {
 	char name[128];
 	json_t *ctr;            /* its inspect JSON (owned) */
 	bool helper;
+	uint64_t answered_ms;   /* its helper's last answer (under mu) */
+	bool checking;          /* being asked again (recheck, under mu) */
 };
 
 struct dock_pool {
@@ -37,6 +39,13 @@ struct dock_pool {
 	int filling;            /* refills under way */
 	int cold;               /* cold creations under way */
 	bool stopping;
+	/*
+	 * Engine work held back (refills, renames) while the computer taken
+	 * last runs its first command, until it ends or hold_until_ms, so
+	 * that command does not share the cores with a container's start.
+	 */
+	uint64_t hold_until_ms;
+	char hold_name[128];    /* that computer's container name */
 	int n_threads;
 	pthread_t threads[POOL_THREADS];
 	struct dock_driver *d;
@@ -70,6 +79,9 @@ int dock_pool_rename_later(struct dock_pool *p, const char *cid,
     const char *name);
 /* The renamer thread: renames in order, until stopped with none left. */
 void *dock_pool_renamer_main(void *arg);
+/* With p->mu held: whether engine work waits (a first command runs and
+ * a container is still ready); *ms how long at most. */
+bool dock_pool_held(const struct dock_pool *p, int64_t *ms);
 
 /*
  * docker_pool_image.c: starts and stops the thread that follows the

@@ -1,8 +1,9 @@
 /*
  * docker_pool_rename.c - a taken pool container becomes kilntainer-<id>
- * behind the answer: the renamer thread renames taken containers in
- * order, and whoever asks the engine for a computer by name
- * (dock_find) first waits until its container has that name.
+ * behind the answer, once its first command ended (docker_pool.c's hold):
+ * the renamer thread renames taken containers in order, and whoever asks
+ * the engine for a computer by name (dock_find) first waits until its
+ * container has that name, which ends the hold.
  */
 #include "docker_driver_int.h"
 #include "docker_pool.h"
@@ -93,6 +94,7 @@ dock_pool_renamer_main(void *arg)
 {
 	struct dock_pool *p = arg;
 	struct pool_rename *r;
+	int64_t held_ms;
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -100,6 +102,10 @@ dock_pool_renamer_main(void *arg)
 			if (p->stopping)
 				break;
 			pthread_cond_wait(&p->cv, &p->mu);
+			continue;
+		}
+		if (dock_pool_held(p, &held_ms)) {
+			dock_pool_wait_ms(p, held_ms);
 			continue;
 		}
 		pthread_mutex_unlock(&p->mu);
@@ -120,7 +126,7 @@ pending(const struct dock_pool *p, const char *name)
 	const struct pool_rename *r;
 
 	STAILQ_FOREACH(r, &p->renames, link)
-		if (strcmp(r->name, name) == 0)
+		if (name == NULL || strcmp(r->name, name) == 0)
 			return true;
 	return false;
 }
@@ -136,6 +142,11 @@ dock_pool_wait_named(struct dock_driver *d, const char *name)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += POOL_RENAME_WAIT_S;
 	pthread_mutex_lock(&p->mu);
+	if (pending(p, name)) {
+		/* Needed now: no longer held back for a first command. */
+		p->hold_until_ms = 0;
+		pthread_cond_broadcast(&p->cv);
+	}
 	while (pending(p, name) &&
 	    pthread_cond_timedwait(&p->cv, &p->mu, &until) == 0)
 		;
