@@ -381,49 +381,74 @@ dock_fx_wait(struct dock_driver *d, const char *name, int ms)
 	}
 }
 
+/* File `path` (at dirfd): up to len - 1 bytes into buf, NUL-ended; its
+ * length or a negative errno. */
+static ssize_t
+read_small(int dirfd, const char *path, char *buf, size_t len)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -EIO : -ENODATA;
+	buf[n] = '\0';
+	return n;
+}
+
 /*
- * Whether the cgroup (v2) of the process behind /proc entry pfd is
- * frozen (docker pause): 1 or 0, or a negative errno when it cannot be
- * told (cgroup v1, /sys/fs/cgroup not this host's).
+ * Whether the cgroup of the process behind /proc entry pfd is frozen
+ * (docker pause): 1 or 0, or a negative errno when it cannot be told
+ * here. cgroup v1's freezer ("N:freezer:/path": freezer.state) where it
+ * is mounted, else v2 ("0::/path": "frozen 1" in cgroup.events, under
+ * /sys/fs/cgroup or a hybrid host's /sys/fs/cgroup/unified).
  */
 static int
 cgroup_frozen(int pfd)
 {
-	char buf[4096], path[4200], *p, *nl;
+	static const char *const v2_roots[] = { "/sys/fs/cgroup",
+		"/sys/fs/cgroup/unified" };
+	char buf[4096], path[4200], *v1 = NULL, *v2 = NULL, *line, *save;
 	ssize_t n;
-	int fd;
 
-	if ((fd = openat(pfd, "cgroup", O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	/* The unified hierarchy's line: "0::/path". */
-	if (strncmp(buf, "0::/", 4) == 0)
-		p = buf + 3;
-	else if ((p = strstr(buf, "\n0::/")) != NULL)
-		p += 4;
-	else
-		return -ENOTSUP;
-	if ((nl = strchr(p, '\n')) != NULL)
-		*nl = '\0';
-	if (strstr(p, "/..") != NULL)
+	if ((n = read_small(pfd, "cgroup", buf, sizeof(buf))) < 0)
+		return (int)n;
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char *c = strchr(line, ':');
+
+		if (c == NULL)
+			continue;
+		if (strncmp(c, ":freezer:/", 10) == 0)
+			v1 = c + 9;
+		else if (strncmp(c, "::/", 3) == 0)
+			v2 = c + 2;
+	}
+	if ((v1 != NULL && strstr(v1, "/..") != NULL) ||
+	    (v2 != NULL && strstr(v2, "/..") != NULL))
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cgroup.events", p);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	if (strncmp(buf, "frozen ", 7) == 0)
-		return buf[7] == '1';
-	if ((p = strstr(buf, "\nfrozen ")) == NULL)
-		return -ENOTSUP;
-	return p[8] == '1';
+	if (v1 != NULL) {
+		snprintf(path, sizeof(path), "/sys/fs/cgroup/freezer%s/"
+		    "freezer.state", v1);
+		if ((n = read_small(AT_FDCWD, path, buf, sizeof(buf))) >= 0)
+			return strncmp(buf, "THAWED", 6) != 0;
+	}
+	for (size_t i = 0; v2 != NULL && i < 2; i++) {
+		char *f;
+
+		snprintf(path, sizeof(path), "%s%s/cgroup.events", v2_roots[i],
+		    v2);
+		if ((n = read_small(AT_FDCWD, path, buf, sizeof(buf))) < 0)
+			continue;
+		if (strncmp(buf, "frozen ", 7) == 0)
+			return buf[7] == '1';
+		if ((f = strstr(buf, "\nfrozen ")) != NULL)
+			return f[8] == '1';
+	}
+	return -ENOTSUP;
 }
 
 int

@@ -476,13 +476,17 @@ unfit(struct dock_driver *d, struct pool_ctr *pc, const char *image_id)
 
 	if (image_id != NULL && (made == NULL || strcmp(made, image_id) != 0))
 		return "the image changed since it was made";
-	/* Its helper listens (it runs), is not frozen (docker pause) and
-	 * answered a moment ago (the refill threads ask a waiting one
-	 * again, recheck): no round trip to a helper that sleeps. */
+	/*
+	 * Its helper answered a moment ago (the refill threads ask a
+	 * waiting one again, recheck), still runs and is not frozen
+	 * (docker pause; its /proc entry and cgroup say): no round trip to
+	 * a helper that sleeps, and no connection that would use up the
+	 * session it keeps forked for the first command. Else asked.
+	 */
 	if (pc->helper && dock_fx_enabled(d))
-		return dock_fx_wait(d, pc->name, 0) == 0 &&
-		    ((msc_now_ms() - pc->answered_ms < POOL_FRESH_MS &&
-			 dock_fx_awake(d, pc->name) == 1) ||
+		return (msc_now_ms() - pc->answered_ms < POOL_FRESH_MS &&
+			   dock_fx_awake(d, pc->name) == 1) ||
+		    (dock_fx_wait(d, pc->name, 0) == 0 &&
 			dock_lease_answers(d, pc->name, POOL_ANSWER_MS)) ? NULL
 		    : "its exec helper does not answer";
 	if (dock_container_inspect(d->engine, pc->cid, T_POOL_OP, &now, err,
