@@ -224,8 +224,9 @@ recheck(struct dock_pool *p, int64_t *next_ms)
 	pc->checking = true;
 	snprintf(name, sizeof(name), "%s", pc->name);
 	pthread_mutex_unlock(&p->mu);
-	answers = dock_fx_wait(d, name, 0) == 0 &&
-	    dock_lease_answers(d, name, POOL_ANSWER_MS);
+	/* Its lease socket, served by the helper's own loop: the exec
+	 * socket's probe would use up its forked session. */
+	answers = dock_lease_answers(d, name, POOL_ANSWER_MS);
 	pthread_mutex_lock(&p->mu);
 	/* A take may have had it meanwhile: found again by its name. */
 	for (int i = 0; i < p->n_ready; i++) {

@@ -160,6 +160,26 @@ describe('warm pool', () => {
     }
   });
 
+  it('a waiting container paused is removed and replaced by the pool before any take', async () => {
+    // A take asks a waiting helper nothing when it answered under 5 s ago: the pool asks each
+    // one again every 3 s, so one gone bad meanwhile is found without a take.
+    const d = driver('recheck');
+    const s = await poolServer(d, 1);
+    try {
+      await full(s, 1);
+      const [w] = await waiting(d);
+      assert.equal((await docker(['pause', w.id])).code, 0);
+      assert.ok(await waitFor(async () => /removing kilntainers-pool-\S+: its exec helper does not answer/.test(s.stderr()),
+        { timeoutMs: 15000, intervalMs: 100 }), 'the paused container is found by the pool itself');
+      await full(s, 1, 1);
+      const now = (await waiting(d)).map((x) => x.id);
+      assert.ok(!now.includes(w.id), 'the paused container is gone');
+      assert.equal(now.length, 1, 'and replaced');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a burst larger than the pool: every computer ready', async () => {
     const d = driver('burst');
     const s = await poolServer(d, 1);
