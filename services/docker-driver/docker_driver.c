@@ -207,7 +207,7 @@ dock_driver_stop(struct dock_driver *d)
 	dock_lease_stop(d);
 	dock_engine_free(d->engine);
 	json_decref(d->create_template);
-	msc_map_free_owned(d->fx_procs);
+	dock_fx_procs_free(d);
 	msc_snap_pins_free(d->snap_pins);
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->fx_mu);

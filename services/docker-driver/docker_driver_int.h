@@ -42,6 +42,7 @@ struct dock_driver {
 	const char *fx_src;         /* the helper binary to copy */
 	char fx_root[256];          /* host folder of the helper */
 	struct msc_map *fx_procs;   /* name -> struct fx_proc, under mu */
+	int fx_kept;                /* their /proc fds kept open, under mu */
 	bool net_sandbox;           /* computers go on DOCK_NET_NAME */
 	bool net_via_engine;        /* not root: the engine loads the rules */
 	bool tool;                  /* the command line's: serves no proxy */
@@ -243,6 +244,8 @@ bool dock_fx_uses_helper(json_t *ctr);
 bool dock_fx_mounts_helper(json_t *ctr);
 void dock_fx_track(struct dock_driver *d, const char *name, json_t *ctr);
 void dock_fx_forget(struct dock_driver *d, const char *name);
+/* Frees what dock_fx_track recorded (at the driver's end). */
+void dock_fx_procs_free(struct dock_driver *d);
 int dock_fx_remove_legacy(struct dock_driver *d, const char *name);
 int dock_fx_root_install(const char *root, const char *src, char *why,
     size_t len);

@@ -165,11 +165,25 @@ dock_fx_prepare(struct dock_driver *d, char *err, size_t errlen)
 	return rc;
 }
 
+#define FX_KEPT_MAX 512         /* helpers' /proc entries kept open */
+
 /* What the driver knows of a container's helper: its init process. */
 struct fx_proc {
 	pid_t pid;                  /* 0: the container has no helper */
 	char cid[65];
+	int pfd;                    /* its /proc entry once checked, or -1 */
 };
+
+/* Frees p (taken), closing its kept fd; under d->mu. */
+static void
+fx_proc_free(struct dock_driver *d, struct fx_proc *p)
+{
+	if (p != NULL && p->pfd >= 0) {
+		close(p->pfd);
+		d->fx_kept--;
+	}
+	free(p);
+}
 
 static void
 fx_cache_put(struct dock_driver *d, const char *name, pid_t pid,
@@ -178,14 +192,30 @@ fx_cache_put(struct dock_driver *d, const char *name, pid_t pid,
 	struct fx_proc *p = calloc(1, sizeof(*p));
 
 	pthread_mutex_lock(&d->mu);
-	free(msc_map_del(d->fx_procs, name));
+	fx_proc_free(d, msc_map_del(d->fx_procs, name));
 	if (p != NULL) {
 		p->pid = pid;
+		p->pfd = -1;
 		snprintf(p->cid, sizeof(p->cid), "%s", cid);
 		if (msc_map_put(d->fx_procs, name, p) != 0)
 			free(p);
 	}
 	pthread_mutex_unlock(&d->mu);
+}
+
+static void
+fx_proc_free_each(void *arg, const char *key, void *value)
+{
+	(void)key;
+	fx_proc_free(arg, value);
+}
+
+void
+dock_fx_procs_free(struct dock_driver *d)
+{
+	msc_map_each(d->fx_procs, fx_proc_free_each, d);
+	msc_map_free(d->fx_procs);
+	d->fx_procs = NULL;
 }
 
 void
@@ -198,7 +228,7 @@ dock_fx_track(struct dock_driver *d, const char *name, json_t *ctr)
 	if (!json_is_true(json_object_get(state, "Running"))) {
 		/* Not running: its next pid is not known yet. */
 		pthread_mutex_lock(&d->mu);
-		free(msc_map_del(d->fx_procs, name));
+		fx_proc_free(d, msc_map_del(d->fx_procs, name));
 		pthread_mutex_unlock(&d->mu);
 	} else if (!dock_fx_uses_helper(ctr) || cid == NULL ||
 	    dock_runtime_hides_helper(d, ctr) ||
@@ -214,7 +244,7 @@ dock_fx_forget(struct dock_driver *d, const char *name)
 	int rc;
 
 	pthread_mutex_lock(&d->mu);
-	free(msc_map_del(d->fx_procs, name));
+	fx_proc_free(d, msc_map_del(d->fx_procs, name));
 	pthread_mutex_unlock(&d->mu);
 	if ((rc = dock_fx_remove_legacy(d, name)) != 0 && rc != -ENOENT)
 		msc_log_warn("cannot remove the old exec folder of %s: %s",
@@ -222,9 +252,38 @@ dock_fx_forget(struct dock_driver *d, const char *name)
 }
 
 /*
+ * The checked /proc entry of `name`'s helper, duplicated, while the
+ * process lives (a dead one's entry answers no lookup, even when its pid
+ * is reused); -ESRCH (and forgotten) once it died, -ENOENT when none was
+ * kept.
+ */
+static int
+fx_proc_kept(struct dock_driver *d, const char *name)
+{
+	struct fx_proc *c;
+	int fd = -ENOENT;
+
+	pthread_mutex_lock(&d->mu);
+	if ((c = msc_map_get(d->fx_procs, name)) != NULL && c->pfd >= 0) {
+		if ((fd = fcntl(c->pfd, F_DUPFD_CLOEXEC, 0)) < 0)
+			fd = -ENOENT;
+		else if (faccessat(fd, "stat", F_OK, 0) != 0) {
+			close(fd);
+			close(c->pfd);
+			c->pfd = -1;
+			d->fx_kept--;
+			fd = -ESRCH;
+		}
+	}
+	pthread_mutex_unlock(&d->mu);
+	return fd;
+}
+
+/*
  * Opens /proc/<pid> of the helper of `name` after checking that the
  * process is still in that container (its cgroup path names the container
- * id; the fd keeps naming that process even if the pid is reused).
+ * id; the fd keeps naming that process even if the pid is reused), once:
+ * the checked entry is kept for the next calls (fx_proc_kept).
  * Returns the fd, -ENOTSUP for a container without helper, -ENOENT when
  * nothing is known, -ESRCH when what is known is stale.
  */
@@ -236,6 +295,8 @@ fx_proc_open(struct dock_driver *d, const char *name)
 	ssize_t n;
 	int pfd, cfd;
 
+	if ((pfd = fx_proc_kept(d, name)) != -ENOENT)
+		return pfd;
 	pthread_mutex_lock(&d->mu);
 	if ((c = msc_map_get(d->fx_procs, name)) != NULL)
 		p = *c;
@@ -260,6 +321,15 @@ fx_proc_open(struct dock_driver *d, const char *name)
 		close(pfd);
 		return -ESRCH;
 	}
+	/* Kept when what is known is still this process, within a bound
+	 * on the descriptors spent on it. */
+	pthread_mutex_lock(&d->mu);
+	if (d->fx_kept < FX_KEPT_MAX &&
+	    (c = msc_map_get(d->fx_procs, name)) != NULL && c->pfd < 0 &&
+	    c->pid == p.pid && strcmp(c->cid, p.cid) == 0 &&
+	    (c->pfd = fcntl(pfd, F_DUPFD_CLOEXEC, 0)) >= 0)
+		d->fx_kept++;
+	pthread_mutex_unlock(&d->mu);
 	return pfd;
 }
 
