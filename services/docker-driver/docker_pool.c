@@ -35,6 +35,7 @@
 #define POOL_FRESH_MS 5000      /* an answer this recent needs no new one */
 #define POOL_RECHECK_MS 3000    /* a waiting helper asked again after */
 #define POOL_HOLD_MS 250        /* engine work held for a first command */
+#define POOL_REFILL_WAIT_MS 5000 /* a take waits for a refill under way */
 
 void
 dock_pool_ctr_free(struct pool_ctr *pc)
@@ -288,6 +289,7 @@ refill_main(void *arg)
 		pc = fill_one(d, err, sizeof(err));
 		pthread_mutex_lock(&p->mu);
 		p->filling--;
+		pthread_cond_broadcast(&p->cv);    /* a take may wait for it */
 		if (pc != NULL && !p->stopping && p->n_ready < POOL_MAX) {
 			p->ready[p->n_ready++] = pc;
 			if (p->n_ready == p->target)
@@ -448,6 +450,28 @@ pop(struct dock_pool *p)
 	return pc;
 }
 
+/*
+ * With none ready: waits for a refill under way that no other take waits
+ * for, which comes sooner than a cold creation would (and is not slowed
+ * down by one); the container it made, or NULL (none under way, all
+ * taken by other waiters, it failed, or POOL_REFILL_WAIT_MS passed).
+ */
+static struct pool_ctr *
+wait_refill(struct dock_pool *p)
+{
+	uint64_t until = msc_now_ms() + POOL_REFILL_WAIT_MS, now;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stopping && p->n_ready == 0 &&
+	    p->waiting_takes < p->filling && (now = msc_now_ms()) < until) {
+		p->waiting_takes++;
+		dock_pool_wait_ms(p, (int64_t)(until - now));
+		p->waiting_takes--;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return pop(p);
+}
+
 static void
 push_back(struct dock_pool *p, struct pool_ctr *pc)
 {
@@ -507,6 +531,7 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	struct pool_ctr *pc;
 	char name[128], *image_id;
 	const char *why;
+	bool missed = false;
 	int rv;
 
 	if (p == NULL || p->base == 0)
@@ -519,7 +544,16 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	image_id = dock_pool_image_id(p);
 	MSC_HOP("take_image_id");
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
-	while ((pc = pop(p)) != NULL) {
+	for (;;) {
+		if ((pc = pop(p)) == NULL) {
+			/* A miss (the pool grows for the next ones), then
+			 * maybe a refill under way. */
+			if (!missed)
+				dock_pool_asked(p, false);
+			missed = true;
+			if ((pc = wait_refill(p)) == NULL)
+				break;
+		}
 		MSC_HOP("take_pop");
 		why = unfit(d, pc, image_id);
 		MSC_HOP("take_helper_answers");
@@ -562,14 +596,14 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		    dock_cfg(d->cfg)->image, d->cfg->driver_id);
 		msc_log_info("created temporary computer %s from the warm pool "
 			     "(container %.12s)", id, pc->cid);
-		dock_pool_asked(p, true);
+		if (!missed)
+			dock_pool_asked(p, true);
 		dock_pool_ctr_free(pc);
 		MSC_HOP("take_rules_track_fill");
 		free(image_id);
 		return rv;
 	}
 	free(image_id);
-	dock_pool_asked(p, false);
 	return 1;
 }
 

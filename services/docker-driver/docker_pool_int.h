@@ -37,6 +37,7 @@ struct dock_pool {
 	struct pool_ctr *ready[POOL_MAX];
 	int n_ready;
 	int filling;            /* refills under way */
+	int waiting_takes;      /* takes waiting for one (wait_refill) */
 	int cold;               /* cold creations under way */
 	bool stopping;
 	/*
