@@ -180,6 +180,26 @@ describe('warm pool', () => {
     }
   });
 
+  it('a take that finds the pool empty gets the refill under way, not a cold creation', async () => {
+    const d = driver('refillwait');
+    const s = await poolServer(d, 1);
+    try {
+      await full(s, 1);
+      const a = cid('took-last'), b = cid('waits');
+      assert.equal((await s.exec({ computer_id: a, command: 'echo a' })).stdout, 'a\n');
+      // The refill starts once a's first command ended and takes a container's start: b comes
+      // while it runs (before, b was made cold).
+      await sleep(100);
+      assert.equal((await s.exec({ computer_id: b, command: 'echo b' })).stdout, 'b\n');
+      assert.ok(await waitFor(async () => (await inspect(containerName(b))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
+      const c = await inspect(containerName(b));
+      assert.equal(c.Config.Labels['kilntainers.pool'], d, 'a pool container');
+      assert.equal(c.Config.Labels['kilntainers.computer-id'], undefined, 'not a cold one');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a burst larger than the pool: every computer ready', async () => {
     const d = driver('burst');
     const s = await poolServer(d, 1);
