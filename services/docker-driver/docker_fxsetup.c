@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <stdint.h>
@@ -165,7 +166,8 @@ dock_fx_prepare(struct dock_driver *d, char *err, size_t errlen)
 	return rc;
 }
 
-#define FX_KEPT_MAX 512         /* helpers' /proc entries kept open */
+#define FX_KEPT_MAX 256         /* helpers' /proc entries kept open, */
+#define FX_KEPT_FD_SHARE 16     /* and at most this share of RLIMIT_NOFILE */
 
 /* What the driver knows of a container's helper: its init process. */
 struct fx_proc {
@@ -213,6 +215,8 @@ fx_proc_free_each(void *arg, const char *key, void *value)
 void
 dock_fx_procs_free(struct dock_driver *d)
 {
+	if (d->fx_procs == NULL)
+		return;
 	msc_map_each(d->fx_procs, fx_proc_free_each, d);
 	msc_map_free(d->fx_procs);
 	d->fx_procs = NULL;
@@ -249,6 +253,20 @@ dock_fx_forget(struct dock_driver *d, const char *name)
 	if ((rc = dock_fx_remove_legacy(d, name)) != 0 && rc != -ENOENT)
 		msc_log_warn("cannot remove the old exec folder of %s: %s",
 		    name, strerror(-rc));
+}
+
+/* How many /proc entries may be kept: a small share of the fd limit. */
+static int
+kept_max(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / FX_KEPT_FD_SHARE < FX_KEPT_MAX)
+		return (int)(rl.rlim_cur / FX_KEPT_FD_SHARE);
+	return FX_KEPT_MAX;
 }
 
 /*
@@ -324,7 +342,7 @@ fx_proc_open(struct dock_driver *d, const char *name)
 	/* Kept when what is known is still this process, within a bound
 	 * on the descriptors spent on it. */
 	pthread_mutex_lock(&d->mu);
-	if (d->fx_kept < FX_KEPT_MAX &&
+	if (d->fx_kept < kept_max() &&
 	    (c = msc_map_get(d->fx_procs, name)) != NULL && c->pfd < 0 &&
 	    c->pid == p.pid && strcmp(c->cid, p.cid) == 0 &&
 	    (c->pfd = fcntl(pfd, F_DUPFD_CLOEXEC, 0)) >= 0)
@@ -501,10 +519,13 @@ cgroup_frozen(int pfd)
 	    (v2 != NULL && strstr(v2, "/..") != NULL))
 		return -EINVAL;
 	if (v1 != NULL) {
+		/* Paused there, whatever v2 says (a hybrid host's frozen
+		 * 0): unreadable is unknown. */
 		snprintf(path, sizeof(path), "/sys/fs/cgroup/freezer%s/"
 		    "freezer.state", v1);
-		if ((n = read_small(AT_FDCWD, path, buf, sizeof(buf))) >= 0)
-			return strncmp(buf, "THAWED", 6) != 0;
+		if ((n = read_small(AT_FDCWD, path, buf, sizeof(buf))) < 0)
+			return (int)n;
+		return strncmp(buf, "THAWED", 6) != 0;
 	}
 	for (size_t i = 0; v2 != NULL && i < 2; i++) {
 		char *f;
@@ -521,6 +542,23 @@ cgroup_frozen(int pfd)
 	return -ENOTSUP;
 }
 
+/* Whether the process behind /proc entry pfd is stopped (SIGSTOP, a
+ * tracer) or a zombie: 1 or 0, or a negative errno. */
+static int
+proc_stopped(int pfd)
+{
+	char buf[1024], *rp;
+	ssize_t n;
+
+	if ((n = read_small(pfd, "stat", buf, sizeof(buf))) < 0)
+		return (int)n;
+	/* "pid (comm) S ...": comm may hold anything but ends at the last
+	 * ')'. */
+	if ((rp = strrchr(buf, ')')) == NULL || rp[1] != ' ' || rp[2] == '\0')
+		return -EIO;
+	return strchr("TtZX", rp[2]) != NULL;
+}
+
 int
 dock_fx_awake(struct dock_driver *d, const char *name)
 {
@@ -528,7 +566,8 @@ dock_fx_awake(struct dock_driver *d, const char *name)
 
 	if (pfd < 0)
 		return pfd;
-	rc = cgroup_frozen(pfd);
+	if ((rc = proc_stopped(pfd)) == 0)
+		rc = cgroup_frozen(pfd);
 	close(pfd);
 	return rc < 0 ? rc : rc == 0;
 }

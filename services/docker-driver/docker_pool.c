@@ -155,15 +155,23 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 }
 
 bool
-dock_pool_held(const struct dock_pool *p, int64_t *ms)
+dock_pool_held(const struct dock_pool *p, uint64_t *since, int64_t *ms)
 {
-	uint64_t now;
+	uint64_t now = msc_now_ms(), until = p->hold_until_ms;
 
-	if (p->stopping || p->n_ready == 0 || p->hold_until_ms == 0)
+	if (p->stopping || p->n_ready == 0 || until == 0 || now >= until) {
+		*since = 0;
 		return false;
-	if ((now = msc_now_ms()) >= p->hold_until_ms)
+	}
+	/* Each piece of work waits POOL_HOLD_MS at most, however many
+	 * takes follow one another. */
+	if (*since == 0)
+		*since = now;
+	if (until > *since + POOL_HOLD_MS)
+		until = *since + POOL_HOLD_MS;
+	if (now >= until)
 		return false;
-	*ms = (int64_t)(p->hold_until_ms - now);
+	*ms = (int64_t)(until - now);
 	return true;
 }
 
@@ -265,6 +273,8 @@ refill_main(void *arg)
 	int64_t next_ms;
 
 	pthread_mutex_lock(&p->mu);
+	uint64_t held_since = 0;
+
 	while (!p->stopping) {
 		struct pool_ctr *pc;
 		int64_t held_ms;
@@ -280,10 +290,11 @@ refill_main(void *arg)
 				dock_pool_wait_ms(p, next_ms);
 			continue;
 		}
-		if (dock_pool_held(p, &held_ms)) {
+		if (dock_pool_held(p, &held_since, &held_ms)) {
 			dock_pool_wait_ms(p, held_ms);
 			continue;
 		}
+		held_since = 0;
 		p->filling++;
 		pthread_mutex_unlock(&p->mu);
 		pc = fill_one(d, err, sizeof(err));
@@ -434,11 +445,10 @@ dock_pool_cold(struct dock_driver *d, int delta)
 
 /* The next waiting container, or NULL; tells a refill thread. */
 static struct pool_ctr *
-pop(struct dock_pool *p)
+pop_locked(struct dock_pool *p)
 {
 	struct pool_ctr *pc = NULL;
 
-	pthread_mutex_lock(&p->mu);
 	if (!p->stopping && p->n_ready > 0) {
 		/* The oldest first: none waits for ever. */
 		pc = p->ready[0];
@@ -446,6 +456,16 @@ pop(struct dock_pool *p)
 		    (size_t)(--p->n_ready) * sizeof(p->ready[0]));
 		pthread_cond_broadcast(&p->cv);
 	}
+	return pc;
+}
+
+static struct pool_ctr *
+pop(struct dock_pool *p)
+{
+	struct pool_ctr *pc;
+
+	pthread_mutex_lock(&p->mu);
+	pc = pop_locked(p);
 	pthread_mutex_unlock(&p->mu);
 	return pc;
 }
@@ -460,6 +480,7 @@ static struct pool_ctr *
 wait_refill(struct dock_pool *p)
 {
 	uint64_t until = msc_now_ms() + POOL_REFILL_WAIT_MS, now;
+	struct pool_ctr *pc;
 
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping && p->n_ready == 0 &&
@@ -468,14 +489,16 @@ wait_refill(struct dock_pool *p)
 		dock_pool_wait_ms(p, (int64_t)(until - now));
 		p->waiting_takes--;
 	}
+	pc = pop_locked(p);     /* under the same lock: no other take first */
 	pthread_mutex_unlock(&p->mu);
-	return pop(p);
+	return pc;
 }
 
 static void
 push_back(struct dock_pool *p, struct pool_ctr *pc)
 {
 	pthread_mutex_lock(&p->mu);
+	pc->checking = false;   /* a recheck under way no longer finds it */
 	if (!p->stopping && p->n_ready < POOL_MAX) {
 		p->ready[p->n_ready++] = pc;
 		pc = NULL;
@@ -546,10 +569,11 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 	snprintf(name, sizeof(name), DOCK_NAME_PREFIX "%s", id);
 	for (;;) {
 		if ((pc = pop(p)) == NULL) {
-			/* A miss (the pool grows for the next ones), then
-			 * maybe a refill under way. */
-			if (!missed)
-				dock_pool_asked(p, false);
+			/* A miss (the pool grows for the next ones), then,
+			 * once per take, maybe a refill under way. */
+			if (missed)
+				break;
+			dock_pool_asked(p, false);
 			missed = true;
 			if ((pc = wait_refill(p)) == NULL)
 				break;

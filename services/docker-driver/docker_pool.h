@@ -62,9 +62,11 @@ void dock_pool_free(struct dock_driver *d);
  * Makes a waiting container computer `id` (temporary): 0 with *out
  * filled, 1 when the pool has none ready (or is off: take the cold path),
  * or a negative errno with a message (-EEXIST: the name is taken).
- * Each container is checked first: one that died, or was made from an
- * image the configured name no longer points to, is removed, never
- * handed out. Blocking.
+ * Each container is checked first: one that died, is paused or stopped,
+ * has not answered within 5 s (the refill threads ask each waiting one
+ * again), or was made from an image the configured name no longer points
+ * to, is removed, never handed out. With none ready it waits (once, at
+ * most 5 s) for a refill under way that no other take waits for. Blocking.
  */
 int dock_pool_take(struct dock_driver *d, const char *id,
     Msc__V1__Computer *out, char *err, size_t errlen);

@@ -80,9 +80,13 @@ int dock_pool_rename_later(struct dock_pool *p, const char *cid,
     const char *name);
 /* The renamer thread: renames in order, until stopped with none left. */
 void *dock_pool_renamer_main(void *arg);
-/* With p->mu held: whether engine work waits (a first command runs and
- * a container is still ready); *ms how long at most. */
-bool dock_pool_held(const struct dock_pool *p, int64_t *ms);
+/*
+ * With p->mu held: whether a piece of engine work waits (a first command
+ * runs and a container is still ready), *ms how long at most. *since is
+ * the caller's: 0 before its first ask, set by the first that holds, so
+ * that one piece waits POOL_HOLD_MS at most in all; reset when not held.
+ */
+bool dock_pool_held(const struct dock_pool *p, uint64_t *since, int64_t *ms);
 
 /*
  * docker_pool_image.c: starts and stops the thread that follows the

@@ -94,6 +94,7 @@ dock_pool_renamer_main(void *arg)
 {
 	struct dock_pool *p = arg;
 	struct pool_rename *r;
+	uint64_t held_since = 0;
 	int64_t held_ms;
 
 	pthread_mutex_lock(&p->mu);
@@ -104,10 +105,11 @@ dock_pool_renamer_main(void *arg)
 			pthread_cond_wait(&p->cv, &p->mu);
 			continue;
 		}
-		if (dock_pool_held(p, &held_ms)) {
+		if (dock_pool_held(p, &held_since, &held_ms)) {
 			dock_pool_wait_ms(p, held_ms);
 			continue;
 		}
+		held_since = 0;
 		pthread_mutex_unlock(&p->mu);
 		rename_one(p->d, r);    /* stays listed until done */
 		pthread_mutex_lock(&p->mu);

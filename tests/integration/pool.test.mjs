@@ -187,8 +187,8 @@ describe('warm pool', () => {
       await full(s, 1);
       const a = cid('took-last'), b = cid('waits');
       assert.equal((await s.exec({ computer_id: a, command: 'echo a' })).stdout, 'a\n');
-      // The refill starts once a's first command ended and takes a container's start: b comes
-      // while it runs (before, b was made cold).
+      // With the pool of 1 empty, the refill starts at a's take and takes a container's start:
+      // b comes while it runs (before, b was made cold).
       await sleep(100);
       assert.equal((await s.exec({ computer_id: b, command: 'echo b' })).stdout, 'b\n');
       assert.ok(await waitFor(async () => (await inspect(containerName(b))) !== null, { timeoutMs: 10000, intervalMs: 50 }));
