@@ -21,7 +21,9 @@
 // 64), at most M connections from each (--max-sockets, default no bound: one per session in
 // flight; more sessions than an edge takes connections, 4096, share them and queue here): on Linux all of 127/8 is the loopback, so N addresses stand for N client machines, and
 // no edge meets its per-address connection cap (--max-address-connections, 256) from a load
-// that real clients would spread over many addresses.
+// that real clients would spread over many addresses. Session i goes to edge i % E, so with two
+// edges and an even N each edge sees the N / 2 addresses of its parity: with the defaults and
+// --max-sockets 4, 32 x 4 = 128 connections per edge.
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -6,9 +6,11 @@
  * (mcp_http_answer.c), the share a proxied client counts in
  * (mcp_http_client.c), the Host/Origin guard and auth
  * (mcp_http_guard.c), the refusal of ambiguous headers
- * (mcp_http_strict.c), deadlines and drains (mcp_http_conn.c).
+ * (mcp_http_strict.c), deadlines and drains (mcp_http_conn.c), the
+ * event loop (mcp_http_loop.c).
  *
- * MHD runs one event thread (epoll) for every connection. A request that
+ * One event thread (epoll) serves every connection: the edge's own,
+ * which runs MHD (mcp_http_loop.c says why not MHD's). A request that
  * waits for the session service is suspended and resumed by the reply,
  * on whatever thread that comes. An answer decided from the headers
  * alone while a body is on its way goes out at once and MHD closes the
@@ -363,8 +365,9 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 		edge_http_stop(h);
 		return -EINVAL;
 	}
-	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-		MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+	/* No thread of MHD's: http_loop_start runs it. */
+	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+		MHD_USE_ERROR_LOG |
 		(ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 	    (uint16_t)cfg->port, NULL, NULL, on_request, h,
 	    MHD_OPTION_SOCK_ADDR, ai->ai_addr,
@@ -381,6 +384,11 @@ edge_http_start(const struct msc_cfg *cfg, struct msc_client *session,
 		msc_log_err("cannot serve HTTP on %s: %s", url, strerror(rv));
 		edge_http_stop(h);
 		return -EIO;
+	}
+	if ((rv = http_loop_start(h)) != 0) {
+		msc_log_err("cannot serve HTTP on %s: %s", url, strerror(-rv));
+		edge_http_stop(h);
+		return rv;
 	}
 	msc_log_info("serving MCP over HTTP on %s/mcp (up to %u connections, "
 	    "%u per client address; past those the oldest without a request "
@@ -424,6 +432,7 @@ edge_http_stop(struct edge_http *h)
 			break;
 		usleep(10000);
 	}
+	http_loop_stop(h);
 	if (h->d != NULL)
 		MHD_stop_daemon(h->d);
 	http_conns_stop(h->conns);

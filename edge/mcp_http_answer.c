@@ -46,7 +46,7 @@ answer_locked(struct http_call *c, unsigned status, struct MHD_Response *resp)
 	c->resp = resp;
 	if (c->suspended) {
 		c->suspended = false;
-		MHD_resume_connection(c->conn);
+		http_resume_locked(c);
 	}
 }
 

@@ -230,7 +230,7 @@ http_sse_send(struct http_call *c, json_t *msg)
 		http_sse_end_locked(c);         /* even without the event */
 	else if (s->waiting && c->mhd_ref) {
 		s->waiting = false;
-		MHD_resume_connection(c->conn);
+		http_resume_locked(c);
 	}
 	pthread_mutex_unlock(&c->h->mu);
 	if (!ok)
@@ -249,7 +249,7 @@ http_sse_end_locked(struct http_call *c)
 	s->done = true;
 	if (s->waiting && c->mhd_ref) {
 		s->waiting = false;
-		MHD_resume_connection(c->conn);
+		http_resume_locked(c);
 	}
 }
 

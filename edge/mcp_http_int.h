@@ -20,6 +20,7 @@
 #define EDGE_PRINCIPAL_MAX MCP_PRINCIPAL_MAX
 
 struct http_conns;
+struct http_loop;
 struct http_principals;
 struct http_proxy;
 struct http_sse;
@@ -43,6 +44,7 @@ struct edge_http {
 	struct msc_client *session;
 	struct edge_desc *desc;         /* the tool description */
 	struct MHD_Daemon *d;
+	struct http_loop *loop;       /* under mu: runs d; NULL once stopped */
 	struct http_conns *conns;     /* deadlines and drains */
 	const char **hosts;           /* allowed Host names (NULL-ended) */
 	const char **origins;         /* allowed Origins beyond loopback */
@@ -235,6 +237,20 @@ void http_post_run(struct http_call *c);
 bool http_modern_selected(struct http_call *c);
 /* Checks the envelope and the Mcp-* headers, then serves c (stateless). */
 void http_modern_run(struct http_call *c);
+
+/* mcp_http_loop.c: MHD's event loop, on a thread of the edge's own. */
+/*
+ * Starts the thread that runs h->d (started without a thread of its
+ * own): 0, or -errno.
+ */
+int http_loop_start(struct edge_http *h);
+/* Stops and joins it (before MHD_stop_daemon); none started: nothing. */
+void http_loop_stop(struct edge_http *h);
+/*
+ * Resumes c's suspended connection and wakes the loop to serve it (h->mu
+ * held; any thread).
+ */
+void http_resume_locked(struct http_call *c);
 
 /* mcp_http_conn.c: connection deadlines, shares and drains. */
 #define HTTP_HEADER_MS 10000    /* headers (and idle keep-alive) */

@@ -8,7 +8,8 @@
 // closed after the same deadline, but not under a request that arrived before it and that a
 // loaded server had not read yet or had read and not yet handled; nor is a new connection
 // whose whole request waits unread, while one with only part of a request is closed at the
-// deadline all the same. No container is needed.
+// deadline all the same. And 128 requests that came at once while the server was behind are
+// all answered as soon as it runs again. No container is needed.
 
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -50,13 +51,13 @@ function attack(srv, n, localAddress) {
 }
 
 /**
- * Stops the server's HTTP thread (MHD-single) through ptrace for ms, as a machine too loaded to
+ * Stops the server's HTTP thread (http-loop, edge/mcp_http_loop.c) through ptrace for ms, as a machine too loaded to
  * schedule it would (tests/http/stall_thread.py); resolves once it is stopped, with `ended`, a
  * promise of the helper's exit code once the thread runs again.
  */
 async function stallHttpThread(srv, ms) {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const stall = spawn('python3', [path.join(here, 'stall_thread.py'), String(srv.pid), 'MHD-single',
+  const stall = spawn('python3', [path.join(here, 'stall_thread.py'), String(srv.pid), 'http-loop',
     String(ms / 1000)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   stall.stdout.on('data', (d) => { out += d; });
@@ -234,8 +235,8 @@ describe('idle keep-alive connections, the server preempted mid-read', () => {
     while (answers() < 1 && c.closedAt === null) await sleep(20);
     const t1 = performance.now();
     const tasks = `/proc/${srv.pid}/task`;
-    const tid = readdirSync(tasks).find((x) => readFileSync(`${tasks}/${x}/comm`, 'utf8').trim() === 'MHD-single');
-    assert.ok(tid, 'the server has an MHD-single thread');
+    const tid = readdirSync(tasks).find((x) => readFileSync(`${tasks}/${x}/comm`, 'utf8').trim() === 'http-loop');
+    assert.ok(tid, 'the server has an http-loop thread');
     const holdUs = HEADER_DEADLINE_MS * 1000 + 3000000;
     const strace = spawn('strace', ['-p', tid, '-e', 'trace=recvfrom', '-e', `inject=recvfrom:delay_exit=${holdUs}:when=1`, '-o', '/dev/null'],
       { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -298,5 +299,45 @@ describe('new connections', () => {
     assert.ok(part.closedAt !== null, 'the connection with part of a request was closed');
     assert.ok(part.closedAt - t1 < HEADER_DEADLINE_MS + SLACK_MS, `the connection with part of a request was closed ${at(part)}`);
     assert.equal(part.raw, '', 'nothing was served on the part of a request');
+  });
+});
+
+describe('a burst of requests while the server is behind', () => {
+  // MHD's own epoll loop (libmicrohttpd 0.9.75) takes at most 128 events from one wait, and when it
+  // got exactly 128 it waited again, with the timeout it had computed before, before handling any
+  // of them. A client with exactly 128 connections to an edge, each sending its initialize while
+  // the edge's HTTP thread was busy, then got no answer until the nearest connection's inactivity
+  // timeout (30 s), when the oldest were closed under their requests: "socket hang up" on 128 of
+  // 10,000 initializes (bench/cluster-load.mjs --max-sockets 4 gives each edge 32 source addresses
+  // x 4 connections; bench/RESULTS.md 2026-12-07 16:50). Here: 128 connections, accepted and
+  // quiet, and the server's HTTP thread stopped while each sends an initialize.
+  it('128 requests that came at once are all answered as soon as the server runs again', async (t) => {
+    const N = 128;
+    const srv = await startHttpServer([]);
+    servers.push(srv);
+    const conns = await Promise.all(Array.from({ length: N }, () => rawConnection(srv)));
+    // Accepted: answered on a connection opened after them (one accept queue, in order), and
+    // closed after its answer, so that nothing but the 128 has anything for the server to read.
+    const probe = await rawConnection(srv);
+    probe.sock.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nConnection: close\r\n\r\n`);
+    while (probe.closedAt === null) await sleep(10);
+    assert.match(probe.raw, /^HTTP\/1\.1 200 /);
+    await sleep(300);
+    const stall = await stallHttpThread(srv, 1000);
+    for (const c of conns) {
+      const body = JSON.stringify(initializeBody());
+      c.sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\n` +
+        `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    }
+    assert.equal(await stall.ended, 0, stall.out());
+    const resumed = performance.now();
+    const answered = (c) => /^HTTP\/1\.1 200 [^]*\r\n\r\n[^]*"result"/.test(c.raw);
+    while (conns.some((c) => !answered(c) && c.closedAt === null) && performance.now() - resumed < SLACK_MS) await sleep(20);
+    const waited = performance.now() - resumed;
+    const n = conns.filter(answered).length;
+    const closed = conns.filter((c) => c.closedAt !== null).length;
+    report(t, `${n} of ${N} initializes answered ${waited.toFixed(0)} ms after the HTTP thread ran again; ${closed} connections closed`);
+    for (const c of conns) c.sock.destroy();
+    assert.equal(n, N, `${N - n} of ${N} requests unanswered ${waited.toFixed(0)} ms after the HTTP thread ran again (${closed} connections closed)`);
   });
 });
