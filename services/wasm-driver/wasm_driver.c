@@ -302,6 +302,7 @@ wasm_driver_start(const struct msc_cfg *cfg, const char *url,
 	d->cfg = cfg;
 	d->backend = strcmp(cfg->backend, "wasm") == 0 ? "wasm" : "go_busybox";
 	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->ending_cv, NULL);
 	if ((rv = parse_limits(d, cfg)) != 0)
 		goto fail;
 	if ((rv = state_dir(d)) != 0) {
@@ -385,6 +386,7 @@ wasm_driver_stop(struct wasm_driver *d)
 	free(d->module_so);
 	free(d->module_name);
 	free(d->image);
+	pthread_cond_destroy(&d->ending_cv);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 }

@@ -40,6 +40,13 @@ struct wasm_driver {
 	struct wasm_runner spare; /* wasm_runner.c, under mu: pid 0 if none */
 	int spare_req;          /* its request socket (while pid != 0) */
 	bool spare_starting;    /* a spare is being started, under mu */
+	/* wasm_runner_reap: runners done but still exiting, for the reaper
+	 * thread (started at the first), all under mu */
+	pid_t *ending;
+	size_t n_ending, cap_ending;
+	pthread_cond_t ending_cv;
+	pthread_t reaper;
+	bool reaper_on, reaper_stop;
 	char *snap_dir;         /* <dir>/.snapshots */
 	struct msc_snap_pins *pins; /* snapshots being read or deleted */
 };

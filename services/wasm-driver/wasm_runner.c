@@ -6,7 +6,9 @@
  * end of a socket pair whose other end the driver keeps (d->spare_req).
  * Taking the spare sends it the command line and closes our end: from
  * then on it is the command's runner. The spare is d->spare, under d->mu;
- * at most one is being started at a time (d->spare_starting).
+ * at most one is being started at a time (d->spare_starting). A runner
+ * whose outcome is read but whose exit is not over is reaped by the
+ * reaper thread (d->ending, wasm_runner_reap).
  */
 #include "wasm_driver_int.h"
 
@@ -228,6 +230,83 @@ spare_send(int req, char *const argv[])
 	return rv;
 }
 
+static void
+wait_for(pid_t pid)
+{
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * The reaper thread: waits for the runners of d->ending, one after the
+ * other. Each has told its outcome and closed its pipes, so each wait
+ * lasts no longer than the exit's teardown. Ends at wasm_runner_fini,
+ * once none is left.
+ */
+static void *
+reaper(void *arg)
+{
+	struct wasm_driver *d = arg;
+
+	pthread_mutex_lock(&d->mu);
+	for (;;) {
+		pid_t pid;
+
+		while (d->n_ending == 0 && !d->reaper_stop)
+			pthread_cond_wait(&d->ending_cv, &d->mu);
+		if (d->n_ending == 0)
+			break;
+		pid = d->ending[--d->n_ending];
+		pthread_mutex_unlock(&d->mu);
+		wait_for(pid);
+		pthread_mutex_lock(&d->mu);
+	}
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}
+
+/* Queues pid for the reaper (under d->mu): false when it cannot be. */
+static bool
+ending_add(struct wasm_driver *d, pid_t pid)
+{
+	if (d->stopping)
+		return false;
+	if (!d->reaper_on) {
+		if (pthread_create(&d->reaper, NULL, reaper, d) != 0)
+			return false;
+		d->reaper_on = true;
+	}
+	if (d->n_ending == d->cap_ending) {
+		size_t cap = d->cap_ending ? 2 * d->cap_ending : 8;
+		pid_t *n = realloc(d->ending, cap * sizeof(*n));
+
+		if (n == NULL)
+			return false;
+		d->ending = n;
+		d->cap_ending = cap;
+	}
+	d->ending[d->n_ending++] = pid;
+	pthread_cond_signal(&d->ending_cv);
+	return true;
+}
+
+void
+wasm_runner_reap(struct wasm_driver *d, pid_t pid)
+{
+	bool queued;
+	pid_t rv;
+
+	while ((rv = waitpid(pid, NULL, WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (rv != 0)
+		return;         /* reaped (or not ours: nothing to wait for) */
+	pthread_mutex_lock(&d->mu);
+	queued = ending_add(d, pid);
+	pthread_mutex_unlock(&d->mu);
+	if (!queued)
+		wait_for(pid);
+}
+
 int
 wasm_runner_start(struct wasm_driver *d, char *const argv[],
     struct wasm_runner *r, char *err, size_t errlen)
@@ -265,6 +344,7 @@ wasm_runner_fini(struct wasm_driver *d)
 {
 	struct wasm_runner sp;
 	int req = -1;
+	bool join;
 
 	pthread_mutex_lock(&d->mu);
 	sp = d->spare;
@@ -272,7 +352,16 @@ wasm_runner_fini(struct wasm_driver *d)
 		req = d->spare_req;
 	d->spare.pid = 0;
 	d->spare_req = -1;
+	d->reaper_stop = true;
+	pthread_cond_signal(&d->ending_cv);
+	join = d->reaper_on;
+	d->reaper_on = false;
 	pthread_mutex_unlock(&d->mu);
 	if (sp.pid != 0)
 		spare_end(&sp, &req);
+	if (join)
+		pthread_join(d->reaper, NULL);  /* it reaped all before */
+	free(d->ending);
+	d->ending = NULL;
+	d->n_ending = d->cap_ending = 0;
 }

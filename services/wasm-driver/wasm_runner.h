@@ -34,8 +34,18 @@ struct wasm_runner {
 int wasm_runner_start(struct wasm_driver *d, char *const argv[],
     struct wasm_runner *r, char *err, size_t errlen);
 
+/*
+ * Reaps runner pid, whose outcome is read (its status line and the EOF of
+ * its pipes, which it closes before it exits): now if it has ended, else
+ * on the driver's reaper thread (one, started at the first such runner),
+ * so that the exit's teardown does not delay the reply. Blocks only when
+ * the driver stops or the thread cannot be had.
+ */
+void wasm_runner_reap(struct wasm_driver *d, pid_t pid);
+
 /* At the driver's stop, once d->stopping is set: ends the spare, if any,
- * and waits for it. No spare starts after. */
+ * and waits for it, and for the reaper once it has reaped every runner
+ * queued. No spare starts after; later runners are reaped at once. */
 void wasm_runner_fini(struct wasm_driver *d);
 
 #endif

@@ -633,6 +633,8 @@ describe('go_busybox cancellation (issue 16)', () => {
     try {
       const base = { computer_id: cid('bb-cancel') };
       assertReplyShape(await s.call({ ...base, command: 'true' }));
+      // The runner of `true` is reaped just after its reply (wasm_runner_reap): then only the spare is left.
+      await waitFor(() => children(s.pid).length <= 1, { timeoutMs: 2000, intervalMs: 10 });
       const before = children(s.pid).length;
       const ac = new AbortController();
       const p = s.client.callTool({ name: 'terminal_execute', arguments: { ...base, command: 'sleep 30' } },

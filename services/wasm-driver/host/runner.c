@@ -39,11 +39,16 @@
  * reads the command line above from FD, a socket: a 32-bit length in host
  * byte order, then that many bytes of NUL-ended arguments (argv[0]
  * first), at most RUNNER_SPARE_MAX. EOF before a whole request (the
- * driver let go of it) ends it with status 0 and no output.
+ * driver let go of it) ends it with status 0 and no output. Before it
+ * reads, a spare does what needs no command line: msc-wasm-busybox
+ * instantiates its module (the memory-limit check and the fuel come after
+ * the request, as for any runner) and the seccomp filter is built; it is
+ * installed, as always, just before _start. A spare serves one command.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -82,6 +87,14 @@ struct runner_opts {
 	char **argv;
 };
 
+/* A module instantiated (instantiate()), maybe ahead of its command. */
+struct runner_inst {
+	void *inst;             /* NULL: not instantiated */
+	wasm_rt_memory_t *mem;
+	int64_t *fuel;          /* NULL when instantiating trapped */
+	int trap;               /* that trap, or 0 */
+};
+
 static int err_fd = 2;          /* the runner's own stderr, kept apart */
 static int status_fd = -1;
 
@@ -118,6 +131,27 @@ setup_error(const char *fmt, ...)
 	dprintf(err_fd, "msc-wasm: %s\n", msg);
 	status_line("error %s", msg);
 	return 125;
+}
+
+/*
+ * Ends the runner with status rv, its outcome told: the guest's stdout and
+ * stderr and the status pipe are closed first, so that the driver has all
+ * of it at once, while the exit's teardown (unmapping this process's
+ * memory, most of an exit's time) runs beside its reply; and the CPU is
+ * offered first to whoever those closes woke (the driver, when the kernel
+ * woke it on this CPU, would else wait for that teardown).
+ */
+static void __attribute__((noreturn))
+leave(int rv)
+{
+	(void)close(1);
+	(void)close(2);
+	if (err_fd > 2)
+		(void)close(err_fd);
+	if (status_fd >= 0)
+		(void)close(status_fd);
+	(void)sched_yield();
+	_exit(rv);
 }
 
 static int
@@ -326,8 +360,9 @@ fix_stdio(void)
 		err_fd = 2;
 }
 
+/* What every runner sets whatever its command line. */
 static void
-limits(const struct runner_opts *o)
+fixed_limits(void)
 {
 	struct rlimit rl;
 
@@ -337,6 +372,14 @@ limits(const struct runner_opts *o)
 		rl.rlim_cur = STACK_BYTES;
 		setrlimit(RLIMIT_STACK, &rl);
 	}
+	signal(SIGPIPE, SIG_IGN);       /* a closed pipe is EPIPE to the guest */
+}
+
+static void
+limits(const struct runner_opts *o)
+{
+	struct rlimit rl;
+
 	if (o->cpu_s > 0) {
 		rl.rlim_cur = rl.rlim_max = (rlim_t)o->cpu_s;
 		setrlimit(RLIMIT_CPU, &rl);
@@ -349,7 +392,6 @@ limits(const struct runner_opts *o)
 							     : NOFILE_FOR_QUOTA;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	signal(SIGPIPE, SIG_IGN);       /* a closed pipe is EPIPE to the guest */
 }
 
 static void
@@ -359,28 +401,44 @@ on_exit_jump(struct wasi_ctx *c)
 	WASM_RT_LONGJMP(wasm_rt_jmp_buf, EXIT_JUMP);
 }
 
-/* Runs the guest; returns the runner's exit status. */
+/*
+ * Instantiates module m (its memory, data segments, tables) into ri, with
+ * ctx (not yet initialised: only its address is kept) as its WASI
+ * instance. Nothing of it depends on the command line, so a spare does it
+ * before reading its own. A trap while instantiating is kept in ri->trap,
+ * for run() to report. 0, or -ENOMEM.
+ */
 static int
-run(const struct runner_module *m, const struct runner_opts *o,
-    struct wasi_ctx *ctx)
+instantiate(const struct runner_module *m, struct wasi_ctx *ctx,
+    struct runner_inst *ri)
 {
-	void *volatile inst;
-	int64_t *volatile fuel = NULL;
-	uint32_t limit = (uint32_t)o->mem_mib * PAGES_PER_MIB;
-	wasm_rt_memory_t *mem;
-	int trap, rv;
-
 	wasm_rt_init();
 	m->init_module();
-	if ((inst = calloc(1, m->instance_size())) == NULL)
-		return setup_error("out of memory");
+	if ((ri->inst = calloc(1, m->instance_size())) == NULL)
+		return -ENOMEM;
 	/* The memory lives in the instance: its address is known already. */
-	mem = ctx->mem = m->memory(inst);
-	trap = wasm_rt_impl_try();
+	ri->mem = m->memory(ri->inst);
+	ri->trap = wasm_rt_impl_try();
+	if (ri->trap == 0) {
+		m->instantiate(ri->inst, ctx);
+		ri->fuel = m->fuel(ri->inst);
+	}
+	return 0;
+}
+
+/* Runs the guest of instance ri (made for ctx); returns the runner's exit
+ * status. */
+static int
+run(const struct runner_module *m, struct runner_inst *ri,
+    const struct runner_opts *o, struct wasi_ctx *ctx)
+{
+	uint32_t limit = (uint32_t)o->mem_mib * PAGES_PER_MIB;
+	wasm_rt_memory_t *mem = ri->mem;
+	int trap = ri->trap, rv;
+
 	if (trap == 0) {
-		m->instantiate(inst, ctx);
-		fuel = m->fuel(inst);
-		*fuel = o->fuel > 0 ? o->fuel : INT64_MAX;
+		ctx->mem = mem;
+		*ri->fuel = o->fuel > 0 ? o->fuel : INT64_MAX;
 		if (mem->pages > limit) {
 			char msg[160];
 
@@ -396,9 +454,12 @@ run(const struct runner_module *m, const struct runner_opts *o,
 		if ((rv = runner_seccomp_install()) != 0)
 			return setup_error("cannot install the seccomp filter: "
 			    "%s", strerror(-rv));
-		m->start(inst);
-		status_line("exit 0");
-		return 0;
+		trap = wasm_rt_impl_try();
+		if (trap == 0) {
+			m->start(ri->inst);
+			status_line("exit 0");
+			return 0;
+		}
 	}
 	if (trap == EXIT_JUMP) {
 		uint32_t code = ctx->exit_code > 255 ? 255 : ctx->exit_code;
@@ -406,7 +467,7 @@ run(const struct runner_module *m, const struct runner_opts *o,
 		status_line("exit %u", code);
 		return (int)code;
 	}
-	if (fuel != NULL && *fuel < 0) {
+	if (ri->fuel != NULL && *ri->fuel < 0) {
 		status_line("fuel");
 		return 124;
 	}
@@ -424,11 +485,20 @@ runner_main(int argc, char **argv, const struct runner_module *builtin,
 	struct runner_opts o = { .cwd = "/", .mem_mib = 256, .status_fd = -1 };
 	struct runner_module dl;
 	const struct runner_module *m = builtin;
+	struct runner_inst ri = { 0 };
 	char pwd[4200], cwd[4096], err[512];
 	int rv;
 
-	if (argc == 3 && strcmp(argv[1], "--spare-fd") == 0)
+	fixed_limits();
+	if (argc == 3 && strcmp(argv[1], "--spare-fd") == 0) {
+		/* A spare waits with all it can do without its command line
+		 * done: the built-in module instantiated, the filter built.
+		 * Should either fail, it is done again (and fails) below. */
+		if (builtin != NULL)
+			(void)instantiate(builtin, &ctx, &ri);
+		(void)runner_seccomp_prepare();
 		spare_request(argv[2], &argc, &argv);
+	}
 	early_status_fd(argc, argv);
 	close_inherited();
 	fix_stdio();
@@ -465,9 +535,14 @@ runner_main(int argc, char **argv, const struct runner_module *builtin,
 	if (runner_is_file_tool(o.argv)) {
 		rv = runner_file_tool(&ctx, cwd, o.argv);
 		status_line("exit %d", rv);
-		_exit(rv);
+		leave(rv);
+	}
+	if (m != builtin || ri.inst == NULL) {
+		ri = (struct runner_inst){ 0 };
+		if (instantiate(m, &ctx, &ri) != 0)
+			_exit(setup_error("out of memory"));
 	}
 	/* No atexit handlers or stdio buffers matter; a trap may have left
 	 * the guest mid-call, so leave at once. */
-	_exit(run(m, &o, &ctx));
+	leave(run(m, &ri, &o, &ctx));
 }

@@ -10,6 +10,8 @@
  *   a call in `allowed`               -> allow
  *   anything else                     -> kill
  *
+ * with the call numbers found by a binary search (tree()), not one by one.
+ *
  * The numbers come from <sys/syscall.h> of the architecture we build for,
  * so x86-64's x32 calls (nr | __X32_SYSCALL_BIT) never match and die.
  */
@@ -20,6 +22,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -100,6 +103,21 @@ struct prog {
 	unsigned short n;
 };
 
+/* What the filter does with one call number of ours. */
+enum rule {
+	RULE_ALLOW,
+	RULE_NO_EXEC,           /* mmap, mprotect: kill with PROT_EXEC */
+	RULE_IOCTL,             /* FIONREAD and TCGETS only */
+};
+
+struct entry {
+	unsigned int nr;
+	enum rule rule;
+};
+
+/* Calls per leaf of the search tree, checked one by one. */
+#define LEAF 4
+
 static void
 emit(struct prog *p, unsigned short code, unsigned char jt,
     unsigned char jf, unsigned int k)
@@ -128,58 +146,142 @@ if_eq(struct prog *p, unsigned int k, unsigned char skip)
 	emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, skip, k);
 }
 
-/* nr == sys: allow when argument arg has none of the bits in `bits`. */
+/* A == e->nr: its rule's verdict; else on to the next instruction, with
+ * A still the call's number. */
 static void
-allow_without_bits(struct prog *p, int sys, int arg, unsigned int bits)
+check(struct prog *p, const struct entry *e)
 {
-	if_eq(p, (unsigned int)sys, 4);
-	load(p, ARG_OFF(arg));
-	emit(p, BPF_JMP | BPF_JSET | BPF_K, 0, 1, bits);
-	ret(p, SECCOMP_RET_KILL_PROCESS);
-	ret(p, SECCOMP_RET_ALLOW);
-	/* Only other calls get here, with A still the call's number. */
+	switch (e->rule) {
+	case RULE_ALLOW:
+		if_eq(p, e->nr, 1);
+		ret(p, SECCOMP_RET_ALLOW);
+		break;
+	case RULE_NO_EXEC:      /* the protection is argument 2 of both */
+		if_eq(p, e->nr, 4);
+		load(p, ARG_OFF(2));
+		emit(p, BPF_JMP | BPF_JSET | BPF_K, 0, 1, PROT_EXEC);
+		ret(p, SECCOMP_RET_KILL_PROCESS);
+		ret(p, SECCOMP_RET_ALLOW);
+		break;
+	case RULE_IOCTL:
+		if_eq(p, e->nr, 6);
+		load(p, ARG_OFF(1));
+		if_eq(p, FIONREAD, 1);
+		ret(p, SECCOMP_RET_ALLOW);
+		if_eq(p, TCGETS, 1);
+		ret(p, SECCOMP_RET_ALLOW);
+		ret(p, SECCOMP_RET_KILL_PROCESS);
+		break;
+	}
 }
+
+/*
+ * The calls e[0..n) (sorted by number) as a binary search on A: a few
+ * comparisons reach a leaf of at most LEAF checks, then kill. The kernel
+ * runs the filter once per call number when it is installed (to cache the
+ * calls it always allows), so its cost is in the path, not only the size.
+ */
+static void
+tree(struct prog *p, const struct entry *e, size_t n)
+{
+	size_t mid = n / 2;
+	unsigned short at;
+
+	if (n <= LEAF) {
+		for (size_t i = 0; i < n; i++)
+			check(p, &e[i]);
+		ret(p, SECCOMP_RET_KILL_PROCESS);
+		return;
+	}
+	/* A >= e[mid].nr: jump over the lower half. */
+	at = p->n;
+	emit(p, BPF_JMP | BPF_JGE | BPF_K, 0, 0, e[mid].nr);
+	tree(p, e, mid);
+	if (at < MAX_INSNS) {
+		if (p->n - at - 1 > 255)
+			p->n = MAX_INSNS + 1;   /* too far: build() fails */
+		else
+			p->insn[at].jt = (unsigned char)(p->n - at - 1);
+	}
+	tree(p, e + mid, n - mid);
+}
+
+static int
+by_nr(const void *a, const void *b)
+{
+	unsigned int x = ((const struct entry *)a)->nr;
+	unsigned int y = ((const struct entry *)b)->nr;
+
+	return x < y ? -1 : x > y;
+}
+
+#define NALLOWED (sizeof(allowed) / sizeof(*allowed))
 
 static void
 build(struct prog *p)
 {
+	struct entry e[NALLOWED + 3] = {
+		{ SYS_mmap, RULE_NO_EXEC },
+		{ SYS_mprotect, RULE_NO_EXEC },
+		{ SYS_ioctl, RULE_IOCTL },
+	};
+	size_t n = 3;
+
+	for (size_t i = 0; i < NALLOWED; i++)
+		e[n++] = (struct entry){ (unsigned int)allowed[i], RULE_ALLOW };
+	qsort(e, n, sizeof(*e), by_nr);
 	p->n = 0;
+	for (size_t i = 1; i < n; i++)
+		if (e[i].nr == e[i - 1].nr) {   /* a number twice: a typo */
+			p->n = MAX_INSNS + 1;
+			return;
+		}
 	load(p, ARCH_OFF);
 	emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, RUNNER_AUDIT_ARCH);
 	ret(p, SECCOMP_RET_KILL_PROCESS);
-
 	load(p, NR_OFF);
-	allow_without_bits(p, SYS_mmap, 2, PROT_EXEC);
-	allow_without_bits(p, SYS_mprotect, 2, PROT_EXEC);
-	/* ioctl: FIONREAD (poll_oneoff) and TCGETS (isatty) only. */
-	if_eq(p, SYS_ioctl, 6);
-	load(p, ARG_OFF(1));
-	if_eq(p, FIONREAD, 1);
-	ret(p, SECCOMP_RET_ALLOW);
-	if_eq(p, TCGETS, 1);
-	ret(p, SECCOMP_RET_ALLOW);
-	ret(p, SECCOMP_RET_KILL_PROCESS);
-	for (size_t i = 0; i < sizeof(allowed) / sizeof(*allowed); i++) {
-		if_eq(p, (unsigned int)allowed[i], 1);
-		ret(p, SECCOMP_RET_ALLOW);
-	}
-	ret(p, SECCOMP_RET_KILL_PROCESS);
+	tree(p, e, n);
+}
+
+static struct prog filter;       /* built once, by the first call below */
+
+int
+runner_seccomp_prepare(void)
+{
+	if (filter.n == 0)
+		build(&filter);
+	return filter.n > MAX_INSNS ? -E2BIG : 0;
 }
 
 int
 runner_seccomp_install(void)
 {
-	static struct prog p;
 	struct sock_fprog fp;
+	int rv;
 
-	build(&p);
-	if (p.n > MAX_INSNS)
-		return -E2BIG;
-	fp.len = p.n;
-	fp.filter = p.insn;
+	if ((rv = runner_seccomp_prepare()) != 0)
+		return rv;
+	fp.len = filter.n;
+	fp.filter = filter.insn;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return -errno;
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp) != 0)
 		return -errno;
 	return 0;
+}
+
+const struct sock_filter *
+runner_seccomp_program(unsigned *len)
+{
+	if (runner_seccomp_prepare() != 0)
+		return NULL;
+	*len = filter.n;
+	return filter.insn;
+}
+
+const int *
+runner_seccomp_allowed(size_t *n)
+{
+	*n = NALLOWED;
+	return allowed;
 }

@@ -6,9 +6,12 @@
  *     access in bounds still works;
  *   - runners have no_new_privs, a seccomp filter and no fd they inherited
  *     but stdio and the status fd while a guest runs (/proc/<pid> of
- *     msc-wasm-busybox and msc-wasm-exec while their guest reads stdin);
+ *     msc-wasm-busybox and msc-wasm-exec while their guest reads stdin),
+ *     started for the command or as the driver's spare;
  *   - the filter kills what the host never needs (sockets, exec, PROT_EXEC
- *     memory, other ioctls, x32 calls) and lets the rest through;
+ *     memory, other ioctls, x32 calls) and lets the rest through; its
+ *     program, run here on every call number, does what
+ *     runner_seccomp.h says;
  *   - a poisoned server environment (LD_PRELOAD, GCC_EXEC_PREFIX,
  *     COMPILER_PATH, CPATH pointing at planted files) does not reach
  *     msc-wasm-fuel, wasm2c or cc;
@@ -21,6 +24,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +34,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "runner_seccomp.h"
 #include "wasm_compile.h"
@@ -94,35 +103,70 @@ status_field(pid_t pid, const char *name)
 	return v;
 }
 
+/* Sends a spare (fd req, closed here) argv as its command line. */
+static void
+spare_send(int req, const char *const argv[])
+{
+	char buf[4096];
+	uint32_t len = 0;
+
+	for (int i = 0; argv[i] != NULL; i++) {
+		size_t n = strlen(argv[i]) + 1;
+
+		if (4 + len + n > sizeof(buf)) {
+			fprintf(stderr, "spare_send: too long\n");
+			exit(2);
+		}
+		memcpy(buf + 4 + len, argv[i], n);
+		len += (uint32_t)n;
+	}
+	memcpy(buf, &len, sizeof(len));
+	if (write(req, buf, 4 + len) != (ssize_t)(4 + len))
+		perror("spare_send");
+	close(req);
+}
+
 /*
  * Starts argv (a guest that reads its stdin, kept open here) with an extra
  * inherited fd 9, as a server's socket or file might be, and checks while
  * the guest runs: NoNewPrivs and Seccomp of the runner, and fd 9 closed.
+ * With spare, argv[0] starts as the driver's spare (--spare-fd 4), gets
+ * ready with its module instantiated, and then gets argv.
  */
 static void
-confined_while_running(const char *label, const char *const argv[])
+confined_while_running(const char *label, const char *const argv[],
+    bool spare)
 {
 	long nnp = -1, sec = -1;
 	char fd9[64];
 	bool alive, open9;
-	int in[2], st;
+	int in[2], sv[2], st;
 	pid_t pid;
 
-	if (pipe(in) != 0) {
+	if (pipe(in) != 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
 		perror("pipe");
 		exit(2);
 	}
 	if ((pid = fork()) == 0) {
+		const char *sp[] = { argv[0], "--spare-fd", "4", NULL };
 		int fd = open("/dev/null", O_RDWR);
 
+		close(in[1]);
 		dup2(in[0], 0);
 		dup2(fd, 1);
 		dup2(fd, 9);            /* no FD_CLOEXEC: inherited */
-		close(in[1]);
-		execv(argv[0], (char *const *)argv);
+		if (spare)
+			dup2(sv[1], 4);
+		execv(argv[0], (char *const *)(spare ? sp : argv));
 		_exit(127);
 	}
 	close(in[0]);
+	close(sv[1]);
+	if (spare) {
+		usleep(50000);  /* ready, waiting for its command line */
+		spare_send(sv[0], argv);
+	} else
+		close(sv[0]);
 	/* The filter goes in just before _start; then the guest blocks in
 	 * read(0) until we close in[1]. */
 	for (int i = 0; i < 500 && sec != 2; i++) {
@@ -155,9 +199,13 @@ runner_status(const char *probe_so, const char *busybox)
 	const char *bb[] = { busybox, "--root", w.root, "--", "busybox",
 		"cat", NULL };
 
-	confined_while_running("msc-wasm-exec probe cat", exec);
-	if (busybox != NULL)
-		confined_while_running("msc-wasm-busybox cat", bb);
+	confined_while_running("msc-wasm-exec probe cat", exec, false);
+	confined_while_running("msc-wasm-exec probe cat, spare", exec, true);
+	if (busybox != NULL) {
+		confined_while_running("msc-wasm-busybox cat", bb, false);
+		confined_while_running("msc-wasm-busybox cat, spare", bb,
+		    true);
+	}
 }
 
 enum probe_call { CALL_NONE, CALL_SOCKET, CALL_EXECVE, CALL_MMAP_EXEC,
@@ -243,6 +291,169 @@ filter_kills(void)
 		printf("  %s after the filter: %s %d\n", bad[i].what,
 		    WIFSIGNALED(st) ? "signal" : "exit",
 		    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	}
+}
+
+/*
+ * Runs the filter's program on sd in userspace, as the kernel would: the
+ * instructions it uses (loads of the call's words, jumps on constants,
+ * returns). -1 for anything else or a jump off the end.
+ */
+static long
+bpf_run(const struct sock_filter *f, unsigned len,
+    const struct seccomp_data *sd)
+{
+	uint32_t a = 0;
+
+	for (unsigned pc = 0; pc < len; pc++) {
+		const struct sock_filter *i = &f[pc];
+		bool t;
+
+		switch (i->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			if (i->k % 4 != 0 || i->k + 4 > sizeof(*sd))
+				return -1;
+			memcpy(&a, (const char *)sd + i->k, 4);
+			continue;
+		case BPF_RET | BPF_K:
+			return i->k;
+		case BPF_JMP | BPF_JA:
+			pc += i->k;
+			continue;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			t = a == i->k;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+			t = a >= i->k;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+			t = a > i->k;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			t = (a & i->k) != 0;
+			break;
+		default:
+			return -1;
+		}
+		pc += t ? i->jt : i->jf;
+	}
+	return -1;
+}
+
+/* What runner_seccomp.h promises for sd: allow or kill. */
+static uint32_t
+filter_spec(const struct seccomp_data *sd)
+{
+	size_t n;
+	const int *allowed = runner_seccomp_allowed(&n);
+
+#if defined(__x86_64__)
+	if (sd->arch != AUDIT_ARCH_X86_64)
+#elif defined(__aarch64__)
+	if (sd->arch != AUDIT_ARCH_AARCH64)
+#endif
+		return SECCOMP_RET_KILL_PROCESS;
+	if (sd->nr == SYS_mmap || sd->nr == SYS_mprotect)
+		return (sd->args[2] & PROT_EXEC) != 0 ?
+		    SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ALLOW;
+	if (sd->nr == SYS_ioctl)
+		return (uint32_t)sd->args[1] == FIONREAD ||
+		    (uint32_t)sd->args[1] == TCGETS ? SECCOMP_RET_ALLOW :
+		    SECCOMP_RET_KILL_PROCESS;
+	for (size_t i = 0; i < n; i++)
+		if (sd->nr == allowed[i])
+			return SECCOMP_RET_ALLOW;
+	return SECCOMP_RET_KILL_PROCESS;
+}
+
+/*
+ * The program against its promise, call by call: every number up to 1023,
+ * each with the x32 bit, and the numbers at the top; the argument-checked
+ * calls with and without what they refuse; another architecture. Then the
+ * kernel's cost of installing it, which it pays per command.
+ */
+static void
+filter_program(void)
+{
+	static const uint32_t arches[] = {
+#if defined(__x86_64__)
+		AUDIT_ARCH_X86_64, AUDIT_ARCH_I386,
+#elif defined(__aarch64__)
+		AUDIT_ARCH_AARCH64, AUDIT_ARCH_ARM,
+#endif
+	};
+	static const uint64_t arg_sets[][3] = {
+		{ 0, 0, PROT_READ | PROT_WRITE }, { 0, 0, PROT_EXEC },
+		{ 0, 0, PROT_READ | PROT_EXEC }, { 0, FIONREAD, 0 },
+		{ 0, TCGETS, 0 }, { 0, TIOCSTI, 0 },
+		{ 0, 0x100000000ull | FIONREAD, 0 },
+	};
+	unsigned len = 0, mismatches = 0, allowed = 0, checked = 0;
+	const struct sock_filter *f = runner_seccomp_program(&len);
+	struct timespec t0, t1;
+	int p[2];
+
+	WH_CHECK(f != NULL && len > 0);
+	if (f == NULL)
+		return;
+	for (size_t a = 0; a < sizeof(arches) / sizeof(*arches); a++)
+		for (uint32_t k = 0; k < 1024 + 8; k++) {
+			uint32_t nr = k < 1024 ? k : 0xfffffff8u + (k - 1024);
+
+			for (int x32 = 0; x32 < 2; x32++)
+				for (size_t s = 0; s < sizeof(arg_sets) /
+				    sizeof(*arg_sets); s++) {
+					struct seccomp_data sd = {
+						.nr = (int)(x32 ? nr | 0x40000000u :
+						    nr),
+						.arch = arches[a] };
+					long got;
+					uint32_t want;
+
+					memcpy(sd.args, arg_sets[s],
+					    sizeof(arg_sets[s]));
+					got = bpf_run(f, len, &sd);
+					want = filter_spec(&sd);
+					checked++;
+					allowed += want == SECCOMP_RET_ALLOW;
+					if (got != (long)want && mismatches++ < 5)
+						fprintf(stderr, "  filter: call %u "
+						    "arch %x arg1 %llx arg2 %llx: %lx, "
+						    "not %x\n", (unsigned)sd.nr,
+						    sd.arch, (unsigned long long)
+						    sd.args[1], (unsigned long long)
+						    sd.args[2], got, want);
+				}
+		}
+	WH_CHECK(mismatches == 0 && allowed > 0);
+	printf("  filter program: %u instructions, %u cases, %u allowed, %u "
+	    "differ from runner_seccomp.h\n", len, checked, allowed,
+	    mismatches);
+	/* The install, in a child (it cannot be undone). */
+	if (pipe(p) != 0)
+		return;
+	if (fork() == 0) {
+		double us;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (runner_seccomp_install() != 0)
+			_exit(1);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+		(void)!write(p[1], &us, sizeof(us));
+		_exit(0);
+	}
+	close(p[1]);
+	{
+		double us = -1;
+		int st;
+
+		(void)!read(p[0], &us, sizeof(us));
+		close(p[0]);
+		wait(&st);
+		printf("  filter install: %.0f us\n", us);
+		WH_CHECK(us >= 0);
 	}
 }
 
@@ -355,6 +566,7 @@ main(int argc, char **argv)
 	probe = wh_compile(argv[2], cache, NULL);
 	out_of_bounds(oob);
 	runner_status(probe, argc > 5 ? argv[5] : NULL);
+	filter_program();
 	filter_kills();
 	clean_compile_env(argv[3]);
 	other_mode_refused(argv[3]);

@@ -6,10 +6,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -63,11 +65,46 @@ drain(int *fd, char **buf, size_t *len)
 	}
 }
 
-int
-wh_spawn(struct wh_run *r, const char *const argv[], const char *in,
-    size_t inlen)
+/*
+ * Sends a spare its command line, as the driver does (wasm_runner.c): a
+ * 32-bit length, then argv's strings with their NULs; closes req.
+ */
+static int
+spare_send(int req, const char *const argv[])
 {
-	int pin[2], pout[2], perr[2], pst[2], status = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	uint32_t n;
+	int rv = 0;
+
+	append(&buf, &len, "\0\0\0\0", 4);
+	for (int i = 0; argv[i] != NULL; i++)
+		append(&buf, &len, argv[i], strlen(argv[i]) + 1);
+	n = (uint32_t)(len - 4);
+	memcpy(buf, &n, sizeof(n));
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(req, buf + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rv = -1;
+			break;
+		}
+		off += (size_t)w;
+	}
+	free(buf);
+	close(req);
+	return rv;
+}
+
+/* wh_spawn, and wh_spawn_spare when ready_ms >= 0. */
+static int
+spawn_run(struct wh_run *r, const char *const argv[], const char *in,
+    size_t inlen, int ready_ms)
+{
+	int pin[2], pout[2], perr[2], pst[2], sv[2] = { -1, -1 }, status = 0;
+	const char *spare[] = { argv[0], "--spare-fd", "4", NULL };
 	posix_spawn_file_actions_t fa;
 	char *st = NULL;
 	size_t stlen = 0, sent = 0;
@@ -79,19 +116,31 @@ wh_spawn(struct wh_run *r, const char *const argv[], const char *in,
 	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) ||
 	    pipe2(perr, O_CLOEXEC) || pipe2(pst, O_CLOEXEC))
 		return -1;
+	if (ready_ms >= 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+		0, sv) != 0)
+		return -1;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
 	posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, perr[1], 2);
 	posix_spawn_file_actions_adddup2(&fa, pst[1], 3);
-	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv,
-		environ) != 0)
+	if (ready_ms >= 0)
+		posix_spawn_file_actions_adddup2(&fa, sv[1], 4);
+	if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)(ready_ms >=
+		0 ? spare : argv), environ) != 0)
 		return -1;
 	posix_spawn_file_actions_destroy(&fa);
 	close(pin[0]);
 	close(pout[1]);
 	close(perr[1]);
 	close(pst[1]);
+	if (ready_ms >= 0) {
+		close(sv[1]);
+		usleep((useconds_t)ready_ms * 1000);
+		start = now_ms();
+		if (spare_send(sv[0], argv) != 0)
+			kill(pid, SIGKILL);
+	}
 	fcntl(pin[1], F_SETFL, O_NONBLOCK);
 	if (in == NULL || inlen == 0) {
 		close(pin[1]);
@@ -146,6 +195,20 @@ wh_spawn(struct wh_run *r, const char *const argv[], const char *in,
 	if (r->err == NULL)
 		append(&r->err, &r->elen, "", 0);
 	return 0;
+}
+
+int
+wh_spawn(struct wh_run *r, const char *const argv[], const char *in,
+    size_t inlen)
+{
+	return spawn_run(r, argv, in, inlen, -1);
+}
+
+int
+wh_spawn_spare(struct wh_run *r, const char *const argv[], const char *in,
+    size_t inlen, int ready_ms)
+{
+	return spawn_run(r, argv, in, inlen, ready_ms < 0 ? 0 : ready_ms);
 }
 
 int

@@ -45,6 +45,14 @@ int wh_spawn(struct wh_run *r, const char *const argv[], const char *in,
     size_t inlen);
 
 /*
+ * The same through a spare (the driver's, wasm_runner.c): starts argv[0]
+ * --spare-fd 4, lets it get ready for ready_ms, then sends it argv as its
+ * command line. r->ms counts from the send to the reap.
+ */
+int wh_spawn_spare(struct wh_run *r, const char *const argv[],
+    const char *in, size_t inlen, int ready_ms);
+
+/*
  * Runs the probe: runner --root w->root --module w->module --status-fd 3
  * [opts...] -- probe [args...]. opts and args are NULL-terminated.
  */
