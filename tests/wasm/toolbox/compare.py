@@ -179,6 +179,13 @@ SCRIPTS = [
     ("head -n -N -c -N", "seq 1 100000 > n.txt; head -n -99997 n.txt; "
      "head -n -3 n.txt | tail -2; head -c -10 n.txt | tail -c 12; "
      "printf 'a\\nb\\nc' | head -n -1; printf 'a\\nb\\nc' | head -c -1"),
+    ("find -size rounds up", "echo '-1k:'; find . -type f -size -1k; "
+     "echo '1k:'; find . -type f -size 1k | sort; echo '+100c:'; "
+     "find . -size +100c -name '*.c'; echo '-2:'; "
+     "find . -type f -size -2 | sort"),
+    ("sed s///Ng", "sed 's/a/X/2g' docs/notes.txt; echo aaaa | sed 's/a/b/3'"),
+    ("grep --color=never", "grep -rn --color=never TODO src | sort; "
+     "grep --color=auto -c alpha docs/notes.txt"),
     ("grep -n over long skips", "seq 1 200000 > s.txt; "
      "grep -n 199999 s.txt; grep -n 77777 s.txt; grep -c 5 s.txt"),
 ]
