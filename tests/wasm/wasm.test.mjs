@@ -193,6 +193,10 @@ describe('go_busybox backend', () => {
         command: 'awk \'BEGIN { while (i++ < 3000000) printf "a"; print ""; print "b" }\' > g; grep -c \'^a*$\' g; grep -n b g',
         timeout: 120 }));
       assert.deepEqual([r.stdout, r.exit_code], ['1\n2:b\n', 0]);
+      // head -n -N / -c -N stream (only the last N are held), as GNU head
+      r = assertReplyShape(await s.call({ ...base,
+        command: 'head -n -2 f > h; wc -l < h; tail -n 1 h; head -c -3 f > h; wc -c < h', timeout: 120 }));
+      assert.deepEqual([r.stdout, r.stderr, r.exit_code], ['3999998\n3999998\n30888893\n', '', 0]);
     } finally { await s.close(); }
   });
 

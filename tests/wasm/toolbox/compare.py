@@ -153,6 +153,41 @@ SCRIPTS = [
     ("touch ln -s readlink", "touch t && ln -s t l && readlink l && "
      "test -L l && echo link"),
     ("tr -d -s", "echo 'aa  bb  cc' | tr -s ' '; echo hello | tr -d l"),
+    # GNU's ways toybox 0.8.9 lacked (tbx/*.c.patch; each failed before)
+    ("sed first~step", "seq 1 10 | sed -n '0~3p'; seq 1 10 | sed '1~4d'; "
+     "seq 1 7 | sed -n '2~0p'; seq 1 9 | sed -n '3~3,+1p'"),
+    ("sed \\U \\L \\u \\l \\E", "echo 'hello big world' | "
+     "sed 's/\\(hello\\) \\(big\\)/\\U\\1\\E \\u\\2/'; "
+     "echo 'FOO bar' | sed -E 's/([A-Z]+) ([a-z]+)/\\L\\1 \\U\\2x\\E!/'; "
+     "echo 'one two' | sed 's/[a-z]*/\\u&/g'; "
+     "echo 'ABC DEF' | sed -E 's/([A-Z])([A-Z]*)/\\1\\L\\2/g; s/D/\\lD/'; "
+     "echo mixed | sed 's/.*/\\L\\u&/'"),
+    ("find -execdir", "find src -name '*.c' -execdir echo {} \\; | sort; "
+     "find src -name '*.c' -execdir ls \\; | sort; "
+     "find src -name '*.c' -execdir echo {} + | tr ' ' '\\n' | sort; "
+     "find src -name '*.h' -execdir sed -i 's/int/long/' {} \\;; "
+     "cat src/util.h"),
+    ("cut -d '' (NUL)", "printf 'a\\0b\\0c\\nno delim\\n' | cut -d '' -f2; "
+     "printf 'x\\0y\\0z\\n' | cut -d '' -f1,3; "
+     "printf 'a\\0b\\nplain\\n' | cut -s -d '' -f1"),
+    ("sort -h units first", "printf '2000\\n1K\\n1.5M\\n10\\n0.5G\\n"
+     "-1K\\n0K\\n3k\\n900M\\n-2\\n' | sort -h; "
+     "printf 'b 2G\\na 10M\\nc 1\\n' | sort -k2h"),
+    ("grep invalid UTF-8", "printf 'a\\377b\\n' | grep a; "
+     "printf 'caf\\351\\nnul\\0x cafe\\n' > l1.txt; grep -c caf l1.txt; "
+     "printf 'caf\\351 ok\\n' > l2.txt; grep -rn caf l2.txt"),
+    ("head -n -N -c -N", "seq 1 100000 > n.txt; head -n -99997 n.txt; "
+     "head -n -3 n.txt | tail -2; head -c -10 n.txt | tail -c 12; "
+     "printf 'a\\nb\\nc' | head -n -1; printf 'a\\nb\\nc' | head -c -1"),
+    ("find -size rounds up", "echo '-1k:'; find . -type f -size -1k; "
+     "echo '1k:'; find . -type f -size 1k | sort; echo '+100c:'; "
+     "find . -size +100c -name '*.c'; echo '-2:'; "
+     "find . -type f -size -2 | sort"),
+    ("sed s///Ng", "sed 's/a/X/2g' docs/notes.txt; echo aaaa | sed 's/a/b/3'"),
+    ("grep --color=never", "grep -rn --color=never TODO src | sort; "
+     "grep --color=auto -c alpha docs/notes.txt"),
+    ("grep -n over long skips", "seq 1 200000 > s.txt; "
+     "grep -n 199999 s.txt; grep -n 77777 s.txt; grep -c 5 s.txt"),
 ]
 
 
