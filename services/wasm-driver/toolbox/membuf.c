@@ -9,6 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A failed write: glibc's fopencookie wants 0 (fwrite miscounts a negative
+ * one and copies from past the caller's buffer), musl's takes -1. */
+#ifdef __GLIBC__
+#define WRITE_FAILED	0
+#else
+#define WRITE_FAILED	(-1)
+#endif
+
 static ssize_t
 mem_write(void *cookie, const char *p, size_t n)
 {
@@ -17,7 +25,7 @@ mem_write(void *cookie, const char *p, size_t n)
 	if (m->len + n > m->limit) {
 		m->overflow = true;
 		errno = ENOSPC;
-		return -1;
+		return WRITE_FAILED;
 	}
 	if (m->len + n > m->cap) {
 		size_t cap = m->cap ? m->cap : 4096;
@@ -27,7 +35,7 @@ mem_write(void *cookie, const char *p, size_t n)
 			cap *= 2;
 		if ((d = realloc(m->data, cap)) == NULL) {
 			errno = ENOMEM;
-			return -1;
+			return WRITE_FAILED;
 		}
 		m->data = d;
 		m->cap = cap;

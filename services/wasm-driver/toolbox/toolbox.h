@@ -1,6 +1,6 @@
 /*
  * toolbox.h - the multi-call toolbox run inside WASI modules (and natively
- * for tests): applet table, I/O, option parsing and small shared helpers.
+ * for tests): applet table, I/O and small shared helpers.
  *
  * Every applet is `int applet_X(struct tb_io *io, int argc, char **argv)`:
  * it reads io->in, writes io->out and io->err, returns its exit status and
@@ -41,56 +41,16 @@ void tb_applet_print_list(FILE *out);
  */
 int tb_applet_run(struct tb_io *io, int argc, char **argv);
 
-/* opt.c: getopt-like, but re-entrant and identical on glibc and musl. */
-#define TB_OPT_END	(-1)
-#define TB_OPT_LONG	1	/* "--name[=value]": arg points at "name..." */
-#define TB_OPT_ERR	'?'	/* message already printed */
-
-struct tb_opt {
-	const char	*applet;	/* for messages */
-	struct tb_io	*io;
-	int		 argc;
-	char		**argv;
-	int		 ind;	/* first operand once TB_OPT_END is returned */
-	int		 pos;	/* position inside a cluster such as -abc */
-	int		 nonopt;	/* operands seen so far (moved aside) */
-	char		*arg;	/* argument of the last option */
-	bool		 posix;	/* stop at the first operand */
-	bool		 numeric;	/* "-5" is returned as '#', arg = "5" */
-};
-
-/*
- * Starts parsing argv[1..argc-1]. spec is a getopt string ("ab:c");
- * a leading '+' stops at the first operand (default: options may follow
- * operands, as in GNU tools; argv is permuted so operands end up last).
- */
-void tb_opt_init(struct tb_opt *o, struct tb_io *io, const char *applet,
-    int argc, char **argv);
-/* Next option character, TB_OPT_LONG, TB_OPT_ERR or TB_OPT_END. */
-int tb_opt_next(struct tb_opt *o, const char *spec);
-/* Prints "<applet>: unrecognized option '--<arg>'" and returns TB_OPT_ERR. */
-int tb_opt_bad_long(struct tb_opt *o);
-
 /* util.c */
 /* "<applet>: <formatted message>\n" on io->err. */
 void tb_err(struct tb_io *io, const char *applet, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* "<applet>: <what>: <strerror(errno)>\n" on io->err. */
 void tb_errno(struct tb_io *io, const char *applet, const char *what);
-/*
- * Opens path for reading; "-" (or NULL) is io->in. On failure prints the
- * error and returns NULL. Close with tb_close_in().
- */
-FILE *tb_open_in(struct tb_io *io, const char *applet, const char *path);
-void tb_close_in(struct tb_io *io, FILE *f);
 /* Parses a whole decimal integer; 0 or -1. */
 int tb_parse_ll(const char *s, long long *vp);
-/* "dir/name" without doubling the slash; malloc'd (NULL on ENOMEM). */
-char *tb_path_join(const char *dir, const char *name);
 /* The last component of path, borrowed (trailing slashes ignored). */
 const char *tb_basename(const char *path);
-/* True when s is a directory (following symlinks). */
-bool tb_is_dir(const char *path);
 /* malloc/realloc that never return NULL for n > 0 (abort on ENOMEM). */
 void *tb_xmalloc(size_t n);
 void *tb_xrealloc(void *p, size_t n);
@@ -145,17 +105,13 @@ int bwk_run(struct tb_io *io, int argc, char **argv,
     int (*prog)(int, char **));
 /* tbx/tbx_io.c: closes what a toybox run left open (bwk_run calls it). */
 void tbx_io_close_all(void);
+/* tbx/tbx_proc.c: undoes what a toybox run did to the environment. */
+void tbx_env_restore(void);
 
 /* Applets. */
 #define TB_APPLET(x) int applet_##x(struct tb_io *, int, char **)
 TB_APPLET(awk);
 TB_APPLET(toybox);	/* tbx/tbx.c: the toybox command named argv[0] */
-TB_APPLET(diff);
-TB_APPLET(env);
-TB_APPLET(nproc);
 TB_APPLET(sh);
-TB_APPLET(time);
-TB_APPLET(xargs);
-TB_APPLET(yes);
 
 #endif /* TB_TOOLBOX_H */

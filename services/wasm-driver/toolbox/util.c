@@ -1,12 +1,10 @@
-/* util.c - messages, file opening, numbers, paths and buffers for applets. */
+/* util.c - messages, numbers, paths, memory and buffers for the shell. */
 #include "toolbox.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 void
 tb_err(struct tb_io *io, const char *applet, const char *fmt, ...)
@@ -28,38 +26,6 @@ tb_errno(struct tb_io *io, const char *applet, const char *what)
 	tb_err(io, applet, "%s: %s", what, strerror(errno));
 }
 
-FILE *
-tb_open_in(struct tb_io *io, const char *applet, const char *path)
-{
-	FILE *f;
-	struct stat st;
-
-	if (path == NULL || strcmp(path, "-") == 0 ||
-	    strcmp(path, "/dev/stdin") == 0)
-		return io->in;
-	if ((f = fopen(path, "r")) == NULL && strcmp(path, "/dev/null") == 0)
-		f = tb_null_stream("r");
-	if (f == NULL) {
-		tb_errno(io, applet, path);
-		return NULL;
-	}
-	if (fileno(f) >= 0 && fstat(fileno(f), &st) == 0 &&
-	    S_ISDIR(st.st_mode)) {
-		fclose(f);
-		errno = EISDIR;
-		tb_errno(io, applet, path);
-		return NULL;
-	}
-	return f;
-}
-
-void
-tb_close_in(struct tb_io *io, FILE *f)
-{
-	if (f != NULL && f != io->in)
-		fclose(f);
-}
-
 int
 tb_parse_ll(const char *s, long long *vp)
 {
@@ -76,23 +42,6 @@ tb_parse_ll(const char *s, long long *vp)
 	return 0;
 }
 
-char *
-tb_path_join(const char *dir, const char *name)
-{
-	size_t dl = strlen(dir), nl = strlen(name);
-	char *p;
-
-	while (dl > 1 && dir[dl - 1] == '/')
-		dl--;
-	if ((p = malloc(dl + nl + 2)) == NULL)
-		return NULL;
-	memcpy(p, dir, dl);
-	if (dl > 0 && dir[dl - 1] != '/')
-		p[dl++] = '/';
-	memcpy(p + dl, name, nl + 1);
-	return p;
-}
-
 const char *
 tb_basename(const char *path)
 {
@@ -106,14 +55,6 @@ tb_basename(const char *path)
 	for (p = end; p > path && p[-1] != '/'; p--)
 		;
 	return p;
-}
-
-bool
-tb_is_dir(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 void *

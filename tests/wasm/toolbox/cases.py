@@ -588,6 +588,8 @@ t("sleep", ["sleep", "0.1"], out="")
 t("sleep/bad", ["sleep", "x"], rc=1, err_has=["'x'"])
 t("yes/head", "yes | head -n 3", out="y\ny\ny\n")
 t("yes/word", "yes ok | head -2", out="ok\nok\n")
+t("yes/bounded", "yes > y; wc -c < y; yes | wc -c",
+  out="67108864\n67108864\n")
 t("env/var", ["env", "FOO=bar", "sh", "-c", "echo $FOO"], out="bar\n")
 t("env/list", "export TBX=1; env", out_has=["TBX=1\n"])
 t("tee", ["tee", "t1.txt"], stdin="data\n", out="data\n",

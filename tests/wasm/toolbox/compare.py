@@ -10,9 +10,9 @@ script runs as PREFIX sh -c SCRIPT in a fresh copy of the fixture tree, and
 as bash -c SCRIPT (GNU coreutils, grep, sed, findutils, diffutils, the
 system awk) in another. Stderr is not compared (messages differ in wording),
 only whether both wrote some. The scripts are what agents type: grep -rn,
-find -name -exec, sed -i, awk field sums, sort | uniq -c, xargs. Output
-whose order the real tools leave to the file system (find, grep -r) goes
-through sort in the script itself.
+find -name -exec, sed -i, awk field sums, sort | uniq -c, xargs, diff,
+env. Output whose order the real tools leave to the file system (find,
+grep -r) goes through sort in the script itself.
 
 COMPARE_FILTER=regex runs the scripts whose name matches; -v prints each.
 Exit status 0 when every script agrees, 1 otherwise, 77 (skip) without bash.
@@ -188,6 +188,41 @@ SCRIPTS = [
      "grep --color=auto -c alpha docs/notes.txt"),
     ("grep -n over long skips", "seq 1 200000 > s.txt; "
      "grep -n 199999 s.txt; grep -n 77777 s.txt; grep -c 5 s.txt"),
+
+    # diff, xargs, env, time, yes: toybox's, run in-process
+    ("diff normal format", "printf 'a\\nb\\nc\\nd\\n' > o; "
+     "printf 'a\\nB\\nc\\nd\\ne\\n' > n; diff o n; echo rc=$?; "
+     "printf 'x\\ny\\n' > p; diff o p; diff p o; diff o o; echo rc=$?"),
+    ("diff no newline at end", "printf 'a' > x; printf 'a\\n' > y; "
+     "diff x y; echo rc=$?; diff -u x y | tail -n +3"),
+    ("diff -u -U1", "seq 1 20 > a; seq 1 20 | sed '5d;15s/$/x/' > b; "
+     "diff -u a b | tail -n +3; diff -U1 a b | tail -n +3"),
+    ("diff -r", "cp -r src src2; echo extra >> src2/util.c; rm src2/util.h; "
+     "mkdir src2/new; echo n > src2/new/f; echo x > src2/lib/more.c; "
+     "diff -r src src2; echo rc=$?"),
+    ("diff -ru -qr", "cp -r docs d2; sed -i 's/beta/BETA/' d2/notes.txt; "
+     "diff -ru docs d2 | sed 's/\\t.*//'; diff -qr docs d2; echo rc=$?; "
+     "rm d2/notes.txt; diff -r docs d2; echo rc=$?"),
+    ("diff missing file and stdin", "diff config.ini nope; echo rc=$?; "
+     "printf 'alpha beta\\nx\\n' | diff - docs/notes.txt; echo rc=$?"),
+    ("xargs quotes and -n 1", "echo \"'a b' \\\"c d\\\" e\\\\ f\" | "
+     "xargs -n 1 echo"),
+    ("xargs -I lines", "printf 'one two\\n\\n  three\\n' | "
+     "xargs -I % echo '[%]' '%%'; printf '' | xargs -I % echo never; "
+     "echo rc=$?"),
+    ("xargs -0 -n 1 and -r", "printf 'a b\\0c\\0' | xargs -0 -n 1 echo; "
+     "printf '' | xargs -r echo never; printf '' | xargs echo empty"),
+    ("xargs status", "echo x | xargs false; echo rc=$?; "
+     "echo x | xargs nosuchcmd; echo rc=$?"),
+    ("xargs stdin of the command", "printf 'a\\nb\\n' | xargs -n 1 sh -c "
+     "'cat; echo \"$0\"'"),
+    ("env", "env A=1 B=2 sh -c 'echo $A $B'; echo \"[${A-unset}]\"; "
+     "env -u HOME sh -c 'echo ${HOME-none}'; X=1 env | grep '^X='; "
+     "env -i sh -c 'echo ${X-empty}'; env A=2 true; "
+     "echo \"[${A-unset}]\""),
+    ("env status", "env nosuchcmd; echo rc=$?; env false; echo rc=$?"),
+    ("time", "time true; echo rc=$?"),
+    ("yes | head", "yes abc def | head -n 3; yes | head -c 10 | wc -c"),
 ]
 
 

@@ -605,6 +605,7 @@ bwk_run(struct tb_io *io, int argc, char **argv, int (*prog)(int, char **))
 		run.status = run.exit_status;
 	files_close_all();
 	tbx_io_close_all();
+	tbx_env_restore();
 	free(line_scratch);
 	line_scratch = NULL;
 	line_scratch_n = 0;
@@ -657,13 +658,15 @@ pump(struct tb_io *io, int out_fd, int err_fd)
 			n = read(p[i].fd, buf, sizeof(buf));
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n <= 0) {
+			/* A destination that refuses more (a full pipe
+			 * stage): the child's next write fails, as when its
+			 * reader is gone (yes | head). */
+			if (n <= 0 ||
+			    fwrite(buf, 1, (size_t)n, dst[i]) != (size_t)n) {
 				close(p[i].fd);
 				p[i].fd = -1;
 				open--;
-				continue;
 			}
-			fwrite(buf, 1, (size_t)n, dst[i]);
 		}
 	}
 }

@@ -28,8 +28,9 @@ import sys
 GLOBAL_ON = {"TOYBOX", "TOYBOX_FLOAT", "TOYBOX_HELP", "TOYBOX_HELP_DASHDASH",
              "TOYBOX_LSM_NONE", "TOYBOX_NORECURSE"}
 # Commands of the chosen files we leave off: linux32 (uname.c) sets a
-# personality and execs, neither of which WASI has.
-NEVER = {"LINUX32"}
+# personality and execs, taskset (taskset.c, built for nproc) sets CPU
+# affinity: WASI has neither.
+NEVER = {"LINUX32", "TASKSET"}
 
 
 def config_blocks(text):

@@ -1,8 +1,8 @@
 /*
  * tbx.c - toybox's applets run inside the toolbox: the entry point the
  * runner (bwk/bwk.c: streams, allocations, exit, variables put back) calls
- * for each run, running find -exec's commands in-process (WASI has no fork
- * or exec), and lib/tty.c's terminal_size().
+ * for each run, xabspath() by name, and lib/tty.c's terminal_size()
+ * (processes and the environment: tbx_proc.c).
  *
  * Compiled like toybox's own files (tbx_shim.h ahead, toybox's headers).
  */
@@ -45,23 +45,6 @@ terminal_size(unsigned *xx, unsigned *yy)
 	if (y && yy != NULL)
 		*yy = y;
 	return x || y;
-}
-
-int
-tbx_xrun(char **argv)
-{
-	struct tb_io io = { stdin, stdout, stderr };
-	int argc, rc;
-
-	for (argc = 0; argv[argc] != NULL; argc++)
-		;
-	fflush(stdout);
-	if ((rc = tb_applet_run(&io, argc, argv)) < 0) {
-		errno = ENOENT;
-		perror_msg("exec %s", argv[0]);
-		rc = 127;
-	}
-	return rc;
 }
 
 /* Appends the components of path (made absolute from the current

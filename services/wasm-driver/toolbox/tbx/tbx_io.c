@@ -52,6 +52,9 @@ static int n_dirs;
 /* 0, 1 or 2 closed: the next open of /dev/null takes its place (grep -s
  * closes 2 and opens /dev/null to silence its messages). */
 static bool std_closed[3];
+/* 0, 1 and 2 as they were before a pretend vfork() child (tbx_proc.c). */
+static FILE *std_saved[3];
+static bool std_closed_saved[3];
 
 /* path: the absolute name of a directory opened by name, or NULL. */
 static void
@@ -222,7 +225,8 @@ int
 tbx_close(int fd)
 {
 	if (fd >= 0 && fd <= 2) {
-		fflush(stdio_stream(fd));
+		if (fd > 0)	/* (flushing an input stream drops what it read ahead) */
+			fflush(stdio_stream(fd));
 		std_closed[fd] = true;
 		return 0;
 	}
@@ -467,6 +471,30 @@ tbx_futimens(int fd, const struct timespec ts[2])
 		return -1;
 	}
 	return futimens(fd, times_now(ts, t));
+}
+
+void
+tbx_io_std_save(void)
+{
+	for (int i = 0; i < 3; i++) {
+		std_saved[i] = stdio_stream(i);
+		std_closed_saved[i] = std_closed[i];
+	}
+}
+
+/* A stream the child put in place of one is closed (std_to_null's). */
+void
+tbx_io_std_restore(void)
+{
+	FILE **cur[3] = { &bwk_stdin, &bwk_stdout, &bwk_stderr };
+
+	for (int i = 0; i < 3; i++) {
+		if (*cur[i] != std_saved[i]) {
+			fclose(*cur[i]);
+			*cur[i] = std_saved[i];
+		}
+		std_closed[i] = std_closed_saved[i];
+	}
 }
 
 void

@@ -12,8 +12,7 @@
  * WASI hosts list them), fchdir() back to a directory opened by name,
  * UTIME_NOW, "Is a directory" when reading one. Descriptors a run opens are closed when it
  * ends. /dev/null, /dev/stdin, /dev/stdout and /dev/stderr are emulated (a
- * WASI sandbox has no /dev). find -exec runs its command in-process
- * (tbx.c). The stdio calls that name no stream, and libc functions that
+ * WASI sandbox has no /dev). Commands run in-process (tbx_proc.c). The stdio calls that name no stream, and libc functions that
  * return memory toybox frees, are mapped too.
  */
 #ifndef TBX_SHIM_H
@@ -28,7 +27,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The stdio calls that name no stream use the applet's. */
@@ -94,14 +95,36 @@ int tbx_futimens(int fd, const struct timespec ts[2]);
 #define utimensat(...)	tbx_utimensat(__VA_ARGS__)
 #define futimens(...)	tbx_futimens(__VA_ARGS__)
 
-/* find -exec's command runs in-process (tbx.c); its status. */
+/* Processes and the environment, in-process (tbx_proc.c): xrun() and
+ * xexec() run the command as an applet, vfork() enters a pretend child
+ * (its xexec() returns, its changes to 0, 1 and 2 are undone), the wait
+ * functions give its status, and what a run does to the environment is
+ * undone when it ends. */
 int tbx_xrun(char **argv);
+void tbx_xexec(char **argv);
+pid_t tbx_vfork(void);
+pid_t tbx_waitpid(pid_t pid, int *status, int options);
+pid_t tbx_wait(int *status);
+struct rusage;
+pid_t tbx_wait4(pid_t pid, int *status, int options, struct rusage *ru);
+int tbx_setenv(const char *name, const char *val, int overwrite);
+int tbx_unsetenv(const char *name);
+#define vfork	tbx_vfork
+#define waitpid	tbx_waitpid
+#define wait	tbx_wait
+#define wait4	tbx_wait4
+#define setenv	tbx_setenv
+#define unsetenv	tbx_unsetenv
+/* tbx_io.c, for the pretend child: saves 0, 1 and 2; puts them back. */
+void tbx_io_std_save(void);
+void tbx_io_std_restore(void);
 /* realpath, readlink -f: by name (tbx.c); toybox's own walks with
  * openat(fd, ".."), which WASI refuses (a directory's descriptor is a
  * capability for what is below it). */
 char *tbx_xabspath(char *path, int flags);
-#ifndef TBX_XWRAP	/* lib/xwrap.c keeps its own (unused) xrun, xabspath */
+#ifndef TBX_XWRAP	/* lib/xwrap.c keeps its own (unused) xrun, xexec... */
 #define xrun	tbx_xrun
+#define xexec	tbx_xexec
 #define xabspath	tbx_xabspath
 #endif
 

@@ -9,6 +9,7 @@
  * ENOSYS / ENOTTY.
  */
 #define _WASI_EMULATED_SIGNAL	/* for signal.h: sigset_t */
+#define _WASI_EMULATED_PROCESS_CLOCKS	/* for sys/resource.h */
 #include "include/tbx_wasi.h"
 
 #include <errno.h>
@@ -107,6 +108,7 @@ mknodat(int dirfd, const char *p, mode_t m, dev_t d)
 	return nosys();
 }
 int fchdir(int fd) { (void)fd; return nosys(); }
+long syscall(long n, ...) { (void)n; return nosys(); }
 int personality(int p) { (void)p; return nosys(); }
 void tzset(void) { }
 

@@ -166,6 +166,23 @@ struct timezone;
 void tzset(void);
 int settimeofday(const struct timeval *tv, const struct timezone *tz);
 
+/* sys/resource.h: wasi-libc's struct rusage has the two times only; time
+ * -v prints the rest too (all 0: wait4() measures nothing here). */
+#include <sys/resource.h>
+#define rusage	tbx_rusage
+struct tbx_rusage {
+	struct timeval	ru_utime, ru_stime;
+	long		ru_maxrss, ru_ixrss, ru_idrss, ru_isrss, ru_minflt,
+			ru_majflt, ru_nswap, ru_inblock, ru_oublock, ru_msgsnd,
+			ru_msgrcv, ru_nsignals, ru_nvcsw, ru_nivcsw;
+};
+
+/* sys/syscall.h: no system calls by number (taskset.c, built for nproc:
+ * sched_getaffinity fails, so nproc counts 1). */
+#define __NR_sched_setaffinity	203
+#define __NR_sched_getaffinity	204
+long syscall(long n, ...);
+
 /* sys/personality.h (uname.c's linux32, never registered) */
 int personality(int);
 
