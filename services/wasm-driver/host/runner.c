@@ -412,17 +412,23 @@ static int
 instantiate(const struct runner_module *m, struct wasi_ctx *ctx,
     struct runner_inst *ri)
 {
+	jmp_buf caller;
+
 	wasm_rt_init();
 	m->init_module();
 	if ((ri->inst = calloc(1, m->instance_size())) == NULL)
 		return -ENOMEM;
 	/* The memory lives in the instance: its address is known already. */
 	ri->mem = m->memory(ri->inst);
+	/* The fault handler's jump comes back to runner_main's once this
+	 * frame is gone. */
+	memcpy(caller, wasm_rt_jmp_buf, sizeof(caller));
 	ri->trap = wasm_rt_impl_try();
 	if (ri->trap == 0) {
 		m->instantiate(ri->inst, ctx);
 		ri->fuel = m->fuel(ri->inst);
 	}
+	memcpy(wasm_rt_jmp_buf, caller, sizeof(caller));
 	return 0;
 }
 
@@ -477,8 +483,8 @@ run(const struct runner_module *m, struct runner_inst *ri,
 	return 1;
 }
 
-int
-runner_main(int argc, char **argv, const struct runner_module *builtin,
+static _Noreturn void
+runner_serve(int argc, char **argv, const struct runner_module *builtin,
     runner_module_open_fn open_module)
 {
 	static struct wasi_ctx ctx;
@@ -545,4 +551,16 @@ runner_main(int argc, char **argv, const struct runner_module *builtin,
 	/* No atexit handlers or stdio buffers matter; a trap may have left
 	 * the guest mid-call, so leave at once. */
 	leave(run(m, &ri, &o, &ctx));
+}
+
+int
+runner_main(int argc, char **argv, const struct runner_module *builtin,
+    runner_module_open_fn open_module)
+{
+	/* A fault of the host's code (wasm-rt's handler catches every
+	 * SIGSEGV) outside instantiate() and run(), which set their own
+	 * jumps, ends the runner here, never in a frame that has returned. */
+	if (wasm_rt_impl_try() != 0)
+		_exit(setup_error("the runner faulted outside its guest"));
+	runner_serve(argc, argv, builtin, open_module);
 }
