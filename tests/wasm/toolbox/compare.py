@@ -186,6 +186,11 @@ SCRIPTS = [
     ("sed s///Ng", "sed 's/a/X/2g' docs/notes.txt; echo aaaa | sed 's/a/b/3'"),
     ("grep --color=never", "grep -rn --color=never TODO src | sort; "
      "grep --color=auto -c alpha docs/notes.txt"),
+    ("sort -n exact", "printf '9007199254740993\\n9007199254740992\\n-0\\n0\\n"
+     "1.50\\n1.5\\n-.5\\n10\\n9.99\\n' | sort -nu; "
+     "printf '3\\n-2\\n-10\\n' | sort -n"),
+    ("find -size bad unit", "find . -size 1T 2>/dev/null; echo rc=$?; "
+     "find . -size 1x 2>/dev/null; echo rc=$?; find . -size 1c | sort"),
     ("grep -n over long skips", "seq 1 200000 > s.txt; "
      "grep -n 199999 s.txt; grep -n 77777 s.txt; grep -c 5 s.txt"),
 
