@@ -196,7 +196,8 @@ charge_forwarded(struct http_call *c)
 	return false;
 }
 
-/* Queues c's answer if it has one (MHD's thread). */
+/* Queues c's answer if it has one (the http-loop thread: without MHD's
+ * own thread, MHD no longer checks that only its thread queues one). */
 static enum MHD_Result
 queue_answer(struct http_call *c)
 {

@@ -29,7 +29,7 @@
  *
  * A deadline is the client's, never the server's: a connection whose
  * whole request waits in the socket unread when its header deadline
- * comes (the machine too loaded for MHD's thread to read it) is not
+ * comes (the machine too loaded for the http-loop thread to read it) is not
  * closed under it, new or kept alive; it waits for MHD, up to
  * HEADER_WAIT_MAX_MS in all. Only bytes MHD has not read count, and
  * only a whole header block: a slow sender, whose bytes MHD reads as

@@ -103,7 +103,7 @@ bool http_header_has(struct http_call *c, const char *name,
 /*
  * Answers call c once: the first answer (a reply or the shutdown's 503)
  * wins and the others are dropped. From any thread: a suspended
- * connection is resumed and MHD's thread queues the response. Copies
+ * connection is resumed and the http-loop thread queues the response. Copies
  * body; hname/hvalue is one extra header (may be NULL).
  */
 void http_answer(struct http_call *c, unsigned status, const char *type,
@@ -133,7 +133,7 @@ struct http_call *http_call_new(struct edge_http *h,
 /* Frees a stopped server that has no call left. */
 void http_server_free(struct edge_http *h);
 /*
- * Suspends c's connection until its answer (MHD's thread only). Returns
+ * Suspends c's connection until its answer (the http-loop thread only). Returns
  * false when the server is stopping (then c was answered 503).
  */
 bool http_call_suspend(struct http_call *c);
@@ -224,7 +224,7 @@ bool http_client_forwarded_owner(struct http_call *c, char *owner,
 /* mcp_http_post.c: POST /mcp. */
 /* The checks on the headers: 0, or the status c was answered with. */
 unsigned http_post_start(struct http_call *c);
-/* A piece of the body (MHD's thread). */
+/* A piece of the body (the http-loop thread). */
 void http_post_data(struct http_call *c, const char *data, size_t len);
 /* The whole body arrived: parse it and call the session service. */
 void http_post_run(struct http_call *c);
