@@ -265,11 +265,15 @@ reaper(void *arg)
 	return NULL;
 }
 
+#define ENDING_MAX 64   /* runners left to the reaper at once */
+
 /* Queues pid for the reaper (under d->mu): false when it cannot be. */
 static bool
 ending_add(struct wasm_driver *d, pid_t pid)
 {
-	if (d->stopping)
+	/* Beyond the bound the command's own thread waits (a stalled exit
+	 * slows its callers, never piles up zombies). */
+	if (d->stopping || d->n_ending >= ENDING_MAX)
 		return false;
 	if (!d->reaper_on) {
 		if (pthread_create(&d->reaper, NULL, reaper, d) != 0)
