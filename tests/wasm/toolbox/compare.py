@@ -219,6 +219,9 @@ SCRIPTS = [
      "printf '' | xargs -r echo never; printf '' | xargs echo empty"),
     ("xargs status", "echo x | xargs false; echo rc=$?; "
      "echo x | xargs nosuchcmd; echo rc=$?"),
+    ("xargs stops at 255 and 127", "printf 'a\\nb\\nc\\n' | xargs -n 1 sh -c "
+     "'echo $0; [ $0 = a ] && exit 255; true' 2>/dev/null; echo rc=$?; "
+     "printf 'a\\nb\\n' | xargs -n 1 nosuchcmd 2>/dev/null; echo rc=$?"),
     ("xargs stdin of the command", "printf 'a\\nb\\n' | xargs -n 1 sh -c "
      "'cat; echo \"$0\"'"),
     ("env", "env A=1 B=2 sh -c 'echo $A $B'; echo \"[${A-unset}]\"; "
