@@ -34,7 +34,6 @@
 #define POOL_ANSWER_MS 1000     /* for a waiting helper's answer */
 #define POOL_FRESH_MS 5000      /* an answer this recent needs no new one */
 #define POOL_RECHECK_MS 3000    /* a waiting helper asked again after */
-#define POOL_HOLD_MS 250        /* engine work held for a first command */
 #define POOL_REFILL_WAIT_MS 5000 /* a take waits for a refill under way */
 
 void
@@ -152,52 +151,6 @@ fill_one(struct dock_driver *d, char *err, size_t errlen)
 	}
 	pc->answered_ms = msc_now_ms();         /* it just ran a command */
 	return pc;
-}
-
-bool
-dock_pool_held(const struct dock_pool *p, uint64_t *since, int64_t *ms)
-{
-	uint64_t now = msc_now_ms(), until = p->hold_until_ms;
-
-	if (p->stopping || p->n_ready == 0 || until == 0 || now >= until) {
-		*since = 0;
-		return false;
-	}
-	/* Each piece of work waits POOL_HOLD_MS at most, however many
-	 * takes follow one another. */
-	if (*since == 0)
-		*since = now;
-	if (until > *since + POOL_HOLD_MS)
-		until = *since + POOL_HOLD_MS;
-	if (now >= until)
-		return false;
-	*ms = (int64_t)(until - now);
-	return true;
-}
-
-void
-dock_pool_ran(struct dock_driver *d, const char *name)
-{
-	struct dock_pool *p = d->pool;
-
-	if (p == NULL)
-		return;
-	pthread_mutex_lock(&p->mu);
-	if (p->hold_until_ms != 0 && strcmp(p->hold_name, name) == 0) {
-		p->hold_until_ms = 0;
-		pthread_cond_broadcast(&p->cv);
-	}
-	pthread_mutex_unlock(&p->mu);
-}
-
-/* Holds engine work back for the first command of `name`, just taken. */
-static void
-hold_for(struct dock_pool *p, const char *name)
-{
-	pthread_mutex_lock(&p->mu);
-	p->hold_until_ms = msc_now_ms() + POOL_HOLD_MS;
-	snprintf(p->hold_name, sizeof(p->hold_name), "%s", name);
-	pthread_mutex_unlock(&p->mu);
 }
 
 /*
@@ -604,7 +557,7 @@ dock_pool_take(struct dock_driver *d, const char *id, Msc__V1__Computer *out,
 		 * (dock_find), which ends the hold.
 		 */
 		if (pc->helper && dock_fx_enabled(d))
-			hold_for(p, name);
+			dock_pool_hold_for(p, name);
 		if ((rv = dock_pool_rename_later(p, pc->cid, name)) != 0) {
 			push_back(p, pc);
 			free(image_id);

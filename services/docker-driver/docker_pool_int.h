@@ -87,6 +87,9 @@ void *dock_pool_renamer_main(void *arg);
  * that one piece waits POOL_HOLD_MS at most in all; reset when not held.
  */
 bool dock_pool_held(const struct dock_pool *p, uint64_t *since, int64_t *ms);
+/* Holds engine work back for the first command of `name`, just taken
+ * (takes p->mu). */
+void dock_pool_hold_for(struct dock_pool *p, const char *name);
 
 /*
  * docker_pool_image.c: starts and stops the thread that follows the
