@@ -255,6 +255,24 @@ dock_fx_forget(struct dock_driver *d, const char *name)
 		    name, strerror(-rc));
 }
 
+/* File `path` (at dirfd): up to len - 1 bytes into buf, NUL-ended; its
+ * length or a negative errno. */
+static ssize_t
+read_small(int dirfd, const char *path, char *buf, size_t len)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -EIO : -ENODATA;
+	buf[n] = '\0';
+	return n;
+}
+
 /* How many /proc entries may be kept: a small share of the fd limit. */
 static int
 kept_max(void)
@@ -310,8 +328,7 @@ fx_proc_open(struct dock_driver *d, const char *name)
 {
 	struct fx_proc p = { 0 }, *c;
 	char path[64], buf[8192];
-	ssize_t n;
-	int pfd, cfd;
+	int pfd;
 
 	if ((pfd = fx_proc_kept(d, name)) != -ENOENT)
 		return pfd;
@@ -326,16 +343,8 @@ fx_proc_open(struct dock_driver *d, const char *name)
 	snprintf(path, sizeof(path), "/proc/%ld", (long)p.pid);
 	if ((pfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -ESRCH;
-	cfd = openat(pfd, "cgroup", O_RDONLY | O_CLOEXEC);
-	n = cfd < 0 ? -1 : read(cfd, buf, sizeof(buf) - 1);
-	if (cfd >= 0)
-		close(cfd);
-	if (n <= 0) {
-		close(pfd);
-		return -ESRCH;
-	}
-	buf[n] = '\0';
-	if (strstr(buf, p.cid) == NULL) {
+	if (read_small(pfd, "cgroup", buf, sizeof(buf)) < 0 ||
+	    strstr(buf, p.cid) == NULL) {
 		close(pfd);
 		return -ESRCH;
 	}
@@ -469,23 +478,6 @@ dock_fx_wait(struct dock_driver *d, const char *name, int ms)
 	}
 }
 
-/* File `path` (at dirfd): up to len - 1 bytes into buf, NUL-ended; its
- * length or a negative errno. */
-static ssize_t
-read_small(int dirfd, const char *path, char *buf, size_t len)
-{
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -EIO : -ENODATA;
-	buf[n] = '\0';
-	return n;
-}
 
 /*
  * Whether the cgroup of the process behind /proc entry pfd is frozen
